@@ -1,0 +1,179 @@
+"""Find, load and validate catalog YAML files (hardware, models, profiles, workloads, claims).
+
+Search order for an id: user catalogs (``--catalog DIR``, then ``$PERFMODEL_CATALOG``, a
+path-separated list), then the built-in catalog. A user catalog DIR has the built-in layout
+(DIR/hardware/*.yaml, DIR/models/*.yaml, ...). Wherever an id is expected, a path to a YAML file works.
+Hardware ids accept a variant suffix: ``vr200-nvl72@first-shipments``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from .errors import SpecError, pydantic_to_spec_error
+
+KINDS: dict[str, str] = {
+    "hardware": "perfmodel.specs.hardware:HardwareSpec",
+    "models": "perfmodel.specs.model:ModelSpec",
+    "profiles": "perfmodel.specs.profile:ProfileSpec",
+    "workloads": "perfmodel.specs.workload:WorkloadSpec",
+    "claims": "perfmodel.specs.claim:ClaimSpec",
+}
+
+_user_dirs: list[Path] = []
+
+
+def builtin_root() -> Path:
+    """The shipped catalog: perfmodel/_catalog in a wheel, the repository root in a checkout."""
+    here = Path(__file__).resolve().parent
+    shipped = here / "_catalog"
+    return shipped if shipped.is_dir() else here.parent
+
+
+def add_user_catalog(path: str | os.PathLike) -> None:
+    p = Path(path)
+    if not p.is_dir():
+        raise SpecError(f"catalog directory {str(p)!r} does not exist", field="--catalog")
+    if p not in _user_dirs:
+        _user_dirs.append(p)
+    _index.cache_clear()
+
+
+def catalog_roots() -> list[Path]:
+    env = [Path(p) for p in os.environ.get("PERFMODEL_CATALOG", "").split(os.pathsep) if p]
+    return [*_user_dirs, *env, builtin_root()]
+
+
+def _schema(kind: str):
+    mod, cls = KINDS[kind].split(":")
+    return getattr(importlib.import_module(mod), cls)
+
+
+def load_yaml(path: Path) -> dict:
+    """Parse one YAML file into a mapping; malformed YAML becomes a one-line SpecError."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise SpecError(f"cannot read file ({exc.strerror})", file=str(path)) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "YAML"
+        problem = getattr(exc, "problem", None) or "malformed YAML"
+        raise SpecError(f"malformed YAML: {problem}", file=str(path), field=where) from None
+    if not isinstance(data, dict):
+        raise SpecError("expected a mapping of fields at the top level", file=str(path))
+    return data
+
+
+def validate(kind: str, data: dict, file: str | None = None):
+    """Validate a mapping against the schema of ``kind``; errors name the file and the field."""
+    try:
+        return _schema(kind).model_validate(data)
+    except ValidationError as exc:
+        raise pydantic_to_spec_error(exc, file=file) from None
+    except SpecError as exc:
+        raise exc.in_file(file or "") from None
+
+
+@lru_cache(maxsize=None)
+def _index(kind: str, roots: tuple[Path, ...]) -> dict[str, Path]:
+    """id (and aliases) -> file, first root wins."""
+    out: dict[str, Path] = {}
+    for root in roots:
+        d = root / kind
+        if not d.is_dir():
+            continue
+        for f in sorted(d.glob("*.y*ml")):
+            ids = [f.stem]
+            try:
+                data = yaml.safe_load(f.read_text()) or {}
+                if isinstance(data, dict):
+                    ids = [str(data.get("id", f.stem)), *map(str, data.get("aliases", []) or [])]
+            except yaml.YAMLError:
+                pass
+            for i in ids:
+                out.setdefault(i, f)
+    return out
+
+
+def ids(kind: str) -> list[str]:
+    """Catalog ids of one kind (aliases excluded)."""
+    idx = _index(kind, tuple(catalog_roots()))
+    return sorted({k for k, f in idx.items() if k == _primary_id(f)})
+
+
+def _primary_id(f: Path) -> str:
+    try:
+        data = yaml.safe_load(f.read_text()) or {}
+        return str(data.get("id", f.stem)) if isinstance(data, dict) else f.stem
+    except yaml.YAMLError:
+        return f.stem
+
+
+def resolve_path(kind: str, name: str) -> Path:
+    """The YAML file for an id or a path; unknown ids suggest the closest names."""
+    if name.endswith((".yaml", ".yml")) or os.sep in name:
+        p = Path(name)
+        if not p.is_file():
+            raise SpecError(f"no such file {name!r}", field=kind)
+        return p
+    idx = _index(kind, tuple(catalog_roots()))
+    if name in idx:
+        return idx[name]
+    close = difflib.get_close_matches(name, list(idx), n=3, cutoff=0.4)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(sorted(idx)[:12])}"
+    raise SpecError(f"unknown {kind} id {name!r}{hint}", field=kind)
+
+
+@lru_cache(maxsize=256)
+def _load_cached(kind: str, path: str, mtime: float):
+    data = load_yaml(Path(path))
+    return validate(kind, data, file=path)
+
+
+def load(kind: str, name: str):
+    """Load and validate one catalog entry by id or path."""
+    variant = None
+    if kind == "hardware" and "@" in name and not name.endswith((".yaml", ".yml")):
+        name, variant = name.split("@", 1)
+    path = resolve_path(kind, name)
+    spec = _load_cached(kind, str(path), path.stat().st_mtime)
+    if kind == "hardware":
+        try:
+            spec = spec.with_variant(variant)
+        except SpecError as exc:
+            raise exc.in_file(str(path)) from None
+    return spec
+
+
+def load_all(kind: str) -> list:
+    return [load(kind, i) for i in ids(kind)]
+
+
+def hardware(name: str):
+    return load("hardware", name)
+
+
+def model(name: str):
+    return load("models", name)
+
+
+def profile(name: str):
+    return load("profiles", name)
+
+
+def workload(name: str):
+    return load("workloads", name)
+
+
+def claim(name: str):
+    return load("claims", name)

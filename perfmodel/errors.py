@@ -1,0 +1,39 @@
+"""One error type for every bad input: a single readable line naming the file and the field."""
+
+from __future__ import annotations
+
+
+class SpecError(Exception):
+    """Bad user input. ``str(err)`` is one line: ``<file>: <field>: <problem>``.
+
+    The CLI prints it and exits with status 2; no traceback is shown.
+    """
+
+    def __init__(self, problem: str, *, file: str | None = None, field: str | None = None):
+        self.problem = problem
+        self.file = file
+        self.field = field
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        parts = [p for p in (self.file, self.field) if p]
+        parts.append(self.problem)
+        return ": ".join(parts).replace("\n", " ")
+
+    def in_file(self, file: str) -> "SpecError":
+        """Return a copy that names ``file`` (keeps an already-set file)."""
+        return SpecError(self.problem, file=self.file or file, field=self.field)
+
+
+def pydantic_to_spec_error(exc, file: str | None = None, prefix: str = "") -> SpecError:
+    """Turn a pydantic ValidationError into a one-line SpecError naming the first bad field."""
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__")
+    if prefix:
+        loc = f"{prefix}.{loc}" if loc else prefix
+    msg = err.get("msg", "invalid value")
+    msg = msg.removeprefix("Value error, ")
+    given = err.get("input")
+    if err.get("type") not in ("missing",) and not isinstance(given, (dict, list)) and given is not None:
+        msg = f"{msg} (got {given!r})"
+    return SpecError(msg, file=file, field=loc or None)

@@ -1,0 +1,43 @@
+"""Number formats: bytes per element (including block-scale overhead) and which tensor-core rate computes them.
+
+These are definitions of the formats, not hardware or model specs.
+- bf16: 2 B.  fp8 (e4m3, per-tensor or 128x128 block scales): 1 B (+ negligible scale bytes).
+- nvfp4: 4-bit values + one e4m3 scale per 16 elements = 0.5 + 1/16 B.
+- mxfp4: 4-bit values + one e8m0 scale per 32 elements = 0.5 + 1/32 B.
+- int4 (W4A16, group 128, bf16 scale): 0.5 + 2/128 B.
+"""
+
+from __future__ import annotations
+
+from .errors import SpecError
+
+WEIGHT_BYTES: dict[str, float] = {
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "nvfp4": 0.5 + 1 / 16,
+    "mxfp4": 0.5 + 1 / 32,
+    "fp4": 0.5 + 1 / 16,
+    "int4": 0.5 + 2 / 128,
+}
+
+# Tensor-core rate used for GEMMs with weights in this format: a hardware field name prefix.
+COMPUTE_RATE: dict[str, str] = {
+    "bf16": "bf16", "fp16": "bf16", "fp8": "fp8", "nvfp4": "fp4", "mxfp4": "fp4", "fp4": "fp4",
+    "int4": "bf16",  # W4A16: weights dequantized, math in bf16
+}
+
+KV_FORMATS = ("bf16", "fp8", "fp4")
+
+
+def weight_bytes(fmt: str, field: str = "weights") -> float:
+    try:
+        return WEIGHT_BYTES[fmt]
+    except KeyError:
+        raise SpecError(f"unknown number format {fmt!r}; choose one of {sorted(WEIGHT_BYTES)}", field=field) from None
+
+
+def check_kv_format(fmt: str, field: str = "kv_cache") -> str:
+    if fmt not in KV_FORMATS:
+        raise SpecError(f"unknown KV-cache format {fmt!r}; choose one of {list(KV_FORMATS)}", field=field)
+    return fmt

@@ -1,0 +1,1 @@
+"""Pydantic schemas for every catalog kind. The field descriptions are the schema documentation."""

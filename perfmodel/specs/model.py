@@ -1,0 +1,204 @@
+"""Model architecture schema: a layer schedule, each layer with an attention kind and an FFN kind.
+
+Dimensions are plain counts (elements, not bytes). Byte sizes depend on the number format chosen in
+the deployment, so they are not part of the architecture.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field, PositiveInt, model_validator
+
+from .common import SourcedText, Strict
+
+
+# ---------------------------------------------------------------- attention kinds
+class Indexer(Strict):
+    """DSA lightning indexer: scores every previous key with small FP8 heads, keeps the top-k."""
+
+    heads: PositiveInt
+    head_dim: PositiveInt
+    top_k: PositiveInt = Field(description="Keys kept per query after selection")
+    shared: bool = Field(False, description="IndexShare: this layer reuses another layer's selection "
+                                            "(no indexer compute or indexer-key cache of its own)")
+
+
+class GQA(Strict):
+    """Multi-head / grouped-query attention (MHA when kv_heads == heads). Optional sliding window."""
+
+    kind: Literal["gqa"] = "gqa"
+    heads: PositiveInt
+    kv_heads: PositiveInt
+    head_dim: PositiveInt
+    window: PositiveInt | None = Field(None, description="Sliding-window size in tokens; None = full attention")
+    sinks: bool = Field(False, description="Learned attention sinks (gpt-oss); no cost of note")
+
+
+class MLA(Strict):
+    """Multi-head latent attention (DeepSeek-V2/V3). Expanded form in prefill, absorbed (MQA) in decode.
+
+    With ``indexer`` set it is DSA (DeepSeek-V3.2, GLM-5): attended keys per query = min(L, top_k).
+    """
+
+    kind: Literal["mla"] = "mla"
+    heads: PositiveInt
+    q_lora_rank: PositiveInt | None = Field(description="None: full-rank query projection")
+    kv_lora_rank: PositiveInt
+    qk_nope_dim: PositiveInt
+    qk_rope_dim: PositiveInt
+    v_head_dim: PositiveInt
+    indexer: Indexer | None = None
+    gated: bool = Field(False, description="Output gate (Kimi K3 gated MLA): an extra heads*v_head_dim x hidden projection")
+
+
+class CompressedAttention(Strict):
+    """DeepSeek-V4 attention: one shared KV head (head_dim incl. RoPE), a sliding-window ring, and
+    optionally a compressed cache of the whole context (CSA: compress 4 with an indexer top-k; HCA:
+    compress 128, attended densely). ``compress_ratio`` None = sliding window only.
+    """
+
+    kind: Literal["dsv4"] = "dsv4"
+    heads: PositiveInt
+    head_dim: PositiveInt = Field(description="Shared KV head dim, including rope_dim")
+    rope_dim: PositiveInt
+    q_lora_rank: PositiveInt
+    o_lora_rank: PositiveInt = Field(description="Grouped low-rank output projection rank per group")
+    o_groups: PositiveInt
+    window: PositiveInt = Field(description="Sliding-window ring entries per layer")
+    compress_ratio: PositiveInt | None = Field(None, description="4 (CSA), 128 (HCA), None (SWA only)")
+    indexer: Indexer | None = Field(None, description="CSA only: selects top_k compressed entries")
+
+
+class LinearAttention(Strict):
+    """Linear attention with a constant recurrent state per sequence (Gated DeltaNet, Kimi Delta Attention)."""
+
+    kind: Literal["linear"] = "linear"
+    variant: Literal["gdn", "kda"]
+    k_heads: PositiveInt
+    v_heads: PositiveInt
+    head_k_dim: PositiveInt
+    head_v_dim: PositiveInt
+    conv_kernel: PositiveInt = 4
+
+
+Attention = Annotated[Union[GQA, MLA, CompressedAttention, LinearAttention], Field(discriminator="kind")]
+
+
+# ---------------------------------------------------------------- FFN kinds
+class DenseFFN(Strict):
+    """Gated (SwiGLU) MLP: three hidden x intermediate matrices."""
+
+    kind: Literal["dense"] = "dense"
+    intermediate: PositiveInt
+    gated: bool = Field(True, description="False: two matrices (plain MLP)")
+
+
+class MoE(Strict):
+    """Mixture of experts: routed experts (top_k of experts) plus always-on shared experts.
+
+    ``latent_dim``: latent MoE (Kimi K3): tokens are projected hidden -> latent_dim before the routed
+    experts and back after, so routed expert matrices are latent_dim x expert_intermediate.
+    """
+
+    kind: Literal["moe"] = "moe"
+    experts: PositiveInt
+    top_k: PositiveInt
+    expert_intermediate: PositiveInt
+    shared_experts: int = Field(0, ge=0)
+    shared_intermediate: PositiveInt | None = Field(None, description="Default: expert_intermediate")
+    latent_dim: PositiveInt | None = None
+    gated: bool = True
+    router: Literal["topk", "hash"] = "topk"
+
+    @model_validator(mode="after")
+    def _topk(self):
+        if self.top_k > self.experts:
+            raise ValueError(f"top_k={self.top_k} exceeds experts={self.experts}")
+        return self
+
+
+FFN = Annotated[Union[DenseFFN, MoE], Field(discriminator="kind")]
+
+
+# ---------------------------------------------------------------- schedule and extras
+class LayerGroup(Strict):
+    """``count`` consecutive-or-not layers sharing one attention kind and one FFN kind."""
+
+    count: PositiveInt
+    attention: str = Field(description="Key into ModelSpec.attention")
+    ffn: str = Field(description="Key into ModelSpec.ffn")
+    where: str | None = Field(None, description="Which layer indices, for humans (e.g. 'even 2-42')")
+
+
+class MTP(Strict):
+    """Multi-token-prediction / draft modules shipped with the model (used for speculative decoding)."""
+
+    layers: PositiveInt = Field(description="Draft layers (each one transformer block)")
+    attention: str
+    ffn: str
+    draft_block: PositiveInt | None = Field(None, description="Tokens drafted per pass (DSpark block)")
+    params_b: float | None = Field(None, description="Published MTP parameter count, billions")
+
+
+class Residual(Strict):
+    """Residual stream: standard, or mHC (manifold-constrained hyper-connections) with n streams."""
+
+    kind: Literal["standard", "mhc"] = "standard"
+    streams: PositiveInt = 1
+
+
+class Engram(Strict):
+    """Engram-style lookup tables kept in host memory; each token gathers rows per Engram layer."""
+
+    table_params_b: float = Field(gt=0, description="Table parameters, billions (not counted as active)")
+    layers: PositiveInt = Field(description="Layers with an Engram lookup")
+    lookups_per_token: PositiveInt = Field(description="Rows gathered per token per Engram layer")
+    row_dim: PositiveInt = Field(description="Elements per row")
+
+
+class Published(Strict):
+    """Published figures that derived numbers are tested against."""
+
+    total_params_b: SourcedText | None = None
+    active_params_b: SourcedText | None = None
+    kv_bytes_per_token_bf16: SourcedText | None = None
+
+
+class ModelSpec(Strict):
+    id: str
+    name: str
+    aliases: list[str] = Field(default_factory=list)
+    family: str = Field(description="e.g. deepseek, kimi, glm, qwen, llama, gpt-oss, mixtral")
+    confidence: Literal["high", "low"] = "high"
+    confidence_note: str | None = None
+    sources: list[str] = Field(description="URLs / stored-file ids of the configs and reports used", min_length=1)
+    hidden_size: PositiveInt
+    vocab_size: PositiveInt
+    tie_embeddings: bool = False
+    max_context: PositiveInt
+    attention: dict[str, Attention]
+    ffn: dict[str, FFN]
+    layers: list[LayerGroup] = Field(min_length=1)
+    mtp: MTP | None = None
+    residual: Residual = Residual()
+    engram: Engram | None = None
+    native_weights: str = Field(description="Format the weights are published in, e.g. fp8, bf16, mxfp4, nvfp4+fp8")
+    published: Published = Published()
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _refs(self):
+        for i, g in enumerate(self.layers):
+            if g.attention not in self.attention:
+                raise ValueError(f"layers[{i}].attention {g.attention!r} is not in attention {sorted(self.attention)}")
+            if g.ffn not in self.ffn:
+                raise ValueError(f"layers[{i}].ffn {g.ffn!r} is not in ffn {sorted(self.ffn)}")
+        if self.mtp:
+            if self.mtp.attention not in self.attention or self.mtp.ffn not in self.ffn:
+                raise ValueError("mtp.attention / mtp.ffn must name entries of attention / ffn")
+        return self
+
+    @property
+    def num_layers(self) -> int:
+        return sum(g.count for g in self.layers)
