@@ -6,6 +6,9 @@
 - DSA indexer keys (not on IndexShare layers): d_idx b, in fp8 d_idx + fp32 scale per 128 (132 B).
 - DeepSeek-V4: per context token, CSA (ratio 4) E/4 + I/4 and HCA (ratio 128) E/128, plus a fixed
   window-entry ring E per layer; E = head_dim entry (1024 B bf16; fp8 = 448 fp8 + 64 RoPE bf16 + 8 B scales = 584).
+  In general a layer with compress ratio c stores (E + I)/c (I only where it owns an indexer).
+  A dsv4 layer whose indexer is ``shared`` (DeepSeek-V4.1 cross-layer reuse) reads the compressed cache
+  and the top-k selection of its KV-source layer and stores only its own window ring: 0 per token.
 - Linear attention: constant state per sequence, v_heads d_k d_v fp32 + conv state (kernel-1) x conv dim bf16.
 """
 
@@ -49,8 +52,8 @@ def layer_kv_per_token(a, fmt: str) -> float:
         ix = indexer_key_bytes(a.indexer.head_dim, fmt) if a.indexer and not a.indexer.shared else 0.0
         return latent + ix
     if isinstance(a, CompressedAttention):
-        if not a.compress_ratio:
-            return 0.0
+        if not a.compress_ratio or (a.indexer is not None and a.indexer.shared):
+            return 0.0  # SWA only, or a reader of another layer's compressed cache (V4.1)
         e = dsv4_entry_bytes(a, fmt) / a.compress_ratio
         if a.indexer is not None and not a.indexer.shared:
             e += indexer_key_bytes(a.indexer.head_dim, fmt) / a.compress_ratio

@@ -1,0 +1,1 @@
+"""Evaluation: compile the sympy equations once per model structure, evaluate them over numpy arrays."""

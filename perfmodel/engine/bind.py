@@ -1,0 +1,112 @@
+"""Bind specs to equation symbols: hardware, profile and number formats -> SI values.
+
+Spec units (TB/s, PFLOP/s, GB, us, ms) become SI (B/s, FLOP/s, B, s) here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from ..arch.kv import dsv4_entry_bytes, indexer_key_bytes, layer_kv_fixed, layer_kv_per_token
+from ..errors import SpecError
+from ..formats import COMPUTE_RATE, weight_bytes
+from ..specs.hardware import HARDWARE_FIELDS, HardwareSpec
+from ..specs.model import GQA, MLA, MoE, CompressedAttention, LinearAttention, ModelSpec
+from ..specs.profile import PROFILE_PARAMS, ProfileSpec
+
+# hardware field -> (symbol, factor to SI)
+HW_SYMBOLS = {
+    "hbm_bandwidth_tbps": ("BW_hbm", 1e12),
+    "bf16_dense_pflops": ("F_bf16", 1e15),
+    "fp8_dense_pflops": ("F_fp8", 1e15),
+    "scaleup_bandwidth_gbps": ("BW_link", 1e9),
+    "scaleup_latency_us": ("lat_link", 1e-6),
+    "nic_bandwidth_gbps": ("BW_nic", 1e9),
+    "scaleup_domain_gpus": ("D_dom", 1.0),
+    "host_link_bandwidth_gbps": ("BW_host", 1e9),
+    "host_memory_bandwidth_gbps": ("BW_hmem", 1e9),
+}
+
+# profile parameter -> (symbol, factor to SI)
+PROFILE_SYMBOLS = {
+    "eff_weights": ("e_w", 1.0), "eff_kv": ("e_kv", 1.0), "eff_gemm": ("e_mm", 1.0),
+    "eff_attention": ("e_at", 1.0), "eff_link": ("e_ln", 1.0), "overlap": ("ovl", 1.0),
+    "collective_latency_us": ("t_coll", 1e-6), "layer_floor_us": ("t_floor", 1e-6),
+    "step_overhead_ms": ("t_step", 1e-3), "moe_imbalance": ("imb", 1.0), "workspace_gb": ("C_ws", 1e9),
+    "mem_fraction": ("f_mem", 1.0), "prefill_speedup": ("s_pf", 1.0), "decode_speedup": ("s_dec", 1.0),
+}
+
+
+def hardware_fields(hw: HardwareSpec, overrides: dict[str, float] | None = None) -> dict[str, float]:
+    """Field -> value in spec units, with overrides (validated against the sane ranges)."""
+    vals = {f: hw.value(f) for f in HARDWARE_FIELDS}
+    for k, v in (overrides or {}).items():
+        if k not in HARDWARE_FIELDS:
+            import difflib
+            close = difflib.get_close_matches(k, list(HARDWARE_FIELDS), n=2)
+            raise SpecError(f"unknown hardware field {k!r}" + (f"; did you mean {', '.join(close)}?" if close else ""),
+                            field=f"overrides.hardware.{k}")
+        lo, hi, unit, _ = HARDWARE_FIELDS[k]
+        if not (isinstance(v, (int, float)) and lo <= v <= hi):
+            raise SpecError(f"{v!r} is outside the sane range {lo}-{hi} {unit}", field=f"overrides.hardware.{k}")
+        vals[k] = float(v)
+    return vals
+
+
+def compute_rate(fields: dict[str, float], fmt: str) -> float:
+    """Dense FLOP/s for GEMMs with weights in ``fmt`` (4-bit falls back to FP8 without FP4 units)."""
+    rate = COMPUTE_RATE[fmt]
+    if rate == "fp4" and not fields.get("fp4_dense_pflops"):
+        rate = "fp8"
+    return fields[f"{rate}_dense_pflops"] * 1e15
+
+
+def attention_format(model: ModelSpec, weights: str, attention_weights: str | None) -> str:
+    """Default: the weight format, except fp8 for attention when a MoE model's experts are 4-bit."""
+    if attention_weights:
+        return attention_weights
+    moe = any(isinstance(f, MoE) for f in model.ffn.values())
+    return "fp8" if moe and weight_bytes(weights) < 1 else weights
+
+
+def bind_hardware(fields: dict[str, float], weights: str, attn_fmt: str) -> dict[str, float]:
+    out = {sym: fields[f] * k for f, (sym, k) in HW_SYMBOLS.items()}
+    out["C_hbm"] = (fields.get("hbm_usable_gb") or fields["hbm_capacity_gb"]) * 1e9
+    out["F_x"] = compute_rate(fields, weights)
+    out["F_a"] = compute_rate(fields, attn_fmt)
+    return out
+
+
+def bind_profile(values: dict[str, float]) -> dict[str, float]:
+    return {sym: values[p] * k for p, (sym, k) in PROFILE_SYMBOLS.items()}
+
+
+def profile_values(profile: ProfileSpec, overrides: dict[str, float] | None = None, which: str = "value") -> dict:
+    vals = profile.values(which)
+    for k, v in (overrides or {}).items():
+        if k not in PROFILE_PARAMS:
+            raise SpecError(f"unknown profile parameter {k!r}; choose from {sorted(PROFILE_PARAMS)}",
+                            field=f"overrides.profile.{k}")
+        _, lo, hi, _ = PROFILE_PARAMS[k]
+        if not lo <= v <= hi:
+            raise SpecError(f"{v} is outside the physical range {lo}-{hi}", field=f"overrides.profile.{k}")
+        vals[k] = float(v)
+    return vals
+
+
+def bind_formats(model: ModelSpec, weights: str, attn_fmt: str, kv: str) -> dict[str, float]:
+    """Bytes per element of each weight class, and KV entry/indexer/state bytes per attention kind."""
+    out = {"b_x": weight_bytes(weights), "b_a": weight_bytes(attn_fmt, "attention_weights"),
+           "b_e": 2.0, "b_act": 2.0, "b_dsp": 1.0 if weight_bytes(weights) <= 1 else 2.0}
+    for name, a in model.attention.items():
+        E = I = R = 0.0
+        if isinstance(a, GQA):
+            E = 2 * a.kv_heads * a.head_dim * {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5}[kv]
+        elif isinstance(a, MLA):
+            E = layer_kv_per_token(a.model_copy(update={"indexer": None}), kv)
+            I = indexer_key_bytes(a.indexer.head_dim, kv) if a.indexer and not a.indexer.shared else 0.0
+        elif isinstance(a, CompressedAttention):
+            E = dsv4_entry_bytes(a, kv)
+            I = indexer_key_bytes(a.indexer.head_dim, kv) if a.indexer and not a.indexer.shared else 0.0
+        elif isinstance(a, LinearAttention):
+            R = layer_kv_fixed(a, kv)
+        out[f"E_{name}"], out[f"I_{name}"], out[f"R_{name}"] = E, I, R
+    return out

@@ -1,0 +1,154 @@
+"""Evaluate the compiled equations over arrays of operating points -> a tidy DataFrame.
+
+Derived metrics (InferenceX definitions, ../shared/reference/metrics-and-claims.md):
+    tps_per_user       = acc / TPOT                      (ITL-based interactivity, 'intvty')
+    TTFT               = prefill(new tokens after the cached prefix) + one decode step
+    tps_per_user_e2e   = osl / (TTFT + osl TPOT / acc)   (E2E-normalized interactivity)
+    output_tps_per_gpu = B acc / (TPOT G)
+    total_tps_per_gpu  = output_tps_per_gpu (isl + osl) / osl   (input counted incl. cached prefix)
+    total_tps_per_mw   = total_tps_per_gpu / all-in W per GPU x 1e6
+    total_tokens_per_usd = total_tps_per_gpu x 3600 / (USD per GPU-hour)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..specs.hardware import HardwareSpec
+from ..specs.model import ModelSpec
+from ..specs.profile import ProfileSpec
+from .bind import attention_format, bind_formats, bind_hardware, bind_profile, hardware_fields, profile_values
+from .compiled import compiled
+
+POINT_COLUMNS = ("batch", "gpus", "tp", "ep", "pp", "spec_tokens", "acc", "isl", "osl", "new", "mix")
+RESOURCES = {"r_compute_s": "compute", "r_memory_s": "hbm_bandwidth", "t_link_s": "link", "t_lat_total_s": "latency"}
+
+
+@dataclass
+class Setup:
+    """Everything fixed for one evaluation call (scalars); the operating points vary."""
+
+    hardware: HardwareSpec
+    model: ModelSpec
+    profile: ProfileSpec
+    weights: str = "fp8"
+    kv_cache: str = "fp8"
+    attention_weights: str | None = None
+    hw_overrides: dict = field(default_factory=dict)
+    profile_overrides: dict = field(default_factory=dict)
+
+    def symbol_values(self, which: str = "value") -> dict[str, float]:
+        fields = hardware_fields(self.hardware, self.hw_overrides)
+        attn = attention_format(self.model, self.weights, self.attention_weights)
+        vals = bind_hardware(fields, self.weights, attn)
+        vals.update(bind_profile(profile_values(self.profile, self.profile_overrides, which)))
+        vals.update(bind_formats(self.model, self.weights, attn, self.kv_cache))
+        return vals
+
+    def power_w(self) -> tuple[float, str]:
+        f = hardware_fields(self.hardware, self.hw_overrides)
+        if f.get("allin_power_w"):
+            return f["allin_power_w"], "all-in"
+        return f["gpu_tdp_w"], "gpu-tdp-fallback"
+
+    def price(self) -> float | None:
+        return hardware_fields(self.hardware, self.hw_overrides).get("price_usd_per_gpu_hour")
+
+
+def _arrays(points: dict) -> dict[str, np.ndarray]:
+    n = max((np.size(v) for v in points.values()), default=1)
+    return {k: np.broadcast_to(np.asarray(points[k], dtype=float), (n,)) for k in POINT_COLUMNS}
+
+
+def symbol_inputs(p: dict[str, np.ndarray], vals: dict[str, float]) -> dict:
+    """Operating-point arrays -> equation symbols (decode)."""
+    x = dict(vals)
+    x.update(B=p["batch"], G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], q=1 + p["spec_tokens"],
+             acc=p["acc"], isl=p["isl"], osl=p["osl"], new=p["new"], mix=p["mix"],
+             L=p["isl"] + p["osl"] / 2, L_max=p["isl"] + p["osl"])
+    return x
+
+
+def prefill_inputs(p: dict[str, np.ndarray], vals: dict[str, float], tokens=None) -> dict:
+    """One request's uncached tokens (or ``tokens`` per step) after its cached prefix."""
+    x = dict(vals)
+    new = np.maximum(p["new"], 1.0)
+    x.update(G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], T_pf=new if tokens is None else tokens,
+             S_pf=new, P_pf=p["isl"] - p["new"])
+    return x
+
+
+def evaluate(setup: Setup, points: dict, which: str = "value", symbol_values: dict | None = None) -> pd.DataFrame:
+    """Evaluate every operating point in ``points`` (a mapping of POINT_COLUMNS to scalars or arrays).
+
+    ``batch`` may hold NaN for "the largest batch that fits". Returns one row per point.
+    """
+    cm = compiled(setup.model)
+    vals = symbol_values if symbol_values is not None else setup.symbol_values(which)
+    p = _arrays(points)
+    if np.isnan(p["batch"]).any():
+        probe = cm.decode(symbol_inputs({**p, "batch": np.ones_like(p["batch"])}, vals))["max_batch"]
+        p["batch"] = np.where(np.isnan(p["batch"]), np.maximum(np.floor(probe), 1.0), p["batch"])
+    d = cm.decode(symbol_inputs(p, vals))
+    pf = cm.prefill(prefill_inputs(p, vals))
+    return _frame(setup, p, d, pf)
+
+
+def _frame(setup: Setup, p, d, pf) -> pd.DataFrame:
+    n = len(p["batch"])
+    full = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (n,))  # noqa: E731
+    tpot = full(d["tpot_s"])
+    acc = p["acc"]
+    tps_user = acc / tpot
+    ttft = full(pf["prefill_s"]) + tpot
+    out_gpu = p["batch"] * acc / (tpot * p["gpus"])
+    total_gpu = out_gpu * (p["isl"] + p["osl"]) / p["osl"]
+    power, power_basis = setup.power_w()
+    price = setup.price()
+    df = pd.DataFrame({
+        "batch": p["batch"], "gpus": p["gpus"], "tp": p["tp"], "ep": p["ep"], "pp": p["pp"],
+        "spec_tokens": p["spec_tokens"], "acceptance_length": acc, "isl": p["isl"], "osl": p["osl"],
+        "uncached_input": p["new"], "aggregated": p["mix"] > 0,
+        "tpot_ms": tpot * 1e3, "ttft_ms": ttft * 1e3, "prefill_ms": full(pf["prefill_s"]) * 1e3,
+        "tps_per_user": tps_user, "tps_per_user_e2e": p["osl"] / (ttft + p["osl"] * tpot / acc),
+        "output_tps_per_gpu": out_gpu, "total_tps_per_gpu": total_gpu,
+        "total_tps_per_mw": total_gpu / power * 1e6, "output_tps_per_mw": out_gpu / power * 1e6,
+    })
+    df["power_basis"] = power_basis
+    df["total_tokens_per_usd"] = total_gpu * 3600 / price if price else np.nan
+    lat_total = full(d["t_latency_s"]) + full(d["t_overhead_s"])
+    res = np.stack([full(d["r_compute_s"]), full(d["r_memory_s"]), full(d["t_link_s"]), lat_total])
+    names = np.array(list(RESOURCES.values()))
+    bound = names[np.argmax(res, axis=0)]
+    for key in sorted(d):
+        if key.startswith("t_") and key.endswith("_s"):
+            df[key[:-2] + "_ms"] = full(d[key]) * 1e3
+    df["t_compute_bound_ms"], df["t_memory_bound_ms"] = res[0] * 1e3, res[1] * 1e3
+    w, kvs, maxb = full(d["weights_bytes_per_gpu"]), full(d["kv_bytes_per_seq_per_gpu"]), full(d["max_batch"])
+    df["weights_gb_per_gpu"] = w / 1e9
+    df["kv_gb_per_gpu"] = (full(d["mem_bytes_per_gpu"]) - w) / 1e9
+    df["mem_gb_per_gpu"] = full(d["mem_bytes_per_gpu"]) / 1e9
+    df["max_batch"] = np.maximum(np.floor(maxb), 0)
+    fits = p["batch"] <= maxb
+    df["fits"] = fits
+    df["bound"] = np.where(fits, np.where(p["batch"] >= np.floor(maxb) * 0.999, "capacity:" + bound, bound), "capacity")
+    df["fit_reason"] = _fit_reasons(fits, maxb, p["batch"], w, kvs, df["mem_gb_per_gpu"].to_numpy())
+    # InferenceX record names, so measured and modeled curves overlay
+    df["intvty"], df["tput_per_gpu"], df["output_tput_per_gpu"] = tps_user, total_gpu, out_gpu
+    return df
+
+
+def _fit_reasons(fits, maxb, batch, w, kvs, mem_gb) -> np.ndarray:
+    reasons = np.full(len(fits), "fits", dtype=object)
+    bad = ~fits
+    if bad.any():
+        no_w = bad & (maxb < 1)
+        reasons[no_w] = [f"weights {wi / 1e9:.1f} GB/GPU leave no room for one sequence's KV "
+                         f"({ki / 1e9:.2f} GB/GPU)" for wi, ki in zip(w[no_w], kvs[no_w])]
+        over = bad & ~no_w
+        reasons[over] = [f"batch {b:.0f} needs {m:.1f} GB/GPU; at most {mb:.0f} sequences fit"
+                         for b, m, mb in zip(batch[over], mem_gb[over], maxb[over])]
+    return reasons

@@ -1,0 +1,122 @@
+"""Attention cost per operator family: FLOPs and KV bytes as sympy expressions of the context.
+
+Per query token attending ``n`` keys (FLOPs = 2 x MACs; ../shared/reference/models.md):
+- GQA/MHA: 4 H d per key (QK^T and PV); a sliding window caps n at W.
+- MLA expanded (prefill): 2 H (d_n + d_r) + 2 H d_v per key.  Absorbed (decode, MQA form): 2 H (2 d_c + d_r).
+- DSA (MLA + indexer): keys capped at top_k, absorbed form in both phases; the indexer adds 2 H_i d_i L
+  FP8 FLOPs per query over all L keys.
+- DeepSeek-V4 (dsv4): 4 H d per attended entry; entries per query: CSA min(k, L/4) + W, HCA L/128 + W,
+  SWA-only min(L, W); indexer 2 H_i d_i L/4 on CSA layers.
+- Linear (GDN/KDA): 4 H_v d_k d_v per token (state update and read-out), independent of L.
+
+KV bytes (entry sizes E_j, I_j, R_j are bound per number format from perfmodel.arch.kv):
+- read per sequence per decode step: GQA min(L, W) E; MLA L E; DSA min(L, k) E + L I;
+  dsv4 W E + CSA (min(k, L/4) E + L/4 I) | HCA L/128 E; linear 2 R (read + write the state).
+- stored per sequence at context L: GQA min(L, W) E; MLA/DSA L (E + I); dsv4 W E + L/c (E + I); linear R.
+- shard across attention TP: GQA min(tp, n_kv) (KV heads split); MLA / dsv4 1 (latent replicated);
+  linear tp (heads split).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from .roofline import smax, smin
+
+from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention
+from .symbols import kv_symbols
+
+
+class AttentionCost:
+    """Costs of one attention kind ``a`` named ``name`` in the model's attention table."""
+
+    def __init__(self, a, name: str):
+        self.a = a
+        self.name = name
+        k = kv_symbols(name)
+        self.E, self.I, self.R = k["E"], k["I"], k["R"]
+
+    # ---- FLOPs per query token
+    def core_flops(self, n_ctx, phase: str):
+        """Attention-core FLOPs of one query token with context ``n_ctx`` (tensor-core BF16)."""
+        a = self.a
+        if isinstance(a, GQA):
+            keys = smin(n_ctx, a.window) if a.window else n_ctx
+            return 4 * a.heads * a.head_dim * keys
+        if isinstance(a, MLA):
+            if a.indexer is not None:
+                return 2 * a.heads * (2 * a.kv_lora_rank + a.qk_rope_dim) * smin(n_ctx, a.indexer.top_k)
+            if phase == "prefill":
+                return (2 * a.heads * (a.qk_nope_dim + a.qk_rope_dim) + 2 * a.heads * a.v_head_dim) * n_ctx
+            return 2 * a.heads * (2 * a.kv_lora_rank + a.qk_rope_dim) * n_ctx
+        if isinstance(a, CompressedAttention):
+            return 4 * a.heads * a.head_dim * self._entries(n_ctx)
+        if isinstance(a, LinearAttention):
+            return 4 * a.v_heads * a.head_k_dim * a.head_v_dim + 0 * n_ctx
+        raise TypeError(type(a))
+
+    def _entries(self, n_ctx):
+        a = self.a
+        if not a.compress_ratio:
+            return smin(n_ctx, a.window)
+        if a.indexer is not None:
+            return smin(a.indexer.top_k, n_ctx / a.compress_ratio) + a.window
+        return n_ctx / a.compress_ratio + a.window
+
+    def index_flops(self, n_ctx):
+        """FP8 indexer FLOPs of one query token (0 where the layer has no own indexer)."""
+        ix = getattr(self.a, "indexer", None)
+        if ix is None or ix.shared:
+            return sp.Integer(0)
+        ratio = getattr(self.a, "compress_ratio", None) or 1
+        return 2 * ix.heads * ix.head_dim * n_ctx / ratio
+
+    # ---- KV bytes
+    def kv_read(self, n_ctx):
+        """Bytes of KV/state read per sequence per step at context ``n_ctx`` (before TP sharding)."""
+        a, E, I, R = self.a, self.E, self.I, self.R
+        if isinstance(a, GQA):
+            return (smin(n_ctx, a.window) if a.window else n_ctx) * E
+        if isinstance(a, MLA):
+            if a.indexer is not None:
+                return smin(n_ctx, a.indexer.top_k) * E + (0 if a.indexer.shared else n_ctx * I)
+            return n_ctx * E
+        if isinstance(a, CompressedAttention):
+            read = self._entries(n_ctx) * E
+            if a.indexer is not None and not a.indexer.shared:
+                read += n_ctx / a.compress_ratio * I
+            return read
+        if isinstance(a, LinearAttention):
+            return 2 * R
+        raise TypeError(type(a))
+
+    def kv_stored(self, n_ctx):
+        """Bytes stored per sequence at context ``n_ctx`` (before TP sharding)."""
+        a, E, I, R = self.a, self.E, self.I, self.R
+        if isinstance(a, GQA):
+            return (smin(n_ctx, a.window) if a.window else n_ctx) * E
+        if isinstance(a, MLA):
+            return n_ctx * (E + I)
+        if isinstance(a, CompressedAttention):
+            if not a.compress_ratio:
+                return a.window * E
+            return a.window * E + n_ctx / a.compress_ratio * (E + I)
+        if isinstance(a, LinearAttention):
+            return R
+        raise TypeError(type(a))
+
+    def kv_write(self):
+        """Bytes written per new token (0 for linear attention: its state write is in kv_read)."""
+        a, E, I = self.a, self.E, self.I
+        if isinstance(a, LinearAttention):
+            return sp.Integer(0)
+        return E + I
+
+    def shard(self, tp):
+        """How many ways attention TP splits this layer's KV/state."""
+        a = self.a
+        if isinstance(a, GQA):
+            return smin(tp, a.kv_heads)
+        if isinstance(a, LinearAttention):
+            return tp
+        return sp.Integer(1)

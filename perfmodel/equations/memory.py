@@ -1,0 +1,41 @@
+"""HBM use per GPU and the batch that fits.
+
+    weights  W = sum_groups n/pp (P_A b_a/tp + P_d b_x/tp + E P_e b_x/(ep moe_tp)) + (1 + untied) V h b_e / tp
+                 + MTP module weights (same sharding, held once)
+    KV/seq   K = sum_groups n/pp kv_stored_A(L_max) / shard_A
+    used     = W + C_ws + (B/dp) K            capacity = f_mem C_hbm
+    B_max    = dp (f_mem C_hbm - C_ws - W) / K
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from .step import StepBuilder
+from .symbols import S
+
+
+def _block_weights(b: StepBuilder, attn: str, ffn: str):
+    s, F = S, b.ffn[ffn]
+    w = b.attn_params[attn] * s["b_a"] / s["tp"] + F.dense_params * s["b_x"] / s["tp"]
+    if F.is_moe:
+        w += F.experts * F.expert_params * s["b_x"] / (s["ep"] * b.moe_tp)
+    return w
+
+
+def memory(b: StepBuilder) -> dict[str, sp.Expr]:
+    s, m = S, b.m
+    pp = s["pp"]
+    w = sum(g.count / pp * _block_weights(b, g.attention, g.ffn) for g in m.layers)
+    w += (1 if m.tie_embeddings else 2) * m.vocab_size * m.hidden_size * s["b_e"] / s["tp"]
+    if m.mtp:
+        w += m.mtp.layers * (_block_weights(b, m.mtp.attention, m.mtp.ffn) + 2 * m.hidden_size ** 2 * s["b_a"] / s["tp"])
+    kv = sum(g.count / pp * b.attn[g.attention].kv_stored(s["L_max"]) / b.attn[g.attention].shard(s["tp"])
+             for g in m.layers)
+    cap = s["f_mem"] * s["C_hbm"]
+    return {
+        "weights_bytes_per_gpu": w,
+        "kv_bytes_per_seq_per_gpu": kv,
+        "mem_bytes_per_gpu": w + s["C_ws"] + s["B"] / b.dp * kv,
+        "max_batch": b.dp * (cap - s["C_ws"] - w) / kv,
+    }

@@ -1,0 +1,176 @@
+"""Step time of decode and prefill, summed over the model's layer schedule.
+
+Per GPU of an instance with G GPUs, attention TP ``tp``, expert parallel ``ep``, pipeline ``pp``:
+    dp = G / (tp pp)      attention data-parallel groups      moe_tp = G / (pp ep)
+A decode step processes, per pipeline micro-batch, B/pp sequences x q tokens plus n_pf mixed-in prefill
+tokens, n_pf = mix B acc new / osl (requests finishing per step times their uncached input).
+For each layer group (n layers of attention kind A and FFN kind F):
+    attention projections: 2 P_A T/(dp tp) FLOPs at F_a;   P_A b_a / tp bytes
+    attention core:        [B q core_A(L) + n_pf core_A(L_pf)] / (pp dp tp) FLOPs at F_bf16, indexer at F_fp8;
+                           B/(pp dp) kv_read_A(L) / shard_A + T/dp kv_write_A / shard_A bytes
+    dense FFN / shared:    2 P_d T/(dp tp) FLOPs at F_x;       P_d b_x / tp bytes
+    routed experts:        2 P_e T k imb / (ep moe_tp) FLOPs;  D(T)/ep P_e b_x / moe_tp bytes
+    links: TP all-reduce per block when tp > 1, EP dispatch + combine when ep > 1
+    layer = max(t_floor, kernels / s_dec) + link (1 - overlap share) + collectives x (lat_link + t_coll)
+TPOT = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + (pp-1) lat_link.
+Draft passes (speculative decoding): ceil((q-1)/block) passes of the MTP layers and the LM head.
+Prefill of T_pf tokens (sequences of S_pf new tokens after P_pf cached) uses the same terms in
+prefill form (expanded MLA), attention context P_pf + S_pf/2, kernels divided by s_pf.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+
+from ..arch.params import attention_params
+from ..specs.model import ModelSpec
+from .attention import AttentionCost
+from .ffn import FFNCost
+from .roofline import Tally, allreduce_bytes, collective_bandwidth, indicator_gt1, smax, smin
+from .symbols import S
+
+
+@dataclass
+class Phase:
+    """Token counts of one pass through the layers, per pipeline micro-batch and instance."""
+
+    seqs: sp.Expr        # sequences whose KV is read (decode) or prefilled
+    dec_tokens: sp.Expr  # query tokens in decode form (absorbed MLA), context L_dec
+    pf_tokens: sp.Expr   # query tokens in prefill form, context L_pf
+    L_dec: sp.Expr
+    L_pf: sp.Expr
+    kv_ctx: sp.Expr      # context whose KV each sequence reads
+    logits: sp.Expr      # tokens that need the LM head
+    speedup: sp.Expr
+
+
+class StepBuilder:
+    """Builds sympy expressions for one model. Architecture numbers are constants; the rest are symbols."""
+
+    def __init__(self, m: ModelSpec):
+        self.m = m
+        self.h = m.hidden_size
+        self.attn = {n: AttentionCost(a, n) for n, a in m.attention.items()}
+        self.attn_params = {n: attention_params(a, self.h) for n, a in m.attention.items()}
+        self.ffn = {n: FFNCost(f, self.h) for n, f in m.ffn.items()}
+        s = S
+        self.dp = s["G"] / (s["tp"] * s["pp"])
+        self.moe_tp = s["G"] / (s["pp"] * s["ep"])
+        self.bw_coll = collective_bandwidth()
+
+    # ------------------------------------------------------------------ one layer
+    def layer(self, attn: str, ffn: str, ph: Phase, tally: Tally, weight) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+        """Adds ``weight`` layers' kernels to ``tally``; returns (floor excess, link time, latency)."""
+        s, A, F = S, self.attn[attn], self.ffn[ffn]
+        tp, ep, dp, mtp = s["tp"], s["ep"], self.dp, self.moe_tp
+        T = ph.dec_tokens + ph.pf_tokens
+        T_gpu = T / dp                       # tokens through this GPU's attention/dense blocks
+        rate_mm = lambda F_: F_ * s["e_mm"]  # noqa: E731
+        hbm_w, hbm_kv = s["BW_hbm"] * s["e_w"], s["BW_hbm"] * s["e_kv"]
+        sp_ = ph.speedup
+        kernels = []
+
+        p_a = self.attn_params[attn]
+        kernels.append(("attn_proj", 2 * p_a * T_gpu / tp / rate_mm(s["F_a"]), p_a * s["b_a"] / tp / hbm_w))
+        core = (ph.dec_tokens * A.core_flops(ph.L_dec, "decode") + ph.pf_tokens * A.core_flops(ph.L_pf, "prefill"))
+        idx = ph.dec_tokens * A.index_flops(ph.L_dec) + ph.pf_tokens * A.index_flops(ph.L_pf)
+        shard = A.shard(tp)
+        kv_bytes = (ph.seqs / dp * A.kv_read(ph.kv_ctx) + T_gpu * A.kv_write()) / shard
+        kernels.append(("attn_core",
+                        core / (dp * tp) / (s["F_bf16"] * s["e_at"]) + idx / (dp * tp) / (s["F_fp8"] * s["e_at"]),
+                        kv_bytes / hbm_kv))
+        if F.dense_params:
+            kernels.append(("ffn", 2 * F.dense_params * T_gpu / tp / rate_mm(s["F_x"]),
+                            F.dense_params * s["b_x"] / tp / hbm_w))
+        link_bytes = allreduce_bytes(tp, T_gpu * self.h * s["b_act"]) * 2   # after attention and after FFN
+        n_coll = 2 * indicator_gt1(tp)
+        if F.is_moe:
+            k = F.f.top_k
+            kernels.append(("experts", 2 * F.expert_params * T * k * s["imb"] / (ep * mtp) / rate_mm(s["F_x"]),
+                            F.distinct_experts(T) / ep * F.expert_params * s["b_x"] / mtp / hbm_w))
+            t_own = T / (self.dp * tp)       # tokens this GPU dispatches
+            link_bytes += t_own * k * (1 - 1 / ep) * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
+            n_coll += 2 * indicator_gt1(ep)
+
+        kern_time = 0
+        for name, c, mem in kernels:
+            tally.add(name, c / sp_, mem / sp_, weight)
+            kern_time += smax(c, mem) / sp_
+        floor_excess = smax(0, s["t_floor"] - kern_time)
+        link_t = link_bytes / (self.bw_coll * s["e_ln"])
+        link_visible = link_t - s["ovl"] * smin(link_t, kern_time)
+        latency = n_coll * (s["lat_link"] + s["t_coll"])
+        return weight * floor_excess, weight * link_visible, weight * latency
+
+    def lm_head(self, ph: Phase, tally: Tally, weight=1):
+        s = S
+        p = self.m.vocab_size * self.h
+        tally.add("lm_head", 2 * p * ph.logits / self.dp / S["tp"] / (s["F_a"] * s["e_mm"]) / ph.speedup,
+                  p * s["b_e"] / s["tp"] / (s["BW_hbm"] * s["e_w"]) / ph.speedup, weight)
+
+    # ------------------------------------------------------------------ whole passes
+    def _pass(self, ph: Phase, layers, tally: Tally):
+        floor = link = lat = 0
+        for attn, ffn, n in layers:
+            f, l_, la = self.layer(attn, ffn, ph, tally, n)
+            floor, link, lat = floor + f, link + l_, lat + la
+        return floor, link, lat
+
+    def schedule(self):
+        return [(g.attention, g.ffn, g.count) for g in self.m.layers]
+
+    def decode(self) -> dict[str, sp.Expr]:
+        """TPOT (one decode step) and its breakdown, seconds; plus throughput per GPU."""
+        s = S
+        B, q, pp = s["B"], s["q"], s["pp"]
+        n_pf = s["mix"] * B * s["acc"] * s["new"] / s["osl"]
+        ph = Phase(seqs=B / pp, dec_tokens=B * q / pp, pf_tokens=n_pf / pp, L_dec=s["L"],
+                   L_pf=s["isl"] - s["new"] / 2, kv_ctx=s["L"], logits=B * q / pp, speedup=s["s_dec"])
+        main = Tally()
+        floor, link, lat = self._pass(ph, self.schedule(), main)
+        self.lm_head(ph, main)
+        # draft passes (MTP / DSpark / EAGLE-style head): ceil((q-1)/block) passes
+        draft = Tally()
+        mtp = self.m.mtp
+        if mtp is not None:
+            d_attn, d_ffn, d_layers, block = mtp.attention, mtp.ffn, mtp.layers, mtp.draft_block or 1
+        else:
+            g0 = self.m.layers[-1]
+            d_attn, d_ffn, d_layers, block = g0.attention, g0.ffn, 1, 1
+        passes = sp.ceiling((q - 1) / block)
+        dph = Phase(seqs=B / pp, dec_tokens=B / pp * smin(q - 1, block), pf_tokens=0, L_dec=s["L"], L_pf=0,
+                    kv_ctx=s["L"], logits=B / pp * smin(q - 1, block), speedup=s["s_dec"])
+        dfloor, dlink, dlat = self.layer(d_attn, d_ffn, dph, draft, d_layers)
+        self.lm_head(dph, draft)
+        draft_s = passes * (draft.time() + dfloor + dlink + dlat)
+
+        kernels = main.time()
+        pipeline_lat = (pp - 1) * s["lat_link"]
+        tpot = kernels + floor + link + lat + draft_s + s["t_step"] + pipeline_lat
+        comp, mem = main.by_resource()
+        out = {"tpot_s": tpot}
+        for name, e in main.by_name().items():
+            out[f"t_{name}_s"] = e
+        out.update({
+            "t_link_s": link, "t_latency_s": lat + floor + pipeline_lat, "t_draft_s": draft_s,
+            "t_overhead_s": s["t_step"] + 0 * B,
+            "r_compute_s": comp, "r_memory_s": mem,
+            "output_tps_per_gpu": B * s["acc"] / (tpot * s["G"]),
+        })
+        return out
+
+    def prefill(self) -> dict[str, sp.Expr]:
+        """Time of one prefill step of T_pf tokens (sequences of S_pf new tokens after P_pf cached), seconds."""
+        s = S
+        T, Snew, P = s["T_pf"], s["S_pf"], s["P_pf"]
+        seqs = T / Snew
+        ph = Phase(seqs=seqs, dec_tokens=0, pf_tokens=T, L_dec=0, L_pf=P + Snew / 2, kv_ctx=P,
+                   logits=seqs, speedup=s["s_pf"])
+        tally = Tally()
+        floor, link, lat = self._pass(ph, self.schedule(), tally)
+        self.lm_head(ph, tally)
+        t = tally.time() + floor + link + lat + s["t_step"]
+        return {"prefill_s": t, "input_tps_per_gpu_prefill": T / (t * s["G"])}

@@ -1,0 +1,95 @@
+"""Notation table: every symbol of the equations, named once, with its unit.
+
+Hardware and profile symbols are bound from specs at evaluation time; operating-point symbols are
+numpy arrays (one element per operating point). Architecture numbers (hidden size, heads, ...) are
+substituted as integers when an expression is built for a model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+
+@dataclass(frozen=True)
+class Sym:
+    name: str
+    unit: str
+    meaning: str
+    group: str  # operating_point | hardware | profile | format
+
+    @property
+    def s(self) -> sp.Symbol:
+        return sp.Symbol(self.name, positive=True)
+
+
+_TABLE = [
+    # operating point
+    Sym("B", "sequences", "sequences in flight per instance (decode batch)", "operating_point"),
+    Sym("L", "tokens", "mean context length attended by a decode token", "operating_point"),
+    Sym("q", "tokens", "tokens per sequence per decode step (1 + draft tokens)", "operating_point"),
+    Sym("acc", "tokens", "accepted tokens per decode step (acceptance length, incl. bonus token)", "operating_point"),
+    Sym("G", "GPUs", "GPUs per instance (one model replica)", "operating_point"),
+    Sym("tp", "GPUs", "attention tensor-parallel degree", "operating_point"),
+    Sym("ep", "GPUs", "expert-parallel degree", "operating_point"),
+    Sym("pp", "stages", "pipeline-parallel stages", "operating_point"),
+    Sym("isl", "tokens", "input tokens per request, cached prefix included", "operating_point"),
+    Sym("osl", "tokens", "output tokens per request", "operating_point"),
+    Sym("new", "tokens", "uncached input tokens per request (prefilled)", "operating_point"),
+    Sym("mix", "1", "1 = prefill mixed into decode steps (aggregated, chunked prefill); 0 = decode only", "operating_point"),
+    Sym("T_pf", "tokens", "tokens per prefill step, per instance", "operating_point"),
+    Sym("S_pf", "tokens", "new (uncached) tokens per prefilled sequence", "operating_point"),
+    Sym("P_pf", "tokens", "cached prefix tokens per prefilled sequence", "operating_point"),
+    Sym("L_max", "tokens", "context a sequence may reach (KV capacity per sequence)", "operating_point"),
+    # hardware (per GPU, SI units)
+    Sym("BW_hbm", "B/s", "HBM bandwidth", "hardware"),
+    Sym("C_hbm", "B", "usable HBM capacity", "hardware"),
+    Sym("F_bf16", "FLOP/s", "dense BF16 tensor throughput", "hardware"),
+    Sym("F_fp8", "FLOP/s", "dense FP8 tensor throughput", "hardware"),
+    Sym("F_x", "FLOP/s", "dense tensor throughput in the FFN/expert weight format", "hardware"),
+    Sym("F_a", "FLOP/s", "dense tensor throughput in the attention weight format", "hardware"),
+    Sym("BW_link", "B/s", "scale-up bandwidth per direction", "hardware"),
+    Sym("lat_link", "s", "scale-up one-way latency", "hardware"),
+    Sym("BW_nic", "B/s", "scale-out NIC bandwidth per direction", "hardware"),
+    Sym("D_dom", "GPUs", "GPUs in one scale-up domain", "hardware"),
+    Sym("BW_host", "B/s", "GPU-host link bandwidth per direction", "hardware"),
+    Sym("BW_hmem", "B/s", "host memory bandwidth per GPU", "hardware"),
+    # profile
+    Sym("e_w", "1", "achieved fraction of HBM bandwidth streaming weights", "profile"),
+    Sym("e_kv", "1", "achieved fraction of HBM bandwidth reading KV", "profile"),
+    Sym("e_mm", "1", "achieved fraction of tensor FLOP/s in GEMMs", "profile"),
+    Sym("e_at", "1", "achieved fraction of tensor FLOP/s in attention", "profile"),
+    Sym("e_ln", "1", "achieved fraction of link bandwidth", "profile"),
+    Sym("ovl", "1", "share of link time hidden behind compute", "profile"),
+    Sym("t_coll", "s", "software latency per collective", "profile"),
+    Sym("t_floor", "s", "minimum time of one layer per step", "profile"),
+    Sym("t_step", "s", "CPU/scheduler overhead per step", "profile"),
+    Sym("imb", "1", "MoE load imbalance (busiest GPU / mean)", "profile"),
+    Sym("s_dec", "1", "decode kernel speed-up factor", "profile"),
+    Sym("s_pf", "1", "prefill kernel speed-up factor", "profile"),
+    Sym("C_ws", "B", "HBM workspace per GPU", "profile"),
+    Sym("f_mem", "1", "fraction of usable HBM the engine may use", "profile"),
+    # number formats
+    Sym("b_x", "B/elem", "bytes per FFN/expert weight element", "format"),
+    Sym("b_a", "B/elem", "bytes per attention/dense weight element", "format"),
+    Sym("b_e", "B/elem", "bytes per embedding / LM-head element", "format"),
+    Sym("b_act", "B/elem", "bytes per activation element on links (combine, all-reduce)", "format"),
+    Sym("b_dsp", "B/elem", "bytes per activation element in EP dispatch", "format"),
+]
+
+TABLE: dict[str, Sym] = {s.name: s for s in _TABLE}
+S = {name: sym.s for name, sym in TABLE.items()}
+
+
+def kv_symbols(attn_name: str) -> dict[str, sp.Symbol]:
+    """Per attention kind j: entry bytes E_j, indexer-key bytes I_j, fixed state bytes R_j (format-dependent)."""
+    return {k: sp.Symbol(f"{k}_{attn_name}", nonnegative=True) for k in ("E", "I", "R")}
+
+
+def notation_markdown() -> str:
+    """The notation table as Markdown (for docs and `perfmodel explain`)."""
+    rows = ["| symbol | unit | meaning | bound from |", "|---|---|---|---|"]
+    rows += [f"| `{s.name}` | {s.unit} | {s.meaning} | {s.group} |" for s in _TABLE]
+    rows.append("| `E_j`, `I_j`, `R_j` | B | KV entry, indexer key and fixed state bytes of attention kind j | format |")
+    return "\n".join(rows)

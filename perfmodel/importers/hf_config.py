@@ -1,0 +1,558 @@
+"""Hugging Face ``config.json`` -> model spec mapping (validates as ``perfmodel.specs.model.ModelSpec``).
+
+Supported ``architectures`` (first entry decides):
+
+- ``LlamaForCausalLM``, ``MistralForCausalLM``, ``Qwen2ForCausalLM``, ``Qwen3ForCausalLM``: dense GQA
+  (a ``sliding_window`` / ``layer_types`` / ``use_sliding_window`` + ``max_window_layers`` becomes a window).
+- ``MixtralForCausalLM``: GQA + MoE (``num_local_experts``, ``num_experts_per_tok``, ``intermediate_size``).
+- ``Qwen3MoeForCausalLM``: GQA + MoE (``num_experts``, ``moe_intermediate_size``, ``decoder_sparse_step``,
+  ``mlp_only_layers``).
+- ``Qwen3NextForCausalLM``: Gated DeltaNet (``linear_*``) + full GQA layers, MoE with a shared expert.
+- ``DeepseekV3ForCausalLM`` (DeepSeek-V3/R1, Kimi K2), ``DeepseekV32ForCausalLM``, ``GlmMoeDsaForCausalLM``
+  (GLM-5): MLA (``q_lora_rank``, ``kv_lora_rank``, ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``),
+  DSA indexer (``index_n_heads``, ``index_head_dim``, ``index_topk``), ``first_k_dense_replace``,
+  ``moe_layer_freq``, ``n_routed_experts``, ``num_experts_per_tok``, ``n_shared_experts``,
+  ``moe_intermediate_size``, ``num_nextn_predict_layers`` -> ``mtp``.
+- ``Glm4MoeForCausalLM`` (GLM-4.5/4.6/4.7): GQA + the DeepSeek-style MoE layout, MTP.
+- ``GptOssForCausalLM``: ``layer_types`` sliding/full, ``sliding_window``, attention sinks, MoE.
+- ``Llama4ForConditionalGeneration`` / ``Llama4ForCausalLM``: ``text_config``; chunked attention
+  (``attention_chunk_size``, on RoPE layers per ``no_rope_layers``) as a window; MoE layers per ``moe_layers`` /
+  ``interleave_moe_layer_step`` with one shared expert; dense layers of ``intermediate_size_mlp``.
+
+What a config.json cannot tell (the imported spec says so in ``notes``): published parameter counts, IndexShare
+(which DSA layers reuse another layer's top-k), MTP parameter counts, and small tensors the schema ignores
+(norms, biases, sinks, output gates).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+from pydantic import ValidationError
+
+from ..errors import SpecError, pydantic_to_spec_error
+from ..specs.model import ModelSpec
+
+DEFAULT_SOURCE = "Hugging Face config.json"
+_MISSING = object()
+
+
+# ---------------------------------------------------------------- reading config fields
+class _Cfg:
+    """Typed access to config fields; every problem is a SpecError naming the field."""
+
+    def __init__(self, raw: dict, arch: str):
+        self.raw = raw
+        self.arch = arch
+
+    def has(self, key: str) -> bool:
+        return self.raw.get(key) is not None
+
+    def int(self, key: str, default: Any = _MISSING, *, positive: bool = True) -> Any:
+        v = self.raw.get(key)
+        if v is None:
+            if default is _MISSING:
+                raise SpecError(f"required for {self.arch} but missing", field=key)
+            return default
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
+            raise SpecError(f"expected an integer, got {v!r}", field=key)
+        v = int(v)
+        if positive and v <= 0:
+            raise SpecError(f"expected a positive integer, got {v}", field=key)
+        if not positive and v < 0:
+            raise SpecError(f"expected a non-negative integer, got {v}", field=key)
+        return v
+
+    def bool(self, key: str, default: bool = False) -> bool:
+        v = self.raw.get(key)
+        if v is None:
+            return default
+        if not isinstance(v, bool):
+            raise SpecError(f"expected true or false, got {v!r}", field=key)
+        return v
+
+    def list(self, key: str, n: int | None = None) -> list | None:
+        v = self.raw.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, list):
+            raise SpecError(f"expected a list, got {type(v).__name__}", field=key)
+        if n is not None and len(v) < n:
+            raise SpecError(f"has {len(v)} entries, fewer than num_hidden_layers={n}", field=key)
+        return v
+
+    def int_list(self, key: str) -> list[int] | None:
+        v = self.list(key)
+        if v is None:
+            return None
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+            raise SpecError("expected a list of integers", field=key)
+        return v
+
+
+# ---------------------------------------------------------------- building blocks
+class _Model:
+    """Accumulates attention/FFN kinds, a per-layer schedule and notes."""
+
+    def __init__(self, c: _Cfg):
+        self.c = c
+        self.attention: dict[str, dict] = {}
+        self.ffn: dict[str, dict] = {}
+        self.schedule: list[tuple[str, str]] = []
+        self.where_hint: dict[tuple[str, str], str] = {}
+        self.mtp: dict | None = None
+        self.notes: list[str] = []
+        self.family = "unknown"
+        self.n_layers = c.int("num_hidden_layers")
+        self.hidden = c.int("hidden_size")
+
+    # attention kinds
+    def head_dim(self) -> int:
+        c = self.c
+        heads = c.int("num_attention_heads")
+        if c.has("head_dim"):
+            return c.int("head_dim")
+        if self.hidden % heads:
+            raise SpecError(f"missing, and hidden_size {self.hidden} is not a multiple of num_attention_heads {heads}",
+                            field="head_dim")
+        return self.hidden // heads
+
+    def gqa(self, window: int | None = None, sinks: bool = False) -> dict:
+        c = self.c
+        heads = c.int("num_attention_heads")
+        d = {"kind": "gqa", "heads": heads, "kv_heads": c.int("num_key_value_heads", heads), "head_dim": self.head_dim()}
+        if window:
+            d["window"] = window
+        if sinks:
+            d["sinks"] = True
+        return d
+
+    def mla(self) -> dict:
+        c = self.c
+        d = {"kind": "mla", "heads": c.int("num_attention_heads"), "q_lora_rank": c.int("q_lora_rank", None),
+             "kv_lora_rank": c.int("kv_lora_rank"), "qk_nope_dim": c.int("qk_nope_head_dim"),
+             "qk_rope_dim": c.int("qk_rope_head_dim"), "v_head_dim": c.int("v_head_dim")}
+        if c.has("index_topk"):
+            d["indexer"] = {"heads": c.int("index_n_heads"), "head_dim": c.int("index_head_dim"),
+                            "top_k": c.int("index_topk")}
+        return d
+
+    # ffn kinds
+    def dense(self, key: str = "intermediate_size") -> dict:
+        return {"kind": "dense", "intermediate": self.c.int(key)}
+
+    def moe(self, experts: int, top_k: int, expert_intermediate: int, shared: int = 0,
+            shared_intermediate: int | None = None) -> dict:
+        if top_k > experts:
+            raise SpecError(f"top-k {top_k} exceeds the {experts} experts", field="num_experts_per_tok")
+        d = {"kind": "moe", "experts": experts, "top_k": top_k, "expert_intermediate": expert_intermediate}
+        if shared:
+            d["shared_experts"] = shared
+            if shared_intermediate and shared_intermediate != expert_intermediate:
+                d["shared_intermediate"] = shared_intermediate
+        return d
+
+    def window(self) -> int | None:
+        """sliding_window if the config turns it on (Mistral style, or Qwen's use_sliding_window)."""
+        c = self.c
+        if not c.has("sliding_window"):
+            return None
+        if "use_sliding_window" in c.raw and not c.bool("use_sliding_window"):
+            return None
+        return c.int("sliding_window")
+
+    def layer_types(self) -> list[str] | None:
+        lt = self.c.list("layer_types", self.n_layers)
+        if lt is None:
+            return None
+        if not all(isinstance(x, str) for x in lt):
+            raise SpecError("expected a list of strings", field="layer_types")
+        return lt[: self.n_layers]
+
+    def add(self, name: str, spec: dict, table: str) -> str:
+        tab = self.attention if table == "attention" else self.ffn
+        if name in tab and tab[name] != spec:
+            raise AssertionError(f"{table} {name!r} defined twice differently")  # importer bug, not user input
+        tab[name] = spec
+        return name
+
+
+# ---------------------------------------------------------------- per-family builders
+def _dense_gqa(m: _Model) -> None:
+    """Llama / Mistral / Qwen2 / Qwen3 dense: one GQA kind (maybe windowed on some layers), one MLP."""
+    c = m.c
+    m.family = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral"}.get(c.arch, "qwen")
+    ffn = m.add("mlp", m.dense(), "ffn")
+    for i, attn in enumerate(_attention_per_layer(m)):
+        m.schedule.append((attn, ffn))
+
+
+def _attention_per_layer(m: _Model, sinks: bool = False) -> list[str]:
+    """Attention key per layer for GQA models: layer_types, else Qwen's max_window_layers, else one kind."""
+    c = m.c
+    lt = m.layer_types()
+    w = c.int("sliding_window", None) if lt is not None else m.window()
+    out = []
+    for i in range(m.n_layers):
+        if lt is not None:
+            sliding = lt[i] == "sliding_attention"
+            if lt[i] not in ("sliding_attention", "full_attention"):
+                raise SpecError(f"layer {i} is {lt[i]!r}; expected sliding_attention or full_attention",
+                                field="layer_types")
+            if sliding and not w:
+                raise SpecError("layer_types has sliding_attention layers but sliding_window is missing",
+                                field="sliding_window")
+        else:
+            sliding = bool(w) and (c.arch not in ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
+                                   or i >= c.int("max_window_layers", 0, positive=False))
+        if sliding:
+            out.append(m.add("swa", m.gqa(window=w, sinks=sinks), "attention"))
+        else:
+            out.append(m.add("full" if (lt is not None or w) else "gqa", m.gqa(sinks=sinks), "attention"))
+    # one kind only: call it gqa
+    if len(m.attention) == 1 and "gqa" not in m.attention:
+        only = next(iter(m.attention))
+        if only == "full":
+            m.attention = {"gqa": m.attention.pop("full")}
+            out = ["gqa"] * len(out)
+    return out
+
+
+def _mixtral(m: _Model) -> None:
+    c = m.c
+    m.family = "mixtral"
+    ffn = m.add("moe", m.moe(c.int("num_local_experts"), c.int("num_experts_per_tok"), c.int("intermediate_size")),
+                "ffn")
+    for attn in _attention_per_layer(m):
+        m.schedule.append((attn, ffn))
+
+
+def _qwen_moe_layers(m: _Model, moe_spec: dict) -> list[str]:
+    """Qwen2/3-MoE rule: layer i is MoE unless in mlp_only_layers, and if (i + 1) % decoder_sparse_step == 0."""
+    c = m.c
+    only = set(c.int_list("mlp_only_layers") or [])
+    step = c.int("decoder_sparse_step", 1)
+    out = []
+    for i in range(m.n_layers):
+        if i not in only and (i + 1) % step == 0:
+            out.append(m.add("moe", moe_spec, "ffn"))
+        else:
+            out.append(m.add("dense", m.dense(), "ffn"))
+    return out
+
+
+def _qwen3_moe(m: _Model) -> None:
+    c = m.c
+    m.family = "qwen"
+    shared_i = c.int("shared_expert_intermediate_size", None)
+    moe = m.moe(c.int("num_experts"), c.int("num_experts_per_tok"), c.int("moe_intermediate_size"),
+                shared=1 if shared_i else 0, shared_intermediate=shared_i)
+    ffns = _qwen_moe_layers(m, moe)
+    for attn, ffn in zip(_attention_per_layer(m), ffns):
+        m.schedule.append((attn, ffn))
+
+
+def _qwen3_next(m: _Model) -> None:
+    c = m.c
+    m.family = "qwen"
+    lt = m.layer_types()
+    if lt is None:
+        every = c.int("full_attention_interval", 4)
+        lt = ["full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(m.n_layers)]
+    gdn = {"kind": "linear", "variant": "gdn", "k_heads": c.int("linear_num_key_heads"),
+           "v_heads": c.int("linear_num_value_heads"), "head_k_dim": c.int("linear_key_head_dim"),
+           "head_v_dim": c.int("linear_value_head_dim"), "conv_kernel": c.int("linear_conv_kernel_dim", 4)}
+    shared_i = c.int("shared_expert_intermediate_size", None)
+    moe = m.moe(c.int("num_experts"), c.int("num_experts_per_tok"), c.int("moe_intermediate_size"),
+                shared=1 if shared_i else 0, shared_intermediate=shared_i)
+    ffns = _qwen_moe_layers(m, moe)
+    for i, (t, ffn) in enumerate(zip(lt, ffns)):
+        if t == "linear_attention":
+            attn = m.add("gdn", gdn, "attention")
+        elif t == "full_attention":
+            attn = m.add("full", m.gqa(), "attention")
+        else:
+            raise SpecError(f"layer {i} is {t!r}; expected linear_attention or full_attention", field="layer_types")
+        m.schedule.append((attn, ffn))
+    if c.bool("attn_output_gate", True):
+        m.notes.append("the full-attention output gate (q_proj doubled) is not modelled (~0.1% of parameters)")
+    if c.has("mtp_num_hidden_layers") or c.has("num_nextn_predict_layers"):
+        n = c.int("mtp_num_hidden_layers", None) or c.int("num_nextn_predict_layers", None)
+        if n:
+            m.mtp = {"layers": n, "attention": "full", "ffn": "moe"}
+
+
+def _deepseek_layout(m: _Model, attn_key: str, attn_spec: dict) -> None:
+    """DeepSeek-V3 / GLM-4.5 layout: first_k_dense_replace dense layers, then MoE every moe_layer_freq."""
+    c = m.c
+    attn = m.add(attn_key, attn_spec, "attention")
+    first_dense = c.int("first_k_dense_replace", 0, positive=False)
+    freq = c.int("moe_layer_freq", 1)
+    experts = c.int("n_routed_experts", None)
+    moe = None
+    if experts:
+        n_shared = c.int("n_shared_experts", 0, positive=False)
+        moe = m.moe(experts, c.int("num_experts_per_tok"), c.int("moe_intermediate_size"), shared=n_shared)
+    for i in range(m.n_layers):
+        if moe is not None and i >= first_dense and i % freq == 0:
+            m.schedule.append((attn, m.add("moe", moe, "ffn")))
+        else:
+            m.schedule.append((attn, m.add("dense", m.dense(), "ffn")))
+    n_mtp = c.int("num_nextn_predict_layers", 0, positive=False)
+    if n_mtp:
+        m.mtp = {"layers": n_mtp, "attention": attn, "ffn": "moe" if moe is not None else "dense"}
+        m.notes.append(f"{n_mtp} MTP layer(s) from num_nextn_predict_layers; their published size is not in config.json")
+
+
+def _deepseek(m: _Model) -> None:
+    c = m.c
+    mt = str(c.raw.get("model_type", ""))
+    m.family = "glm" if c.arch.startswith("Glm") else ("kimi" if "kimi" in mt else "deepseek")
+    spec = m.mla()
+    _deepseek_layout(m, "dsa" if "indexer" in spec else "mla", spec)
+    if "indexer" in spec:
+        m.notes.append("every layer gets its own DSA indexer: IndexShare (layers reusing another layer's top-k) "
+                       "is not described by config.json")
+
+
+def _glm4_moe(m: _Model) -> None:
+    m.family = "glm"
+    _deepseek_layout(m, "gqa", m.gqa())
+    if m.c.has("partial_rotary_factor"):
+        m.notes.append("partial_rotary_factor does not change sizes; ignored")
+
+
+def _gpt_oss(m: _Model) -> None:
+    c = m.c
+    m.family = "gpt-oss"
+    top_k = c.int("num_experts_per_tok", None) or c.int("experts_per_token")
+    experts = c.int("num_local_experts", None) or c.int("num_experts")
+    ffn = m.add("moe", m.moe(experts, top_k, c.int("intermediate_size")), "ffn")
+    if m.layer_types() is None:  # the original release alternates sliding (even) and full (odd)
+        c.raw = {**c.raw, "layer_types": ["sliding_attention" if i % 2 == 0 else "full_attention"
+                                          for i in range(m.n_layers)]}
+        m.notes.append("layer_types missing: assumed sliding on even layers, full on odd (gpt-oss release)")
+    for attn in _attention_per_layer(m, sinks=True):
+        m.schedule.append((attn, ffn))
+    m.notes.append("attention/expert/router biases and the per-head attention sinks are ignored (< 0.1%)")
+
+
+def _llama4(m: _Model) -> None:
+    c = m.c
+    m.family = "llama"
+    n = m.n_layers
+    nope = c.int_list("no_rope_layers")
+    if not nope:
+        every = c.int("no_rope_layer_interval", 4)
+        nope = [int((i + 1) % every != 0) for i in range(n)]  # 1 = RoPE (chunked), 0 = NoPE (full)
+    if len(nope) < n:
+        raise SpecError(f"has {len(nope)} entries, fewer than num_hidden_layers={n}", field="no_rope_layers")
+    chunk = c.int("attention_chunk_size", None)
+    moe_layers = c.int_list("moe_layers")
+    if moe_layers is None:
+        step = c.int("interleave_moe_layer_step", 1)
+        moe_layers = list(range(step - 1, n, step))
+    moe_layers = set(moe_layers)
+    moe = m.moe(c.int("num_local_experts"), c.int("num_experts_per_tok"), c.int("intermediate_size"), shared=1)
+    for i in range(n):
+        if nope[i] and chunk:
+            attn = m.add("chunked", m.gqa(window=chunk), "attention")
+        else:
+            attn = m.add("global", m.gqa(), "attention")
+        ffn = m.add("moe", moe, "ffn") if i in moe_layers else m.add("dense", m.dense("intermediate_size_mlp"), "ffn")
+        m.schedule.append((attn, ffn))
+    if chunk:
+        m.notes.append(f"chunked attention (attention_chunk_size {chunk}) on RoPE layers is modelled as a sliding "
+                       f"window of {chunk}: an upper bound on its KV and attention FLOPs (a chunk holds L mod {chunk} "
+                       f"tokens)")
+    m.notes.append("multimodal checkpoint: only the text model is imported")
+
+
+_BUILDERS: dict[str, Callable[[_Model], None]] = {
+    "LlamaForCausalLM": _dense_gqa,
+    "MistralForCausalLM": _dense_gqa,
+    "Qwen2ForCausalLM": _dense_gqa,
+    "Qwen3ForCausalLM": _dense_gqa,
+    "MixtralForCausalLM": _mixtral,
+    "Qwen3MoeForCausalLM": _qwen3_moe,
+    "Qwen3NextForCausalLM": _qwen3_next,
+    "DeepseekV3ForCausalLM": _deepseek,
+    "DeepseekV32ForCausalLM": _deepseek,
+    "GlmMoeDsaForCausalLM": _deepseek,
+    "Glm4MoeForCausalLM": _glm4_moe,
+    "GptOssForCausalLM": _gpt_oss,
+    "Llama4ForConditionalGeneration": _llama4,
+    "Llama4ForCausalLM": _llama4,
+}
+SUPPORTED_ARCHITECTURES = tuple(sorted(_BUILDERS))
+
+
+# ---------------------------------------------------------------- assembling the mapping
+def describe_layers(idx: list[int], n: int | None = None) -> str:
+    """Human description of layer indices: '0-2', 'even 0-34', '3-47 every 4', 'all but 3-47 every 4', '0, 5, 7-9'."""
+    if n is not None:
+        rest = sorted(set(range(n)) - set(idx))
+        if len(rest) > 1 and len({b - a for a, b in zip(rest, rest[1:])}) == 1 and len(idx) > len(rest):
+            return f"all but {describe_layers(rest)}"
+    if len(idx) == 1:
+        return str(idx[0])
+    diffs = {b - a for a, b in zip(idx, idx[1:])}
+    a, b = idx[0], idx[-1]
+    if diffs == {1}:
+        return f"{a}-{b}"
+    if len(diffs) == 1:
+        d = diffs.pop()
+        if d == 2:
+            return f"{'even' if a % 2 == 0 else 'odd'} {a}-{b}"
+        return f"{a}-{b} every {d}"
+    runs, start = [], idx[0]
+    for prev, cur in zip(idx, idx[1:] + [None]):
+        if cur != prev + 1 if cur is not None else True:
+            runs.append(f"{start}-{prev}" if prev > start else str(start))
+            start = cur
+    return ", ".join(runs)
+
+
+def _group(schedule: list[tuple[str, str]]) -> list[dict]:
+    order: dict[tuple[str, str], list[int]] = {}
+    for i, key in enumerate(schedule):
+        order.setdefault(key, []).append(i)
+    out = []
+    for (attn, ffn), idx in order.items():
+        g = {"count": len(idx), "attention": attn, "ffn": ffn}
+        if len(order) > 1:
+            g["where"] = describe_layers(idx, len(schedule))
+        out.append(g)
+    return out
+
+
+def _native_weights(raw: dict) -> str:
+    q = raw.get("quantization_config")
+    if isinstance(q, dict):
+        method = str(q.get("quant_method", "")).lower()
+        if method == "fp8":
+            return "fp8"
+        if method == "mxfp4":
+            return "mxfp4+bf16"
+        if method == "compressed-tensors":
+            text = json.dumps(q.get("config_groups", {})).lower()
+            if '"num_bits": 4' in text:
+                return "int4" if '"type": "int"' in text else "fp4"
+            if '"num_bits": 8' in text:
+                return "fp8"
+        if method:
+            return method
+    dtype = str(raw.get("torch_dtype") or raw.get("dtype") or "bfloat16")
+    return {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(dtype, dtype)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.") or "imported-model"
+
+
+def _hf_repo(raw: dict) -> str | None:
+    name = raw.get("_name_or_path")
+    if isinstance(name, str) and re.fullmatch(r"[\w.-]+/[\w.-]+", name):
+        return name
+    return None
+
+
+def import_hf_config(config: dict, model_id: str | None = None, source: str = DEFAULT_SOURCE) -> dict:
+    """Build a model-spec mapping from a parsed Hugging Face config.json.
+
+    Raises SpecError naming the config field at fault (``architectures`` for an unsupported family).
+    """
+    if not isinstance(config, dict):
+        raise SpecError(f"expected a JSON object at the top level, got {type(config).__name__}")
+    archs = config.get("architectures")
+    if not archs or not isinstance(archs, list) or not isinstance(archs[0], str):
+        raise SpecError("missing or not a list of names; cannot tell the model family", field="architectures")
+    arch = archs[0]
+    if arch not in _BUILDERS:
+        raise SpecError(f"unsupported architecture {arch!r}; supported: {', '.join(SUPPORTED_ARCHITECTURES)}",
+                        field="architectures")
+    raw = dict(config)
+    text = config.get("text_config")
+    if isinstance(text, dict):  # multimodal wrappers: the text tower's fields win
+        raw.update(text)
+    m = _Model(_Cfg(raw, arch))
+    _BUILDERS[arch](m)
+
+    repo = _hf_repo(config)
+    mid = model_id or (_slug(repo.split("/")[-1]) if repo else _slug(str(raw.get("model_type") or arch)))
+    sources = [source]
+    if repo:
+        sources.append(f"https://huggingface.co/{repo}/blob/main/config.json")
+    out: dict[str, Any] = {
+        "id": mid,
+        "name": repo.split("/")[-1] if repo else mid,
+        "family": m.family,
+        "sources": sources,
+        "hidden_size": m.hidden,
+        "vocab_size": m.c.int("vocab_size"),
+    }
+    if m.c.bool("tie_word_embeddings"):
+        out["tie_embeddings"] = True
+    out["max_context"] = m.c.int("max_position_embeddings")
+    out["native_weights"] = _native_weights(raw)
+    out["attention"] = m.attention
+    out["ffn"] = m.ffn
+    out["layers"] = _group(m.schedule)
+    if m.mtp:
+        out["mtp"] = m.mtp
+    notes = [f"Imported from a Hugging Face config.json ({arch}) by perfmodel.importers.hf_config",
+             "published parameter counts are not in config.json: add a `published` block by hand",
+             *m.notes]
+    out["notes"] = "; ".join(notes) + "."
+    try:
+        ModelSpec.model_validate(out)
+    except ValidationError as exc:
+        raise pydantic_to_spec_error(exc, prefix="imported spec") from None
+    return out
+
+
+def import_hf_config_file(path: str, model_id: str | None = None) -> str:
+    """Read a config.json and return model-spec YAML text. Errors are SpecError naming the file and the field."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise SpecError(f"cannot read file ({exc.strerror})", file=str(path)) from None
+    try:
+        cfg = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"malformed JSON: {exc.msg}", file=str(path), field=f"line {exc.lineno}") from None
+    if model_id is None and isinstance(cfg, dict) and not _hf_repo(cfg):
+        stem = p.resolve().parent.name if p.name == "config.json" else p.stem
+        model_id = _slug(stem)
+    try:
+        mapping = import_hf_config(cfg, model_id=model_id, source=f"{p.name} ({DEFAULT_SOURCE})")
+    except SpecError as exc:
+        raise exc.in_file(str(path)) from None
+    return to_yaml(mapping)
+
+
+# ---------------------------------------------------------------- YAML in the catalog's style
+def _flow(v: Any) -> str:
+    s = yaml.safe_dump(v, default_flow_style=True, sort_keys=False, width=1 << 30, allow_unicode=True)
+    return s.removesuffix("\n").removesuffix("\n...").strip()
+
+
+def to_yaml(mapping: dict) -> str:
+    """Catalog-style YAML: block top level, one flow mapping per attention/FFN kind and layer group."""
+    lines = ["# Generated by `perfmodel models import` from a Hugging Face config.json; check it, then add a",
+             "# `published` block (total/active parameters with source URLs) so the catalog tests can verify it."]
+    for key, v in mapping.items():
+        if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
+            lines.append(f"{key}:")
+            lines += [f"  {_flow(k)}: {_flow(x)}" for k, x in v.items()]
+        elif isinstance(v, list) and v and all(isinstance(x, (dict, str)) for x in v) and key != "aliases":
+            lines.append(f"{key}:")
+            lines += [f"  - {_flow(x)}" for x in v]
+        else:
+            lines.append(f"{key}: {_flow(v)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,99 @@
+"""Deployment (how the model is laid out and run) and Scenario (a full `perfmodel predict` input)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, PositiveInt, model_validator
+
+from ..formats import KV_FORMATS, WEIGHT_BYTES
+from .common import Strict
+
+Serving = Literal["aggregated", "disaggregated", "decode_only", "prefill_only"]
+
+
+class PrefillPool(Strict):
+    """Prefill pool of a disaggregated deployment (its own parallelism)."""
+
+    gpus: PositiveInt
+    tp: PositiveInt = 1
+    ep: PositiveInt = 1
+    dp_attention: bool = False
+
+
+class Deployment(Strict):
+    """One instance (model replica). ``gpus`` = tp x pp, or a multiple of it with attention DP.
+
+    Attention runs TP=tp within dp = gpus/(tp pp) data-parallel groups; MoE runs EP=ep with
+    expert TP = gpus/(pp ep). ``batch`` = sequences in flight per instance (None: the most that fit).
+    """
+
+    gpus: PositiveInt = 1
+    tp: PositiveInt = 1
+    ep: PositiveInt = 1
+    pp: PositiveInt = 1
+    dp_attention: bool = False
+    weights: str = Field("fp8", description=f"FFN/expert weight format (dense models: all layers): {sorted(WEIGHT_BYTES)}")
+    attention_weights: str | None = Field(None, description="Attention/dense weight format; default: weights, "
+                                                            "or fp8 when a MoE model's experts are 4-bit")
+    kv_cache: Literal["bf16", "fp8", "fp4"] = "fp8"
+    batch: PositiveInt | None = Field(None, description="Sequences in flight per instance; None = max that fits")
+    spec_tokens: int = Field(0, ge=0, le=16, description="Draft tokens per decode step")
+    acceptance_length: float | None = Field(None, ge=1, description="Mean accepted tokens per step incl. bonus")
+    acceptance_rate: float | None = Field(None, ge=0, lt=1, description="Per-draft acceptance probability")
+    serving: Serving = "aggregated"
+    prefill: PrefillPool | None = Field(None, description="Disaggregated: the prefill pool")
+    decode_gpus: PositiveInt | None = Field(None, description="Disaggregated: GPUs in the decode pool (>= gpus)")
+    kv_host_tier: bool = Field(False, description="Keep KV beyond HBM in host memory (C2C / PCIe)")
+
+    @model_validator(mode="after")
+    def _layout(self):
+        if self.weights not in WEIGHT_BYTES:
+            raise ValueError(f"weights {self.weights!r} is not a known format {sorted(WEIGHT_BYTES)}")
+        if self.attention_weights and self.attention_weights not in WEIGHT_BYTES:
+            raise ValueError(f"attention_weights {self.attention_weights!r} is not a known format")
+        if self.gpus % (self.tp * self.pp):
+            raise ValueError(f"gpus={self.gpus} is not a multiple of tp x pp = {self.tp * self.pp}")
+        if not self.dp_attention and self.gpus != self.tp * self.pp:
+            raise ValueError(f"gpus={self.gpus} must equal tp x pp = {self.tp * self.pp} unless dp_attention is true")
+        if (self.gpus // self.pp) % self.ep:
+            raise ValueError(f"ep={self.ep} must divide gpus/pp = {self.gpus // self.pp}")
+        if self.spec_tokens and self.acceptance_length and self.acceptance_length > self.spec_tokens + 1:
+            raise ValueError(f"acceptance_length {self.acceptance_length} exceeds spec_tokens + 1")
+        if self.serving == "disaggregated" and self.prefill is None:
+            raise ValueError("disaggregated serving needs a 'prefill' pool")
+        return self
+
+    def accepted_tokens(self, default_rate: float | None = None) -> float:
+        """Acceptance length a. From a per-draft rate p with k drafts: a = (1 - p^(k+1)) / (1 - p)."""
+        k = self.spec_tokens
+        if k == 0:
+            return 1.0
+        if self.acceptance_length is not None:
+            return self.acceptance_length
+        p = self.acceptance_rate if self.acceptance_rate is not None else default_rate
+        if p is None:
+            return 1.0
+        return (1 - p ** (k + 1)) / (1 - p)
+
+
+class FixedWorkload(Strict):
+    isl: float = Field(gt=0, le=10_000_000)
+    osl: float = Field(gt=0, le=10_000_000)
+    prefix_hit: float = Field(0.0, ge=0, lt=1)
+
+
+class Overrides(Strict):
+    hardware: dict[str, float] = Field(default_factory=dict, description="Hardware field -> value (spec units)")
+    profile: dict[str, float] = Field(default_factory=dict, description="Profile parameter -> value")
+
+
+class Scenario(Strict):
+    """A `perfmodel predict` input: catalog ids (or YAML paths) plus a deployment and a workload."""
+
+    hardware: str
+    model: str
+    profile: str = "speed-of-light"
+    deployment: Deployment = Deployment()
+    workload: FixedWorkload | str = Field(description="{isl, osl, prefix_hit} or a workload catalog id")
+    overrides: Overrides = Overrides()

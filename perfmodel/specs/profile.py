@@ -1,0 +1,100 @@
+"""Software profile: the engine, and the only place efficiencies live.
+
+Every numeric parameter is a ``Param``: a value plus a plausible [low, high] range. The ranges feed
+uncertainty bands (Monte Carlo over the profile) and claim checks.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from .common import Strict
+
+
+class Param(Strict):
+    """A calibrated value and its plausible range (same unit as the field)."""
+
+    value: float
+    low: float
+    high: float
+
+    @model_validator(mode="after")
+    def _order(self):
+        if not (self.low <= self.value <= self.high):
+            raise ValueError(f"need low <= value <= high, got {self.low} <= {self.value} <= {self.high}")
+        return self
+
+
+def _p(v: float, lo: float | None = None, hi: float | None = None) -> Param:
+    return Param(value=v, low=v if lo is None else lo, high=v if hi is None else hi)
+
+
+# name -> (unit/description, lower physical bound, upper physical bound, group for attribution)
+PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
+    "eff_weights": ("achieved fraction of HBM bandwidth when streaming weights", 0.01, 1.0, "kernels"),
+    "eff_kv": ("achieved fraction of HBM bandwidth when reading KV cache", 0.01, 1.0, "kernels"),
+    "eff_gemm": ("achieved fraction of dense tensor FLOP/s in GEMMs (per format)", 0.01, 1.0, "kernels"),
+    "eff_attention": ("achieved fraction of BF16 tensor FLOP/s in attention kernels", 0.01, 1.0, "kernels"),
+    "eff_link": ("achieved fraction of scale-up / NIC bandwidth in collectives", 0.01, 1.0, "communication"),
+    "overlap": ("share of communication hidden behind compute (two-batch overlap etc.)", 0.0, 1.0, "communication"),
+    "collective_latency_us": ("software latency added to each collective, us", 0.0, 1000.0, "latency"),
+    "layer_floor_us": ("minimum time of one layer's kernels per step (launch/sync floor), us", 0.0, 1000.0, "latency"),
+    "step_overhead_ms": ("CPU/scheduler overhead per engine step, ms", 0.0, 1000.0, "latency"),
+    "moe_imbalance": ("busiest GPU's expert load over the mean (>= 1)", 1.0, 8.0, "scheduling"),
+    "workspace_gb": ("HBM reserved for activations, CUDA graphs, runtime, GB per GPU", 0.0, 200.0, "memory"),
+    "mem_fraction": ("fraction of usable HBM the engine may use", 0.1, 1.0, "memory"),
+    "prefill_speedup": ("multiplier on prefill throughput from kernel work (1 = none)", 0.2, 5.0, "kernels"),
+    "decode_speedup": ("multiplier on decode step speed from kernel work (1 = none)", 0.2, 5.0, "kernels"),
+}
+
+
+class SpecDecoding(Strict):
+    """Default speculative decoding of this engine (a deployment may override)."""
+
+    method: str = Field("none", description="none | mtp | dspark | eagle")
+    acceptance_rate: Param | None = Field(None, description="Per-draft acceptance probability")
+
+
+class Features(Strict):
+    """Feature switches the engine supports."""
+
+    chunked_prefill: bool = True
+    disaggregation: bool = False
+    kv_host_tier: bool = False
+    cuda_graphs: bool = True
+
+
+class ProfileSpec(Strict):
+    id: str
+    name: str
+    engine: str = Field(description="Engine family: sglang, vllm, trtllm, dynamo-trtllm, ... or 'none'")
+    description: str = ""
+    calibration: str | None = Field(None, description="How the values were obtained (command, data, date)")
+    eff_weights: Param
+    eff_kv: Param
+    eff_gemm: Param
+    eff_attention: Param
+    eff_link: Param
+    overlap: Param
+    collective_latency_us: Param
+    layer_floor_us: Param
+    step_overhead_ms: Param
+    moe_imbalance: Param
+    workspace_gb: Param
+    mem_fraction: Param
+    prefill_speedup: Param = _p(1.0)
+    decode_speedup: Param = _p(1.0)
+    spec_decoding: SpecDecoding = SpecDecoding()
+    features: Features = Features()
+
+    @model_validator(mode="after")
+    def _physical(self):
+        for name, (desc, lo, hi, _g) in PROFILE_PARAMS.items():
+            p: Param = getattr(self, name)
+            if p.low < lo or p.high > hi:
+                raise ValueError(f"{name} range [{p.low}, {p.high}] leaves the physical range [{lo}, {hi}] ({desc})")
+        return self
+
+    def values(self, which: str = "value") -> dict[str, float]:
+        """Parameter name -> value (or 'low' / 'high' end of the range)."""
+        return {n: getattr(getattr(self, n), which) for n in PROFILE_PARAMS}

@@ -1,0 +1,76 @@
+"""Workloads: fixed-length requests, or multi-turn agentic sessions.
+
+Lengths in tokens. A distribution is log-normal, given by its median and mean (sigma follows:
+sigma = sqrt(2 ln(mean/median))), so percentiles come from the published statistics, not a fudge.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from .common import Strict
+
+
+class Dist(Strict):
+    """A positive quantity with a log-normal spread: median and mean (mean >= median)."""
+
+    median: float = Field(gt=0)
+    mean: float | None = Field(None, gt=0, description="None: no spread (mean = median)")
+    source: str | None = None
+
+    @model_validator(mode="after")
+    def _mean(self):
+        if self.mean is not None and self.mean < self.median:
+            raise ValueError(f"mean {self.mean} below median {self.median} (log-normal needs mean >= median)")
+        return self
+
+    @property
+    def sigma(self) -> float:
+        return math.sqrt(2 * math.log(self.mean / self.median)) if self.mean else 0.0
+
+    @property
+    def mean_value(self) -> float:
+        return self.mean or self.median
+
+    def quantile(self, q: float) -> float:
+        """q in (0, 1): the log-normal quantile."""
+        from statistics import NormalDist
+        return self.median * math.exp(self.sigma * NormalDist().inv_cdf(q))
+
+
+class Agentic(Strict):
+    """Multi-turn agentic sessions (AgentX, AA-AgentPerf)."""
+
+    turns: Dist = Field(description="Turns (requests) per session")
+    context_tokens: Dist = Field(description="Input tokens per request (cached prefix + new), over all turns")
+    new_tokens_per_turn: Dist = Field(description="Uncached new input tokens per turn (tool output, user text)")
+    output_tokens: Dist = Field(description="Output tokens per turn")
+    tool_pause_s: Dist = Field(description="Pause between a turn's end and the next request (tool latency)")
+    max_hit_rate: float | None = Field(None, ge=0, le=1, description="Published prefix-hit ceiling, for checks")
+    max_output_tokens: int | None = Field(None, gt=0)
+
+
+class WorkloadSpec(Strict):
+    id: str
+    name: str
+    kind: Literal["fixed", "agentic"]
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
+    isl: float | None = Field(None, gt=0, description="fixed: input tokens per request")
+    osl: float | None = Field(None, gt=0, description="fixed: output tokens per request")
+    prefix_hit: float = Field(0.0, ge=0, lt=1, description="fixed: share of input served from a prefix cache")
+    agentic: Agentic | None = None
+    throughput_counts: Literal["total", "output"] = Field(
+        "total", description="What the headline throughput counts: total = input incl. cached + output")
+    interactivity_percentile: float = Field(50, gt=0, lt=100, description="Percentile of per-user speed reported")
+
+    @model_validator(mode="after")
+    def _kind(self):
+        if self.kind == "fixed" and (self.isl is None or self.osl is None):
+            raise ValueError("a fixed workload needs isl and osl")
+        if self.kind == "agentic" and self.agentic is None:
+            raise ValueError("an agentic workload needs an 'agentic' block")
+        return self
