@@ -12,7 +12,8 @@ Supported ``architectures`` (first entry decides):
   (GLM-5): MLA (``q_lora_rank``, ``kv_lora_rank``, ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``),
   DSA indexer (``index_n_heads``, ``index_head_dim``, ``index_topk``), ``first_k_dense_replace``,
   ``moe_layer_freq``, ``n_routed_experts``, ``num_experts_per_tok``, ``n_shared_experts``,
-  ``moe_intermediate_size``, ``num_nextn_predict_layers`` -> ``mtp``.
+  ``moe_intermediate_size``, ``num_nextn_predict_layers`` -> ``mtp``; GLM-5.2 IndexShare from ``indexer_types`` /
+  ``index_topk_pattern`` / ``index_topk_freq`` + ``index_skip_topk_offset``, ``index_share_for_mtp_iteration``.
 - ``Glm4MoeForCausalLM`` (GLM-4.5/4.6/4.7): GQA + the DeepSeek-style MoE layout, MTP.
 - ``GptOssForCausalLM``: ``layer_types`` sliding/full, ``sliding_window``, attention sinks, MoE.
 - ``Llama4ForConditionalGeneration`` / ``Llama4ForCausalLM``: ``text_config``; chunked attention
@@ -20,8 +21,8 @@ Supported ``architectures`` (first entry decides):
   ``interleave_moe_layer_step`` with one shared expert; dense layers of ``intermediate_size_mlp``.
 
 What a config.json cannot tell (the imported spec says so in ``notes``): published parameter counts, IndexShare
-(which DSA layers reuse another layer's top-k), MTP parameter counts, and small tensors the schema ignores
-(norms, biases, sinks, output gates).
+when the config omits its fields (older GLM-5.2 copies), the published MTP size, and small tensors the schema
+ignores (norms, biases, sinks, output gates).
 """
 
 from __future__ import annotations
@@ -103,7 +104,6 @@ class _Model:
         self.attention: dict[str, dict] = {}
         self.ffn: dict[str, dict] = {}
         self.schedule: list[tuple[str, str]] = []
-        self.where_hint: dict[tuple[str, str], str] = {}
         self.mtp: dict | None = None
         self.notes: list[str] = []
         self.family = "unknown"
@@ -187,7 +187,7 @@ def _dense_gqa(m: _Model) -> None:
     c = m.c
     m.family = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral"}.get(c.arch, "qwen")
     ffn = m.add("mlp", m.dense(), "ffn")
-    for i, attn in enumerate(_attention_per_layer(m)):
+    for attn in _attention_per_layer(m):
         m.schedule.append((attn, ffn))
 
 
@@ -286,10 +286,40 @@ def _qwen3_next(m: _Model) -> None:
             m.mtp = {"layers": n, "attention": "full", "ffn": "moe"}
 
 
+def _index_shared(m: _Model) -> list[bool] | None:
+    """IndexShare (GLM-5.2): per layer, True if it reuses the previous full layer's top-k. From indexer_types
+    ("full"/"shared"), else index_topk_pattern ("S" = shared), else vLLM's rule
+    skip = max(i - index_skip_topk_offset + 1, 0) % index_topk_freq != 0 (defaults 2, 1: every layer full)."""
+    c, n = m.c, m.n_layers
+    types = c.list("indexer_types", n)
+    if types is not None:
+        bad = [t for t in types[:n] if t not in ("full", "shared")]
+        if bad:
+            raise SpecError(f"expected 'full' or 'shared' entries, got {bad[0]!r}", field="indexer_types")
+        return [t == "shared" for t in types[:n]]
+    pattern = c.raw.get("index_topk_pattern")
+    if pattern is not None:
+        if not isinstance(pattern, (str, list)) or len(pattern) < n:
+            raise SpecError(f"expected {n} entries", field="index_topk_pattern")
+        return [str(x).upper() == "S" for x in list(pattern)[:n]]
+    if c.has("index_topk_freq"):
+        freq, offset = c.int("index_topk_freq"), c.int("index_skip_topk_offset", 2, positive=False)
+        return [max(i - offset + 1, 0) % freq != 0 for i in range(n)]
+    return None
+
+
 def _deepseek_layout(m: _Model, attn_key: str, attn_spec: dict) -> None:
     """DeepSeek-V3 / GLM-4.5 layout: first_k_dense_replace dense layers, then MoE every moe_layer_freq."""
     c = m.c
+    shared = _index_shared(m) if "indexer" in attn_spec else None
     attn = m.add(attn_key, attn_spec, "attention")
+    per_layer_attn = [attn] * m.n_layers
+    if shared and any(shared):
+        shared_spec = dict(attn_spec, indexer=dict(attn_spec["indexer"], shared=True))
+        per_layer_attn = [m.add(f"{attn_key}_shared", shared_spec, "attention") if s else attn for s in shared]
+        if shared[0]:
+            raise SpecError("layer 0 cannot reuse an earlier layer's top-k", field="indexer_types")
+        m.notes.append(f"IndexShare: {sum(shared)} of {m.n_layers} layers reuse the previous full layer's top-k")
     first_dense = c.int("first_k_dense_replace", 0, positive=False)
     freq = c.int("moe_layer_freq", 1)
     experts = c.int("n_routed_experts", None)
@@ -299,12 +329,16 @@ def _deepseek_layout(m: _Model, attn_key: str, attn_spec: dict) -> None:
         moe = m.moe(experts, c.int("num_experts_per_tok"), c.int("moe_intermediate_size"), shared=n_shared)
     for i in range(m.n_layers):
         if moe is not None and i >= first_dense and i % freq == 0:
-            m.schedule.append((attn, m.add("moe", moe, "ffn")))
+            m.schedule.append((per_layer_attn[i], m.add("moe", moe, "ffn")))
         else:
-            m.schedule.append((attn, m.add("dense", m.dense(), "ffn")))
+            m.schedule.append((per_layer_attn[i], m.add("dense", m.dense(), "ffn")))
     n_mtp = c.int("num_nextn_predict_layers", 0, positive=False)
     if n_mtp:
-        m.mtp = {"layers": n_mtp, "attention": attn, "ffn": "moe" if moe is not None else "dense"}
+        mtp_attn = f"{attn_key}_shared" if (shared and any(shared) and c.bool("index_share_for_mtp_iteration")) \
+            else attn
+        if mtp_attn not in m.attention:
+            mtp_attn = attn
+        m.mtp = {"layers": n_mtp, "attention": mtp_attn, "ffn": "moe" if moe is not None else "dense"}
         m.notes.append(f"{n_mtp} MTP layer(s) from num_nextn_predict_layers; their published size is not in config.json")
 
 
@@ -314,9 +348,9 @@ def _deepseek(m: _Model) -> None:
     m.family = "glm" if c.arch.startswith("Glm") else ("kimi" if "kimi" in mt else "deepseek")
     spec = m.mla()
     _deepseek_layout(m, "dsa" if "indexer" in spec else "mla", spec)
-    if "indexer" in spec:
-        m.notes.append("every layer gets its own DSA indexer: IndexShare (layers reusing another layer's top-k) "
-                       "is not described by config.json")
+    if "indexer" in spec and not any("IndexShare" in n for n in m.notes):
+        m.notes.append("every layer gets its own DSA indexer: the config has no IndexShare fields "
+                       "(indexer_types, index_topk_pattern, index_topk_freq)")
 
 
 def _glm4_moe(m: _Model) -> None:
