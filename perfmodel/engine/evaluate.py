@@ -126,7 +126,8 @@ def _frame(setup: Setup, p, d, pf) -> pd.DataFrame:
     for key in sorted(d):
         if key.startswith("t_") and key.endswith("_s"):
             df[key[:-2] + "_ms"] = full(d[key]) * 1e3
-    df["t_compute_bound_ms"], df["t_memory_bound_ms"] = res[0] * 1e3, res[1] * 1e3
+    df["res_compute_ms"], df["res_hbm_bandwidth_ms"] = res[0] * 1e3, res[1] * 1e3
+    df["res_link_ms"], df["res_latency_ms"] = res[2] * 1e3, res[3] * 1e3
     w, kvs, maxb = full(d["weights_bytes_per_gpu"]), full(d["kv_bytes_per_seq_per_gpu"]), full(d["max_batch"])
     df["weights_gb_per_gpu"] = w / 1e9
     df["kv_gb_per_gpu"] = (full(d["mem_bytes_per_gpu"]) - w) / 1e9

@@ -1,0 +1,5 @@
+import sys
+
+from perfmodel.cli.main import main
+
+sys.exit(main())

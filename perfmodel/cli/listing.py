@@ -1,0 +1,53 @@
+"""`perfmodel list KIND` and `perfmodel show ID`."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from .. import describe
+
+
+def register(sub):
+    p = sub.add_parser("list", help="list catalog entries with derived figures")
+    p.add_argument("kind", choices=["hardware", "models", "workloads", "profiles", "claims"])
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_list)
+    s = sub.add_parser("show", help="show one catalog entry (any kind) with derived figures")
+    s.add_argument("id")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=run_show)
+
+
+def run_list(args):
+    df = describe.table(args.kind)
+    if args.json:
+        print(df.to_json(orient="records", indent=1))
+    else:
+        with pd.option_context("display.width", 200, "display.max_columns", 30):
+            print(df.to_string(index=False))
+    return 0
+
+
+def _lines(d: dict, indent: int = 0) -> list[str]:
+    out = []
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.append(" " * indent + f"{k}:")
+            out += _lines(v, indent + 2)
+        else:
+            if isinstance(v, float):
+                v = f"{v:,.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
+            out.append(" " * indent + f"{k}: {v}")
+    return out
+
+
+def run_show(args):
+    kind, d = describe.show(args.id)
+    if args.json:
+        print(json.dumps(d, indent=1, default=str))
+    else:
+        print(f"[{kind}]")
+        print("\n".join(_lines(d)))
+    return 0

@@ -1,0 +1,51 @@
+"""`perfmodel` entry point. Each sub-command lives in its own module and registers itself here.
+
+Bad input of any kind (SpecError) prints one line, ``perfmodel: error: <file>: <field>: <problem>``,
+and exits with status 2. No traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ..errors import SpecError
+
+COMMANDS = ["listing", "predict_cmd", "models_cmd"]
+OPTIONAL_COMMANDS = ["analyses_cmd", "validate_cmd", "claims_cmd"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="perfmodel", description="Analytical roofline model of LLM inference serving")
+    p.add_argument("--catalog", action="append", default=[], metavar="DIR",
+                   help="extra catalog directory (hardware/, models/, ...); repeatable; also $PERFMODEL_CATALOG")
+    sub = p.add_subparsers(dest="command", required=True)
+    for name in COMMANDS + OPTIONAL_COMMANDS:
+        try:
+            mod = importlib.import_module(f"perfmodel.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if name in OPTIONAL_COMMANDS and exc.name == f"perfmodel.cli.{name}":
+                continue
+            raise
+        mod.register(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        from .. import catalog
+        for d in args.catalog:
+            catalog.add_user_catalog(d)
+        return int(args.func(args) or 0)
+    except SpecError as exc:
+        print(f"perfmodel: error: {exc.line()}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""`perfmodel predict SCENARIO.yaml` (or the same with flags)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import api
+from ..specs.deployment import Deployment, FixedWorkload, Scenario
+
+KEY_COLUMNS = ["hardware", "model", "profile", "batch", "tpot_ms", "ttft_ms", "tps_per_user", "tps_per_user_e2e",
+               "output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw", "mem_gb_per_gpu", "max_batch",
+               "fits", "bound", "fit_reason"]
+
+
+def register(sub):
+    p = sub.add_parser("predict", help="predict one operating point from a scenario YAML (or flags)")
+    p.add_argument("scenario", nargs="?", help="scenario YAML (README: 'Scenario files')")
+    p.add_argument("--hardware")
+    p.add_argument("--model")
+    p.add_argument("--profile")
+    p.add_argument("--workload", help="workload catalog id")
+    p.add_argument("--isl", type=float)
+    p.add_argument("--osl", type=float)
+    p.add_argument("--prefix-hit", type=float)
+    for k in ("gpus", "tp", "ep", "pp", "batch", "spec-tokens"):
+        p.add_argument(f"--{k}", type=int)
+    p.add_argument("--acceptance-length", type=float)
+    p.add_argument("--dp-attention", action="store_true", default=None)
+    p.add_argument("--weights")
+    p.add_argument("--kv-cache")
+    p.add_argument("--serving")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="hardware override, e.g. --set hbm_bandwidth_tbps=8")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--csv", action="store_true")
+    p.set_defaults(func=run)
+
+
+def _scenario(args) -> Scenario:
+    from pydantic import ValidationError
+
+    from ..errors import SpecError, pydantic_to_spec_error
+    base = api.load_scenario(args.scenario).model_dump() if args.scenario else {}
+    for k in ("hardware", "model", "profile"):
+        if getattr(args, k):
+            base[k] = getattr(args, k)
+    dep = base.get("deployment", {})
+    for k in ("gpus", "tp", "ep", "pp", "batch", "spec_tokens", "acceptance_length", "dp_attention", "weights",
+              "kv_cache", "serving"):
+        v = getattr(args, k)
+        if v is not None:
+            dep[k] = v
+    base["deployment"] = dep
+    if args.workload:
+        base["workload"] = args.workload
+    elif args.isl or args.osl or args.prefix_hit is not None:
+        w = base.get("workload") if isinstance(base.get("workload"), dict) else {}
+        w.update({k: v for k, v in (("isl", args.isl), ("osl", args.osl), ("prefix_hit", args.prefix_hit)) if v is not None})
+        base["workload"] = w
+    ov = base.setdefault("overrides", {"hardware": {}, "profile": {}})
+    for item in args.set:
+        if "=" not in item:
+            raise SpecError(f"expected FIELD=VALUE, got {item!r}", field="--set")
+        k, v = item.split("=", 1)
+        try:
+            ov.setdefault("hardware", {})[k] = float(v)
+        except ValueError:
+            raise SpecError(f"{v!r} is not a number", field=f"--set {k}") from None
+    try:
+        return Scenario.model_validate(base)
+    except ValidationError as exc:
+        raise pydantic_to_spec_error(exc, file=args.scenario or "command line") from None
+
+
+def run(args):
+    from ..errors import SpecError
+    if not args.scenario and not (args.hardware and args.model):
+        raise SpecError("give a scenario YAML, or at least --hardware and --model", field="scenario")
+    df = api.predict(_scenario(args))
+    if args.csv:
+        df.to_csv(sys.stdout, index=False)
+        return 0
+    row = df.iloc[0]
+    if args.json:
+        rec = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+        rec["breakdown"] = {
+            "component_ms": {k[2:-3]: rec[k] for k in row.index if k.startswith("t_") and k.endswith("_ms")},
+            "resource_ms": {k[4:-3]: rec[k] for k in row.index if k.startswith("res_")}}
+        print(json.dumps(rec, indent=1, default=str))
+        return 0
+    for k in KEY_COLUMNS:
+        v = row[k]
+        print(f"{k:>20}: {v:,.4g}" if isinstance(v, float) else f"{k:>20}: {v}")
+    print("  decode step by resource (ms):")
+    for k in row.index:
+        if k.startswith("res_") and row[k] > 0:
+            print(f"{k[4:-3]:>20}: {row[k]:.4g}")
+    print("  decode step by component (ms):")
+    for k in row.index:
+        if k.startswith("t_") and k.endswith("_ms") and row[k] > 0:
+            print(f"{k[2:-3]:>20}: {row[k]:.4g}")
+    return 0 if row["fits"] else 1

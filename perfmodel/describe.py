@@ -1,0 +1,86 @@
+"""Derived figures for listings: model summaries and hardware ridge points / rack totals."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import catalog
+from .arch import model_summary
+from .specs.hardware import HARDWARE_FIELDS, HardwareSpec
+
+
+def hardware_summary(hw: HardwareSpec) -> dict:
+    """Per-GPU specs, ridge points (dense FLOP per HBM byte) per format, and totals per scale-up domain."""
+    v = {f: hw.value(f) for f in HARDWARE_FIELDS}
+    bw = v["hbm_bandwidth_tbps"] * 1e12
+    ridge = {fmt: (v[f"{fmt}_dense_pflops"] * 1e15 / bw if v.get(f"{fmt}_dense_pflops") else None)
+             for fmt in ("bf16", "fp8", "fp4")}
+    n = int(v["scaleup_domain_gpus"])
+    rack = {"gpus": n, "hbm_tb": v["hbm_capacity_gb"] * n / 1e3, "hbm_bandwidth_pbps": v["hbm_bandwidth_tbps"] * n / 1e3,
+            "fp4_dense_eflops": (v["fp4_dense_pflops"] or 0) * n / 1e3, "fp8_dense_eflops": v["fp8_dense_pflops"] * n / 1e3,
+            "host_memory_tb": v["host_memory_gb"] * n / 1e3,
+            "power_kw": (v["allin_power_w"] or v["gpu_tdp_w"]) * n / 1e3}
+    return {"id": hw.id, "name": hw.name, "specs": {k: x for k, x in v.items() if x is not None},
+            "status": {f: getattr(hw.specs, f).status for f in HARDWARE_FIELDS if getattr(hw.specs, f) is not None},
+            "ridge_flop_per_byte": ridge, "domain_totals": rack, "variants": sorted(hw.variants)}
+
+
+def table(kind: str) -> pd.DataFrame:
+    """One row per catalog entry of ``kind`` with its key derived figures."""
+    rows = []
+    for i in catalog.ids(kind):
+        spec = catalog.load(kind, i)
+        if kind == "hardware":
+            s = hardware_summary(spec)
+            sp = s["specs"]
+            rows.append({"id": i, "hbm_gb": sp["hbm_capacity_gb"], "hbm_tbps": sp["hbm_bandwidth_tbps"],
+                         "fp8_pflops": sp["fp8_dense_pflops"], "fp4_pflops": sp.get("fp4_dense_pflops"),
+                         "scaleup_gbps": sp["scaleup_bandwidth_gbps"], "domain": int(sp["scaleup_domain_gpus"]),
+                         "host_link_gbps": sp["host_link_bandwidth_gbps"], "ridge_fp8": round(s["ridge_flop_per_byte"]["fp8"]),
+                         "variants": ",".join(s["variants"])})
+        elif kind == "models":
+            s = model_summary(spec)
+            rows.append({"id": i, "aliases": ",".join(spec.aliases), "layers": s["layers"],
+                         "total_params_b": round(s["total_params"] / 1e9, 1),
+                         "active_params_b": round(s["active_params_per_token"] / 1e9, 1),
+                         "kv_bytes_per_token_bf16": s["kv_bytes_per_token"]["bf16"],
+                         "kv_bytes_per_token_fp8": s["kv_bytes_per_token"]["fp8"],
+                         "confidence": spec.confidence})
+        elif kind == "workloads":
+            row = {"id": i, "kind": spec.kind, "name": spec.name}
+            if spec.kind == "fixed":
+                row.update(isl=spec.isl, osl=spec.osl, prefix_hit=spec.prefix_hit)
+            else:
+                a = spec.agentic
+                row.update(isl=a.context_tokens.median, osl=a.output_tokens.median,
+                           prefix_hit=round(1 - a.new_tokens_per_turn.median / a.context_tokens.median, 4))
+            rows.append(row)
+        elif kind == "profiles":
+            rows.append({"id": i, "engine": spec.engine, **{k: round(x, 3) for k, x in spec.values().items()}})
+        else:
+            rows.append({"id": i, **{k: getattr(spec, k, None) for k in ("kind", "title", "claimed")}})
+    return pd.DataFrame(rows)
+
+
+def show(name: str) -> tuple[str, dict]:
+    """Find ``name`` in any catalog kind; return (kind, details)."""
+    from .errors import SpecError
+    for kind in ("hardware", "models", "workloads", "profiles", "claims"):
+        try:
+            spec = catalog.load(kind, name)
+        except SpecError as exc:
+            if "unknown" in exc.problem:
+                continue
+            raise
+        if kind == "hardware":
+            return kind, hardware_summary(spec)
+        if kind == "models":
+            s = model_summary(spec)
+            s["aliases"] = spec.aliases
+            s["sources"] = spec.sources
+            return kind, s
+        return kind, spec.model_dump(mode="json")
+    import difflib
+    every = [i for k in ("hardware", "models", "workloads", "profiles", "claims") for i in catalog.ids(k)]
+    close = difflib.get_close_matches(name, every, n=3, cutoff=0.4)
+    raise SpecError(f"unknown id {name!r}" + (f"; did you mean {', '.join(close)}?" if close else ""), field="id")
