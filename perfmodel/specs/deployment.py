@@ -95,5 +95,6 @@ class Scenario(Strict):
     model: str
     profile: str = "speed-of-light"
     deployment: Deployment = Deployment()
-    workload: FixedWorkload | str = Field(description="{isl, osl, prefix_hit} or a workload catalog id")
+    workload: FixedWorkload | str = Field(FixedWorkload(isl=1024, osl=1024),
+                                          description="{isl, osl, prefix_hit} or a workload catalog id")
     overrides: Overrides = Overrides()

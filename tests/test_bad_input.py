@@ -1,0 +1,143 @@
+"""Bad input gets one clear line naming the file and the field, exit status 2, no traceback."""
+
+import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from perfmodel import catalog
+from perfmodel.cli.main import main
+from perfmodel.errors import SpecError
+
+ROOT = Path(__file__).resolve().parent.parent
+H100 = yaml.safe_load((ROOT / "hardware" / "h100-sxm.yaml").read_text())
+
+
+def _run(argv, capsys):
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    return code, err
+
+
+def _write(tmp_path, data, name="hw.yaml"):
+    f = tmp_path / name
+    f.write_text(data if isinstance(data, str) else yaml.safe_dump(data))
+    return str(f)
+
+
+def test_malformed_yaml(tmp_path, capsys):
+    f = _write(tmp_path, "id: x\nspecs: {hbm: [1, 2\n")
+    code, err = _run(["show", f] if False else ["predict", "--hardware", f, "--model", "llama-3.1-8b"], capsys)
+    assert code == 2 and "malformed YAML" in err and f in err and len(err.splitlines()) == 1
+
+
+def test_missing_field(tmp_path, capsys):
+    d = copy.deepcopy(H100)
+    del d["specs"]["hbm_bandwidth_tbps"]
+    f = _write(tmp_path, d)
+    code, err = _run(["predict", "--hardware", f, "--model", "llama-3.1-8b"], capsys)
+    assert code == 2 and "specs.hbm_bandwidth_tbps" in err and "Field required" in err and f in err
+
+
+def test_wrong_type(tmp_path, capsys):
+    d = copy.deepcopy(H100)
+    d["specs"]["hbm_bandwidth_tbps"]["value"] = "fast"
+    f = _write(tmp_path, d)
+    code, err = _run(["predict", "--hardware", f, "--model", "llama-3.1-8b"], capsys)
+    assert code == 2 and "hbm_bandwidth_tbps" in err and f in err
+
+
+@pytest.mark.parametrize("value,words", [(-3.35, "positive"), (0, "positive"), (3350, "sane range")])
+def test_negative_zero_and_unit_mistake(tmp_path, capsys, value, words):
+    d = copy.deepcopy(H100)
+    d["specs"]["hbm_bandwidth_tbps"]["value"] = value
+    f = _write(tmp_path, d)
+    code, err = _run(["predict", "--hardware", f, "--model", "llama-3.1-8b"], capsys)
+    assert code == 2 and words in err and "hbm_bandwidth_tbps" in err and len(err.splitlines()) == 1
+
+
+def test_unknown_id_suggests_closest(capsys):
+    code, err = _run(["predict", "--hardware", "h100-sxn", "--model", "llama-3.1-8b"], capsys)
+    assert code == 2 and "unknown hardware id 'h100-sxn'" in err and "h100-sxm" in err
+    code, err = _run(["show", "deepseek-v33"], capsys)
+    assert code == 2 and "deepseek-v3" in err
+
+
+def test_bad_override_and_deployment(capsys):
+    code, err = _run(["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--set", "hbm_bandwith_tbps=3"],
+                     capsys)
+    assert code == 2 and "hbm_bandwidth_tbps" in err
+    code, err = _run(["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--gpus", "8", "--tp", "3"],
+                     capsys)
+    assert code == 2 and "deployment" in err and "tp" in err
+
+
+def test_cli_subprocess_has_no_traceback(tmp_path):
+    d = copy.deepcopy(H100)
+    d["specs"]["hbm_bandwidth_tbps"]["value"] = -1
+    f = _write(tmp_path, d)
+    r = subprocess.run([sys.executable, "-m", "perfmodel", "predict", "--hardware", f, "--model", "llama-3.1-8b"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_user_catalog_dir_and_env(tmp_path, capsys, monkeypatch):
+    d = copy.deepcopy(H100)
+    d["id"] = "my-gpu"
+    (tmp_path / "hardware").mkdir()
+    _write(tmp_path / "hardware", d, "my-gpu.yaml")
+    code = main(["--catalog", str(tmp_path), "show", "my-gpu", "--json"])
+    assert code == 0 and '"my-gpu"' in capsys.readouterr().out
+    catalog._user_dirs.clear()
+    monkeypatch.setenv("PERFMODEL_CATALOG", str(tmp_path))
+    catalog._index.cache_clear()
+    assert "my-gpu" in catalog.ids("hardware")
+
+
+# -------------------------------------------------------------- random mutations
+def _mutations():
+    leaf = st.one_of(st.none(), st.integers(-10**6, 10**6), st.floats(allow_nan=True, allow_infinity=True),
+                     st.text(max_size=5), st.booleans(), st.lists(st.integers(), max_size=2))
+    return leaf
+
+
+def _paths(d, prefix=()):
+    if isinstance(d, dict):
+        for k, v in d.items():
+            yield prefix + (k,)
+            yield from _paths(v, prefix + (k,))
+
+
+PATHS = list(_paths(H100))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.sampled_from(PATHS), value=_mutations(), delete=st.booleans())
+def test_random_mutations_fail_only_cleanly(tmp_path, path, value, delete):
+    d = copy.deepcopy(H100)
+    node = d
+    for k in path[:-1]:
+        node = node[k]
+    if delete:
+        node.pop(path[-1], None)
+    else:
+        node[path[-1]] = value
+    f = tmp_path / "mut.yaml"
+    f.write_text(yaml.safe_dump(d))
+    catalog._load_cached.cache_clear()
+    try:
+        hw = catalog.hardware(str(f))
+    except SpecError as exc:
+        line = exc.line()
+        assert "\n" not in line and str(f) in line
+        return
+    # it loaded: every value must still be a sane positive number
+    for name in type(hw.specs).model_fields:
+        sv = getattr(hw.specs, name)
+        assert sv is None or (sv.value > 0 and sv.value == sv.value)
