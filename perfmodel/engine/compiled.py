@@ -42,7 +42,8 @@ def _compile(exprs: dict[str, sp.Expr]) -> Compiled:
     names = list(exprs)
     ex = [sp.sympify(exprs[n]) for n in names]
     syms = sorted(set().union(*(e.free_symbols for e in ex)), key=lambda s: s.name)
-    fn = sp.lambdify(syms, ex, modules=[{"ceiling": np.ceil, "Heaviside": _heaviside}, "numpy"], cse=True)
+    fn = sp.lambdify(syms, ex, modules=[{"ceiling": np.ceil, "Heaviside": _heaviside, "SMax": np.maximum,
+                                         "SMin": np.minimum}, "numpy"], cse=True)
     return Compiled([s.name for s in syms], names, ex, fn)
 
 

@@ -24,6 +24,7 @@ from .bind import attention_format, bind_formats, bind_hardware, bind_profile, h
 from .compiled import compiled
 
 POINT_COLUMNS = ("batch", "gpus", "tp", "ep", "pp", "spec_tokens", "acc", "isl", "osl", "new", "mix")
+OPTIONAL_COLUMNS = {"reload": 0.0}   # share of requests whose prefix is reloaded from the host tier
 RESOURCES = {"r_compute_s": "compute", "r_memory_s": "hbm_bandwidth", "t_link_s": "link", "t_lat_total_s": "latency"}
 
 
@@ -60,7 +61,10 @@ class Setup:
 
 def _arrays(points: dict) -> dict[str, np.ndarray]:
     n = max((np.size(v) for v in points.values()), default=1)
-    return {k: np.broadcast_to(np.asarray(points[k], dtype=float), (n,)) for k in POINT_COLUMNS}
+    out = {k: np.broadcast_to(np.asarray(points[k], dtype=float), (n,)) for k in POINT_COLUMNS}
+    for k, default in OPTIONAL_COLUMNS.items():
+        out[k] = np.broadcast_to(np.asarray(points.get(k, default), dtype=float), (n,))
+    return out
 
 
 def symbol_inputs(p: dict[str, np.ndarray], vals: dict[str, float]) -> dict:
@@ -68,7 +72,7 @@ def symbol_inputs(p: dict[str, np.ndarray], vals: dict[str, float]) -> dict:
     x = dict(vals)
     x.update(B=p["batch"], G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], q=1 + p["spec_tokens"],
              acc=p["acc"], isl=p["isl"], osl=p["osl"], new=p["new"], mix=p["mix"],
-             L=p["isl"] + p["osl"] / 2, L_max=p["isl"] + p["osl"])
+             L=p["isl"] + p["osl"] / 2, L_max=p["isl"] + p["osl"], f_rl=p.get("reload", 0.0))
     return x
 
 

@@ -98,8 +98,8 @@ class AttentionCost:
         if isinstance(a, MLA):
             return n_ctx * (E + I)
         if isinstance(a, CompressedAttention):
-            if not a.compress_ratio:
-                return a.window * E
+            if not a.compress_ratio or (a.indexer is not None and a.indexer.shared):
+                return a.window * E   # SWA only, or reads another layer's compressed cache (V4.1)
             return a.window * E + n_ctx / a.compress_ratio * (E + I)
         if isinstance(a, LinearAttention):
             return R

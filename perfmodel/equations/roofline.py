@@ -17,14 +17,50 @@ import sympy as sp
 from .symbols import S
 
 
-def smax(*args):
-    """Max without sympy's (slow) simplification at construction."""
-    return sp.Max(*args, evaluate=False)
+class SMax(sp.Function):
+    """max(a, b) that sympy does not try to simplify at construction (fast to build, cse and lambdify).
+
+    Numeric arguments evaluate; the derivative is the Heaviside selection, so sensitivities work.
+    Lambdified to numpy.maximum.
+    """
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Number and b.is_Number:
+            return sp.Max(a, b)
+        return None
+
+    def fdiff(self, argindex=1):
+        a, b = self.args
+        return sp.Heaviside(a - b, sp.S.Half) if argindex == 1 else sp.Heaviside(b - a, sp.S.Half)
 
 
-def smin(*args):
-    """Min without sympy's (slow) simplification at construction."""
-    return sp.Min(*args, evaluate=False)
+class SMin(sp.Function):
+    """min(a, b); see SMax. Lambdified to numpy.minimum."""
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Number and b.is_Number:
+            return sp.Min(a, b)
+        return None
+
+    def fdiff(self, argindex=1):
+        a, b = self.args
+        return sp.Heaviside(b - a, sp.S.Half) if argindex == 1 else sp.Heaviside(a - b, sp.S.Half)
+
+
+def smax(a, b):
+    return SMax(sp.sympify(a), sp.sympify(b))
+
+
+def smin(a, b):
+    return SMin(sp.sympify(a), sp.sympify(b))
+
+
 
 
 def indicator_gt1(n):

@@ -95,6 +95,10 @@ class StepBuilder:
             link_bytes += t_own * k * (1 - 1 / ep) * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
             n_coll += 2 * indicator_gt1(ep)
 
+        if self.m.residual.kind == "mhc":
+            # mHC: (streams - 1) extra residual streams read and written around attention and FFN
+            extra = (self.m.residual.streams - 1) * 4 * self.h * s["b_act"] * T_gpu
+            kernels.append(("mhc", 0, extra / hbm_w))
         kern_time = 0
         for name, c, mem in kernels:
             tally.add(name, c / sp_, mem / sp_, weight)
@@ -147,20 +151,40 @@ class StepBuilder:
         self.lm_head(dph, draft)
         draft_s = passes * (draft.time() + dfloor + dlink + dlat)
 
+        host = self.host_link(B, s["acc"], n_pf, q)
         kernels = main.time()
         pipeline_lat = (pp - 1) * s["lat_link"]
-        tpot = kernels + floor + link + lat + draft_s + s["t_step"] + pipeline_lat
+        host_visible = host - s["ovl"] * smin(host, kernels)
+        tpot = kernels + floor + link + lat + draft_s + s["t_step"] + pipeline_lat + host_visible
         comp, mem = main.by_resource()
         out = {"tpot_s": tpot}
         for name, e in main.by_name().items():
             out[f"t_{name}_s"] = e
         out.update({
-            "t_link_s": link, "t_latency_s": lat + floor + pipeline_lat, "t_draft_s": draft_s,
+            "t_link_s": link + host_visible, "t_host_link_s": host_visible,
+            "t_latency_s": lat + floor + pipeline_lat, "t_draft_s": draft_s,
             "t_overhead_s": s["t_step"] + 0 * B,
             "r_compute_s": comp, "r_memory_s": mem,
             "output_tps_per_gpu": B * s["acc"] / (tpot * s["G"]),
         })
         return out
+
+    def host_link(self, B, acc, n_pf, q):
+        """Host-link time per decode step per GPU, seconds (one direction, at min(link, host memory)):
+            Engram lookups  B q n_layers lookups row_dim b_act / dp
+          + KV reload       f_rl (B acc / osl) kv_stored(isl - new) / dp   (prefixes of resuming requests)
+        """
+        s, m = S, self.m
+        bw = smin(s["BW_host"], s["BW_hmem"]) * s["e_ln"]
+        tokens = (B * q + n_pf) / self.dp
+        byts = 0
+        if m.engram is not None:
+            byts += tokens * m.engram.layers * m.engram.lookups_per_token * m.engram.row_dim * s["b_act"]
+        prefix = s["isl"] - s["new"]
+        kv_prefix = sum(g.count * self.attn[g.attention].kv_stored(prefix) / self.attn[g.attention].shard(s["tp"])
+                        for g in m.layers)
+        byts += s["f_rl"] * B * acc / s["osl"] * kv_prefix / self.dp
+        return byts / bw
 
     def prefill(self) -> dict[str, sp.Expr]:
         """Time of one prefill step of T_pf tokens (sequences of S_pf new tokens after P_pf cached), seconds."""
