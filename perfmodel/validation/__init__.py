@@ -1,0 +1,9 @@
+"""Validation against measured serving records and calibration of software profiles.
+
+records       read and validate the record CSV (../shared/data/README.md format)
+predict_rows  predict each record (point, frontier, ratio) with a Monte Carlo uncertainty band
+calibrate     fit a few shared profile parameters per engine family; write profiles/<engine>.yaml
+report        summary statistics, the predicted-vs-measured plot and reports/validation.md
+"""
+
+from .records import Record, read_records  # noqa: F401

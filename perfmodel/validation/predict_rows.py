@@ -1,0 +1,327 @@
+"""Predict measured records with the catalog and the engine's profile, with a Monte Carlo band.
+
+Documented defaults for blank cells ("not published"):
+  * engine -> profile: the profile whose id is the engine name; ``deepseek`` (DeepSeek's own serving system) maps to
+    ``sglang`` (the open reimplementation of the same DeepEP + two-batch-overlap design); ``tilert`` maps to
+    ``trtllm`` (compiled low-latency kernels); blank engine -> ``trtllm``. See ENGINE_PROFILE.
+  * weights / kv_cache: fp8.  spec_tokens: 0.  prefix_hit: 0.
+  * acceptance: acceptance_length if published, else the profile's per-draft acceptance rate
+    a = (1 - p^(k+1)) / (1 - p) (the rate is sampled in its range for the band).
+  * point rows, instance size: decode_gpus (decode_only / disaggregated) or gpus; blank gpus -> max(tp, ep) with
+    attention DP, else tp.  blank tp -> 1 with attention DP, else all GPUs of the instance.  blank ep -> the
+    instance size for MoE models, 1 for dense ones.
+  * point rows, batch: concurrency (sequences in flight in the instance), else batch_per_gpu x GPUs, else the
+    largest batch that fits in memory (offline max-load run).  A given batch larger than the modeled capacity is
+    evaluated anyway and flagged in ``note``.
+  * prefill_only rows: 16384 tokens per GPU per step (the LMSYS setup), input_tps_per_gpu = T / t_prefill / G.
+  * frontier rows: best over a log grid of batches for each candidate layout (the published gpus / tp / ep are
+    constraints when given; otherwise TP in {1, 2, 4, 8} on one node, plus attention-DP + EP for MoE models), read
+    at at_tps_per_user as the highest throughput among points at least that interactive (blank: the peak).
+  * disaggregated frontier rows: decode on decode_gpus, prefill on prefill_gpus (16384 tokens per GPU per step);
+    the output rate is the lesser of decode and prefill capacity, and per-GPU figures divide by all GPUs.
+  * ratio rows: frontier of ``hardware`` over frontier of ``hardware_b`` with the same hints.
+The uncertainty band: N_SAMPLES draws (fixed seed), every profile parameter uniform in its [low, high] range,
+propagated through the compiled equations; low/high are the 5th/95th percentiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import catalog
+from ..engine.bind import bind_profile
+from ..engine.compiled import compiled
+from ..engine.evaluate import POINT_COLUMNS, Setup, evaluate, prefill_inputs
+from ..errors import SpecError
+from ..specs.model import MoE
+from ..specs.profile import PROFILE_PARAMS, ProfileSpec
+from .records import Record
+
+ENGINE_PROFILE = {"sglang": "sglang", "vllm": "vllm", "trtllm": "trtllm", "dynamo-trtllm": "dynamo-trtllm",
+                  "dynamo-sglang": "dynamo-sglang", "dynamo-vllm": "dynamo-vllm", "deepseek": "sglang",
+                  "tilert": "trtllm"}
+PREFILL_TOKENS_PER_GPU = 16384
+N_SAMPLES = 200
+SEED = 0
+BAND = (5.0, 95.0)
+BATCH_GRID = np.unique(np.round(np.geomspace(1, 65536, 73)))
+
+
+class Unsupported(Exception):
+    """The row cannot be predicted by this model; the message is the reason."""
+
+
+def profile_id(rec: Record) -> str:
+    eng = (rec.engine or "trtllm").lower()
+    if eng not in ENGINE_PROFILE:
+        raise Unsupported(f"no profile for engine {rec.engine!r}")
+    return ENGINE_PROFILE[eng]
+
+
+def is_moe(model) -> bool:
+    return any(isinstance(f, MoE) for f in model.ffn.values())
+
+
+# --------------------------------------------------------------------------------------------- parameters
+
+def sample_params(profile: ProfileSpec, n: int, seed: int = SEED) -> dict[str, np.ndarray]:
+    """Profile parameter -> n uniform draws in [low, high] (plus 'acceptance_rate')."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name in PROFILE_PARAMS:
+        p = getattr(profile, name)
+        out[name] = rng.uniform(p.low, p.high, n) if p.high > p.low else np.full(n, p.value)
+    ar = profile.spec_decoding.acceptance_rate
+    out["acceptance_rate"] = rng.uniform(ar.low, ar.high, n) if ar else np.full(n, np.nan)
+    return out
+
+
+def central_params(profile: ProfileSpec) -> dict[str, np.ndarray]:
+    out = {name: np.array([getattr(profile, name).value]) for name in PROFILE_PARAMS}
+    ar = profile.spec_decoding.acceptance_rate
+    out["acceptance_rate"] = np.array([ar.value if ar else np.nan])
+    return out
+
+
+# --------------------------------------------------------------------------------------------- evaluation
+
+@dataclass
+class Ctx:
+    setup: Setup
+    vals: dict            # symbol -> scalar or (S,) array
+    acc: np.ndarray       # (S,) accepted tokens per step
+    n: int                # S, number of parameter samples
+
+
+def make_ctx(hardware: str, rec: Record, profile: ProfileSpec, params: dict[str, np.ndarray]) -> Ctx:
+    hw, m = catalog.hardware(hardware), catalog.model(rec.model)
+    setup = Setup(hw, m, profile, weights=rec.weights or "fp8", kv_cache=rec.kv_cache or "fp8")
+    vals = setup.symbol_values("value")
+    n = len(next(iter(params.values())))
+    vals.update(bind_profile({k: np.asarray(params[k], float) for k in PROFILE_PARAMS}))
+    k = rec.spec_tokens or 0
+    if k == 0:
+        acc = np.ones(n)
+    elif rec.acceptance_length is not None:
+        acc = np.full(n, rec.acceptance_length)
+    else:
+        p = np.asarray(params["acceptance_rate"], float)
+        acc = np.where(np.isnan(p), 1.0, (1 - p ** (k + 1)) / (1 - np.where(p == 1, 0.999999, p)))
+    return Ctx(setup, vals, acc, n)
+
+
+def _tile(ctx: Ctx, pts: dict, m: int) -> tuple[dict, dict]:
+    """m operating points x S samples -> flat arrays of length S*m (sample-major)."""
+    S = ctx.n
+    p = {k: np.tile(np.broadcast_to(np.asarray(pts[k], float), (m,)), S) for k in POINT_COLUMNS if k != "acc"}
+    p["acc"] = np.repeat(ctx.acc, m)
+    vals = {k: (np.repeat(v, m) if isinstance(v, np.ndarray) and v.size == S and S > 1 else v)
+            for k, v in ctx.vals.items()}
+    return p, vals
+
+
+def eval_points(ctx: Ctx, pts: dict, m: int) -> pd.DataFrame:
+    p, vals = _tile(ctx, pts, m)
+    return evaluate(ctx.setup, p, symbol_values=vals)
+
+
+def prefill_rate(ctx: Ctx, gpus: float, tp: float, ep: float, isl: float, new: float) -> np.ndarray:
+    """Input tokens/s per GPU of a prefill instance, per sample (S,)."""
+    p, vals = _tile(ctx, dict(batch=1.0, gpus=gpus, tp=tp, ep=ep, pp=1.0, spec_tokens=0.0, isl=isl, osl=1.0,
+                              new=new, mix=0.0), 1)
+    T = PREFILL_TOKENS_PER_GPU * gpus
+    pf = compiled(ctx.setup.model).prefill(prefill_inputs(p, vals, tokens=T))
+    t = np.broadcast_to(np.asarray(pf["prefill_s"], float), (ctx.n,))
+    return T / t / gpus
+
+
+def lengths(rec: Record) -> tuple[float, float, float]:
+    if rec.workload:
+        from ..api import workload_lengths
+        w = workload_lengths(rec.workload)
+        return w["isl"], w["osl"], w["new"]
+    hit = rec.prefix_hit or 0.0
+    return rec.isl, rec.osl, rec.isl * (1 - hit)
+
+
+def layout(rec: Record, model, instance: int | None) -> tuple[float, float, float]:
+    """(G, tp, ep) of the measured instance, blank cells filled with the documented defaults."""
+    dp = bool(rec.dp_attention)
+    G = instance
+    if G is None:
+        G = max(rec.tp or 1, rec.ep or 1) if dp else (rec.tp or 1)
+    tp = rec.tp or (1 if dp else G)
+    ep = rec.ep or (G if is_moe(model) else 1)
+    if not dp and G != tp:
+        if rec.tp is None:
+            tp = G
+    return float(G), float(tp), float(ep)
+
+
+def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
+    isl, osl, new = lengths(rec)
+    m = ctx.setup.model
+    if rec.serving == "prefill_only":
+        if rec.metric != "input_tps_per_gpu":
+            raise Unsupported(f"metric {rec.metric} of a prefill_only row")
+        G, tp, ep = layout(rec, m, rec.prefill_gpus or rec.gpus)
+        return prefill_rate(ctx, G, tp, ep, isl, new)
+    if rec.metric == "input_tps_per_gpu":
+        raise Unsupported("input_tps_per_gpu is only modeled for prefill_only rows")
+    inst = rec.decode_gpus if rec.serving in ("decode_only", "disaggregated") else rec.gpus
+    G, tp, ep = layout(rec, m, inst or rec.gpus)
+    if rec.metric == "max_tps_per_user":
+        batch = 1.0
+    elif rec.concurrency is not None:
+        batch = rec.concurrency * (G / rec.gpus if rec.gpus and rec.gpus > G else 1.0)
+    elif rec.batch_per_gpu is not None:
+        batch = rec.batch_per_gpu * G
+    else:
+        batch = np.nan
+    mix = 1.0 if rec.serving in (None, "aggregated") else 0.0
+    pts = dict(batch=batch, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(rec.spec_tokens or 0), isl=isl,
+               osl=osl, new=new, mix=mix)
+    df = eval_points(ctx, pts, 1)
+    if not df["fits"].iloc[0]:
+        note.append(f"batch {batch:.0f} exceeds the modeled capacity ({df['max_batch'].iloc[0]:.0f}); "
+                    "evaluated anyway")
+    metric = "tps_per_user" if rec.metric == "max_tps_per_user" else rec.metric
+    out = df[metric].to_numpy(float)
+    if rec.gpus and rec.serving == "disaggregated" and metric.endswith("_per_gpu"):
+        out = out * G / rec.gpus
+    return out
+
+
+def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, float, float]]:
+    moe = is_moe(model)
+    if instance is not None or rec.tp is not None or rec.ep is not None:
+        if instance is None and rec.tp is not None and not rec.dp_attention:
+            instance = rec.tp
+        if instance is not None and rec.tp is None and not rec.dp_attention:
+            # dp_attention not published: try both plain TP (within a domain) and attention-DP + EP
+            outs = [(float(instance), 1.0, float(rec.ep or instance))] if moe else []
+            outs += [(float(instance), float(t), float(rec.ep or (instance if moe else 1)))
+                     for t in (1, 2, 4, 8) if instance % t == 0 and (moe or t == instance)]
+            return sorted(set(outs))
+        return [layout(rec, model, instance)]
+    outs = [(float(t), float(t), float(t if moe else 1)) for t in (1, 2, 4, 8)]
+    if moe:
+        outs.append((8.0, 1.0, 8.0))
+    return outs
+
+
+def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
+    """Best modeled value per sample (S,) on the frontier, read at at_tps_per_user (or the peak)."""
+    isl, osl, new = lengths(rec)
+    m = ctx.setup.model
+    disagg = rec.serving == "disaggregated"
+    inst = rec.decode_gpus if disagg else rec.gpus
+    cands = _candidates(rec, m, inst)
+    pf_rate = None
+    if disagg:
+        if not (rec.prefill_gpus and rec.decode_gpus):
+            raise Unsupported("disaggregated frontier row without prefill_gpus / decode_gpus")
+        Gp = float(rec.prefill_gpus)
+        pf_rate = prefill_rate(ctx, Gp, 1.0 if is_moe(m) else min(Gp, 8.0), Gp if is_moe(m) else 1.0, isl, new)
+    metric = rec.metric
+    S = ctx.n
+    best = np.full(S, -np.inf)
+    peak_user = np.full(S, -np.inf)
+    target = rec.at_tps_per_user
+    for G, tp, ep in cands:
+        nb = len(BATCH_GRID)
+        pts = dict(batch=BATCH_GRID, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(rec.spec_tokens or 0),
+                   isl=isl, osl=osl, new=new, mix=0.0 if disagg else 1.0)
+        df = eval_points(ctx, pts, nb)
+        fits = df["fits"].to_numpy().reshape(S, nb)
+        user = df["tps_per_user"].to_numpy(float).reshape(S, nb)
+        if metric in ("tps_per_user", "max_tps_per_user"):
+            val = user
+        elif metric in ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw"):
+            out_rate = df["output_tps_per_gpu"].to_numpy(float).reshape(S, nb) * G  # tokens/s of the instance
+            if disagg:
+                total_g = float(rec.gpus or (rec.prefill_gpus + rec.decode_gpus))
+                out_rate = np.minimum(out_rate, (pf_rate * rec.prefill_gpus)[:, None] * osl / max(new, 1.0))
+                per_gpu = out_rate / total_g
+            else:
+                per_gpu = out_rate / G
+            val = per_gpu if metric == "output_tps_per_gpu" else per_gpu * (isl + osl) / osl
+            if metric == "total_tps_per_mw":
+                val = val / ctx.setup.power_w()[0] * 1e6
+        else:
+            raise Unsupported(f"metric {metric} on a frontier row")
+        ok = fits & np.isfinite(val)
+        peak_user = np.maximum(peak_user, np.where(ok, user, -np.inf).max(axis=1))
+        if target is not None and metric not in ("tps_per_user", "max_tps_per_user"):
+            ok = ok & (user >= target)
+        best = np.maximum(best, np.where(ok, val, -np.inf).max(axis=1))
+    best = np.where(np.isfinite(best), best, np.nan)
+    if np.isnan(best).all():
+        if target is not None and np.isfinite(peak_user).any():
+            raise Unsupported(f"modeled frontier ends at {np.nanmax(peak_user):.0f} tok/s/user, below the "
+                              f"target {target:g}")
+        raise Unsupported("no candidate deployment fits in memory")
+    return best
+
+
+def predict_values(rec: Record, hardware: str, profile: ProfileSpec, params: dict[str, np.ndarray],
+                   note: list | None = None) -> np.ndarray:
+    """Predicted value of ``rec`` for each parameter sample, shape (S,). Raises Unsupported."""
+    note = [] if note is None else note
+    ctx = make_ctx(hardware, rec, profile, params)
+    if rec.kind == "point":
+        return predict_point(rec, ctx, note)
+    return frontier_value(rec, ctx)
+
+
+def predict_record(rec: Record, profile: ProfileSpec, params: dict[str, np.ndarray],
+                   note: list | None = None) -> np.ndarray:
+    if rec.kind == "ratio":
+        a = predict_values(rec.model_copy(update={"kind": "frontier"}), rec.hardware, profile, params, note)
+        b = predict_values(rec.model_copy(update={"kind": "frontier"}), rec.hardware_b, profile, params, note)
+        return a / b
+    return predict_values(rec, rec.hardware, profile, params, note)
+
+
+def predict_rows(records: list[Record], n_samples: int = N_SAMPLES, seed: int = SEED,
+                 profiles: dict[str, ProfileSpec] | None = None) -> pd.DataFrame:
+    """One row per record: id, metric, measured, predicted, low, high, error_pct, status (+ context columns)."""
+    rows = []
+    for rec in records:
+        base = {"id": rec.id, "kind": rec.kind, "hardware": rec.hardware, "model": rec.model,
+                "engine": rec.engine or "", "metric": rec.metric, "measured": rec.value}
+        try:
+            pid = profile_id(rec)
+            prof = (profiles or {}).get(pid) or catalog.profile(pid)
+            note: list[str] = []
+            pred = float(predict_record(rec, prof, central_params(prof), note)[0])
+            mc = predict_record(rec, prof, sample_params(prof, n_samples, seed))
+            if np.isnan(pred):
+                raise Unsupported("the central profile gives no feasible deployment")
+            lo, hi = (np.nanpercentile(mc, BAND) if np.isfinite(mc).any() else (np.nan, np.nan))
+            lo, hi = min(lo, pred), max(hi, pred)
+            rows.append({**base, "profile": pid, "predicted": pred, "low": lo, "high": hi,
+                         "error_pct": (pred / rec.value - 1) * 100, "status": "ok", "note": "; ".join(note)})
+        except Unsupported as exc:
+            rows.append({**base, "profile": "", "predicted": np.nan, "low": np.nan, "high": np.nan,
+                         "error_pct": np.nan, "status": f"unsupported: {exc}", "note": ""})
+        except SpecError as exc:
+            rows.append({**base, "profile": "", "predicted": np.nan, "low": np.nan, "high": np.nan,
+                         "error_pct": np.nan, "status": f"unsupported: {exc.line()}", "note": ""})
+    cols = ["id", "metric", "measured", "predicted", "low", "high", "error_pct", "status", "kind", "hardware",
+            "model", "engine", "profile", "note"]
+    return pd.DataFrame(rows)[cols]
+
+
+def summary(df: pd.DataFrame) -> dict:
+    ok = df[df["status"] == "ok"]
+    err = ok["error_pct"].abs()
+    inside = (ok["measured"] >= ok["low"]) & (ok["measured"] <= ok["high"])
+    return {"rows": len(df), "predicted": len(ok), "unsupported": int((df["status"] != "ok").sum()),
+            "median_abs_error_pct": float(err.median()) if len(ok) else float("nan"),
+            "mean_abs_error_pct": float(err.mean()) if len(ok) else float("nan"),
+            "within_25pct": float((err <= 25).mean()) if len(ok) else float("nan"),
+            "inside_band": float(inside.mean()) if len(ok) else float("nan")}

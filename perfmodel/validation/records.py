@@ -1,0 +1,123 @@
+"""Read measured serving records (the format of ../shared/data/README.md).
+
+Columns may come in any order; extra columns are ignored; blank cells mean "not published" (None).
+A malformed row raises a one-line SpecError naming the file, the line number and the column.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from ..errors import SpecError
+from ..specs.common import Strict
+
+KINDS = ("point", "frontier", "ratio")
+SERVING = ("aggregated", "disaggregated", "prefill_only", "decode_only")
+METRICS = ("output_tps_per_gpu", "total_tps_per_gpu", "input_tps_per_gpu", "tps_per_user", "tpot_ms", "ttft_ms",
+           "total_tps_per_mw", "max_tps_per_user")
+REQUIRED = ("id", "kind", "hardware", "model", "metric", "value")
+
+
+class Record(Strict):
+    """One measured number and the setup it was measured on. Units as in the column names."""
+
+    id: str = Field(min_length=1)
+    kind: Literal["point", "frontier", "ratio"]
+    hardware: str = Field(min_length=1, description="hardware catalog id")
+    hardware_b: str | None = Field(None, description="second system of a ratio row (A/B = hardware/hardware_b)")
+    model: str = Field(min_length=1, description="model catalog id")
+    workload: str | None = Field(None, description="workload catalog id; blank = fixed isl/osl")
+    weights: str | None = Field(None, description="weight format of the heavy layers (default fp8)")
+    kv_cache: str | None = Field(None, description="KV-cache format (default fp8)")
+    engine: str | None = Field(None, description="engine family as published")
+    serving: Literal["aggregated", "disaggregated", "prefill_only", "decode_only"] | None = None
+    gpus: int | None = Field(None, ge=1, le=100_000)
+    prefill_gpus: int | None = Field(None, ge=1, le=100_000)
+    decode_gpus: int | None = Field(None, ge=1, le=100_000)
+    tp: int | None = Field(None, ge=1, le=1024)
+    ep: int | None = Field(None, ge=1, le=100_000)
+    dp_attention: bool | None = None
+    spec_tokens: int | None = Field(None, ge=0, le=16)
+    acceptance_length: float | None = Field(None, ge=1, le=17)
+    isl: float | None = Field(None, gt=0, le=10_000_000)
+    osl: float | None = Field(None, gt=0, le=10_000_000)
+    prefix_hit: float | None = Field(None, ge=0, lt=1)
+    concurrency: float | None = Field(None, gt=0)
+    batch_per_gpu: float | None = Field(None, gt=0)
+    at_tps_per_user: float | None = Field(None, gt=0)
+    metric: Literal[METRICS]  # type: ignore[valid-type]
+    value: float = Field(gt=0, description="measured number (ratio rows: the measured ratio)")
+    date: str | None = None
+    source: str | None = None
+    notes: str | None = None
+    line: int = Field(0, description="line of the CSV file the row starts on (1 = header)")
+
+    @field_validator("dp_attention", mode="before")
+    @classmethod
+    def _bool(cls, v):
+        if isinstance(v, str):
+            s = v.strip().lower()
+            if s in ("true", "yes", "1"):
+                return True
+            if s in ("false", "no", "0"):
+                return False
+            raise ValueError("expected true or false")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.kind == "ratio" and not self.hardware_b:
+            raise ValueError("a ratio row needs hardware_b")
+        if self.workload is None and (self.isl is None or self.osl is None):
+            raise ValueError("give isl and osl, or a workload id")
+        return self
+
+
+_FIELDS = set(Record.model_fields) - {"line"}
+
+
+def read_records(path: str | Path) -> list[Record]:
+    """Parse and validate every row of a record CSV. Errors: ``FILE: line N: column: problem``."""
+    path = Path(path)
+    try:
+        fh = path.open(newline="")
+    except OSError as exc:
+        raise SpecError(f"cannot read file ({exc.strerror})", file=str(path)) from None
+    out: list[Record] = []
+    seen: dict[str, int] = {}
+    with fh:
+        reader = csv.DictReader(fh)
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        missing = [c for c in REQUIRED if c not in header]
+        if missing:
+            raise SpecError(f"missing column(s) {', '.join(missing)}", file=str(path), field="line 1")
+        reader.fieldnames = header
+        start = reader.line_num + 1
+        for raw in reader:
+            line = start
+            start = reader.line_num + 1
+            if not any((v or "").strip() for k, v in raw.items() if k is not None):
+                continue  # blank line
+            if None in raw:
+                raise SpecError(f"{len(header) + len(raw[None])} cells for {len(header)} columns",
+                                file=str(path), field=f"line {line}")
+            data = {k: v.strip() for k, v in raw.items() if k in _FIELDS and v is not None and v.strip() != ""}
+            try:
+                rec = Record.model_validate({**data, "line": line})
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                col = ".".join(str(p) for p in err.get("loc", ())) or "row"
+                msg = err.get("msg", "invalid value").removeprefix("Value error, ")
+                if col in data:
+                    msg = f"{msg} (got {data[col]!r})"
+                raise SpecError(msg, file=str(path), field=f"line {line}: {col}") from None
+            if rec.id in seen:
+                raise SpecError(f"duplicate id {rec.id!r} (first on line {seen[rec.id]})", file=str(path),
+                                field=f"line {line}: id")
+            seen[rec.id] = line
+            out.append(rec)
+    return out
