@@ -134,7 +134,8 @@ def _frame(setup: Setup, p, d, pf) -> pd.DataFrame:
     df["res_link_ms"], df["res_latency_ms"] = res[2] * 1e3, res[3] * 1e3
     w, kvs, maxb = full(d["weights_bytes_per_gpu"]), full(d["kv_bytes_per_seq_per_gpu"]), full(d["max_batch"])
     df["weights_gb_per_gpu"] = w / 1e9
-    df["kv_gb_per_gpu"] = (full(d["mem_bytes_per_gpu"]) - w) / 1e9
+    df["kv_gb_per_seq_per_gpu"] = kvs / 1e9
+    df["kv_gb_per_gpu"] = p["batch"] * p["tp"] * p["pp"] / p["gpus"] * kvs / 1e9
     df["mem_gb_per_gpu"] = full(d["mem_bytes_per_gpu"]) / 1e9
     df["max_batch"] = np.maximum(np.floor(maxb), 0)
     fits = p["batch"] <= maxb
