@@ -30,6 +30,9 @@ def test_batch1_decode_is_weight_bytes_over_bandwidth_plus_kv():
     row = api.predict(sc).iloc[0]
     assert row["tpot_ms"] == pytest.approx(expected_s * 1e3, rel=1e-9)
     assert row["bound"] == "hbm_bandwidth"
+    assert row["step_bytes_weights_gb"] == pytest.approx(weight_bytes / 1e9, rel=1e-12)
+    assert row["step_bytes_kv_read_gb"] + row["step_bytes_kv_write_gb"] == pytest.approx(kv_bytes / 1e9, rel=1e-12)
+    assert row["step_flops_fp8"] == pytest.approx(2 * (p.attention + p.ffn_total + p.lm_head), rel=1e-12)
     assert row["tps_per_user"] == pytest.approx(1 / expected_s, rel=1e-9)
 
 

@@ -130,6 +130,15 @@ def _frame(setup: Setup, p, d, pf) -> pd.DataFrame:
     for key in sorted(d):
         if key.startswith("t_") and key.endswith("_s"):
             df[key[:-2] + "_ms"] = full(d[key]) * 1e3
+    # per-GPU work of one decode step: FLOPs by number format, bytes by kind, link traffic, collectives
+    attn_fmt = attention_format(setup.model, setup.weights, setup.attention_weights)
+    fmt_of = {"n_flops_gemm_attn": _rate_name(attn_fmt), "n_flops_gemm_ffn": _rate_name(setup.weights),
+              "n_flops_attention_core": "bf16", "n_flops_indexer": "fp8"}
+    for fmt in ("bf16", "fp8", "fp4"):
+        df[f"step_flops_{fmt}"] = sum((full(d[k]) for k, f in fmt_of.items() if f == fmt and k in d), np.zeros(n))
+    for k in sorted(d):
+        if k.startswith("n_bytes_") or k == "n_collectives":
+            df["step_" + k[2:] + ("" if k == "n_collectives" else "_gb")] = full(d[k]) / (1 if k == "n_collectives" else 1e9)
     df["res_compute_ms"], df["res_hbm_bandwidth_ms"] = res[0] * 1e3, res[1] * 1e3
     df["res_link_ms"], df["res_latency_ms"] = res[2] * 1e3, res[3] * 1e3
     w, kvs, maxb = full(d["weights_bytes_per_gpu"]), full(d["kv_bytes_per_seq_per_gpu"]), full(d["max_batch"])
@@ -145,6 +154,11 @@ def _frame(setup: Setup, p, d, pf) -> pd.DataFrame:
     # InferenceX record names, so measured and modeled curves overlay
     df["intvty"], df["tput_per_gpu"], df["output_tput_per_gpu"] = tps_user, total_gpu, out_gpu
     return df
+
+
+def _rate_name(fmt: str) -> str:
+    from ..formats import COMPUTE_RATE
+    return COMPUTE_RATE[fmt]
 
 
 def _fit_reasons(fits, maxb, batch, w, kvs, mem_gb) -> np.ndarray:

@@ -86,6 +86,10 @@ class Tally:
     """Accumulates kernels, link bytes and collective counts of one step."""
 
     kernels: list[Kernel] = field(default_factory=list)
+    counts: dict = field(default_factory=dict)   # per-GPU FLOPs / bytes / collectives per step, by kind
+
+    def count(self, key: str, expr, weight=1):
+        self.counts[key] = self.counts.get(key, 0) + weight * expr
 
     def add(self, name: str, compute, memory, weight=1):
         self.kernels.append(Kernel(name, weight * compute, weight * memory))

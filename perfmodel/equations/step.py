@@ -75,22 +75,32 @@ class StepBuilder:
 
         p_a = self.attn_params[attn]
         kernels.append(("attn_proj", 2 * p_a * T_gpu / tp / rate_mm(s["F_a"]), p_a * s["b_a"] / tp / hbm_w))
+        tally.count("flops_gemm_attn", 2 * p_a * T_gpu / tp, weight)
+        tally.count("bytes_weights", p_a * s["b_a"] / tp, weight)
         core = (ph.dec_tokens * A.core_flops(ph.L_dec, "decode") + ph.pf_tokens * A.core_flops(ph.L_pf, "prefill"))
         idx = ph.dec_tokens * A.index_flops(ph.L_dec) + ph.pf_tokens * A.index_flops(ph.L_pf)
         shard = A.shard(tp)
         kv_bytes = (ph.seqs / dp * A.kv_read(ph.kv_ctx) + T_gpu * A.kv_write()) / shard
+        tally.count("flops_attention_core", core / (dp * tp), weight)
+        tally.count("flops_indexer", idx / (dp * tp), weight)
+        tally.count("bytes_kv_read", ph.seqs / dp * A.kv_read(ph.kv_ctx) / shard, weight)
+        tally.count("bytes_kv_write", T_gpu * A.kv_write() / shard, weight)
         kernels.append(("attn_core",
                         core / (dp * tp) / (s["F_bf16"] * s["e_at"]) + idx / (dp * tp) / (s["F_fp8"] * s["e_at"]),
                         kv_bytes / hbm_kv))
         if F.dense_params:
             kernels.append(("ffn", 2 * F.dense_params * T_gpu / tp / rate_mm(s["F_x"]),
                             F.dense_params * s["b_x"] / tp / hbm_w))
+            tally.count("flops_gemm_ffn", 2 * F.dense_params * T_gpu / tp, weight)
+            tally.count("bytes_weights", F.dense_params * s["b_x"] / tp, weight)
         link_bytes = allreduce_bytes(tp, T_gpu * self.h * s["b_act"]) * 2   # after attention and after FFN
         n_coll = 2 * indicator_gt1(tp)
         if F.is_moe:
             k = F.f.top_k
             kernels.append(("experts", 2 * F.expert_params * T * k * s["imb"] / (ep * mtp) / rate_mm(s["F_x"]),
                             F.distinct_experts(T) / ep * F.expert_params * s["b_x"] / mtp / hbm_w))
+            tally.count("flops_gemm_ffn", 2 * F.expert_params * T * k * s["imb"] / (ep * mtp), weight)
+            tally.count("bytes_weights", F.distinct_experts(T) / ep * F.expert_params * s["b_x"] / mtp, weight)
             t_own = T / (self.dp * tp)       # tokens this GPU dispatches
             link_bytes += t_own * k * (1 - 1 / ep) * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
             n_coll += 2 * indicator_gt1(ep)
@@ -99,11 +109,14 @@ class StepBuilder:
             # mHC: (streams - 1) extra residual streams read and written around attention and FFN
             extra = (self.m.residual.streams - 1) * 4 * self.h * s["b_act"] * T_gpu
             kernels.append(("mhc", 0, extra / hbm_w))
+            tally.count("bytes_activations", extra, weight)
         kern_time = 0
         for name, c, mem in kernels:
             tally.add(name, c / sp_, mem / sp_, weight)
             kern_time += smax(c, mem) / sp_
         floor_excess = smax(0, s["t_floor"] - kern_time)
+        tally.count("bytes_link", link_bytes, weight)
+        tally.count("collectives", n_coll, weight)
         link_t = link_bytes / (self.bw_coll * s["e_ln"])
         link_visible = link_t - s["ovl"] * smin(link_t, kern_time)
         latency = n_coll * (s["lat_link"] + s["t_coll"])
@@ -112,6 +125,8 @@ class StepBuilder:
     def lm_head(self, ph: Phase, tally: Tally, weight=1):
         s = S
         p = self.m.vocab_size * self.h
+        tally.count("flops_gemm_attn", 2 * p * ph.logits / self.dp / S["tp"], weight)
+        tally.count("bytes_weights", p * s["b_e"] / s["tp"], weight)
         tally.add("lm_head", 2 * p * ph.logits / self.dp / S["tp"] / (s["F_a"] * s["e_mm"]) / ph.speedup,
                   p * s["b_e"] / s["tp"] / (s["BW_hbm"] * s["e_w"]) / ph.speedup, weight)
 
@@ -158,6 +173,9 @@ class StepBuilder:
         tpot = kernels + floor + link + lat + draft_s + s["t_step"] + pipeline_lat + host_visible
         comp, mem = main.by_resource()
         out = {"tpot_s": tpot}
+        for key, e in main.counts.items():
+            out[f"n_{key}"] = e
+        out["n_bytes_host"] = host * smin(s["BW_host"], s["BW_hmem"]) * s["e_ln"]
         for name, e in main.by_name().items():
             out[f"t_{name}_s"] = e
         out.update({
