@@ -17,6 +17,9 @@ Documented defaults for blank cells ("not published"):
   * frontier rows: best over a log grid of batches for each candidate layout (the published gpus / tp / ep are
     constraints when given; otherwise TP in {1, 2, 4, 8} on one node, plus attention-DP + EP for MoE models), read
     at at_tps_per_user as the highest throughput among points at least that interactive (blank: the peak).
+  * frontier rows with a published concurrency: the hint is a constraint (FRONTIER_HINTS = "constrain"): the
+    search only uses batches up to that concurrency (per decode instance), since the measured value is the
+    throughput the deployment reached at that load. With FRONTIER_HINTS = "free" the search is unconstrained.
   * disaggregated frontier rows: decode on decode_gpus, prefill on prefill_gpus (16384 tokens per GPU per step);
     the output rate is the lesser of decode and prefill capacity, and per-GPU figures divide by all GPUs.
   * ratio rows: frontier of ``hardware`` over frontier of ``hardware_b`` with the same hints.
@@ -47,6 +50,7 @@ PREFILL_TOKENS_PER_GPU = 16384
 N_SAMPLES = 200
 SEED = 0
 BAND = (5.0, 95.0)
+FRONTIER_HINTS = "constrain"
 BATCH_GRID = np.unique(np.round(np.geomspace(1, 65536, 73)))
 
 
@@ -232,8 +236,12 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
     peak_user = np.full(S, -np.inf)
     target = rec.at_tps_per_user
     for G, tp, ep in cands:
-        nb = len(BATCH_GRID)
-        pts = dict(batch=BATCH_GRID, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(rec.spec_tokens or 0),
+        grid = BATCH_GRID
+        if FRONTIER_HINTS == "constrain" and rec.concurrency is not None:
+            cap = rec.concurrency * (G / rec.gpus if (rec.gpus and not disagg and rec.gpus > G) else 1.0)
+            grid = np.unique(np.append(grid[grid < cap], cap))
+        nb = len(grid)
+        pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(rec.spec_tokens or 0),
                    isl=isl, osl=osl, new=new, mix=0.0 if disagg else 1.0)
         df = eval_points(ctx, pts, nb)
         fits = df["fits"].to_numpy().reshape(S, nb)

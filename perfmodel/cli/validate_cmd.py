@@ -1,0 +1,69 @@
+"""`perfmodel validate FILE.csv` and `perfmodel calibrate`: predicted vs measured records, fitted profiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DEFAULT_DATA = "../shared/data/calibration.csv"
+
+
+def register(sub):
+    p = sub.add_parser("validate", help="predict measured records (CSV, ../shared/data/README.md format) and "
+                                        "report the error")
+    p.add_argument("file", help="record CSV")
+    p.add_argument("--out", help="write one row per record (id, metric, measured, predicted, low, high, "
+                                 "error_pct, status) to this CSV")
+    p.add_argument("--plot", help="predicted-vs-measured PNG (log-log, one marker per hardware)")
+    p.add_argument("--report", help="write a Markdown report (also writes the CSV and plot beside it)")
+    p.add_argument("--samples", type=int, default=200, help="Monte Carlo samples per row for the band")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=run_validate)
+
+    c = sub.add_parser("calibrate", help="fit shared profile parameters per engine family; rewrite "
+                                         "profiles/<engine>.yaml")
+    c.add_argument("--data", action="append", default=[], metavar="FILE",
+                   help=f"record CSV (repeatable; default {DEFAULT_DATA})")
+    c.add_argument("--seed", type=int, default=0, help="seed (the grid fit is deterministic; kept for the record)")
+    c.add_argument("--out-dir", default=None, help="directory for the profile YAML (default: the catalog profiles/)")
+    c.add_argument("--dry-run", action="store_true", help="print the fit, write nothing")
+    c.set_defaults(func=run_calibrate)
+
+
+def run_validate(args):
+    from ..validation.predict_rows import predict_rows, summary
+    from ..validation.records import read_records
+    from ..validation import report
+    recs = read_records(args.file)
+    df = predict_rows(recs, n_samples=args.samples, seed=args.seed)
+    s = summary(df)
+    if args.out:
+        df.to_csv(args.out, index=False, float_format="%.6g")
+    if args.plot:
+        report.plot(df, args.plot)
+    if args.report:
+        report.write_report(df, s, Path(args.report), data_file=args.file, recs=recs)
+    print(report.table_text(df))
+    print(report.summary_text(s))
+    return 0
+
+
+def run_calibrate(args):
+    from .. import catalog
+    from ..validation.calibrate import calibrate, write_profile
+    from ..validation.records import read_records
+    files = args.data or [DEFAULT_DATA]
+    recs = [r for f in files for r in read_records(f)]
+    res = calibrate(recs)
+    out_dir = Path(args.out_dir) if args.out_dir else catalog.builtin_root() / "profiles"
+    cmd = "perfmodel calibrate " + " ".join(f"--data {f}" for f in files) + f" --seed {args.seed}"
+    for pid, r in res.items():
+        vals = ", ".join(f"{k}={v:.3g} [{r['ranges'][k][0]:.3g}, {r['ranges'][k][1]:.3g}]"
+                         for k, v in r["values"].items())
+        print(f"{pid}: {r['basis']}; rms ln error {r['rms_log_error']:.3f}\n  {vals}")
+        if r["at_upper_bound"]:
+            print(f"  MODELING GAP: {', '.join(r['at_upper_bound'])} pinned at the physical limit 1.0")
+        worst = sorted(r["row_errors"].items(), key=lambda kv: -kv[1])[:3]
+        print("  worst |ln(pred/meas)|: " + ", ".join(f"{i} {e:.2f}" for i, e in worst))
+        if not args.dry_run:
+            print(f"  wrote {write_profile(pid, r, out_dir, cmd)}")
+    return 0
