@@ -17,40 +17,36 @@ import sympy as sp
 from .symbols import S
 
 
-class SMax(sp.Function):
-    """max(a, b) that sympy does not try to simplify at construction (fast to build, cse and lambdify).
-
-    Numeric arguments evaluate; the derivative is the Heaviside selection, so sensitivities work.
-    Lambdified to numpy.maximum.
-    """
+class _Extremum(sp.Function):
+    """max/min of two arguments that sympy does not try to simplify at construction (fast to build,
+    cse and lambdify). Numeric arguments evaluate; the derivative is the Heaviside selection of the
+    winning argument, so sensitivities work."""
 
     nargs = 2
+    _numeric = staticmethod(sp.Max)
+    _sign = 1
 
     @classmethod
     def eval(cls, a, b):
         if a.is_Number and b.is_Number:
-            return sp.Max(a, b)
+            return cls._numeric(a, b)
         return None
 
     def fdiff(self, argindex=1):
         a, b = self.args
-        return sp.Heaviside(a - b, sp.S.Half) if argindex == 1 else sp.Heaviside(b - a, sp.S.Half)
+        diff = (a - b) if argindex == 1 else (b - a)
+        return sp.Heaviside(self._sign * diff, sp.S.Half)
 
 
-class SMin(sp.Function):
-    """min(a, b); see SMax. Lambdified to numpy.minimum."""
+class SMax(_Extremum):
+    """max(a, b); lambdified to numpy.maximum."""
 
-    nargs = 2
 
-    @classmethod
-    def eval(cls, a, b):
-        if a.is_Number and b.is_Number:
-            return sp.Min(a, b)
-        return None
+class SMin(_Extremum):
+    """min(a, b); lambdified to numpy.minimum."""
 
-    def fdiff(self, argindex=1):
-        a, b = self.args
-        return sp.Heaviside(b - a, sp.S.Half) if argindex == 1 else sp.Heaviside(a - b, sp.S.Half)
+    _numeric = staticmethod(sp.Min)
+    _sign = -1
 
 
 def smax(a, b):
