@@ -75,8 +75,8 @@ def write_report(df: pd.DataFrame, s: dict, path: Path, data_file: str, recs=Non
     for k, (op, t) in TARGETS.items():
         v = s[k]
         good = v <= t if op == "<=" else v >= t
-        shown = f"{v:.1f}%" if k.endswith("pct") else f"{v:.0%}"
-        tgt = f"{t:.0f}%" if k.endswith("pct") else f"{t:.0%}"
+        shown = f"{v:.1f}%" if k == "median_abs_error_pct" else f"{v:.0%}"
+        tgt = f"{t:.0f}%" if k == "median_abs_error_pct" else f"{t:.0%}"
         met.append(f"| {k} | {shown} | {op} {tgt} | {'met' if good else 'NOT met'} |")
     ok = df[df["status"] == "ok"].copy()
     ok["abs"] = ok["error_pct"].abs()
