@@ -1,0 +1,350 @@
+"""Attribution: where a gain comes from. Exact Shapley values on the log of a throughput ratio.
+
+Going from system A = (H1, P1) to B = (H2, P2), the players are
+- hardware parameter groups (``systems.HW_GROUPS``): hbm_bandwidth, hbm_capacity, flops, scaleup_link,
+  scaleout_link, host_link, and power (per-MW metric) / price (per-dollar metric);
+- software parts: each profile parameter group (the 4th element of ``PROFILE_PARAMS``: kernels,
+  communication, latency, scheduling, memory) and the features: speculative decoding (the acceptance rate),
+  disaggregation and the KV host tier (the serving modes the engine may use);
+and only those that differ between A and B take part (a player that changes nothing gets exactly 0).
+
+A coalition S is the system with S's players taken from B and the rest from A. Its value v(S) is the log of
+the best throughput over a set of deployments: at a per-user speed of at least X (``at_tps_per_user``), or at
+the peak. All 2^n coalitions x deployments are evaluated together: every hardware/profile symbol becomes an
+array over (deployment, coalition) points, and the batch that meets X is found by a vectorized regula-falsi
+search on log(batch) (a handful of evaluate calls in all, whatever n is). The deployments are the best
+``layouts_per_side`` of each endpoint's full frontier enumeration near X (or at the peak).
+
+Shapley: phi_i = sum over S without i of |S|! (n-|S|-1)! / n! (v(S+i) - v(S)). The phi_i add up to
+v(all) - v(none) = ln(total ratio), so the factors exp(phi_i) multiply to the total ratio exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import factorial
+
+import numpy as np
+import pandas as pd
+
+from ..engine.bind import attention_format, bind_formats, bind_hardware, bind_profile, profile_values
+from ..engine.evaluate import Setup
+from ..errors import SpecError
+from ..specs.profile import PROFILE_PARAMS
+from .deployments import LAYOUT_COLUMNS, SERVING_MIX
+from .evaluation import evaluate_rows, workload_info
+from .frontier import X, candidates
+from .systems import HW_GROUPS, System, acceptance_length, as_model, as_system
+
+METRICS = ("total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw", "total_tokens_per_usd")
+MAX_PLAYERS = 12
+CARRY = ["pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances"]
+
+
+@dataclass
+class Player:
+    name: str
+    kind: str            # hardware | software
+    detail: str          # what changes, A -> B
+
+
+@dataclass
+class Attribution:
+    parts: pd.DataFrame            # one row per player: factor, log share
+    total_ratio: float             # B / A
+    from_value: float
+    to_value: float
+    coalitions: pd.DataFrame       # every coalition's value
+    meta: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"from": self.meta.get("from"), "to": self.meta.get("to"), "metric": self.meta.get("metric"),
+                "at": self.meta.get("at"), "total_ratio": self.total_ratio, "from_value": self.from_value,
+                "to_value": self.to_value,
+                "parts": {r.name: float(r.factor) for r in self.parts.itertuples()},
+                "kinds": {r.name: r.kind for r in self.parts.itertuples()},
+                "notes": self.meta.get("notes", [])}
+
+
+# ------------------------------------------------------------------ coalition setups
+class _Hardware:
+    """Hardware spec whose ``value(field)`` is an array over points (agentic host-tier capacity)."""
+
+    def __init__(self, base, values: dict[str, np.ndarray]):
+        self._base, self._values = base, values
+
+    def value(self, f):
+        return self._values[f] if f in self._values else self._base.value(f)
+
+    def __getattr__(self, name):
+        return getattr(self._base, name)
+
+
+class CoalitionSetup(Setup):
+    """A Setup whose symbol values are arrays, one entry per operating point (deployment x coalition)."""
+
+    def __init__(self, base: Setup, values: dict[str, np.ndarray], host_memory_gb: np.ndarray):
+        super().__init__(base.hardware, base.model, base.profile, base.weights, base.kv_cache,
+                         base.attention_weights, dict(base.hw_overrides), dict(base.profile_overrides))
+        self._values = values
+        self._host = host_memory_gb
+        self.hardware = _Hardware(base.hardware, {"host_memory_gb": host_memory_gb})
+
+    def subset(self, mask) -> "CoalitionSetup":
+        if mask is None:
+            return self
+        out = CoalitionSetup.__new__(CoalitionSetup)
+        out.__dict__.update(self.__dict__)
+        out._values = {k: (v[mask] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
+        out._host = self._host[mask]
+        out.hardware = _Hardware(self.hardware._base, {"host_memory_gb": out._host})
+        return out
+
+    def symbol_values(self, which: str = "value") -> dict:
+        return self._values
+
+    def power_w(self):
+        return 1.0, "per-coalition"      # per-MW values are computed from each coalition's power
+
+    def price(self):
+        return None
+
+
+# ------------------------------------------------------------------ players
+def _players(a: System, b: System, metric: str, agentic: bool) -> tuple[list[Player], list[str]]:
+    notes = []
+    fa, fb = a.fields(), b.fields()
+    players = []
+    for g, fields in HW_GROUPS.items():
+        if g == "power" and not metric.endswith("_per_mw"):
+            continue
+        if g == "price" and not metric.endswith("_per_usd"):
+            continue
+        diff = [f for f in fields if fa.get(f) != fb.get(f)]
+        if diff:
+            players.append(Player(g, "hardware", ", ".join(f"{f} {fa.get(f)} -> {fb.get(f)}" for f in diff)))
+    pa = profile_values(a.profile_spec(), a.profile_overrides)
+    pb = profile_values(b.profile_spec(), b.profile_overrides)
+    groups: dict[str, list[str]] = {}
+    for name, (_d, _lo, _hi, group) in PROFILE_PARAMS.items():
+        if pa[name] != pb[name]:
+            groups.setdefault(group, []).append(f"{name} {pa[name]:g} -> {pb[name]:g}")
+    for g, diffs in groups.items():
+        players.append(Player(g, "software", ", ".join(diffs)))
+    ra, rb = a.spec_rate(), b.spec_rate()
+    if ra != rb:
+        players.append(Player("speculative_decoding", "software", f"acceptance rate {ra} -> {rb}"))
+    da, db = a.profile_spec().features, b.profile_spec().features
+    if da.disaggregation != db.disaggregation:
+        if agentic:
+            notes.append("disaggregation differs but is not modeled for agentic sessions: not a player")
+        else:
+            players.append(Player("disaggregation", "software", f"{da.disaggregation} -> {db.disaggregation}"))
+    if da.kv_host_tier != db.kv_host_tier:
+        if agentic:
+            players.append(Player("kv_host_tier", "software", f"{da.kv_host_tier} -> {db.kv_host_tier}"))
+        else:
+            notes.append("KV host tier differs but only matters for agentic sessions: not a player")
+    return players, notes
+
+
+def _coalition_states(a: System, b: System, players: list[Player]):
+    """Per coalition (bit i = player i from B): hardware fields, profile values, spec rate, features."""
+    n = len(players)
+    names = [p.name for p in players]
+    fa, fb = a.fields(), b.fields()
+    pa = profile_values(a.profile_spec(), a.profile_overrides)
+    pb = profile_values(b.profile_spec(), b.profile_overrides)
+    feats_a, feats_b = a.profile_spec().features, b.profile_spec().features
+    states = []
+    for mask in range(2 ** n):
+        on = {names[i] for i in range(n) if mask >> i & 1}
+        fields = dict(fa)
+        for g, fs in HW_GROUPS.items():
+            if g in on:
+                fields.update({f: fb.get(f) for f in fs})
+        prof = dict(pa)
+        for name, (_d, _lo, _hi, group) in PROFILE_PARAMS.items():
+            if group in on:
+                prof[name] = pb[name]
+        states.append({
+            "fields": fields, "profile": prof,
+            "rate": b.spec_rate() if "speculative_decoding" in on else a.spec_rate(),
+            "disaggregation": (feats_b if "disaggregation" in on else feats_a).disaggregation,
+            "kv_host_tier": (feats_b if "kv_host_tier" in on else feats_a).kv_host_tier,
+        })
+    return states
+
+
+# ------------------------------------------------------------------ value function
+def _top_layouts(cand: pd.DataFrame, at: float | None, metric: str, k: int) -> pd.DataFrame:
+    key = [c for c in LAYOUT_COLUMNS if c in cand]
+    score = cand[metric] if at is None else cand[metric].where(cand[X] >= at)
+    c = cand.assign(_score=score).dropna(subset=["_score"])
+    return c.sort_values("_score", ascending=False).drop_duplicates(key).head(k)
+
+
+def _shapley(v: np.ndarray, n: int) -> np.ndarray:
+    masks = np.arange(2 ** n)
+    size = np.array([bin(m).count("1") for m in masks])
+    w = np.array([factorial(s) * factorial(n - s - 1) / factorial(n) if s < n else 0.0 for s in range(n + 1)])
+    phi = np.zeros(n)
+    for i in range(n):
+        without = masks[(masks >> i & 1) == 0]
+        phi[i] = np.sum(w[size[without]] * (v[without | (1 << i)] - v[without]))
+    return phi
+
+
+def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k", profile="speed-of-light", *,
+              at_tps_per_user: float | None = None, peak: bool = False, metric: str = "total_tps_per_gpu",
+              weights: str = "fp8", kv_cache: str = "fp8", attention_weights: str | None = None, space=None,
+              layouts_per_side: int = 16, iterations: int = 14) -> Attribution:
+    """Shapley split of value(to) / value(from) into hardware groups and software parts (factors multiply to it).
+
+    ``at_tps_per_user``: throughput at a per-user speed of at least X; otherwise (``peak``) the peak.
+    """
+    if metric not in METRICS:
+        raise SpecError(f"unknown metric {metric!r}; choose from {list(METRICS)}", field="metric")
+    if at_tps_per_user is not None and peak:
+        raise SpecError("give either --at-tps-per-user or --peak, not both", field="--peak")
+    if at_tps_per_user is not None and not at_tps_per_user > 0:
+        raise SpecError(f"must be > 0, got {at_tps_per_user}", field="--at-tps-per-user")
+    a, b = as_system(from_, profile), as_system(to, profile)
+    m = as_model(model)
+    wl = workload_info(workload)
+    players, notes = _players(a, b, metric, wl.agentic)
+    n = len(players)
+    if n > MAX_PLAYERS:
+        raise SpecError(f"{n} players ({', '.join(p.name for p in players)}): exact Shapley over more than "
+                        f"{MAX_PLAYERS} is too slow; compare fewer changes at once", field="attribute")
+    at = at_tps_per_user
+    base_metric = "total_tps_per_gpu" if metric in ("total_tps_per_mw", "total_tokens_per_usd") else metric
+
+    # deployments: the best of each endpoint's full enumeration near X (or at peak)
+    picks = []
+    for s, label in ((a, "from"), (b, "to")):
+        cand = candidates(s, m, workload, weights=(weights,), kv_cache=kv_cache,
+                          attention_weights=attention_weights, space=space)
+        top = _top_layouts(cand, at, base_metric, layouts_per_side)
+        if top.empty:
+            raise SpecError(f"{s.name} ({label}) does not reach {at:g} tok/s/user (max {cand[X].max():.1f})",
+                            field="--at-tps-per-user")
+        picks.append(top)
+    lay = pd.concat(picks, ignore_index=True)
+    key = [c for c in LAYOUT_COLUMNS if c in lay]
+    lay = lay.drop_duplicates(key).reset_index(drop=True)
+    cols = key + [c for c in CARRY if c in lay]
+    lay = lay[cols].copy()
+
+    # coalitions -> symbol arrays over points (layout-major: point = l * C + c)
+    states = _coalition_states(a, b, players)
+    C, L = len(states), len(lay)
+    li, ci = np.repeat(np.arange(L), C), np.tile(np.arange(C), L)
+    attn = attention_format(m, weights, attention_weights)
+    fmt = bind_formats(m, weights, attn, kv_cache)
+    per_c = [{**bind_hardware(st["fields"], weights, attn), **bind_profile(st["profile"]), **fmt} for st in states]
+    syms = {k: np.array([pc[k] for pc in per_c], dtype=float)[ci] for k in per_c[0]}
+    host = np.array([st["fields"]["host_memory_gb"] for st in states], dtype=float)[ci]
+    base_setup = a.setup(m, weights=weights, kv_cache=kv_cache, attention_weights=attention_weights)
+    cs = CoalitionSetup(base_setup, syms, host)
+
+    rows = lay.iloc[li].reset_index(drop=True)
+    rate = np.array([np.nan if st["rate"] is None else st["rate"] for st in states])[ci]
+    k = rows["spec_tokens"].to_numpy(float)
+    acc = np.where(k > 0, (1 - rate ** (k + 1)) / np.where(rate < 1, 1 - rate, 1.0), 1.0)
+    acc = np.where((k > 0) & (rate >= 1), k + 1, acc)
+    valid = ~((k > 0) & np.isnan(rate))
+    serving = rows["serving"].to_numpy()
+    disagg_ok = np.array([st["disaggregation"] for st in states])[ci]
+    tier_ok = np.array([st["kv_host_tier"] for st in states])[ci]
+    valid &= (serving != "disaggregated") | disagg_ok
+    if "kv_host_tier" in rows:
+        valid &= ~rows["kv_host_tier"].to_numpy(bool) | tier_ok
+    domain = np.array([st["fields"]["scaleup_domain_gpus"] for st in states], dtype=float)[ci]
+    valid &= rows["gpus"].to_numpy(float) <= domain
+    rows["acc"] = np.where(np.isnan(acc), 1.0, acc)
+    rows["mix"] = np.array([SERVING_MIX[s] for s in serving])
+    for c in ("isl", "osl", "new"):
+        rows.pop(c) if c in rows else None
+
+    def run(batch: np.ndarray) -> pd.DataFrame:
+        rows["batch"] = batch
+        df, order = evaluate_rows(cs.subset, rows, wl)
+        out = {}
+        for col in ("tps_per_user", base_metric, "max_batch", "fits"):
+            v = np.empty(len(rows), dtype=float)
+            v[order] = df[col].to_numpy(dtype=float)
+            out[col] = v
+        return out
+
+    dp = rows["dp"].to_numpy(float)
+    probe = run(dp.copy())
+    cap_rank = np.floor(probe["max_batch"] / dp)
+    valid &= cap_rank >= 1
+    cap_rank = np.maximum(cap_rank, 1.0)
+    if at is None:
+        # peak: best over a log grid of batch per deployment (throughput rises with batch up to capacity)
+        grid = np.linspace(0.0, 1.0, 12)
+        best = np.full(len(rows), -np.inf)
+        for u in grid:
+            r = run(dp * np.exp(u * np.log(cap_rank)))
+            best = np.maximum(best, np.where(r["fits"] > 0, r[base_metric], -np.inf))
+        value = best
+    else:
+        lo_u, hi_u = np.zeros(len(rows)), np.log(cap_rank)
+        g_lo = np.log(probe["tps_per_user"]) - np.log(at)
+        top = run(dp * cap_rank)
+        g_hi = np.log(top["tps_per_user"]) - np.log(at)
+        valid &= g_lo >= 0
+        done_hi = g_hi >= 0                       # X met even at capacity: the batch is the capacity
+        value = np.where(done_hi, top[base_metric], np.nan)
+        u = hi_u.copy()
+        side = np.zeros(len(rows))
+        active = valid & ~done_hi
+        for _ in range(iterations):               # Illinois regula falsi on log tps_per_user vs log batch
+            denom = np.where(g_lo - g_hi != 0, g_lo - g_hi, 1.0)
+            u = np.where(active, lo_u + g_lo * (hi_u - lo_u) / denom, u)
+            r = run(dp * np.exp(u))
+            g = np.log(r["tps_per_user"]) - np.log(at)
+            up = active & (g >= 0)
+            down = active & (g < 0)
+            lo_u, g_lo = np.where(up, u, lo_u), np.where(up, g, g_lo)
+            hi_u, g_hi = np.where(down, u, hi_u), np.where(down, g, g_hi)
+            g_hi = np.where(up & (side == 1), g_hi / 2, g_hi)
+            g_lo = np.where(down & (side == -1), g_lo / 2, g_lo)
+            side = np.where(up, 1, np.where(down, -1, side))
+            if np.nanmax(np.abs(np.where(active, g, 0.0))) < 1e-10:
+                break
+        r = run(dp * np.exp(lo_u))                # the feasible side: tps_per_user >= X
+        value = np.where(done_hi, value, r[base_metric])
+    value = np.where(valid & np.isfinite(value) & (value > 0), value, -np.inf)
+    by_c = value.reshape(L, C).max(axis=0)
+    if metric.endswith("_per_mw"):
+        power = np.array([st["fields"].get("allin_power_w") or st["fields"]["gpu_tdp_w"] for st in states])
+        by_c = by_c / power * 1e6
+    if metric.endswith("_per_usd"):
+        price = np.array([st["fields"].get("price_usd_per_gpu_hour") or np.nan for st in states])
+        if np.isnan(price).any():
+            raise SpecError("a system has no price_usd_per_gpu_hour", field="metric")
+        by_c = by_c * 3600 / price
+    if not np.all(by_c > 0):
+        bad = int(np.nonzero(~(by_c > 0))[0][0])
+        members = [players[i].name for i in range(n) if bad >> i & 1]
+        raise SpecError(f"no enumerated deployment of the mixed system (from {a.name}, with "
+                        f"{', '.join(members) or 'nothing'} from {b.name}) "
+                        + (f"reaches {at:g} tok/s/user" if at else "fits"), field="attribute")
+    v = np.log(by_c)
+    phi = _shapley(v, n) if n else np.zeros(0)
+    total = float(np.exp(v[-1] - v[0]))
+    log_total = v[-1] - v[0]
+    parts = pd.DataFrame({
+        "name": [p.name for p in players], "kind": [p.kind for p in players],
+        "factor": np.exp(phi), "log_share": phi / log_total if log_total else np.zeros(n),
+        "change": [p.detail for p in players]})
+    parts["share_pct"] = parts["log_share"] * 100
+    coal = pd.DataFrame({"mask": np.arange(C), "members": [", ".join(players[i].name for i in range(n) if c >> i & 1)
+                                                           for c in range(C)], "value": by_c})
+    meta = {"from": a.name, "to": b.name, "metric": metric, "model": m.id, "workload": wl.name,
+            "at": ("peak" if at is None else f"{at:g} tok/s/user"), "deployments": L, "coalitions": C,
+            "points_per_call": L * C, "notes": notes, "weights": weights}
+    return Attribution(parts, total, float(by_c[0]), float(by_c[-1]), coal, meta)

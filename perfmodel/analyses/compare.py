@@ -1,0 +1,91 @@
+"""Compare two systems (or a system and its what-if) along their frontiers. Ratio convention: A/B.
+
+- curve: both frontiers read on a common log grid of interactivity, from the lower of the two starting
+  points to the highest interactivity BOTH reach (``frontier.read_at``), and the ratio A/B per GPU, per MW
+  and per dollar at each point;
+- summary: each one's peak per GPU, per MW and per dollar, where each curve ends (its maximum
+  interactivity) and where it peaks, with the ratio A/B.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import SpecError
+from .frontier import X, frontier, read_at
+from .systems import System, as_system
+
+
+@dataclass
+class Comparison:
+    a: pd.DataFrame        # frontier of A
+    b: pd.DataFrame        # frontier of B
+    curve: pd.DataFrame    # common interactivity grid: A, B and A/B
+    summary: pd.DataFrame  # peaks and curve ends: A, B and A/B
+
+    @property
+    def names(self) -> tuple[str, str]:
+        return self.a.attrs.get("system", "A"), self.b.attrs.get("system", "B")
+
+
+def _per(front: pd.DataFrame, key: str) -> float:
+    if key == "power_w":
+        return front.attrs["power_w"]
+    return front.attrs.get("price_usd_per_gpu_hour") or np.nan
+
+
+def ratio_curve(a: pd.DataFrame, b: pd.DataFrame, points: int = 60, metric: str = "total_tps_per_gpu") -> pd.DataFrame:
+    """Both frontiers on a common log grid of tokens/s per user, and the ratio A/B."""
+    lo = min(a[X].min(), b[X].min())
+    hi = min(a[X].max(), b[X].max())
+    if not hi > 0 or hi < lo:
+        raise SpecError("the two frontiers share no interactivity range", field="compare")
+    grid = np.unique(np.concatenate([np.geomspace(lo, hi, points), [hi]]))
+    ya, yb = read_at(a, grid, metric), read_at(b, grid, metric)
+    out = pd.DataFrame({X: grid, "intvty": grid, f"a_{metric}": ya, f"b_{metric}": yb, "ratio": ya / yb})
+    pa, pb = _per(a, "power_w"), _per(b, "power_w")
+    ca, cb = _per(a, "price"), _per(b, "price")
+    if metric.endswith("_per_gpu"):
+        out["ratio_per_mw"] = out["ratio"] * pb / pa
+        out["ratio_per_usd"] = out["ratio"] * cb / ca
+    return out
+
+
+def peak_summary(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """Peaks per GPU / per MW / per dollar, where each curve ends and where it peaks, with A/B."""
+    def row(name, fa, fb):
+        va, vb = fa(a), fb(b) if fb else fa(b)
+        return {"quantity": name, "a": va, "b": vb, "ratio": va / vb if vb else np.nan}
+
+    peak = lambda col: (lambda f: float(f[col].max()) if col in f and f[col].notna().any() else np.nan)  # noqa
+    at_peak = lambda f: float(f[X].iloc[int(f["total_tps_per_gpu"].to_numpy().argmax())])  # noqa: E731
+    rows = [
+        row("peak total_tps_per_gpu", peak("total_tps_per_gpu"), None),
+        row("peak output_tps_per_gpu", peak("output_tps_per_gpu"), None),
+        row("peak total_tps_per_mw", peak("total_tps_per_mw"), None),
+        row("peak total_tokens_per_usd", peak("total_tokens_per_usd"), None),
+        row("max tps_per_user (curve end)", lambda f: float(f[X].max()), None),
+        row("tps_per_user at peak", at_peak, None),
+        row("total_tps_per_gpu at curve end",
+            lambda f: float(f["total_tps_per_gpu"].iloc[int(f[X].to_numpy().argmax())]), None),
+    ]
+    return pd.DataFrame(rows)
+
+
+def compare_frontiers(a: pd.DataFrame, b: pd.DataFrame, points: int = 60) -> Comparison:
+    return Comparison(a, b, ratio_curve(a, b, points), peak_summary(a, b))
+
+
+def compare(a: System | str, b: System | str, model, workload="fixed-1k1k", profile="speed-of-light", *,
+            points: int = 60, **frontier_kw) -> Comparison:
+    """Frontier of A and of B (``HARDWARE[:PROFILE]`` or System), their ratio A/B along the curve and at peak."""
+    sa, sb = as_system(a, profile), as_system(b, profile)
+    if sa.name == sb.name and not sa.label:
+        sb = sb.with_changes(label=sb.name + " (B)")
+        sa = sa.with_changes(label=sa.name + " (A)")
+    fa = frontier(sa, model, workload, profile, **frontier_kw)
+    fb = frontier(sb, model, workload, profile, **frontier_kw)
+    return compare_frontiers(fa, fb, points)

@@ -1,0 +1,92 @@
+"""Evaluate enumerated deployments: each serving mode goes to the engine function that models it.
+
+- aggregated / decode_only, fixed workload      -> ``engine.evaluate.evaluate``
+- disaggregated, fixed workload                 -> ``engine.serving.disaggregated`` (prefill pool per row)
+- aggregated, agentic workload (KV tier off/on) -> ``engine.serving.agentic`` (sessions, pauses, KV residency)
+Rows are grouped by mode (``evaluate_rows`` returns the order). ``setup_for(mask)`` returns the Setup for a
+subset of rows (the same Setup for a frontier; per-row symbol arrays for attribution coalitions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import catalog
+from ..engine.evaluate import evaluate
+from ..engine.serving import agentic, disaggregated
+from ..specs.workload import WorkloadSpec
+from .deployments import points
+from .systems import lengths_for
+
+
+@dataclass(frozen=True)
+class WorkloadInfo:
+    lengths: dict
+    agentic: bool = False
+    pause_s: float = 0.0
+    name: str = "custom"
+
+
+def workload_info(workload) -> WorkloadInfo:
+    w = catalog.workload(workload) if isinstance(workload, str) else workload
+    lengths = lengths_for(w)
+    if isinstance(w, WorkloadSpec):
+        if w.kind == "agentic":
+            return WorkloadInfo(lengths, True, float(w.agentic.tool_pause_s.median), w.id)
+        return WorkloadInfo(lengths, False, 0.0, w.id)
+    return WorkloadInfo(lengths, False, 0.0, "custom")
+
+
+MODE_NAMES = ("aggregated", "decode_only", "disaggregated")
+
+
+def mode_codes(rows: pd.DataFrame) -> np.ndarray:
+    """Integer evaluation mode per row: 2 x serving index + KV host tier."""
+    n = len(rows)
+    if "serving" in rows:
+        serving = pd.Categorical(rows["serving"], categories=MODE_NAMES).codes.astype(np.int64)
+        if (serving < 0).any():
+            bad = rows["serving"][serving < 0].iloc[0]
+            raise ValueError(f"unknown serving mode {bad!r}")
+    else:
+        serving = np.zeros(n, np.int64)
+    tier = rows["kv_host_tier"].to_numpy(dtype=bool) if "kv_host_tier" in rows else np.zeros(n, bool)
+    return 2 * serving + tier
+
+
+def evaluate_rows(setup_for, rows: pd.DataFrame, wl: WorkloadInfo) -> tuple[pd.DataFrame, np.ndarray]:
+    """Evaluate every row (deployment + batch) with the engine function of its serving mode.
+
+    Returns (frame, order): frame row i belongs to ``rows.iloc[order[i]]`` (rows are grouped by mode; when
+    the modes already come in blocks, order is the identity and nothing is copied).
+    """
+    codes = mode_codes(rows)
+    if len(codes) == 0 or (codes == codes[0]).all():
+        return _evaluate_mode(setup_for(None), rows, wl, int(codes[0]) if len(codes) else 0), np.arange(len(rows))
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    bounds = np.nonzero(np.diff(sorted_codes))[0] + 1
+    parts = []
+    for idx in np.split(order, bounds):
+        mask = np.zeros(len(rows), bool)
+        mask[idx] = True
+        contiguous = idx[-1] - idx[0] + 1 == len(idx)
+        sub = rows.iloc[idx[0]:idx[-1] + 1] if contiguous else rows.iloc[idx]
+        parts.append(_evaluate_mode(setup_for(mask), sub, wl, int(codes[idx[0]])))
+    return pd.concat(parts, ignore_index=True), order
+
+
+def _evaluate_mode(setup, rows: pd.DataFrame, wl: WorkloadInfo, code: int) -> pd.DataFrame:
+    pts = points(rows, wl.lengths)
+    mode, tier = MODE_NAMES[code // 2], bool(code % 2)
+    if mode == "disaggregated":
+        pf = {"gpus": rows["pf_gpus"].to_numpy(float), "tp": rows["pf_tp"].to_numpy(float),
+              "ep": rows["pf_ep"].to_numpy(float)}
+        return disaggregated(setup, {**pts, "mix": 0.0}, pf, rows["instances"].to_numpy(float),
+                             rows["pf_instances"].to_numpy(float)).reset_index(drop=True)
+    if wl.agentic and mode == "aggregated":
+        return agentic(setup, pts, wl.pause_s, tier).reset_index(drop=True)
+    return evaluate(setup, pts)

@@ -1,0 +1,212 @@
+"""Frontier: the Pareto envelope of throughput per GPU against tokens/s per user, over every deployment.
+
+For each weight format: one ``evaluate`` call probes every deployment's memory capacity (batch = one
+sequence per DP rank), then one call per serving mode evaluates every deployment over its batch grid
+(vectorized; no loop over points). Points that do not fit are dropped. The envelope keeps each point that
+no point of higher-or-equal interactivity beats: sorted by tps_per_user, throughput falls strictly as
+interactivity rises.
+
+Reading a frontier at an interactivity x means "the best throughput at a per-user speed of at least x":
+between frontier points, log-log interpolation; below the first point, the peak; past the last, NaN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..engine.bind import attention_format
+from ..engine.evaluate import evaluate
+from ..errors import SpecError
+from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points
+from .evaluation import evaluate_rows, workload_info
+from .systems import System, as_model, as_system
+
+X = "tps_per_user"
+Y = "total_tps_per_gpu"
+THROUGHPUT_METRICS = ("total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw", "output_tps_per_mw",
+                      "total_tokens_per_usd")
+DEPLOYMENT_COLUMNS = ["hardware", "profile", "model", "weights", "attention_weights", "kv_cache", "serving",
+                      "gpus", "tp", "dp", "dp_attention", "ep", "pp", "spec_tokens", "acceptance_length",
+                      "prefill_ratio", "prefill_gpus", "decode_gpus", "kv_host_tier", "batch"]
+CURVE_COLUMNS = ["tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "intvty", "tput_per_gpu",
+                 "output_tput_per_gpu", "total_tps_per_mw", "total_tokens_per_usd", "tpot_ms", "ttft_ms",
+                 "tps_per_user_e2e", "bound", "mem_gb_per_gpu", "max_batch", "sessions_per_gpu", "evicted_share"]
+
+
+def _formats(weights) -> list[str]:
+    return [weights] if isinstance(weights, str) else list(weights)
+
+
+@dataclass
+class _Block:
+    """Evaluated points of one weight format: engine frame and the deployment rows, aligned."""
+
+    df: pd.DataFrame
+    grid: pd.DataFrame
+    weights: str
+
+
+def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, space):
+    wl = workload_info(workload)
+    space = space or DeploymentSpace()
+    domain = int(sysm.fields()["scaleup_domain_gpus"])
+    feats = sysm.profile_spec().features
+    rows, notes = layouts(m, domain, sysm.spec_rate(), space, disaggregation=feats.disaggregation,
+                          kv_host_tier=feats.kv_host_tier, agentic=wl.agentic)
+    blocks = []
+    for w in _formats(weights):
+        setup = sysm.setup(m, weights=w, kv_cache=kv_cache, attention_weights=attention_weights)
+        probe = evaluate(setup, {**points(rows, wl.lengths), "batch": rows["dp"].to_numpy()})
+        grid = batch_grid(rows, probe["max_batch"].to_numpy(), space.batch_points, space.max_batch)
+        if grid.empty:
+            continue
+        df, order = evaluate_rows(lambda mask: setup, grid, wl)
+        if not (order == np.arange(len(order))).all():
+            grid = grid.iloc[order].reset_index(drop=True)
+        blocks.append(_Block(df, grid, w))
+    if not blocks:
+        raise SpecError(f"{m.id} does not fit on {sysm.name} in any enumerated deployment "
+                        f"(up to {space.max_gpus or domain} GPUs per instance)", field="model")
+    meta = dict(candidates=sum(len(b.df) for b in blocks), deployments=len(rows) * len(_formats(weights)),
+                notes=notes, isl=wl.lengths["isl"], osl=wl.lengths["osl"], workload=wl.name)
+    return blocks, meta
+
+
+def _annotate(b: _Block, idx: np.ndarray | None, sysm: System, m, attention_weights, kv_cache) -> pd.DataFrame:
+    df = b.df if idx is None else b.df.iloc[idx]
+    grid = b.grid if idx is None else b.grid.iloc[idx]
+    df = df.reset_index(drop=True).copy()
+    extra = {"serving": grid["serving"].to_numpy(), "dp": grid["dp"].to_numpy(),
+             "dp_attention": grid["dp"].to_numpy() > 1}
+    for c in grid.columns:   # extra deployment dimensions travel along
+        if c not in df.columns and c not in extra and c not in ("acc", "mix"):
+            extra[c] = grid[c].to_numpy()
+    extra.update(weights=b.weights, kv_cache=kv_cache, attention_weights=attention_format(m, b.weights, attention_weights),
+                 hardware=sysm.hardware_spec().id, profile=sysm.profile_spec().id, model=m.id)
+    if sysm.label:
+        extra["system"] = sysm.label
+    df = df.drop(columns=[c for c in extra if c in df.columns])
+    return pd.concat([df, pd.DataFrame(extra, index=df.index)], axis=1)
+
+
+def candidates(system: System | str, model, workload="fixed-1k1k", *, profile="speed-of-light",
+               weights=("fp8",), kv_cache: str = "fp8", attention_weights: str | None = None,
+               space: DeploymentSpace | None = None, fitting_only: bool = True) -> pd.DataFrame:
+    """Every enumerated operating point, evaluated, with its deployment columns.
+
+    ``df.attrs``: ``candidates`` (points evaluated on the batch grids), ``deployments``, ``notes``.
+    """
+    sysm = as_system(system, profile)
+    m = as_model(model)
+    blocks, meta = _evaluate(sysm, m, workload, weights, kv_cache, attention_weights, space)
+    frames = []
+    for b in blocks:
+        idx = np.nonzero(b.df["fits"].to_numpy())[0] if fitting_only else None
+        frames.append(_annotate(b, idx, sysm, m, attention_weights, kv_cache))
+    out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    out.attrs.update(meta)
+    return out
+
+
+def pareto_index(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Indices of the upper-right envelope, ordered by x ascending (y strictly decreasing)."""
+    ok = np.nonzero(np.isfinite(x) & np.isfinite(y))[0]
+    if len(ok) == 0:
+        return ok
+    order = ok[np.lexsort((-y[ok], -x[ok]))]          # x descending, ties: y descending
+    ys = y[order]
+    best_before = np.concatenate(([-np.inf], np.maximum.accumulate(ys)[:-1]))
+    return order[ys > best_before][::-1]
+
+
+def pareto(df: pd.DataFrame, x: str = X, y: str = Y) -> pd.DataFrame:
+    """The envelope of a DataFrame: sorted by ``x`` ascending, ``y`` strictly decreasing."""
+    if df.empty:
+        return df
+    return df.iloc[pareto_index(df[x].to_numpy(), df[y].to_numpy())].reset_index(drop=True)
+
+
+def frontier(hardware, model, workload="fixed-1k1k", profile="speed-of-light", *, weights=("fp8",),
+             kv_cache: str = "fp8", attention_weights: str | None = None, space: DeploymentSpace | None = None,
+             hw_overrides: dict | None = None, profile_overrides: dict | None = None,
+             acceptance_rate: float | None = None, metric: str = Y) -> pd.DataFrame:
+    """Pareto frontier of ``metric`` (default total tokens/s per GPU) against tokens/s per user.
+
+    ``hardware`` is a catalog id / HardwareSpec or a ``System``. Returns one row per frontier point with the
+    curve columns (incl. InferenceX ``intvty``, ``tput_per_gpu``, ``output_tput_per_gpu``) and the deployment
+    behind it. ``df.attrs`` holds ``candidates``, ``max_tps_per_user``, ``peak``, ``notes``, power and price.
+    """
+    if metric not in THROUGHPUT_METRICS:
+        raise SpecError(f"unknown metric {metric!r}; choose from {list(THROUGHPUT_METRICS)}", field="metric")
+    sysm = as_system(hardware, profile)
+    if hw_overrides or profile_overrides or acceptance_rate is not None:
+        sysm = sysm.with_changes(hw_overrides, profile_overrides, acceptance_rate)
+    m = as_model(model)
+    blocks, meta = _evaluate(sysm, m, workload, weights, kv_cache, attention_weights, space)
+    fits = [b.df["fits"].to_numpy() for b in blocks]
+    xs = np.concatenate([np.where(f, b.df[X].to_numpy(), np.nan) for b, f in zip(blocks, fits)])
+    ys = np.concatenate([np.where(f, b.df[metric].to_numpy(), np.nan) for b, f in zip(blocks, fits)])
+    if not np.isfinite(ys).any():
+        raise SpecError(f"no enumerated deployment of {m.id} fits on {sysm.name}", field="model")
+    keep = pareto_index(xs, ys)
+    starts = np.cumsum([0] + [len(b.df) for b in blocks])
+    parts = []
+    for i, b in enumerate(blocks):
+        sel = keep[(keep >= starts[i]) & (keep < starts[i + 1])] - starts[i]
+        if len(sel):
+            parts.append(_annotate(b, sel, sysm, m, attention_weights, kv_cache))
+    front = pd.concat(parts, ignore_index=True).sort_values(X, kind="stable").reset_index(drop=True)
+    cols = [c for c in DEPLOYMENT_COLUMNS + ["system"] if c in front] + \
+        [c for c in CURVE_COLUMNS if c in front and c not in DEPLOYMENT_COLUMNS]
+    extra = [c for c in front.columns if c not in cols and c in LAYOUT_COLUMNS]
+    out = front[cols + extra].copy()
+    allx = xs[np.isfinite(xs)]
+    out.attrs.update(meta)
+    out.attrs.update(system=sysm.name, metric=metric, fitting=int(sum(f.sum() for f in fits)),
+                     max_tps_per_user=float(allx.max()), peak=float(np.nanmax(ys)),
+                     power_w=sysm.power_w(), price_usd_per_gpu_hour=sysm.price())
+    return out
+
+
+def summary(front: pd.DataFrame, metric: str | None = None) -> dict:
+    """Where the curve ends and what it peaks at, with the deployments there."""
+    metric = metric or front.attrs.get("metric", Y)
+    i_top = int(front[X].to_numpy().argmax())
+    i_peak = int(front[metric].to_numpy().argmax())
+    dep = lambda i: {c: _py(front.iloc[i][c]) for c in DEPLOYMENT_COLUMNS if c in front}  # noqa: E731
+    return {
+        "system": front.attrs.get("system"), "workload": front.attrs.get("workload"), "metric": metric,
+        "candidates": front.attrs.get("candidates"), "fitting": front.attrs.get("fitting"),
+        "frontier_points": len(front),
+        "max_tps_per_user": float(front[X].iloc[i_top]),
+        f"{metric}_at_max_tps_per_user": float(front[metric].iloc[i_top]),
+        f"peak_{metric}": float(front[metric].iloc[i_peak]),
+        "tps_per_user_at_peak": float(front[X].iloc[i_peak]),
+        "peak_output_tps_per_gpu": float(front["output_tps_per_gpu"].max()),
+        "max_tps_per_user_deployment": dep(i_top), "peak_deployment": dep(i_peak),
+        "notes": front.attrs.get("notes", []),
+    }
+
+
+def _py(v):
+    return v.item() if hasattr(v, "item") else v
+
+
+def read_at(front: pd.DataFrame, x, metric: str = Y) -> np.ndarray:
+    """Best ``metric`` at a per-user speed of at least ``x`` (log-log interpolation between frontier points).
+
+    Below the frontier's lowest interactivity the value is the peak; above its highest it is NaN.
+    """
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    fx, fy = front[X].to_numpy(), front[metric].to_numpy()
+    if len(fx) == 0:
+        return np.full(x.shape, np.nan)
+    order = np.argsort(fx)
+    fx, fy = fx[order], fy[order]
+    out = np.exp(np.interp(np.log(x), np.log(fx), np.log(fy)))
+    out[x > fx[-1] * (1 + 1e-12)] = np.nan
+    out[x <= fx[0]] = fy.max()
+    return out

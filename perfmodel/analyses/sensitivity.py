@@ -1,0 +1,230 @@
+"""Sensitivity: elasticities d ln(throughput) / d ln(p) at one operating point, from sympy derivatives.
+
+At a fixed deployment and batch, throughput per GPU is B a / (TPOT G), so for every parameter p that is not
+the batch or the acceptance length,  d ln T / d ln p = -(p / TPOT) dTPOT/dp.  The derivative is the sympy
+derivative of the engine's TPOT expression (``compiled(model).decode``), taken by the chain rule over its
+common subexpressions (``forward_derivatives``), lambdified once per model and cached; no finite differences. A hardware field maps to the symbols it binds (FP8 FLOP/s feeds F_fp8 and,
+with FP8 weights, F_x and F_a), found by binding the field at two values; the elasticity is the sum over
+those symbols. ``capacity_elasticity`` is d ln(max batch) / d ln p (memory size, workspace, formats): it
+matters at the peak, where the batch sits at capacity. The acceptance rate enters through
+a = (1 - p^(k+1)) / (1 - p).
+
+Homogeneity check (Euler): scaling every rate by k and every latency by 1/k scales throughput by k, so the
+rate elasticities minus the latency elasticities sum to 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import sympy as sp
+
+from ..engine.bind import PROFILE_SYMBOLS, attention_format, bind_hardware
+from ..engine.compiled import compiled
+from ..engine.evaluate import POINT_COLUMNS, symbol_inputs
+from ..errors import SpecError
+from ..specs.hardware import HARDWARE_FIELDS
+from ..specs.profile import PROFILE_PARAMS
+from .frontier import X, frontier
+from .systems import HW_GROUP_OF, System, as_model, as_system, lengths_for
+
+_DERIV_CACHE: dict[int, tuple] = {}
+OPERATING = {"B": "batch", "acc": "acceptance_length"}
+METRICS = ("total_tps_per_gpu", "output_tps_per_gpu", "tps_per_user", "total_tps_per_mw", "total_tokens_per_usd")
+
+
+def forward_derivatives(exprs: list[sp.Expr], wrt: list[sp.Symbol]):
+    """Exact symbolic derivatives of ``exprs`` by forward-mode chain rule over their common subexpressions.
+
+    sympy's cse splits the expressions into small assignments x_i = f_i(...); the derivative of each one,
+    d x_i / d p = sum_s (d f_i / d s) (d s / d p), is a small sympy derivative (sp.diff). The result is the same
+    expression as sp.diff of the whole tree, built ~5x faster. Returns (assignments, outputs): outputs are
+    ``exprs`` followed by p * d expr / d p for each expr and each p in ``wrt``.
+    """
+    rep, red = sp.cse(exprs, symbols=sp.numbered_symbols("_cse"))
+    cse_syms = {x for x, _ in rep}
+    d: dict[sp.Symbol, dict] = {p: {} for p in wrt}
+    assigns: list[tuple[sp.Symbol, sp.Expr]] = []
+    counter = iter(range(10**9))
+
+    def terms(f, p):
+        out = []
+        for s in f.free_symbols:
+            if s == p:
+                out.append(sp.diff(f, s))
+            elif s in cse_syms and s in d[p]:
+                out.append(sp.diff(f, s) * d[p][s])
+        return out
+
+    for x, f in rep:
+        assigns.append((x, f))
+        for p in wrt:
+            t = terms(f, p)
+            if t:
+                sym = sp.Symbol(f"_dcse{next(counter)}")
+                assigns.append((sym, sp.Add(*t)))
+                d[p][x] = sym
+    outs = list(red)
+    for e in red:
+        for p in wrt:
+            t = terms(e, p)
+            outs.append(p * sp.Add(*t) if t else sp.Integer(0))
+    return assigns, outs
+
+
+def derivative_functions(model):
+    """(fn, args, syms): fn(*args) -> [tpot, max_batch, p dTPOT/dp for p in syms..., p dBmax/dp for p in syms...].
+
+    Built once per model structure and cached. Lambdified with the engine's own numpy mapping of its
+    functions (max/min/Heaviside/ceiling), taken from the namespace of the engine's compiled decode function.
+    """
+    cm = compiled(as_model(model))
+    key = id(cm)
+    if key not in _DERIV_CACHE:
+        dec = cm.decode
+        tpot = dec.exprs[dec.names.index("tpot_s")]
+        cap = dec.exprs[dec.names.index("max_batch")]
+        wanted = set(PROFILE_SYMBOLS_SYMS()) | set(HW_SYMBOL_NAMES) | set(OPERATING)
+        args = sorted(tpot.free_symbols | cap.free_symbols, key=lambda s: s.name)
+        wrt = [s for s in args if s.name in wanted]
+        assigns, outs = forward_derivatives([tpot, cap], wrt)
+        namespace = {k: v for k, v in dec.fn.__globals__.items() if not k.startswith("__")}
+        fn = sp.lambdify(args, outs, modules=[namespace, "numpy"], cse=lambda _exprs: (assigns, outs))
+        _DERIV_CACHE[key] = (fn, [a.name for a in args], [s.name for s in wrt])
+    return _DERIV_CACHE[key]
+
+
+def PROFILE_SYMBOLS_SYMS():  # noqa: N802
+    return [sym for sym, _ in PROFILE_SYMBOLS.values()]
+
+
+HW_SYMBOL_NAMES = ("BW_hbm", "C_hbm", "F_bf16", "F_fp8", "F_x", "F_a", "BW_link", "lat_link", "BW_nic", "D_dom",
+                   "BW_host", "BW_hmem")
+
+
+def field_symbols(fields: dict, weights: str, attn_fmt: str) -> dict[str, list[str]]:
+    """Hardware field -> symbols whose bound value is proportional to it (bind at 1x and 2x)."""
+    base = bind_hardware(fields, weights, attn_fmt)
+    out = {}
+    for f, v in fields.items():
+        if v is None:
+            continue
+        moved = bind_hardware({**fields, f: 2 * v}, weights, attn_fmt)
+        syms = []
+        for s, b0 in base.items():
+            b1 = moved[s]
+            if b0 and abs(b1 / b0 - 2) < 1e-12:
+                syms.append(s)
+            elif b0 != b1:
+                raise SpecError(f"symbol {s} is not proportional to {f}", field="sensitivity")
+        out[f] = syms
+    return out
+
+
+def operating_point(system: System | str, model, workload="fixed-1k1k", profile="speed-of-light", *,
+                    at_tps_per_user: float | None = None, peak: bool = False, metric: str = "total_tps_per_gpu",
+                    **frontier_kw) -> pd.Series:
+    """A frontier point: the first one reaching ``at_tps_per_user`` (an enumerated deployment), or the peak."""
+    front = frontier(system, model, workload, profile, **frontier_kw)
+    if at_tps_per_user is not None:
+        ok = front[front[X] >= at_tps_per_user]
+        if ok.empty:
+            raise SpecError(f"{front.attrs['system']} does not reach {at_tps_per_user:g} tok/s/user "
+                            f"(max {front[X].max():.1f})", field="--at-tps-per-user")
+        return ok.iloc[0]
+    m = metric if metric in front else "total_tps_per_gpu"
+    return front.iloc[int(front[m].to_numpy().argmax())]
+
+
+def sensitivity(system: System | str, model, workload="fixed-1k1k", profile="speed-of-light", *,
+                point: dict | pd.Series | None = None, at_tps_per_user: float | None = None, peak: bool = False,
+                weights: str = "fp8", kv_cache: str = "fp8", attention_weights: str | None = None,
+                metric: str = "total_tps_per_gpu", **frontier_kw) -> pd.DataFrame:
+    """Ranked elasticities of ``metric`` at an operating point, one row per hardware/profile parameter.
+
+    ``point``: deployment keys (gpus, tp, ep, pp, batch, spec_tokens, serving; weights/kv_cache optional);
+    otherwise the frontier point at ``at_tps_per_user`` or the peak.
+    """
+    if metric not in METRICS:
+        raise SpecError(f"unknown metric {metric!r}; choose from {list(METRICS)}", field="metric")
+    sysm = as_system(system, profile)
+    m = as_model(model)
+    if point is None:
+        fw = dict(frontier_kw, weights=(weights,), kv_cache=kv_cache, attention_weights=attention_weights)
+        point = operating_point(sysm, m, workload, profile, at_tps_per_user=at_tps_per_user, peak=peak, **fw)
+    point = dict(point)
+    weights = point.get("weights", weights)
+    kv_cache = point.get("kv_cache", kv_cache)
+    setup = sysm.setup(m, weights=weights, kv_cache=kv_cache, attention_weights=attention_weights)
+    lengths = lengths_for(workload)
+    rate = sysm.spec_rate()
+    k = float(point.get("spec_tokens", 0))
+    if "acceptance_length" in point:
+        acc = float(point["acceptance_length"])
+    else:
+        from .systems import acceptance_length
+        acc = float(acceptance_length(rate, k)) if k else 1.0
+        if np.isnan(acc):
+            raise SpecError(f"spec_tokens={k:g} but profile {sysm.profile_spec().id} has no acceptance rate",
+                            field="spec_tokens")
+    mix = {"aggregated": 1.0, "decode_only": 0.0}.get(point.get("serving", "aggregated"), 1.0)
+    if "batch" not in point:
+        raise SpecError("the operating point needs a batch", field="batch")
+    p = {"batch": point["batch"], "gpus": point.get("gpus", 1), "tp": point.get("tp", 1), "ep": point.get("ep", 1),
+         "pp": point.get("pp", 1), "spec_tokens": k, "acc": acc, "mix": mix, **lengths}
+    p = {c: np.atleast_1d(np.asarray(p[c], dtype=float)) for c in POINT_COLUMNS}
+    vals = setup.symbol_values()
+    x = symbol_inputs(p, vals)
+    fn, args, syms = derivative_functions(m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = [float(np.asarray(v, dtype=float).reshape(-1)[0]) for v in fn(*[x[a] for a in args])]
+    tpot, cap = out[0], out[1]
+    n = len(syms)
+    e_tpot = dict(zip(syms, np.array(out[2:2 + n]) / tpot))
+    e_cap = dict(zip(syms, np.array(out[2 + n:2 + 2 * n]) / cap))
+
+    def e_thr(sym: str) -> float:
+        e = -e_tpot.get(sym, 0.0)
+        if sym == "acc" or (sym == "B" and metric != "tps_per_user"):
+            e += 1.0
+        return e
+
+    fields = sysm.fields()
+    attn_fmt = attention_format(m, weights, attention_weights)
+    fsyms = field_symbols(fields, weights, attn_fmt)
+    rows = []
+    for f, syms in fsyms.items():
+        unit = HARDWARE_FIELDS[f][2]
+        e = sum(e_thr(s) for s in syms)
+        if (f == ("allin_power_w" if fields.get("allin_power_w") else "gpu_tdp_w") and metric.endswith("_per_mw")) \
+                or (f == "price_usd_per_gpu_hour" and metric.endswith("_per_usd")):
+            e -= 1.0
+        rows.append({"parameter": f, "kind": "hardware", "group": HW_GROUP_OF.get(f, ""), "value": fields[f],
+                     "unit": unit, "symbols": " ".join(syms), "elasticity": e,
+                     "capacity_elasticity": sum(e_cap.get(s, 0.0) for s in syms)})
+    pvals = {**sysm.profile_spec().values(), **sysm.profile_overrides}
+    for name, (sym, _k) in PROFILE_SYMBOLS.items():
+        desc, _lo, _hi, group = PROFILE_PARAMS[name]
+        rows.append({"parameter": name, "kind": "profile", "group": group, "value": pvals[name], "unit": desc,
+                     "symbols": sym, "elasticity": e_thr(sym), "capacity_elasticity": e_cap.get(sym, 0.0)})
+    if k > 0 and rate is not None:
+        pr, kk = sp.symbols("p k", positive=True)
+        a = (1 - pr ** (kk + 1)) / (1 - pr)
+        dlna = float((sp.diff(a, pr) * pr / a).subs({pr: rate, kk: k}))
+        rows.append({"parameter": "acceptance_rate", "kind": "profile", "group": "speculative_decoding",
+                     "value": rate, "unit": "per-draft acceptance probability", "symbols": "acc",
+                     "elasticity": e_thr("acc") * dlna, "capacity_elasticity": 0.0})
+    rows.append({"parameter": "batch", "kind": "operating_point", "group": "", "value": float(p["batch"][0]),
+                 "unit": "sequences per instance", "symbols": "B", "elasticity": e_thr("B"),
+                 "capacity_elasticity": 0.0})
+    df = pd.DataFrame(rows)
+    at_cap = float(p["batch"][0]) >= np.floor(cap) * 0.999
+    if at_cap:   # at the peak the batch follows capacity
+        df["elasticity_at_capacity"] = df["elasticity"] + e_thr("B") * df["capacity_elasticity"]
+    df = df.iloc[np.lexsort((-df["capacity_elasticity"].abs().to_numpy(), -df["elasticity"].abs().to_numpy()))]
+    df = df.reset_index(drop=True)
+    df.attrs.update(system=sysm.name, metric=metric, tpot_ms=tpot * 1e3, max_batch=cap, at_capacity=bool(at_cap),
+                    point={kk_: (v.item() if hasattr(v, "item") else v) for kk_, v in point.items()
+                           if kk_ in ("weights", "kv_cache", "serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens",
+                                      "acceptance_length", "batch", "tps_per_user", "total_tps_per_gpu", "bound")})
+    return df
