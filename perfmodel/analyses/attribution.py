@@ -111,6 +111,10 @@ class CoalitionSetup(Setup):
 
 
 # ------------------------------------------------------------------ players
+def _v(x) -> str:
+    return "(none)" if x is None else f"{x:g}"
+
+
 def _players(a: System, b: System, metric: str, agentic: bool) -> tuple[list[Player], list[str]]:
     notes = []
     fa, fb = a.fields(), b.fields()
@@ -122,7 +126,7 @@ def _players(a: System, b: System, metric: str, agentic: bool) -> tuple[list[Pla
             continue
         diff = [f for f in fields if fa.get(f) != fb.get(f)]
         if diff:
-            players.append(Player(g, "hardware", ", ".join(f"{f} {fa.get(f)} -> {fb.get(f)}" for f in diff)))
+            players.append(Player(g, "hardware", ", ".join(f"{f} {_v(fa.get(f))} -> {_v(fb.get(f))}" for f in diff)))
     pa = profile_values(a.profile_spec(), a.profile_overrides)
     pb = profile_values(b.profile_spec(), b.profile_overrides)
     groups: dict[str, list[str]] = {}
@@ -341,6 +345,7 @@ def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k
         "name": [p.name for p in players], "kind": [p.kind for p in players],
         "factor": np.exp(phi), "log_share": phi / log_total if log_total else np.zeros(n),
         "change": [p.detail for p in players]})
+    parts.loc[np.abs(phi) < 1e-12, ["factor", "log_share"]] = [1.0, 0.0]   # exact null players: no float dust
     parts["share_pct"] = parts["log_share"] * 100
     coal = pd.DataFrame({"mask": np.arange(C), "members": [", ".join(players[i].name for i in range(n) if c >> i & 1)
                                                            for c in range(C)], "value": by_c})

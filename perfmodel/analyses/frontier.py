@@ -76,20 +76,20 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
 
 
 def _annotate(b: _Block, idx: np.ndarray | None, sysm: System, m, attention_weights, kv_cache) -> pd.DataFrame:
-    df = b.df if idx is None else b.df.iloc[idx]
-    grid = b.grid if idx is None else b.grid.iloc[idx]
-    df = df.reset_index(drop=True).copy()
-    extra = {"serving": grid["serving"].to_numpy(), "dp": grid["dp"].to_numpy(),
-             "dp_attention": grid["dp"].to_numpy() > 1}
-    for c in grid.columns:   # extra deployment dimensions travel along
-        if c not in df.columns and c not in extra and c not in ("acc", "mix"):
-            extra[c] = grid[c].to_numpy()
-    extra.update(weights=b.weights, kv_cache=kv_cache, attention_weights=attention_format(m, b.weights, attention_weights),
+    take = (lambda a: a) if idx is None else (lambda a: a[idx])  # noqa: E731
+    cols = {c: take(b.df[c].to_numpy()) for c in b.df.columns}
+    g = {c: take(b.grid[c].to_numpy()) for c in b.grid.columns}
+    cols.update(serving=g["serving"], dp=g["dp"], dp_attention=g["dp"] > 1)
+    for c, v in g.items():   # extra deployment dimensions travel along
+        if c not in cols and c not in ("acc", "mix"):
+            cols[c] = v
+    n = len(cols["dp"])
+    const = dict(weights=b.weights, kv_cache=kv_cache, attention_weights=attention_format(m, b.weights, attention_weights),
                  hardware=sysm.hardware_spec().id, profile=sysm.profile_spec().id, model=m.id)
     if sysm.label:
-        extra["system"] = sysm.label
-    df = df.drop(columns=[c for c in extra if c in df.columns])
-    return pd.concat([df, pd.DataFrame(extra, index=df.index)], axis=1)
+        const["system"] = sysm.label
+    cols.update({k: np.full(n, v, dtype=object) for k, v in const.items()})
+    return pd.DataFrame(cols)
 
 
 def candidates(system: System | str, model, workload="fixed-1k1k", *, profile="speed-of-light",
@@ -111,11 +111,23 @@ def candidates(system: System | str, model, workload="fixed-1k1k", *, profile="s
     return out
 
 
-def pareto_index(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Indices of the upper-right envelope, ordered by x ascending (y strictly decreasing)."""
-    ok = np.nonzero(np.isfinite(x) & np.isfinite(y))[0]
+def pareto_index(x: np.ndarray, y: np.ndarray, bins: int = 4096) -> np.ndarray:
+    """Indices of the upper-right envelope, ordered by x ascending (y strictly decreasing).
+
+    A linear pre-pass drops points beaten by the best point of a higher log-x bin; the exact sweep runs on
+    the few that remain.
+    """
+    ok = np.nonzero(np.isfinite(x) & np.isfinite(y) & (x > 0))[0]
     if len(ok) == 0:
         return ok
+    if len(ok) > 4 * bins:
+        lx = np.log(x[ok])
+        lo, hi = lx.min(), lx.max()
+        b = np.minimum(((lx - lo) / max(hi - lo, 1e-300) * bins).astype(np.int64), bins - 1)
+        best = np.full(bins + 1, -np.inf)
+        np.maximum.at(best, b, y[ok])
+        above = np.maximum.accumulate(best[::-1])[::-1]      # best y in bins >= k
+        ok = ok[y[ok] > above[b + 1]]
     order = ok[np.lexsort((-y[ok], -x[ok]))]          # x descending, ties: y descending
     ys = y[order]
     best_before = np.concatenate(([-np.inf], np.maximum.accumulate(ys)[:-1]))
@@ -132,12 +144,14 @@ def pareto(df: pd.DataFrame, x: str = X, y: str = Y) -> pd.DataFrame:
 def frontier(hardware, model, workload="fixed-1k1k", profile="speed-of-light", *, weights=("fp8",),
              kv_cache: str = "fp8", attention_weights: str | None = None, space: DeploymentSpace | None = None,
              hw_overrides: dict | None = None, profile_overrides: dict | None = None,
-             acceptance_rate: float | None = None, metric: str = Y) -> pd.DataFrame:
+             acceptance_rate: float | None = None, metric: str = Y, refine: int = 256) -> pd.DataFrame:
     """Pareto frontier of ``metric`` (default total tokens/s per GPU) against tokens/s per user.
 
     ``hardware`` is a catalog id / HardwareSpec or a ``System``. Returns one row per frontier point with the
     curve columns (incl. InferenceX ``intvty``, ``tput_per_gpu``, ``output_tput_per_gpu``) and the deployment
     behind it. ``df.attrs`` holds ``candidates``, ``max_tps_per_user``, ``peak``, ``notes``, power and price.
+    ``refine``: the deployments on the first envelope are re-evaluated on a ``refine``-point batch grid (one more
+    vectorized call) and the envelope is taken again, so the curve is smooth between layouts (0: off).
     """
     if metric not in THROUGHPUT_METRICS:
         raise SpecError(f"unknown metric {metric!r}; choose from {list(THROUGHPUT_METRICS)}", field="metric")
@@ -146,12 +160,16 @@ def frontier(hardware, model, workload="fixed-1k1k", profile="speed-of-light", *
         sysm = sysm.with_changes(hw_overrides, profile_overrides, acceptance_rate)
     m = as_model(model)
     blocks, meta = _evaluate(sysm, m, workload, weights, kv_cache, attention_weights, space)
-    fits = [b.df["fits"].to_numpy() for b in blocks]
-    xs = np.concatenate([np.where(f, b.df[X].to_numpy(), np.nan) for b, f in zip(blocks, fits)])
-    ys = np.concatenate([np.where(f, b.df[metric].to_numpy(), np.nan) for b, f in zip(blocks, fits)])
+    xs, ys, fits = _xy(blocks, metric)
     if not np.isfinite(ys).any():
         raise SpecError(f"no enumerated deployment of {m.id} fits on {sysm.name}", field="model")
     keep = pareto_index(xs, ys)
+    n_fit = int(sum(f.sum() for f in fits))
+    if refine:
+        blocks += _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, refine)
+        xs, ys, fits = _xy(blocks, metric)
+        keep = pareto_index(xs, ys)
+        meta["refined"] = sum(len(b.df) for b in blocks) - meta["candidates"]
     starts = np.cumsum([0] + [len(b.df) for b in blocks])
     parts = []
     for i, b in enumerate(blocks):
@@ -165,9 +183,38 @@ def frontier(hardware, model, workload="fixed-1k1k", profile="speed-of-light", *
     out = front[cols + extra].copy()
     allx = xs[np.isfinite(xs)]
     out.attrs.update(meta)
-    out.attrs.update(system=sysm.name, metric=metric, fitting=int(sum(f.sum() for f in fits)),
+    out.attrs.update(system=sysm.name, metric=metric, fitting=n_fit,
                      max_tps_per_user=float(allx.max()), peak=float(np.nanmax(ys)),
                      power_w=sysm.power_w(), price_usd_per_gpu_hour=sysm.price())
+    return out
+
+
+def _xy(blocks, metric):
+    fits = [b.df["fits"].to_numpy() for b in blocks]
+    xs = np.concatenate([np.where(f, b.df[X].to_numpy(), np.nan) for b, f in zip(blocks, fits)])
+    ys = np.concatenate([np.where(f, b.df[metric].to_numpy(), np.nan) for b, f in zip(blocks, fits)])
+    return xs, ys, fits
+
+
+def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n) -> list[_Block]:
+    """Dense batch grids for the deployments on the envelope (one evaluate call per format and mode)."""
+    wl = workload_info(workload)
+    starts = np.cumsum([0] + [len(b.df) for b in blocks])
+    out = []
+    for i, b in enumerate(blocks):
+        sel = keep[(keep >= starts[i]) & (keep < starts[i + 1])] - starts[i]
+        if not len(sel):
+            continue
+        rows = b.grid.iloc[sel]
+        key = [c for c in LAYOUT_COLUMNS if c in rows]
+        first = ~rows.duplicated(key).to_numpy()
+        rows, cap = rows[first].drop(columns="batch"), b.df["max_batch"].to_numpy()[sel][first]
+        grid = batch_grid(rows.reset_index(drop=True), cap, n)
+        setup = sysm.setup(m, weights=b.weights, kv_cache=kv_cache, attention_weights=attention_weights)
+        df, order = evaluate_rows(lambda mask: setup, grid, wl)
+        if not (order == np.arange(len(order))).all():
+            grid = grid.iloc[order].reset_index(drop=True)
+        out.append(_Block(df, grid, b.weights))
     return out
 
 

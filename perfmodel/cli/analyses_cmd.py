@@ -1,0 +1,381 @@
+"""`perfmodel frontier | compare | whatif | sensitivity | attribute`: thin formatting over perfmodel.analyses."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import numpy as np
+import pandas as pd
+
+from ..errors import SpecError
+
+TABLE_COLUMNS = ["serving", "weights", "gpus", "tp", "dp", "ep", "spec_tokens", "prefill_ratio", "kv_host_tier",
+                 "batch", "tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "tpot_ms", "ttft_ms", "bound"]
+METRICS = ["total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw", "total_tokens_per_usd"]
+
+
+# ------------------------------------------------------------------ shared options
+def _workload_args(p):
+    p.add_argument("--model", required=True, help="model catalog id (or YAML path)")
+    p.add_argument("--workload", default=None, help="workload catalog id (default fixed-1k1k)")
+    p.add_argument("--isl", type=float, help="custom workload: input tokens (with --osl)")
+    p.add_argument("--osl", type=float, help="custom workload: output tokens (with --isl)")
+    p.add_argument("--prefix-hit", type=float, default=0.0, help="custom workload: cached share of the input")
+    p.add_argument("--profile", default="speed-of-light", help="software profile (default speed-of-light)")
+
+
+def _space_args(p, multi_weights=True):
+    if multi_weights:
+        p.add_argument("--weights", action="append", default=None, metavar="FMT",
+                       help="weight format(s) to enumerate, repeatable (default fp8)")
+    else:
+        p.add_argument("--weights", default="fp8", metavar="FMT", help="weight format (default fp8)")
+    p.add_argument("--kv-cache", default="fp8", help="KV-cache format (default fp8)")
+    p.add_argument("--spec-tokens", default="0,1,2,3,4", metavar="K,K,..",
+                   help="draft tokens per step to enumerate (default 0,1,2,3,4; 0 = off)")
+    p.add_argument("--max-gpus", type=int, help="largest instance (default: the scale-up domain)")
+    p.add_argument("--gpus", default=None, metavar="N,N,..", help="GPUs per instance to enumerate")
+    p.add_argument("--batch-points", type=int, default=64, help="log-grid batch sizes per deployment (default 64)")
+    p.add_argument("--serving", action="append", default=None, choices=["aggregated", "decode_only", "disaggregated"],
+                   help="serving modes (default aggregated, plus disaggregated where the engine supports it)")
+    p.add_argument("--no-disaggregation", action="store_true", help="do not enumerate disaggregated serving")
+    p.add_argument("--no-kv-tier", action="store_true", help="do not enumerate the KV host tier")
+
+
+def _ints(text: str | None, option: str):
+    if text is None:
+        return None
+    try:
+        vals = tuple(int(x) for x in text.replace(" ", "").split(",") if x != "")
+    except ValueError:
+        raise SpecError(f"expected comma-separated integers, got {text!r}", field=option) from None
+    if not vals:
+        raise SpecError("empty list", field=option)
+    return vals
+
+
+def _workload(args):
+    if args.isl is not None or args.osl is not None:
+        if args.isl is None or args.osl is None or args.isl <= 0 or args.osl <= 0:
+            raise SpecError("a custom workload needs both --isl and --osl, > 0", field="--isl/--osl")
+        if not 0 <= args.prefix_hit < 1:
+            raise SpecError(f"must lie in [0, 1), got {args.prefix_hit}", field="--prefix-hit")
+        return {"isl": args.isl, "osl": args.osl, "prefix_hit": args.prefix_hit}
+    return args.workload or "fixed-1k1k"
+
+
+def _space(args):
+    from ..analyses.deployments import DeploymentSpace
+    serving = tuple(a for a in (args.serving or ["aggregated"]) if a != "disaggregated") or ("aggregated",)
+    disagg = not args.no_disaggregation and (args.serving is None or "disaggregated" in args.serving)
+    if args.serving and "aggregated" not in args.serving and "decode_only" not in args.serving:
+        serving = ()
+    if args.batch_points < 1:
+        raise SpecError("must be >= 1", field="--batch-points")
+    if args.max_gpus is not None and args.max_gpus < 1:
+        raise SpecError("must be >= 1", field="--max-gpus")
+    kw = dict(spec_tokens=_ints(args.spec_tokens, "--spec-tokens"), batch_points=args.batch_points,
+              max_gpus=args.max_gpus, gpus=_ints(args.gpus, "--gpus"), serving=serving,
+              disaggregation=disagg, kv_host_tier=not args.no_kv_tier)
+    return DeploymentSpace(**kw)
+
+
+def _frontier_kw(args, multi_weights=True):
+    weights = tuple(args.weights or ["fp8"]) if multi_weights else (args.weights,)
+    return dict(weights=weights, kv_cache=args.kv_cache, space=_space(args))
+
+
+def _num(v, digits=4):
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, float, np.floating, np.integer)):
+        v = float(v)
+        if math.isnan(v):
+            return "-"
+        if v == int(v) and abs(v) < 1e9:
+            return f"{int(v)}"
+        return f"{v:,.0f}" if abs(v) >= 10 ** (digits - 1) else f"{v:.{digits}g}"
+    return str(v)
+
+
+def _table(df: pd.DataFrame, cols: list[str]) -> str:
+    cols = [c for c in cols if c in df.columns]
+    if "prefill_ratio" in cols and not (df["prefill_ratio"].fillna(0) > 0).any():
+        cols.remove("prefill_ratio")
+    if "kv_host_tier" in cols and not df["kv_host_tier"].fillna(False).astype(bool).any():
+        cols.remove("kv_host_tier")
+    body = [[_num(v) for v in row] for row in df[cols].itertuples(index=False)]
+    widths = [max(len(c), *(len(r[i]) for r in body)) if body else len(c) for i, c in enumerate(cols)]
+    left = [c == cols[-1] and pd.api.types.is_string_dtype(df[c]) for c in cols]   # free text last: left-aligned
+    just = lambda v, w, lf: v.ljust(w) if lf else v.rjust(w)  # noqa: E731
+    lines = ["  ".join(just(c, w, lf) for c, w, lf in zip(cols, widths, left)).rstrip()]
+    lines += ["  ".join(just(v, w, lf) for v, w, lf in zip(r, widths, left)).rstrip() for r in body]
+    return "\n".join(lines)
+
+
+def _thin(df: pd.DataFrame, rows: int) -> pd.DataFrame:
+    """At most ``rows`` rows, spread evenly in log interactivity (first and last kept)."""
+    if len(df) <= rows or rows <= 0:
+        return df
+    x = np.log(df["tps_per_user"].to_numpy())
+    targets = np.linspace(x.min(), x.max(), rows)
+    idx = np.unique(np.searchsorted(x, targets).clip(0, len(df) - 1))
+    return df.iloc[idx]
+
+
+def _records(df: pd.DataFrame) -> list[dict]:
+    return json.loads(df.to_json(orient="records"))
+
+
+def _dep_line(d: dict) -> str:
+    keys = ["serving", "weights", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio", "kv_host_tier", "batch"]
+    return " ".join(f"{k}={_num(d[k])}" for k in keys if k in d and not (k == "prefill_ratio" and not d[k])
+                    and not (k == "kv_host_tier" and not d[k]))
+
+
+# ------------------------------------------------------------------ frontier
+def run_frontier(args):
+    from ..analyses.frontier import frontier, summary
+    if args.rows < 0:
+        raise SpecError("must be >= 0", field="--rows")
+    wl = _workload(args)
+    kw = _frontier_kw(args)
+    fronts = [frontier(h, args.model, wl, args.profile, metric=args.metric, **kw) for h in args.hardware]
+    if args.csv:
+        pd.concat(fronts, ignore_index=True).to_csv(args.csv, index=False)
+    if args.plot:
+        from ..plots import frontier_plot
+        frontier_plot(fronts, args.plot, metric=args.metric)
+    if args.json:
+        print(json.dumps({"systems": [{**summary(f), "points": _records(f)} for f in fronts]}, indent=1, default=str))
+        return 0
+    for f in fronts:
+        s = summary(f)
+        print(f"{s['system']}  model={f['model'].iloc[0]}  workload={s['workload']} "
+              f"(isl {f.attrs['isl']:g}, osl {f.attrs['osl']:g})")
+        print(f"  candidates={s['candidates']:,} fitting={s['fitting']:,} frontier_points={s['frontier_points']}")
+        for note in s["notes"]:
+            print(f"  note: {note}")
+        print(f"  max interactivity: {s['max_tps_per_user']:,.1f} tok/s/user "
+              f"at {s[f'{args.metric}_at_max_tps_per_user']:,.1f} {args.metric}  [{_dep_line(s['max_tps_per_user_deployment'])}]")
+        print(f"  peak {args.metric}: {s[f'peak_{args.metric}']:,.1f} at {s['tps_per_user_at_peak']:,.1f} tok/s/user  "
+              f"[{_dep_line(s['peak_deployment'])}]")
+        print(_table(_thin(f, args.rows), TABLE_COLUMNS if args.metric in TABLE_COLUMNS
+                     else TABLE_COLUMNS[:-5] + [args.metric] + TABLE_COLUMNS[-5:]))
+        print()
+    if args.csv:
+        print(f"wrote {args.csv}")
+    if args.plot:
+        print(f"wrote {args.plot}")
+    return 0
+
+
+# ------------------------------------------------------------------ compare / whatif
+def _print_comparison(cmp, args, header: str):
+    na, nb = cmp.names
+    if args.csv:
+        cmp.curve.to_csv(args.csv, index=False)
+    if args.plot:
+        from ..plots import comparison_plot
+        comparison_plot(cmp, args.plot)
+    if args.json:
+        print(json.dumps({"a": na, "b": nb, "summary": _records(cmp.summary), "curve": _records(cmp.curve),
+                          "notes": cmp.a.attrs.get("notes", []) + cmp.b.attrs.get("notes", [])}, indent=1))
+        return 0
+    print(header)
+    print(f"  A = {na}\n  B = {nb}")
+    for note in sorted(set(cmp.a.attrs.get("notes", []) + cmp.b.attrs.get("notes", []))):
+        print(f"  note: {note}")
+    print(_table(cmp.summary, ["quantity", "a", "b", "ratio"]))
+    print("\n  ratio A/B along the curve (interactivities both reach; below a curve's start, its peak counts):")
+    cols = ["tps_per_user", "a_total_tps_per_gpu", "b_total_tps_per_gpu", "ratio", "ratio_per_mw", "ratio_per_usd"]
+    print(_table(_thin(cmp.curve, args.rows), cols))
+    for path in (args.csv, args.plot):
+        if path:
+            print(f"wrote {path}")
+    return 0
+
+
+def run_compare(args):
+    from ..analyses.compare import compare
+    if args.rows < 0:
+        raise SpecError("must be >= 0", field="--rows")
+    cmp = compare(args.a, args.b, args.model, _workload(args), args.profile, **_frontier_kw(args))
+    return _print_comparison(cmp, args, f"compare {args.model}, workload {cmp.a.attrs.get('workload')}")
+
+
+def run_whatif(args):
+    from ..analyses.systems import parse_assignments
+    from ..analyses.whatif import describe_changes, whatif
+    if args.rows < 0:
+        raise SpecError("must be >= 0", field="--rows")
+    scale = parse_assignments(args.scale, "--scale")
+    set_ = parse_assignments(args.set, "--set")
+    if not scale and not set_:
+        raise SpecError("give at least one --scale NAME=FACTOR or --set NAME=VALUE", field="whatif")
+    cmp = whatif(args.hardware, args.model, _workload(args), args.profile, scale=scale, set_=set_,
+                 **_frontier_kw(args))
+    return _print_comparison(cmp, args, f"what-if {describe_changes(scale, set_)} on {args.hardware}, {args.model}: "
+                                        "A = changed, B = baseline")
+
+
+# ------------------------------------------------------------------ sensitivity
+def run_sensitivity(args):
+    from ..analyses.sensitivity import sensitivity
+    explicit = {k: getattr(args, k) for k in ("gpus", "tp", "ep", "pp", "batch") if getattr(args, k) is not None}
+    if explicit and (args.at_tps_per_user is not None or args.peak):
+        raise SpecError("give an explicit point (--gpus/--tp/--ep/--batch) or --at-tps-per-user/--peak, not both",
+                        field="operating point")
+    point = None
+    if explicit:
+        if "batch" not in explicit:
+            raise SpecError("an explicit operating point needs --batch", field="--batch")
+        point = {**explicit, "spec_tokens": args.spec_tokens or 0, "serving": args.serving, "weights": args.weights,
+                 "kv_cache": args.kv_cache}
+        g, tp, pp = explicit.get("gpus", 1), explicit.get("tp", 1), explicit.get("pp", 1)
+        if g % (tp * pp):
+            raise SpecError(f"gpus={g} is not a multiple of tp x pp = {tp * pp}", field="--gpus")
+    df = sensitivity(args.hardware, args.model, _workload(args), args.profile, point=point,
+                     at_tps_per_user=args.at_tps_per_user, peak=args.peak or point is None and args.at_tps_per_user is None,
+                     weights=args.weights, kv_cache=args.kv_cache, metric=args.metric)
+    if args.csv:
+        df.to_csv(args.csv, index=False)
+    if args.json:
+        print(json.dumps({"system": df.attrs["system"], "metric": df.attrs["metric"], "point": df.attrs["point"],
+                          "tpot_ms": df.attrs["tpot_ms"], "at_capacity": df.attrs["at_capacity"],
+                          "elasticities": _records(df)}, indent=1, default=str))
+        return 0
+    pt = df.attrs["point"]
+    print(f"sensitivity of {df.attrs['metric']} on {df.attrs['system']}, {args.model}: d ln T / d ln p "
+          "(sympy derivatives, fixed deployment and batch)")
+    print(f"  point: {_dep_line(pt)}  tpot={df.attrs['tpot_ms']:.4g} ms  max_batch={df.attrs['max_batch']:.0f}"
+          + (f"  tps_per_user={pt['tps_per_user']:.4g}" if "tps_per_user" in pt else ""))
+    if pt.get("serving", "aggregated") != "aggregated":
+        print("  note: elasticities of the decode step (a disaggregated point's prefill pool is not included)")
+    if df.attrs["at_capacity"]:
+        print("  at capacity: elasticity_at_capacity adds the batch that memory allows (d ln B_max / d ln p)")
+    shown = df if args.all else df[(df["elasticity"].abs() > 1e-9) | (df["capacity_elasticity"].abs() > 1e-9)]
+    cols = ["parameter", "kind", "group", "value", "elasticity", "capacity_elasticity", "elasticity_at_capacity"]
+    print(_table(shown.head(args.top) if args.top else shown, cols))
+    hidden = len(df) - len(shown)
+    if hidden:
+        print(f"  ({hidden} parameters with zero elasticity hidden; --all shows them)")
+    if args.csv:
+        print(f"wrote {args.csv}")
+    return 0
+
+
+# ------------------------------------------------------------------ attribution
+def run_attribute(args):
+    from ..analyses.attribution import attribute
+    from ..analyses.systems import System
+    if args.at_tps_per_user is None and not args.peak:
+        raise SpecError("say where to compare: --at-tps-per-user X or --peak", field="attribute")
+    res = attribute(System.parse(args.from_, args.profile), System.parse(args.to, args.profile), args.model,
+                    _workload(args), args.profile, at_tps_per_user=args.at_tps_per_user, peak=args.peak,
+                    metric=args.metric, weights=args.weights, kv_cache=args.kv_cache, space=_space(args),
+                    layouts_per_side=args.layouts)
+    if args.csv:
+        res.parts.to_csv(args.csv, index=False)
+    if args.plot:
+        from ..plots import waterfall_plot
+        waterfall_plot(res, args.plot)
+    if args.json:
+        print(json.dumps(res.to_json(), indent=1))
+        return 0
+    m = res.meta
+    print(f"attribution of {m['metric']} at {m['at']}: {m['to']} / {m['from']} = x{res.total_ratio:.4g}  "
+          f"({res.to_value:,.1f} / {res.from_value:,.1f})")
+    print(f"  model {m['model']}, workload {m['workload']}, weights {m['weights']}; exact Shapley over "
+          f"{len(res.parts)} players ({m['coalitions']} coalitions x {m['deployments']} deployments)")
+    for note in m["notes"]:
+        print(f"  note: {note}")
+    if len(res.parts):
+        print(_table(res.parts, ["name", "kind", "factor", "share_pct", "change"]))
+        hw = res.parts[res.parts.kind == "hardware"]["factor"].prod()
+        sw = res.parts[res.parts.kind == "software"]["factor"].prod()
+        print(f"  hardware x{hw:.4g} * software x{sw:.4g} = x{hw * sw:.4g}")
+    else:
+        print("  the two systems do not differ in any parameter the model uses")
+    for path in (args.csv, args.plot):
+        if path:
+            print(f"wrote {path}")
+    return 0
+
+
+# ------------------------------------------------------------------ registration
+def register(sub):
+    p = sub.add_parser("frontier", help="Pareto frontier: throughput per GPU vs tokens/s per user over deployments")
+    p.add_argument("--hardware", action="append", required=True, metavar="H[:PROFILE]",
+                   help="system (repeatable: several on one plot); id@variant works")
+    _workload_args(p)
+    _space_args(p)
+    p.add_argument("--metric", default="total_tps_per_gpu", choices=METRICS)
+    p.add_argument("--rows", type=int, default=20, help="frontier rows to print (default 20; 0 = all)")
+    p.add_argument("--csv", metavar="FILE", help="write every frontier point (all systems) to FILE")
+    p.add_argument("--plot", metavar="FILE.png", help="plot the frontier(s), log interactivity axis")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_frontier)
+
+    p = sub.add_parser("compare", help="ratio A/B of two systems' frontiers along interactivity and at peak")
+    p.add_argument("a", metavar="A", help="HARDWARE[:PROFILE]")
+    p.add_argument("b", metavar="B", help="HARDWARE[:PROFILE]")
+    _workload_args(p)
+    _space_args(p)
+    p.add_argument("--rows", type=int, default=15)
+    p.add_argument("--csv", metavar="FILE", help="write the ratio curve to FILE")
+    p.add_argument("--plot", metavar="FILE.png", help="plot both curves and the ratio")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_compare)
+
+    p = sub.add_parser("whatif", help="scale/set hardware fields or profile parameters: new frontier vs baseline")
+    p.add_argument("--hardware", required=True, metavar="H[:PROFILE]")
+    p.add_argument("--scale", action="append", default=[], metavar="NAME=FACTOR",
+                   help="e.g. hbm_bandwidth=2.4, nvlink_bandwidth=1.7, fp4_flops=2, decode_speedup=1.25")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="e.g. hbm_capacity_gb=288, step_overhead_ms=1, acceptance_rate=0.8")
+    _workload_args(p)
+    _space_args(p)
+    p.add_argument("--rows", type=int, default=15)
+    p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--plot", metavar="FILE.png")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_whatif)
+
+    p = sub.add_parser("sensitivity", help="elasticities d ln(throughput)/d ln(parameter) at an operating point")
+    p.add_argument("--hardware", required=True, metavar="H[:PROFILE]")
+    _workload_args(p)
+    where = p.add_argument_group("operating point (default: the frontier peak)")
+    where.add_argument("--at-tps-per-user", type=float, help="the first frontier point reaching X tok/s/user")
+    where.add_argument("--peak", action="store_true", help="the frontier's peak throughput")
+    for k in ("gpus", "tp", "ep", "pp", "batch"):
+        where.add_argument(f"--{k}", type=int)
+    where.add_argument("--spec-tokens", type=int, default=None)
+    where.add_argument("--serving", default="aggregated", choices=["aggregated", "decode_only"])
+    p.add_argument("--weights", default="fp8")
+    p.add_argument("--kv-cache", default="fp8")
+    p.add_argument("--metric", default="total_tps_per_gpu",
+                   choices=["total_tps_per_gpu", "output_tps_per_gpu", "tps_per_user", "total_tps_per_mw",
+                            "total_tokens_per_usd"])
+    p.add_argument("--top", type=int, default=0, help="show the N largest only")
+    p.add_argument("--all", action="store_true", help="also show parameters with zero elasticity")
+    p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_sensitivity)
+
+    p = sub.add_parser("attribute", help="Shapley split of a ratio into hardware groups and software parts")
+    p.add_argument("--from", dest="from_", required=True, metavar="H1[:P1]")
+    p.add_argument("--to", required=True, metavar="H2[:P2]")
+    _workload_args(p)
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--at-tps-per-user", type=float, help="compare at this interactivity")
+    where.add_argument("--peak", action="store_true", help="compare peak throughput")
+    p.add_argument("--metric", default="total_tps_per_gpu", choices=METRICS)
+    _space_args(p, multi_weights=False)
+    p.add_argument("--layouts", type=int, default=16, help="best deployments taken from each side (default 16)")
+    p.add_argument("--plot", metavar="FILE.png", help="waterfall plot")
+    p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--json", action="store_true", help="total_ratio and parts (name -> factor)")
+    p.set_defaults(func=run_attribute)
