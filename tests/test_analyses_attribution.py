@@ -1,0 +1,57 @@
+"""Attribution: exact Shapley split of a ratio; parts multiply to the total."""
+
+import json
+
+import numpy as np
+import pytest
+
+from perfmodel.analyses.attribution import _shapley, attribute
+from perfmodel.analyses.deployments import DeploymentSpace
+from perfmodel.analyses.systems import HW_GROUPS, System
+from perfmodel.specs.hardware import HARDWARE_FIELDS
+
+ONE_GPU = DeploymentSpace(gpus=(1,), spec_tokens=(0,), batch_points=16)
+
+
+def test_parts_multiply_to_total():
+    r = attribute("h100-sxm:sglang", "h200-sxm:speed-of-light", "llama-3.1-70b", peak=True,
+                  metric="total_tps_per_mw", space=DeploymentSpace(batch_points=12, spec_tokens=(0, 2)))
+    assert len(r.parts) >= 3
+    assert set(r.parts["kind"]) == {"hardware", "software"}
+    assert np.prod(r.parts["factor"]) == pytest.approx(r.total_ratio, rel=1e-9)
+    assert r.total_ratio == pytest.approx(r.to_value / r.from_value, rel=1e-12)
+    assert r.parts["log_share"].sum() == pytest.approx(1.0, abs=1e-9)
+    js = r.to_json()
+    assert js["total_ratio"] == pytest.approx(np.prod(list(js["parts"].values())), rel=1e-9)
+    json.dumps(js)
+
+
+def test_bandwidth_change_at_bandwidth_bound_point_is_all_bandwidth():
+    a = System("b200")
+    b = System("b200", hw_overrides={"hbm_bandwidth_tbps": 7.7 * 1.25, "fp8_dense_pflops": 4.5 * 1.25})
+    r = attribute(a, b, "llama-3.1-70b", at_tps_per_user=100, space=ONE_GPU)
+    share = r.parts.set_index("name")["log_share"]
+    assert share["hbm_bandwidth"] == pytest.approx(1.0, abs=0.02)
+    assert abs(share["flops"]) < 0.02
+    assert r.total_ratio > 1.25          # at fixed interactivity the faster system also batches more
+
+
+def test_single_change_is_the_whole_ratio():
+    r = attribute(System("b200"), System("b200", hw_overrides={"hbm_bandwidth_tbps": 9.0}), "llama-3.1-70b",
+                  peak=True, space=ONE_GPU)
+    assert list(r.parts["name"]) == ["hbm_bandwidth"]
+    assert r.parts["factor"].iloc[0] == pytest.approx(r.total_ratio, rel=1e-12)
+
+
+def test_shapley_axioms():
+    # v(S) = sum of weights + an interaction shared by players 0 and 1
+    w = np.array([0.3, -0.1, 0.5])
+    v = np.array([sum(w[i] for i in range(3) if m >> i & 1) + (0.2 if m & 3 == 3 else 0.0) for m in range(8)])
+    phi = _shapley(v, 3)
+    np.testing.assert_allclose(phi, w + np.array([0.1, 0.1, 0.0]), atol=1e-12)
+    assert phi.sum() == pytest.approx(v[-1] - v[0])
+
+
+def test_every_hardware_field_has_a_group():
+    grouped = {f for fs in HW_GROUPS.values() for f in fs}
+    assert grouped == set(HARDWARE_FIELDS)
