@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from perfmodel.analyses import attribution
 from perfmodel.analyses.attribution import _shapley, attribute
 from perfmodel.analyses.deployments import DeploymentSpace
 from perfmodel.analyses.systems import HW_GROUPS, System
@@ -55,3 +56,16 @@ def test_shapley_axioms():
 def test_every_hardware_field_has_a_group():
     grouped = {f for fs in HW_GROUPS.values() for f in fs}
     assert grouped == set(HARDWARE_FIELDS)
+
+
+def test_screened_game_equals_exact_when_screened_players_are_null(monkeypatch):
+    a = System("b200")
+    b = System("b200", hw_overrides={"hbm_bandwidth_tbps": 9.0, "fp8_dense_pflops": 6.0,
+                                     "nic_bandwidth_gbps": 100.0})   # one GPU: the NIC never matters
+    exact = attribute(a, b, "llama-3.1-70b", at_tps_per_user=60, space=ONE_GPU)
+    monkeypatch.setattr(attribution, "MAX_EXACT", 2)
+    screened = attribute(a, b, "llama-3.1-70b", at_tps_per_user=60, space=ONE_GPU)
+    assert any("no effect" in n for n in screened.meta["notes"])
+    np.testing.assert_allclose(screened.parts["factor"], exact.parts["factor"], rtol=1e-9)
+    assert screened.parts.set_index("name").loc["scaleout_link", "factor"] == 1.0
+    assert np.prod(screened.parts["factor"]) == pytest.approx(screened.total_ratio, rel=1e-9)

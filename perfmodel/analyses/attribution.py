@@ -17,6 +17,10 @@ search on log(batch) (a handful of evaluate calls in all, whatever n is). The de
 
 Shapley: phi_i = sum over S without i of |S|! (n-|S|-1)! / n! (v(S+i) - v(S)). The phi_i add up to
 v(all) - v(none) = ln(total ratio), so the factors exp(phi_i) multiply to the total ratio exactly.
+Exact over up to ``MAX_EXACT`` players. With more, a screen first evaluates each player alone (from A) and
+last (into B); players with no effect at either end are inert here: the exact game runs over the others with
+the inert ones at A's values, and the inert ones share what remains of the total equally (usually nothing),
+so the parts still multiply to the total exactly.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from .frontier import X, candidates
 from .systems import HW_GROUPS, System, acceptance_length, as_model, as_system
 
 METRICS = ("total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw", "total_tokens_per_usd")
-MAX_PLAYERS = 12
+MAX_EXACT = 11          # players: 2^11 coalitions x deployments per evaluate call
 CARRY = ["pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances"]
 
 
@@ -152,7 +156,7 @@ def _players(a: System, b: System, metric: str, agentic: bool) -> tuple[list[Pla
     return players, notes
 
 
-def _coalition_states(a: System, b: System, players: list[Player]):
+def _coalition_states(a: System, b: System, players: list[Player], masks):
     """Per coalition (bit i = player i from B): hardware fields, profile values, spec rate, features."""
     n = len(players)
     names = [p.name for p in players]
@@ -161,8 +165,8 @@ def _coalition_states(a: System, b: System, players: list[Player]):
     pb = profile_values(b.profile_spec(), b.profile_overrides)
     feats_a, feats_b = a.profile_spec().features, b.profile_spec().features
     states = []
-    for mask in range(2 ** n):
-        on = {names[i] for i in range(n) if mask >> i & 1}
+    for mask in masks:
+        on = {names[i] for i in range(n) if int(mask) >> i & 1}
         fields = dict(fa)
         for g, fs in HW_GROUPS.items():
             if g in on:
@@ -199,49 +203,14 @@ def _shapley(v: np.ndarray, n: int) -> np.ndarray:
     return phi
 
 
-def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k", profile="speed-of-light", *,
-              at_tps_per_user: float | None = None, peak: bool = False, metric: str = "total_tps_per_gpu",
-              weights: str = "fp8", kv_cache: str = "fp8", attention_weights: str | None = None, space=None,
-              layouts_per_side: int = 16, iterations: int = 14) -> Attribution:
-    """Shapley split of value(to) / value(from) into hardware groups and software parts (factors multiply to it).
-
-    ``at_tps_per_user``: throughput at a per-user speed of at least X; otherwise (``peak``) the peak.
-    """
-    if metric not in METRICS:
-        raise SpecError(f"unknown metric {metric!r}; choose from {list(METRICS)}", field="metric")
-    if at_tps_per_user is not None and peak:
-        raise SpecError("give either --at-tps-per-user or --peak, not both", field="--peak")
-    if at_tps_per_user is not None and not at_tps_per_user > 0:
-        raise SpecError(f"must be > 0, got {at_tps_per_user}", field="--at-tps-per-user")
-    a, b = as_system(from_, profile), as_system(to, profile)
-    m = as_model(model)
-    wl = workload_info(workload)
-    players, notes = _players(a, b, metric, wl.agentic)
+def _log_values(game: dict, masks: np.ndarray) -> np.ndarray:
+    """log(best metric over the deployments) for each coalition mask, in one batch of evaluate calls."""
+    a, b, players, lay, m, wl = (game[k] for k in ("a", "b", "players", "lay", "m", "wl"))
+    weights, kv_cache, attention_weights = game["weights"], game["kv_cache"], game["attention_weights"]
+    metric, base_metric, at, iterations = game["metric"], game["base_metric"], game["at"], game["iterations"]
     n = len(players)
-    if n > MAX_PLAYERS:
-        raise SpecError(f"{n} players ({', '.join(p.name for p in players)}): exact Shapley over more than "
-                        f"{MAX_PLAYERS} is too slow; compare fewer changes at once", field="attribute")
-    at = at_tps_per_user
-    base_metric = "total_tps_per_gpu" if metric in ("total_tps_per_mw", "total_tokens_per_usd") else metric
-
-    # deployments: the best of each endpoint's full enumeration near X (or at peak)
-    picks = []
-    for s, label in ((a, "from"), (b, "to")):
-        cand = candidates(s, m, workload, weights=(weights,), kv_cache=kv_cache,
-                          attention_weights=attention_weights, space=space)
-        top = _top_layouts(cand, at, base_metric, layouts_per_side)
-        if top.empty:
-            raise SpecError(f"{s.name} ({label}) does not reach {at:g} tok/s/user (max {cand[X].max():.1f})",
-                            field="--at-tps-per-user")
-        picks.append(top)
-    lay = pd.concat(picks, ignore_index=True)
-    key = [c for c in LAYOUT_COLUMNS if c in lay]
-    lay = lay.drop_duplicates(key).reset_index(drop=True)
-    cols = key + [c for c in CARRY if c in lay]
-    lay = lay[cols].copy()
-
     # coalitions -> symbol arrays over points (layout-major: point = l * C + c)
-    states = _coalition_states(a, b, players)
+    states = _coalition_states(a, b, players, masks)
     C, L = len(states), len(lay)
     li, ci = np.repeat(np.arange(L), C), np.tile(np.arange(C), L)
     attn = attention_format(m, weights, attention_weights)
@@ -332,24 +301,98 @@ def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k
             raise SpecError("a system has no price_usd_per_gpu_hour", field="metric")
         by_c = by_c * 3600 / price
     if not np.all(by_c > 0):
-        bad = int(np.nonzero(~(by_c > 0))[0][0])
+        bad = int(masks[np.nonzero(~(by_c > 0))[0][0]])
         members = [players[i].name for i in range(n) if bad >> i & 1]
         raise SpecError(f"no enumerated deployment of the mixed system (from {a.name}, with "
                         f"{', '.join(members) or 'nothing'} from {b.name}) "
                         + (f"reaches {at:g} tok/s/user" if at else "fits"), field="attribute")
-    v = np.log(by_c)
-    phi = _shapley(v, n) if n else np.zeros(0)
-    total = float(np.exp(v[-1] - v[0]))
-    log_total = v[-1] - v[0]
+    return np.log(by_c)
+
+
+def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k", profile="speed-of-light", *,
+              at_tps_per_user: float | None = None, peak: bool = False, metric: str = "total_tps_per_gpu",
+              weights: str = "fp8", kv_cache: str = "fp8", attention_weights: str | None = None, space=None,
+              layouts_per_side: int = 16, iterations: int = 14) -> Attribution:
+    """Shapley split of value(to) / value(from) into hardware groups and software parts (factors multiply to it).
+
+    ``at_tps_per_user``: throughput at a per-user speed of at least X; otherwise (``peak``) the peak.
+    """
+    if metric not in METRICS:
+        raise SpecError(f"unknown metric {metric!r}; choose from {list(METRICS)}", field="metric")
+    if at_tps_per_user is not None and peak:
+        raise SpecError("give either --at-tps-per-user or --peak, not both", field="--peak")
+    if at_tps_per_user is not None and not at_tps_per_user > 0:
+        raise SpecError(f"must be > 0, got {at_tps_per_user}", field="--at-tps-per-user")
+    a, b = as_system(from_, profile), as_system(to, profile)
+    m = as_model(model)
+    wl = workload_info(workload)
+    players, notes = _players(a, b, metric, wl.agentic)
+    n = len(players)
+    at = at_tps_per_user
+    base_metric = "total_tps_per_gpu" if metric in ("total_tps_per_mw", "total_tokens_per_usd") else metric
+
+    # deployments: the best of each endpoint's full enumeration near X (or at peak)
+    picks = []
+    for s, label in ((a, "from"), (b, "to")):
+        cand = candidates(s, m, workload, weights=(weights,), kv_cache=kv_cache,
+                          attention_weights=attention_weights, space=space)
+        top = _top_layouts(cand, at, base_metric, layouts_per_side)
+        if top.empty:
+            raise SpecError(f"{s.name} ({label}) does not reach {at:g} tok/s/user (max {cand[X].max():.1f})",
+                            field="--at-tps-per-user")
+        picks.append(top)
+    lay = pd.concat(picks, ignore_index=True)
+    key = [c for c in LAYOUT_COLUMNS if c in lay]
+    lay = lay.drop_duplicates(key).reset_index(drop=True)
+    cols = key + [c for c in CARRY if c in lay]
+    lay = lay[cols].copy()
+
+    game = dict(a=a, b=b, players=players, lay=lay, m=m, wl=wl, weights=weights, kv_cache=kv_cache,
+                attention_weights=attention_weights, metric=metric, base_metric=base_metric, at=at,
+                iterations=iterations)
+    full = 2 ** n - 1
+    if n <= MAX_EXACT:
+        masks = np.arange(2 ** n)
+        v = _log_values(game, masks)
+        phi = _shapley(v, n) if n else np.zeros(0)
+        v0, vN = v[0], v[-1]
+        C = len(masks)
+    else:
+        # screen: players with no effect at either end (alone from A, or last to join B) are inert here
+        screen = np.array([0, full] + [1 << i for i in range(n)] + [full ^ (1 << i) for i in range(n)])
+        vs = _log_values(game, screen)
+        v0, vN = vs[0], vs[1]
+        first, last = vs[2:2 + n] - v0, vN - vs[2 + n:]
+        inert = [i for i in range(n) if abs(first[i]) < 1e-9 and abs(last[i]) < 1e-9]
+        act = [i for i in range(n) if i not in inert]
+        if len(act) > MAX_EXACT:
+            raise SpecError(f"{len(act)} players change the result ({', '.join(players[i].name for i in act)}): "
+                            f"exact Shapley over more than {MAX_EXACT} is too slow; compare fewer changes at once",
+                            field="attribute")
+        sub = np.arange(2 ** len(act))
+        masks = np.array([sum(1 << act[j] for j in range(len(act)) if mk >> j & 1) for mk in sub], dtype=np.int64)
+        v = _log_values(game, masks)           # inert players stay at A's values
+        phi = np.zeros(n)
+        phi[act] = _shapley(v, len(act))
+        residual = vN - v[-1]                  # switching the inert players last: shared equally
+        phi[inert] = residual / len(inert) if inert else 0.0
+        notes.append(f"{len(inert)} players had no effect at either end ({', '.join(players[i].name for i in inert)}); "
+                     f"exact Shapley over the other {len(act)}, the inert ones share the residual x{np.exp(residual):.6g}")
+        C = len(masks) + len(screen)
+        v = np.concatenate([v, [vN]])
+        masks = np.concatenate([masks, [full]])
+    L = len(lay)
+    total = float(np.exp(vN - v0))
+    log_total = vN - v0
     parts = pd.DataFrame({
         "name": [p.name for p in players], "kind": [p.kind for p in players],
         "factor": np.exp(phi), "log_share": phi / log_total if log_total else np.zeros(n),
         "change": [p.detail for p in players]})
     parts.loc[np.abs(phi) < 1e-12, ["factor", "log_share"]] = [1.0, 0.0]   # exact null players: no float dust
     parts["share_pct"] = parts["log_share"] * 100
-    coal = pd.DataFrame({"mask": np.arange(C), "members": [", ".join(players[i].name for i in range(n) if c >> i & 1)
-                                                           for c in range(C)], "value": by_c})
+    coal = pd.DataFrame({"mask": masks, "members": [", ".join(players[i].name for i in range(n) if int(c) >> i & 1)
+                                                    for c in masks], "value": np.exp(v[:len(masks)])})
     meta = {"from": a.name, "to": b.name, "metric": metric, "model": m.id, "workload": wl.name,
             "at": ("peak" if at is None else f"{at:g} tok/s/user"), "deployments": L, "coalitions": C,
             "points_per_call": L * C, "notes": notes, "weights": weights}
-    return Attribution(parts, total, float(by_c[0]), float(by_c[-1]), coal, meta)
+    return Attribution(parts, total, float(np.exp(v0)), float(np.exp(vN)), coal, meta)

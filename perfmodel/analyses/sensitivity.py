@@ -25,6 +25,7 @@ from ..engine.evaluate import POINT_COLUMNS, symbol_inputs
 from ..errors import SpecError
 from ..specs.hardware import HARDWARE_FIELDS
 from ..specs.profile import PROFILE_PARAMS
+from .deployments import SERVING_MIX
 from .frontier import X, frontier
 from .systems import HW_GROUP_OF, System, as_model, as_system, lengths_for
 
@@ -167,7 +168,12 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile="spe
         if np.isnan(acc):
             raise SpecError(f"spec_tokens={k:g} but profile {sysm.profile_spec().id} has no acceptance rate",
                             field="spec_tokens")
-    mix = {"aggregated": 1.0, "decode_only": 0.0}.get(point.get("serving", "aggregated"), 1.0)
+    serving = point.get("serving", "aggregated")
+    if serving not in SERVING_MIX:
+        raise SpecError(f"unknown serving mode {serving!r}; choose from {sorted(SERVING_MIX)}", field="serving")
+    mix = SERVING_MIX[serving]
+    if "uncached_input" in point and np.isfinite(point["uncached_input"]):
+        lengths = {**lengths, "new": float(point["uncached_input"])}   # agentic points: after evictions
     if "batch" not in point:
         raise SpecError("the operating point needs a batch", field="batch")
     p = {"batch": point["batch"], "gpus": point.get("gpus", 1), "tp": point.get("tp", 1), "ep": point.get("ep", 1),
@@ -223,7 +229,7 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile="spe
         df["elasticity_at_capacity"] = df["elasticity"] + e_thr("B") * df["capacity_elasticity"]
     df = df.iloc[np.lexsort((-df["capacity_elasticity"].abs().to_numpy(), -df["elasticity"].abs().to_numpy()))]
     df = df.reset_index(drop=True)
-    df.attrs.update(system=sysm.name, metric=metric, tpot_ms=tpot * 1e3, max_batch=cap, at_capacity=bool(at_cap),
+    df.attrs.update(system=sysm.name, metric=metric, serving=serving, tpot_ms=tpot * 1e3, max_batch=cap, at_capacity=bool(at_cap),
                     point={kk_: (v.item() if hasattr(v, "item") else v) for kk_, v in point.items()
                            if kk_ in ("weights", "kv_cache", "serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens",
                                       "acceptance_length", "batch", "tps_per_user", "total_tps_per_gpu", "bound")})
