@@ -49,28 +49,38 @@ class _Block:
     weights: str
 
 
-def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, space):
+CHUNK = 250_000   # operating points per evaluate call: bounded memory for any grid size
+
+
+def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, space, reduce: str | None = None):
+    """Evaluate every candidate, in chunks. ``reduce``: keep only each chunk's envelope of that metric (the
+    global envelope is a subset of the union of the chunks' envelopes), so memory stays bounded."""
     wl = workload_info(workload)
     space = space or DeploymentSpace()
     domain = int(sysm.fields()["scaleup_domain_gpus"])
     feats = sysm.profile_spec().features
     rows, notes = layouts(m, domain, sysm.spec_rate(), space, disaggregation=feats.disaggregation,
                           kv_host_tier=feats.kv_host_tier, agentic=wl.agentic)
-    blocks = []
+    blocks, n_cand, n_fit = [], 0, 0
     for w in _formats(weights):
         setup = sysm.setup(m, weights=w, kv_cache=kv_cache, attention_weights=attention_weights)
         probe = evaluate(setup, {**points(rows, wl.lengths), "batch": rows["dp"].to_numpy()})
-        grid = batch_grid(rows, probe["max_batch"].to_numpy(), space.batch_points, space.max_batch)
-        if grid.empty:
-            continue
-        df, order = evaluate_rows(lambda mask: setup, grid, wl)
-        if not (order == np.arange(len(order))).all():
-            grid = grid.iloc[order].reset_index(drop=True)
-        blocks.append(_Block(df, grid, w))
+        grid_all = batch_grid(rows, probe["max_batch"].to_numpy(), space.batch_points, space.max_batch)
+        for start in range(0, len(grid_all), CHUNK):
+            grid = grid_all if len(grid_all) <= CHUNK else grid_all.iloc[start:start + CHUNK].reset_index(drop=True)
+            df, order = evaluate_rows(lambda mask: setup, grid, wl)
+            if not (order == np.arange(len(order))).all():
+                grid = grid.iloc[order].reset_index(drop=True)
+            fits = df["fits"].to_numpy()
+            n_cand, n_fit = n_cand + len(df), n_fit + int(fits.sum())
+            if reduce:
+                keep = pareto_index(np.where(fits, df[X].to_numpy(), np.nan), np.where(fits, df[reduce].to_numpy(), np.nan))
+                df, grid = df.iloc[keep].reset_index(drop=True), grid.iloc[keep].reset_index(drop=True)
+            blocks.append(_Block(df, grid, w))
     if not blocks:
         raise SpecError(f"{m.id} does not fit on {sysm.name} in any enumerated deployment "
                         f"(up to {space.max_gpus or domain} GPUs per instance)", field="model")
-    meta = dict(candidates=sum(len(b.df) for b in blocks), deployments=len(rows) * len(_formats(weights)),
+    meta = dict(candidates=n_cand, fitting=n_fit, deployments=len(rows) * len(_formats(weights)),
                 notes=notes, isl=wl.lengths["isl"], osl=wl.lengths["osl"], workload=wl.name)
     return blocks, meta
 
@@ -159,17 +169,18 @@ def frontier(hardware, model, workload="fixed-1k1k", profile="speed-of-light", *
     if hw_overrides or profile_overrides or acceptance_rate is not None:
         sysm = sysm.with_changes(hw_overrides, profile_overrides, acceptance_rate)
     m = as_model(model)
-    blocks, meta = _evaluate(sysm, m, workload, weights, kv_cache, attention_weights, space)
+    blocks, meta = _evaluate(sysm, m, workload, weights, kv_cache, attention_weights, space, reduce=metric)
     xs, ys, fits = _xy(blocks, metric)
     if not np.isfinite(ys).any():
         raise SpecError(f"no enumerated deployment of {m.id} fits on {sysm.name}", field="model")
     keep = pareto_index(xs, ys)
-    n_fit = int(sum(f.sum() for f in fits))
+    n_fit = meta["fitting"]
     if refine:
+        n_blocks = len(blocks)
         blocks += _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, refine)
         xs, ys, fits = _xy(blocks, metric)
         keep = pareto_index(xs, ys)
-        meta["refined"] = sum(len(b.df) for b in blocks) - meta["candidates"]
+        meta["refined"] = sum(len(b.df) for b in blocks[n_blocks:])
     starts = np.cumsum([0] + [len(b.df) for b in blocks])
     parts = []
     for i, b in enumerate(blocks):

@@ -125,6 +125,20 @@ def _thin(df: pd.DataFrame, rows: int) -> pd.DataFrame:
     return df.iloc[idx]
 
 
+def _check_outputs(args):
+    """Fail before the work when an output file cannot be written."""
+    from pathlib import Path
+    for opt in ("plot", "csv"):
+        path = getattr(args, opt, None)
+        if not path:
+            continue
+        p = Path(path)
+        if opt == "plot" and p.suffix.lower() != ".png":
+            raise SpecError(f"plot file must end in .png, got {path!r}", field="--plot")
+        if not p.parent.is_dir():
+            raise SpecError(f"directory {str(p.parent)!r} does not exist", field=f"--{opt}")
+
+
 def _records(df: pd.DataFrame) -> list[dict]:
     return json.loads(df.to_json(orient="records"))
 
@@ -137,6 +151,7 @@ def _dep_line(d: dict) -> str:
 
 # ------------------------------------------------------------------ frontier
 def run_frontier(args):
+    _check_outputs(args)
     from ..analyses.frontier import frontier, summary
     if args.rows < 0:
         raise SpecError("must be >= 0", field="--rows")
@@ -182,12 +197,14 @@ def _print_comparison(cmp, args, header: str):
         comparison_plot(cmp, args.plot)
     if args.json:
         print(json.dumps({"a": na, "b": nb, "summary": _records(cmp.summary), "curve": _records(cmp.curve),
-                          "notes": cmp.a.attrs.get("notes", []) + cmp.b.attrs.get("notes", [])}, indent=1))
+                          "notes": {"a": cmp.a.attrs.get("notes", []), "b": cmp.b.attrs.get("notes", [])}}, indent=1))
         return 0
     print(header)
     print(f"  A = {na}\n  B = {nb}")
-    for note in sorted(set(cmp.a.attrs.get("notes", []) + cmp.b.attrs.get("notes", []))):
-        print(f"  note: {note}")
+    na_, nb_ = cmp.a.attrs.get("notes", []), cmp.b.attrs.get("notes", [])
+    for note in sorted(set(na_) | set(nb_)):
+        who = "A and B" if note in na_ and note in nb_ else ("A" if note in na_ else "B")
+        print(f"  note ({who}): {note}")
     print(_table(cmp.summary, ["quantity", "a", "b", "ratio"]))
     print("\n  ratio A/B along the curve (interactivities both reach; below a curve's start, its peak counts):")
     cols = ["tps_per_user", "a_total_tps_per_gpu", "b_total_tps_per_gpu", "ratio", "ratio_per_mw", "ratio_per_usd"]
@@ -199,6 +216,7 @@ def _print_comparison(cmp, args, header: str):
 
 
 def run_compare(args):
+    _check_outputs(args)
     from ..analyses.compare import compare
     if args.rows < 0:
         raise SpecError("must be >= 0", field="--rows")
@@ -207,6 +225,7 @@ def run_compare(args):
 
 
 def run_whatif(args):
+    _check_outputs(args)
     from ..analyses.systems import parse_assignments
     from ..analyses.whatif import describe_changes, whatif
     if args.rows < 0:
@@ -223,6 +242,7 @@ def run_whatif(args):
 
 # ------------------------------------------------------------------ sensitivity
 def run_sensitivity(args):
+    _check_outputs(args)
     from ..analyses.sensitivity import sensitivity
     explicit = {k: getattr(args, k) for k in ("gpus", "tp", "ep", "pp", "batch") if getattr(args, k) is not None}
     if explicit and (args.at_tps_per_user is not None or args.peak):
@@ -269,6 +289,7 @@ def run_sensitivity(args):
 
 # ------------------------------------------------------------------ attribution
 def run_attribute(args):
+    _check_outputs(args)
     from ..analyses.attribution import attribute
     from ..analyses.systems import System
     if args.at_tps_per_user is None and not args.peak:
