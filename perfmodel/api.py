@@ -26,18 +26,24 @@ def load_scenario(path: str | Path) -> Scenario:
 def workload_lengths(w: FixedWorkload | WorkloadSpec | str) -> dict[str, float]:
     """isl (incl. cached prefix), osl and uncached input per request for a workload.
 
-    Agentic workloads use the median request: context median as isl, output median as osl, new tokens
-    per turn as the uncached input (the prefix-hit rate follows: 1 - new / isl).
+    Agentic workloads use MEAN lengths (throughput follows Little's law, which needs means): the mean
+    context as isl, the mean output (capped at max_output_tokens) as osl, and the mean new tokens per
+    turn as the uncached input, raised where needed so the hit rate 1 - new/isl stays at or below the
+    published ceiling ``max_hit_rate``.
     """
     if isinstance(w, str):
         w = catalog.workload(w)
-    if isinstance(w, FixedWorkload):
-        return {"isl": w.isl, "osl": w.osl, "new": w.isl * (1 - w.prefix_hit)}
-    if w.kind == "fixed":
+    if isinstance(w, FixedWorkload) or w.kind == "fixed":
         return {"isl": w.isl, "osl": w.osl, "new": w.isl * (1 - w.prefix_hit)}
     a = w.agentic
-    isl = a.context_tokens.median
-    return {"isl": isl, "osl": a.output_tokens.median, "new": min(a.new_tokens_per_turn.median, isl)}
+    isl = a.context_tokens.mean_value
+    osl = a.output_tokens.mean_value
+    if a.max_output_tokens:
+        osl = min(osl, a.max_output_tokens)
+    new = a.new_tokens_per_turn.mean_value
+    if a.max_hit_rate is not None:
+        new = max(new, isl * (1 - a.max_hit_rate))
+    return {"isl": isl, "osl": osl, "new": min(new, isl)}
 
 
 def setup_for(hardware, model, profile, dep: Deployment, hw_overrides=None, profile_overrides=None) -> Setup:
@@ -55,7 +61,16 @@ def deployment_points(dep: Deployment, lengths: dict[str, float], acc: float) ->
 
 
 def predict(scenario: Scenario) -> pd.DataFrame:
-    """Evaluate one scenario: a one-row DataFrame with every metric, the breakdown and the memory fit."""
+    """Evaluate one scenario: a one-row DataFrame with every metric, the breakdown and the memory fit.
+
+    Serving: aggregated (chunked prefill mixed into decode steps), decode_only, prefill_only, or
+    disaggregated (deployment.prefill is the prefill pool; deployment.decode_gpus the decode pool).
+    An agentic workload (catalog kind 'agentic') evaluates sessions with tool pauses: the decode batch is
+    the sessions generating; deployment.concurrency (live sessions per instance) sets it instead of batch;
+    deployment.kv_host_tier keeps paused sessions' KV in host memory.
+    """
+    from .engine.serving import agentic, disaggregated, sessions_to_batch
+
     dep = scenario.deployment
     setup = setup_for(scenario.hardware, scenario.model, scenario.profile, dep,
                       scenario.overrides.hardware, scenario.overrides.profile)
@@ -63,9 +78,44 @@ def predict(scenario: Scenario) -> pd.DataFrame:
         raise SpecError(f"ep={dep.ep} but {setup.model.id} has no MoE layers", field="deployment.ep")
     rate = setup.profile.spec_decoding.acceptance_rate
     acc = dep.accepted_tokens(rate.value if rate else None)
-    lengths = workload_lengths(scenario.workload)
-    df = evaluate(setup, deployment_points(dep, lengths, acc))
+    wl = catalog.workload(scenario.workload) if isinstance(scenario.workload, str) else scenario.workload
+    lengths = workload_lengths(wl)
+    pts = deployment_points(dep, lengths, acc)
+    agentic_wl = isinstance(wl, WorkloadSpec) and wl.kind == "agentic"
+    if dep.serving == "disaggregated":
+        pf = dep.prefill
+        instances = (dep.decode_gpus or dep.gpus) / dep.gpus
+        if instances != int(instances):
+            raise SpecError(f"decode_gpus={dep.decode_gpus} is not a multiple of gpus={dep.gpus}",
+                            field="deployment.decode_gpus")
+        if np.isnan(pts["batch"]):
+            pts["batch"] = float(evaluate(setup, {**pts, "mix": 0.0})["max_batch"].iloc[0])
+        df = disaggregated(setup, pts, {"gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep}, instances, pf.instances)
+    elif agentic_wl:
+        a = wl.agentic
+        pause = a.tool_pause_s.mean_value
+        if dep.concurrency is not None:
+            pts["batch"] = float(sessions_to_batch(setup, pts, pause, dep.concurrency, dep.kv_host_tier)[0])
+        elif np.isnan(pts["batch"]):
+            pts["batch"] = float(evaluate(setup, pts)["max_batch"].iloc[0])
+        df = agentic(setup, pts, pause, dep.kv_host_tier, dists=a, percentile=wl.interactivity_percentile)
+    else:
+        df = evaluate(setup, pts)
     df.insert(0, "hardware", setup.hardware.id)
     df.insert(1, "model", setup.model.id)
     df.insert(2, "profile", setup.profile.id)
+    df["serving"] = dep.serving
+    if dep.serving == "prefill_only":
+        df["input_tps_per_gpu"] = _prefill_throughput(setup, pts)
     return df
+
+
+def _prefill_throughput(setup: Setup, pts: dict) -> float:
+    """Prefill-only: uncached input tokens per second per GPU at a step of 8192 tokens per GPU."""
+    from .engine.compiled import compiled
+    from .engine.evaluate import _arrays, prefill_inputs
+    from .engine.serving import PREFILL_TOKENS_PER_GPU
+    p = _arrays(pts)
+    tokens = np.maximum(PREFILL_TOKENS_PER_GPU * p["gpus"], p["new"])
+    t = compiled(setup.model).prefill(prefill_inputs(p, setup.symbol_values(), tokens=tokens))["prefill_s"]
+    return float((tokens / (np.asarray(t) * p["gpus"]))[0])

@@ -59,3 +59,50 @@ def test_agentic_one_turn_zero_hit_equals_fixed():
     for col in ("tpot_ms", "ttft_ms", "total_tps_per_gpu", "tps_per_user"):
         np.testing.assert_allclose(ag[col], fixed[col], rtol=1e-12)
     np.testing.assert_allclose(ag["sessions"], PTS["batch"])
+
+
+def test_e2e_percentile_from_distributions_is_below_the_median_request():
+    from perfmodel.engine.serving import agentic
+    s = _setup("deepseek-v3", "gb300-nvl72")
+    w = catalog.workload("agentx-trace")            # new tokens per turn has a published spread
+    pts = dict(PTS, isl=60000.0, osl=600.0, new=1664.0)
+    df = agentic(s, pts, pause_s=4.9, host_tier=True, dists=w.agentic, percentile=90)
+    p50 = agentic(s, pts, pause_s=4.9, host_tier=True, dists=w.agentic, percentile=50)
+    assert np.all(df["tps_per_user_e2e_p90"] < p50["tps_per_user_e2e_p50"])
+    assert np.all(df["tps_per_user_e2e_p90"] < df["tps_per_user"])
+
+
+def test_sessions_to_batch_inverts_live_sessions():
+    from perfmodel.engine.serving import agentic, sessions_to_batch
+    s = _setup()
+    pts = dict(PTS, batch=np.array([4.0, 40.0, 300.0]))
+    live = agentic(s, pts, pause_s=5.0, host_tier=False)["sessions"].to_numpy()
+    b = sessions_to_batch(s, pts, 5.0, live, host_tier=False)
+    np.testing.assert_allclose(b, pts["batch"], rtol=1e-3)
+
+
+def test_batch_aware_speculation_uses_fewer_drafts_at_high_batch():
+    from perfmodel.engine.serving import best_spec_tokens
+    s = _setup("deepseek-v3", "gb300-nvl72")
+    best = best_spec_tokens(s, dict(PTS, batch=np.array([1.0, 1024.0])), acceptance_rate=0.7)
+    k = best["spec_tokens"].to_numpy()
+    assert k[0] >= 3 and k[1] < k[0]
+
+
+def test_predict_scenarios_reach_every_serving_feature():
+    from perfmodel import api
+    from perfmodel.specs.deployment import Scenario
+    ag = api.predict(Scenario.model_validate(dict(
+        hardware="gb300-nvl72", model="deepseek-v3", profile="vllm", workload="agentx",
+        deployment=dict(gpus=8, tp=8, ep=8, weights="nvfp4", concurrency=32, kv_host_tier=True)))).iloc[0]
+    assert ag["sessions"] == pytest.approx(32, rel=1e-2) and "tps_per_user_e2e_p90" in ag.index
+    dis = api.predict(Scenario.model_validate(dict(
+        hardware="gb200-nvl72", model="deepseek-v3", profile="dynamo-trtllm", workload={"isl": 1024, "osl": 1024},
+        deployment=dict(gpus=32, tp=1, ep=32, dp_attention=True, weights="nvfp4", batch=1024,
+                        serving="disaggregated", decode_gpus=32, prefill=dict(gpus=4, tp=4, ep=4, instances=3))))).iloc[0]
+    assert dis["prefill_gpus"] == 12 and dis["decode_gpus"] == 32 and dis["kv_transfer_ms"] > 0
+    pf = api.predict(Scenario.model_validate(dict(
+        hardware="h100-sxm", model="llama-3.1-8b", workload={"isl": 4096, "osl": 1},
+        deployment=dict(gpus=1, serving="prefill_only")))).iloc[0]
+    # speed of light, compute-bound prefill: close to 1.98 PF / (2 x 8B) tokens/s, less the attention term
+    assert 0.6 * 1.98e15 / 16.06e9 < pf["input_tps_per_gpu"] < 1.98e15 / 16.06e9

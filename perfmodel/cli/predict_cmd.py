@@ -13,6 +13,10 @@ KEY_COLUMNS = ["hardware", "model", "profile", "batch", "tpot_ms", "ttft_ms", "t
                "fits", "bound", "fit_reason"]
 
 
+EXTRA_COLUMNS = ["serving", "input_tps_per_gpu", "sessions", "prefix_hit", "kv_in_host_share", "evicted_share",
+                 "host_kv_gb_per_gpu", "prefill_gpus", "decode_gpus", "kv_transfer_ms", "prefill_queue_ms"]
+
+
 def register(sub):
     p = sub.add_parser("predict", help="predict one operating point from a scenario YAML (or flags)")
     p.add_argument("scenario", nargs="?", help="scenario YAML (README: 'Scenario files')")
@@ -90,7 +94,8 @@ def run(args):
             "resource_ms": {k[4:-3]: rec[k] for k in row.index if k.startswith("res_")}}
         print(json.dumps(rec, indent=1, default=str))
         return 0
-    for k in KEY_COLUMNS:
+    extra = [k for k in EXTRA_COLUMNS if k in row.index] + [k for k in row.index if k.startswith("tps_per_user_e2e_p")]
+    for k in KEY_COLUMNS + extra:
         v = row[k]
         print(f"{k:>20}: {v:,.4g}" if isinstance(v, float) else f"{k:>20}: {v}")
     print("  decode step by resource (ms):")

@@ -71,7 +71,8 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances)
     return out
 
 
-def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterations: int = 3) -> pd.DataFrame:
+def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterations: int = 3,
+            dists=None, percentile: float | None = None) -> pd.DataFrame:
     """Evaluate agentic sessions at decode batch B (sessions generating). Adds live sessions and KV residency.
 
     Fixed point (vectorized, a few iterations): eviction raises the uncached input, which lengthens TTFT,
@@ -99,10 +100,91 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         evicted = np.where(paused > 0, (paused - in_hbm - in_host) / np.maximum(paused, 1e-9), 0.0)
         reload = np.where(paused > 0, in_host / np.maximum(paused, 1e-9), 0.0)
     df = df.copy()
+    df["host_kv_gb_per_gpu"] = in_host * per_session / dp / 1e9
+    df["host_capacity_gb_per_gpu"] = host_bytes / 1e9 if host_tier else 0.0
     df["sessions"] = sessions
     df["sessions_per_gpu"] = sessions / p["gpus"]
     df["kv_in_hbm_share"] = np.where(sessions > 0, (p["batch"] + in_hbm) / sessions, 1.0)
     df["kv_in_host_share"] = np.where(sessions > 0, in_host / sessions, 0.0)
     df["evicted_share"] = np.where(sessions > 0, (paused - in_hbm - in_host) / sessions, 0.0)
     df["prefix_hit"] = 1 - df["uncached_input"] / p["isl"]
+    if dists is not None and percentile is not None:
+        q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted)
+        df[f"tps_per_user_e2e_p{percentile:g}"] = q
+        df[f"e2e_norm_intvty_p{percentile:g}"] = q
     return df
+
+
+N_SAMPLES = 256
+
+
+def _lognormal_samples(dist, z: np.ndarray) -> np.ndarray:
+    return dist.median * np.exp(dist.sigma * z)
+
+
+def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists, percentile: float,
+                                 evicted=0.0) -> np.ndarray:
+    """AgentX e2e_norm_intvty_q = 1 / percentile_q(E2E_i / OSL_i), per operating point.
+
+    Requests i are drawn (fixed seed, N_SAMPLES) from the workload's log-normal distributions of context,
+    new tokens and output length (independent). Per request: E2E_i = TTFT_i + OSL_i TPOT / acc, with
+    TTFT_i = the prefill of its own new tokens after its cached prefix + one decode step (queueing as in the
+    point's TTFT: the point's TTFT minus its own median-request prefill). Evaluated as one (points x samples)
+    array through the compiled prefill equations.
+    """
+    rng = np.random.default_rng(12345)
+    z = rng.standard_normal((3, N_SAMPLES))
+    ctx = _lognormal_samples(dists.context_tokens, z[0])
+    new = np.minimum(_lognormal_samples(dists.new_tokens_per_turn, z[1]), ctx)
+    osl = _lognormal_samples(dists.output_tokens, z[2])
+    if dists.max_output_tokens:
+        osl = np.minimum(osl, dists.max_output_tokens)
+    n = len(df)
+    ev = np.broadcast_to(np.asarray(evicted, float), (n,))[:, None]
+    new2 = new[None, :] + ev * (ctx[None, :] - new[None, :])
+    flat = {k: np.repeat(np.asarray(p[k], float), N_SAMPLES) for k in ("gpus", "tp", "ep", "pp")}
+    flat.update(new=new2.ravel(), isl=np.broadcast_to(ctx[None, :], (n, N_SAMPLES)).ravel())
+    cm = compiled(setup.model)
+    pre = np.asarray(cm.prefill(prefill_inputs(flat, setup.symbol_values()))["prefill_s"]).reshape(n, N_SAMPLES)
+    tpot = df["tpot_ms"].to_numpy()[:, None] / 1e3
+    own = df["prefill_ms"].to_numpy()[:, None] / 1e3
+    extra = np.maximum(df["ttft_ms"].to_numpy()[:, None] / 1e3 - own - tpot, 0.0)   # queueing etc.
+    ttft = extra + pre + tpot
+    ratio = (ttft + osl[None, :] * tpot / np.asarray(p["acc"], float).reshape(-1, 1)) / osl[None, :]
+    return 1.0 / np.percentile(ratio, percentile, axis=1)
+
+
+def sessions_to_batch(setup: Setup, points: dict, pause_s: float, sessions, host_tier: bool,
+                      iterations: int = 40) -> np.ndarray:
+    """Decode batch B at which the live sessions C(B) = B (t_busy + pause) / t_busy equal ``sessions``.
+
+    C(B) rises with B, so a vectorized bisection over all points at once (no loop per point) finds B.
+    """
+    p = _arrays({**points, "batch": np.ones_like(np.asarray(sessions, float))})
+    target = np.broadcast_to(np.asarray(sessions, float), p["batch"].shape)
+    points = {**points, **{k: p[k] for k in ("gpus", "tp", "ep", "pp", "spec_tokens", "acc", "isl", "osl", "new", "mix")}}
+    lo, hi = np.ones_like(target), np.maximum(target, 1.0)
+    for _ in range(iterations):
+        mid = np.sqrt(lo * hi)
+        c = agentic(setup, {**points, "batch": mid}, pause_s, host_tier, iterations=2)["sessions"].to_numpy()
+        lo, hi = np.where(c < target, mid, lo), np.where(c < target, hi, mid)
+    return np.sqrt(lo * hi)
+
+
+def best_spec_tokens(setup: Setup, points: dict, drafts=(0, 1, 2, 3, 4, 5, 6, 7), acceptance_rate: float = 0.7,
+                     metric: str = "output_tps_per_gpu") -> pd.DataFrame:
+    """Batch-aware speculative decoding: for each operating point, the draft count k that maximises ``metric``.
+
+    Acceptance length per k from the per-draft rate p: a = (1 - p^(k+1)) / (1 - p). All (point, k) pairs are
+    evaluated in one vectorized call. Returns the best row per point with its ``spec_tokens``.
+    """
+    p = _arrays(points)
+    n, ks = len(p["batch"]), np.asarray(drafts, float)
+    rep = {k: np.repeat(v, len(ks)) for k, v in p.items()}
+    kk = np.tile(ks, n)
+    rep["spec_tokens"] = kk
+    rep["acc"] = (1 - acceptance_rate ** (kk + 1)) / (1 - acceptance_rate)
+    df = evaluate(setup, rep)
+    score = np.where(df["fits"], df[metric].to_numpy(), -np.inf).reshape(n, len(ks))
+    best = np.argmax(score, axis=1)
+    return df.iloc[np.arange(n) * len(ks) + best].reset_index(drop=True)

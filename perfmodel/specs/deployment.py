@@ -15,10 +15,11 @@ Serving = Literal["aggregated", "disaggregated", "decode_only", "prefill_only"]
 class PrefillPool(Strict):
     """Prefill pool of a disaggregated deployment (its own parallelism)."""
 
-    gpus: PositiveInt
+    gpus: PositiveInt = Field(description="GPUs per prefill instance")
     tp: PositiveInt = 1
     ep: PositiveInt = 1
     dp_attention: bool = False
+    instances: PositiveInt = Field(1, description="Prefill instances in the pool")
 
 
 class Deployment(Strict):
@@ -45,6 +46,8 @@ class Deployment(Strict):
     prefill: PrefillPool | None = Field(None, description="Disaggregated: the prefill pool")
     decode_gpus: PositiveInt | None = Field(None, description="Disaggregated: GPUs in the decode pool (>= gpus)")
     kv_host_tier: bool = Field(False, description="Keep KV beyond HBM in host memory (C2C / PCIe)")
+    concurrency: float | None = Field(None, gt=0, description="Agentic workloads: live sessions per instance "
+                                                              "(sets the decode batch)")
 
     @model_validator(mode="after")
     def _layout(self):
