@@ -38,7 +38,7 @@ from ..specs.profile import PROFILE_PARAMS
 from .deployments import LAYOUT_COLUMNS, SERVING_MIX
 from .evaluation import evaluate_rows, workload_info
 from .frontier import X, candidates
-from .systems import HW_GROUPS, System, acceptance_length, as_model, as_system
+from .systems import HW_GROUPS, System, as_model, as_system
 
 METRICS = ("total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw", "total_tokens_per_usd")
 MAX_EXACT = 11          # players: 2^11 coalitions x deployments per evaluate call
@@ -376,8 +376,9 @@ def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k
         phi[act] = _shapley(v, len(act))
         residual = vN - v[-1]                  # switching the inert players last: shared equally
         phi[inert] = residual / len(inert) if inert else 0.0
-        notes.append(f"{len(inert)} players had no effect at either end ({', '.join(players[i].name for i in inert)}); "
-                     f"exact Shapley over the other {len(act)}, the inert ones share the residual x{np.exp(residual):.6g}")
+        names = ", ".join(players[i].name for i in inert)
+        notes.append(f"{len(inert)} players had no effect at either end ({names}); exact Shapley over the other "
+                     f"{len(act)}, the inert ones share the residual x{np.exp(residual):.6g}")
         C = len(masks) + len(screen)
         v = np.concatenate([v, [vN]])
         masks = np.concatenate([masks, [full]])

@@ -14,7 +14,8 @@ Dimensions now:
   profile's per-draft acceptance rate p (no drafts when the engine does no speculative decoding);
 - serving: ``aggregated`` (prefill mixed into decode steps, mix = 1); ``disaggregated`` when the profile's
   engine supports it and the workload is fixed-length: a prefill pool of instances laid out like the decode
-  instance, at several prefill:decode GPU ratios (``pf_instances`` per decode instance); ``decode_only``
+  instance, at several prefill:decode GPU ratios (``pf_instances`` per decode instance; a fraction means several
+  decode instances share one prefill instance, a cluster-level xPyD average); ``decode_only``
   (mix = 0, the decode pool alone) is opt-in because it does not pay for prefill;
 - KV host tier off/on, for agentic workloads (paused sessions' KV) when the engine supports it.
 Batch: per attention-DP rank from 1 to the capacity on a log grid (batch = dp x per-rank batch).

@@ -74,7 +74,8 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
             fits = df["fits"].to_numpy()
             n_cand, n_fit = n_cand + len(df), n_fit + int(fits.sum())
             if reduce:
-                keep = pareto_index(np.where(fits, df[X].to_numpy(), np.nan), np.where(fits, df[reduce].to_numpy(), np.nan))
+                keep = pareto_index(np.where(fits, df[X].to_numpy(), np.nan),
+                                    np.where(fits, df[reduce].to_numpy(), np.nan))
                 df, grid = df.iloc[keep].reset_index(drop=True), grid.iloc[keep].reset_index(drop=True)
             blocks.append(_Block(df, grid, w))
     if not blocks:
@@ -94,7 +95,8 @@ def _annotate(b: _Block, idx: np.ndarray | None, sysm: System, m, attention_weig
         if c not in cols and c not in ("acc", "mix"):
             cols[c] = v
     n = len(cols["dp"])
-    const = dict(weights=b.weights, kv_cache=kv_cache, attention_weights=attention_format(m, b.weights, attention_weights),
+    const = dict(weights=b.weights, kv_cache=kv_cache,
+                 attention_weights=attention_format(m, b.weights, attention_weights),
                  hardware=sysm.hardware_spec().id, profile=sysm.profile_spec().id, model=m.id)
     if sysm.label:
         const["system"] = sysm.label

@@ -229,7 +229,8 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile="spe
         df["elasticity_at_capacity"] = df["elasticity"] + e_thr("B") * df["capacity_elasticity"]
     df = df.iloc[np.lexsort((-df["capacity_elasticity"].abs().to_numpy(), -df["elasticity"].abs().to_numpy()))]
     df = df.reset_index(drop=True)
-    df.attrs.update(system=sysm.name, metric=metric, serving=serving, tpot_ms=tpot * 1e3, max_batch=cap, at_capacity=bool(at_cap),
+    df.attrs.update(system=sysm.name, metric=metric, serving=serving, tpot_ms=tpot * 1e3, max_batch=cap,
+                    at_capacity=bool(at_cap),
                     point={kk_: (v.item() if hasattr(v, "item") else v) for kk_, v in point.items()
                            if kk_ in ("weights", "kv_cache", "serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens",
                                       "acceptance_length", "batch", "tps_per_user", "total_tps_per_gpu", "bound")})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 import numpy as np
 import pandas as pd
@@ -144,7 +143,8 @@ def _records(df: pd.DataFrame) -> list[dict]:
 
 
 def _dep_line(d: dict) -> str:
-    keys = ["serving", "weights", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio", "kv_host_tier", "batch"]
+    keys = ["serving", "weights", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio", "kv_host_tier",
+            "batch"]
     return " ".join(f"{k}={_num(d[k])}" for k in keys if k in d and not (k == "prefill_ratio" and not d[k])
                     and not (k == "kv_host_tier" and not d[k]))
 
@@ -173,8 +173,9 @@ def run_frontier(args):
         print(f"  candidates={s['candidates']:,} fitting={s['fitting']:,} frontier_points={s['frontier_points']}")
         for note in s["notes"]:
             print(f"  note: {note}")
-        print(f"  max interactivity: {s['max_tps_per_user']:,.1f} tok/s/user "
-              f"at {s[f'{args.metric}_at_max_tps_per_user']:,.1f} {args.metric}  [{_dep_line(s['max_tps_per_user_deployment'])}]")
+        at_top = s[f"{args.metric}_at_max_tps_per_user"]
+        print(f"  max interactivity: {s['max_tps_per_user']:,.1f} tok/s/user at {at_top:,.1f} {args.metric}  "
+              f"[{_dep_line(s['max_tps_per_user_deployment'])}]")
         print(f"  peak {args.metric}: {s[f'peak_{args.metric}']:,.1f} at {s['tps_per_user_at_peak']:,.1f} tok/s/user  "
               f"[{_dep_line(s['peak_deployment'])}]")
         print(_table(_thin(f, args.rows), TABLE_COLUMNS if args.metric in TABLE_COLUMNS
@@ -258,7 +259,8 @@ def run_sensitivity(args):
         if g % (tp * pp):
             raise SpecError(f"gpus={g} is not a multiple of tp x pp = {tp * pp}", field="--gpus")
     df = sensitivity(args.hardware, args.model, _workload(args), args.profile, point=point,
-                     at_tps_per_user=args.at_tps_per_user, peak=args.peak or point is None and args.at_tps_per_user is None,
+                     at_tps_per_user=args.at_tps_per_user,
+                     peak=args.peak or (point is None and args.at_tps_per_user is None),
                      weights=args.weights, kv_cache=args.kv_cache, metric=args.metric)
     if args.csv:
         df.to_csv(args.csv, index=False)

@@ -61,8 +61,8 @@ def frontier_plot(frontiers, path, metric: str = "total_tps_per_gpu", title: str
     ax.set_ylim(bottom=0)
     f0 = frontiers[0]
     wl = f0.attrs.get("workload", "")
-    ax.set_title(title or f"{f0['model'].iloc[0]} - {wl} (isl {f0.attrs.get('isl', 0):g}, osl {f0.attrs.get('osl', 0):g})"
-                 " - dotted: where each curve ends")
+    lengths = f"isl {f0.attrs.get('isl', 0):g}, osl {f0.attrs.get('osl', 0):g}"
+    ax.set_title(title or f"{f0['model'].iloc[0]} - {wl} ({lengths}) - dotted: where each curve ends")
     ax.legend(loc="upper right", fontsize=8)
     return _save(fig, path)
 
