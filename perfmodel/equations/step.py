@@ -10,7 +10,11 @@ For each layer group (n layers of attention kind A and FFN kind F):
                            B/(pp dp) kv_read_A(L) / shard_A + T/dp kv_write_A / shard_A bytes
     dense FFN / shared:    2 P_d T/(dp tp) FLOPs at F_x;       P_d b_x / tp bytes
     routed experts:        2 P_e T k imb / (ep moe_tp) FLOPs;  D(T)/ep P_e b_x / moe_tp bytes
-    links: TP all-reduce per block when tp > 1, EP dispatch + combine when ep > 1
+    links: TP all-reduce per block when tp > 1, EP dispatch + combine when ep > 1. Decode (low-latency
+           all-to-all): T_gpu k (1 - 1/ep) copies per GPU at the blended scale-up/NIC bandwidth. Prefill
+           (throughput all-to-all, e.g. DeepEP normal mode): each token crosses the NIC once per remote
+           domain it is routed to (r_dom, bounded by group-limited routing) and fans out over the scale-up
+           link; t = max(T_gpu r_dom d b / BW_nic, T_gpu k (1 - 1/ep) d b / BW_link) / e_ln
     layer = max(t_floor, kernels / s_dec) + link (1 - overlap share) + collectives x (lat_link + t_coll)
 TPOT = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + (pp-1) lat_link.
 Draft passes (speculative decoding): ceil((q-1)/block) passes of the MTP layers and the LM head.
@@ -45,6 +49,7 @@ class Phase:
     kv_ctx: sp.Expr      # context whose KV each sequence reads
     logits: sp.Expr      # tokens that need the LM head
     speedup: sp.Expr
+    hierarchical_ep: bool = False  # EP all-to-all in throughput form (one NIC copy per remote domain)
 
 
 class StepBuilder:
@@ -94,6 +99,7 @@ class StepBuilder:
             tally.count("flops_gemm_ffn", 2 * F.dense_params * T_gpu / tp, weight)
             tally.count("bytes_weights", F.dense_params * s["b_x"] / tp, weight)
         link_bytes = allreduce_bytes(tp, T_gpu * self.h * s["b_act"]) * 2   # after attention and after FFN
+        link_t = link_bytes / (self.bw_coll * s["e_ln"])
         n_coll = 2 * indicator_gt1(tp)
         if F.is_moe:
             k = F.f.top_k
@@ -102,7 +108,16 @@ class StepBuilder:
             tally.count("flops_gemm_ffn", 2 * F.expert_params * T * k * s["imb"] / (ep * mtp), weight)
             tally.count("bytes_weights", F.distinct_experts(T) / ep * F.expert_params * s["b_x"] / mtp, weight)
             t_own = T / (self.dp * tp)       # tokens this GPU dispatches
-            link_bytes += t_own * k * (1 - 1 / ep) * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
+            per_copy = t_own * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
+            copies = k * (1 - 1 / ep)
+            if ph.hierarchical_ep:
+                nic = per_copy * self.remote_domains(F)
+                nvl = per_copy * copies
+                link_bytes += nic + nvl
+                link_t += smax(nic / (s["BW_nic"] * s["e_ln"]), nvl / (s["BW_link"] * s["e_ln"]))
+            else:
+                link_bytes += per_copy * copies
+                link_t += per_copy * copies / (self.bw_coll * s["e_ln"])
             n_coll += 2 * indicator_gt1(ep)
 
         if self.m.residual.kind == "mhc":
@@ -117,7 +132,6 @@ class StepBuilder:
         floor_excess = smax(0, s["t_floor"] - kern_time)
         tally.count("bytes_link", link_bytes, weight)
         tally.count("collectives", n_coll, weight)
-        link_t = link_bytes / (self.bw_coll * s["e_ln"])
         link_visible = link_t - s["ovl"] * smin(link_t, kern_time)
         latency = n_coll * (s["lat_link"] + s["t_coll"])
         return weight * floor_excess, weight * link_visible, weight * latency
@@ -129,6 +143,20 @@ class StepBuilder:
         tally.count("bytes_weights", p * s["b_e"] / s["tp"], weight)
         tally.add("lm_head", 2 * p * ph.logits / self.dp / S["tp"] / (s["F_a"] * s["e_mm"]) / ph.speedup,
                   p * s["b_e"] / s["tp"] / (s["BW_hbm"] * s["e_w"]) / ph.speedup, weight)
+
+    def remote_domains(self, F: FFNCost):
+        """Expected scale-up domains other than its own that one token is sent to (throughput all-to-all).
+
+        The instance spans n = max(1, G / D_dom) domains. A token's experts are m draws over them,
+        m = min(k, route_groups max(1, n / expert_groups)) under group-limited routing, else k;
+        distinct remote domains touched = (n - 1) (1 - (1 - 1/n)^m)  (uniform routing).
+        """
+        s, f = S, F.f
+        n = smax(1, s["G"] / s["D_dom"])
+        m = sp.Integer(f.top_k)
+        if f.route_groups and f.expert_groups:
+            m = smin(m, f.route_groups * smax(1, n / f.expert_groups))
+        return (n - 1) * (1 - (1 - 1 / n) ** m)
 
     # ------------------------------------------------------------------ whole passes
     def _pass(self, ph: Phase, layers, tally: Tally):
@@ -210,7 +238,7 @@ class StepBuilder:
         T, Snew, P = s["T_pf"], s["S_pf"], s["P_pf"]
         seqs = T / Snew
         ph = Phase(seqs=seqs, dec_tokens=0, pf_tokens=T, L_dec=0, L_pf=P + Snew / 2, kv_ctx=P,
-                   logits=seqs, speedup=s["s_pf"])
+                   logits=seqs, speedup=s["s_pf"], hierarchical_ep=True)
         tally = Tally()
         floor, link, lat = self._pass(ph, self.schedule(), tally)
         self.lm_head(ph, tally)

@@ -110,6 +110,13 @@ class MoE(Strict):
     latent_dim: PositiveInt | None = None
     gated: bool = True
     router: Literal["topk", "hash"] = "topk"
+    expert_groups: PositiveInt | None = Field(
+        None, description="Node-limited (group-limited) routing: experts are split into this many groups "
+                          "(DeepSeek config n_group). None: no group limit")
+    route_groups: PositiveInt | None = Field(
+        None, description="Groups one token's top_k experts may come from (DeepSeek config topk_group); with "
+                          "expert parallelism over several scale-up domains this bounds the domains a token "
+                          "is sent to. None: no group limit")
 
     @model_validator(mode="after")
     def _topk(self):
