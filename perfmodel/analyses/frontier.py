@@ -156,7 +156,7 @@ def pareto(df: pd.DataFrame, x: str = X, y: str = Y) -> pd.DataFrame:
 def frontier(hardware, model, workload="fixed-1k1k", profile="speed-of-light", *, weights=("fp8",),
              kv_cache: str = "fp8", attention_weights: str | None = None, space: DeploymentSpace | None = None,
              hw_overrides: dict | None = None, profile_overrides: dict | None = None,
-             acceptance_rate: float | None = None, metric: str = Y, refine: int = 256) -> pd.DataFrame:
+             acceptance_rate: float | None = None, metric: str = Y, refine: int = 128) -> pd.DataFrame:
     """Pareto frontier of ``metric`` (default total tokens/s per GPU) against tokens/s per user.
 
     ``hardware`` is a catalog id / HardwareSpec or a ``System``. Returns one row per frontier point with the
