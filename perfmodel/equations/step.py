@@ -4,6 +4,9 @@ Per GPU of an instance with G GPUs, attention TP ``tp``, expert parallel ``ep``,
     dp = G / (tp pp)      attention data-parallel groups      moe_tp = G / (pp ep)
 A decode step processes, per pipeline micro-batch, B/pp sequences x q tokens plus n_pf mixed-in prefill
 tokens, n_pf = mix B acc new / osl (requests finishing per step times their uncached input).
+Attention-DP ranks: decode tokens split evenly, T_gpu = T_dec/dp + n_pf/dp_pf with
+dp_pf = min(dp, max(1, n_pf/new)): a request is prefilled on one rank and the ranks synchronize at each
+MoE all-to-all, so the step waits for the busiest rank.
 For each layer group (n layers of attention kind A and FFN kind F):
     attention projections: 2 P_A T/(dp tp) FLOPs at F_a;   P_A b_a / tp bytes
     attention core:        [B q core_A(L) + n_pf core_A(L_pf)] / (pp dp tp) FLOPs at F_bf16, indexer at F_fp8;
@@ -50,6 +53,7 @@ class Phase:
     logits: sp.Expr      # tokens that need the LM head
     speedup: sp.Expr
     hierarchical_ep: bool = False  # EP all-to-all in throughput form (one NIC copy per remote domain)
+    pf_unit: sp.Expr = sp.Integer(1)  # prefill tokens per request (a request is prefilled on one DP rank)
 
 
 class StepBuilder:
@@ -72,7 +76,10 @@ class StepBuilder:
         s, A, F = S, self.attn[attn], self.ffn[ffn]
         tp, ep, dp, mtp = s["tp"], s["ep"], self.dp, self.moe_tp
         T = ph.dec_tokens + ph.pf_tokens
-        T_gpu = T / dp                       # tokens through this GPU's attention/dense blocks
+        # tokens through the busiest GPU's attention/dense blocks: decode tokens split evenly over the dp
+        # ranks; a prefill request stays on one rank, so prefill tokens split over the ranks busy with one
+        dp_pf = self.prefill_ranks(ph)
+        T_gpu = ph.dec_tokens / dp + ph.pf_tokens / dp_pf
         rate_mm = lambda F_: F_ * s["e_mm"]  # noqa: E731
         hbm_w, hbm_kv = s["BW_hbm"] * s["e_w"], s["BW_hbm"] * s["e_kv"]
         sp_ = ph.speedup
@@ -82,16 +89,17 @@ class StepBuilder:
         kernels.append(("attn_proj", 2 * p_a * T_gpu / tp / rate_mm(s["F_a"]), p_a * s["b_a"] / tp / hbm_w))
         tally.count("flops_gemm_attn", 2 * p_a * T_gpu / tp, weight)
         tally.count("bytes_weights", p_a * s["b_a"] / tp, weight)
-        core = (ph.dec_tokens * A.core_flops(ph.L_dec, "decode") + ph.pf_tokens * A.core_flops(ph.L_pf, "prefill"))
-        idx = ph.dec_tokens * A.index_flops(ph.L_dec) + ph.pf_tokens * A.index_flops(ph.L_pf)
+        core = (ph.dec_tokens / dp * A.core_flops(ph.L_dec, "decode")
+                + ph.pf_tokens / dp_pf * A.core_flops(ph.L_pf, "prefill"))        # per rank, busiest
+        idx = ph.dec_tokens / dp * A.index_flops(ph.L_dec) + ph.pf_tokens / dp_pf * A.index_flops(ph.L_pf)
         shard = A.shard(tp)
         kv_bytes = (ph.seqs / dp * A.kv_read(ph.kv_ctx) + T_gpu * A.kv_write()) / shard
-        tally.count("flops_attention_core", core / (dp * tp), weight)
-        tally.count("flops_indexer", idx / (dp * tp), weight)
+        tally.count("flops_attention_core", core / tp, weight)
+        tally.count("flops_indexer", idx / tp, weight)
         tally.count("bytes_kv_read", ph.seqs / dp * A.kv_read(ph.kv_ctx) / shard, weight)
         tally.count("bytes_kv_write", T_gpu * A.kv_write() / shard, weight)
         kernels.append(("attn_core",
-                        core / (dp * tp) / (s["F_bf16"] * s["e_at"]) + idx / (dp * tp) / (s["F_fp8"] * s["e_at"]),
+                        core / tp / (s["F_bf16"] * s["e_at"]) + idx / tp / (s["F_fp8"] * s["e_at"]),
                         kv_bytes / hbm_kv))
         if F.dense_params:
             kernels.append(("ffn", 2 * F.dense_params * T_gpu / tp / rate_mm(s["F_x"]),
@@ -107,7 +115,7 @@ class StepBuilder:
                             F.distinct_experts(T) / ep * F.expert_params * s["b_x"] / mtp / hbm_w))
             tally.count("flops_gemm_ffn", 2 * F.expert_params * T * k * s["imb"] / (ep * mtp), weight)
             tally.count("bytes_weights", F.distinct_experts(T) / ep * F.expert_params * s["b_x"] / mtp, weight)
-            t_own = T / (self.dp * tp)       # tokens this GPU dispatches
+            t_own = T_gpu / tp               # tokens the busiest GPU dispatches
             per_copy = t_own * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
             copies = k * (1 - 1 / ep)
             if ph.hierarchical_ep:
@@ -144,6 +152,14 @@ class StepBuilder:
         tally.add("lm_head", 2 * p * ph.logits / self.dp / S["tp"] / (s["F_a"] * s["e_mm"]) / ph.speedup,
                   p * s["b_e"] / s["tp"] / (s["BW_hbm"] * s["e_w"]) / ph.speedup, weight)
 
+    def prefill_ranks(self, ph: Phase):
+        """Attention-DP ranks that share a step's prefill tokens: min(dp, max(1, requests in the step)).
+
+        Each prefill request (pf_unit tokens) runs on one DP rank and the ranks synchronize at every MoE
+        all-to-all, so when fewer requests than ranks are prefilled per step the busiest rank carries them.
+        """
+        return smin(self.dp, smax(1, ph.pf_tokens / ph.pf_unit))
+
     def remote_domains(self, F: FFNCost):
         """Expected scale-up domains other than its own that one token is sent to (throughput all-to-all).
 
@@ -175,7 +191,8 @@ class StepBuilder:
         B, q, pp = s["B"], s["q"], s["pp"]
         n_pf = s["mix"] * B * s["acc"] * s["new"] / s["osl"]
         ph = Phase(seqs=B / pp, dec_tokens=B * q / pp, pf_tokens=n_pf / pp, L_dec=s["L"],
-                   L_pf=s["isl"] - s["new"] / 2, kv_ctx=s["L"], logits=B * q / pp, speedup=s["s_dec"])
+                   L_pf=s["isl"] - s["new"] / 2, kv_ctx=s["L"], logits=B * q / pp, speedup=s["s_dec"],
+                   pf_unit=smax(s["new"], 1))
         main = Tally()
         floor, link, lat = self._pass(ph, self.schedule(), main)
         self.lm_head(ph, main)
@@ -238,7 +255,7 @@ class StepBuilder:
         T, Snew, P = s["T_pf"], s["S_pf"], s["P_pf"]
         seqs = T / Snew
         ph = Phase(seqs=seqs, dec_tokens=0, pf_tokens=T, L_dec=0, L_pf=P + Snew / 2, kv_ctx=P,
-                   logits=seqs, speedup=s["s_pf"], hierarchical_ep=True)
+                   logits=seqs, speedup=s["s_pf"], hierarchical_ep=True, pf_unit=Snew)
         tally = Tally()
         floor, link, lat = self._pass(ph, self.schedule(), tally)
         self.lm_head(ph, tally)
