@@ -1,0 +1,11 @@
+"""Claim checks: a verdict (consistent / consistent only if <assumption> / implausible) with its reasons.
+
+``check(claim)`` returns a dict; ``check_all()`` checks the whole catalog. ``CurveStore`` caches the evaluated
+operating points so that many claims share one evaluation per system.
+"""
+
+from .arith import arithmetic_checks, spec_ratio_check
+from .check import TOL, check, check_all, load_claim
+from .curves import CurveStore, Side
+
+__all__ = ["CurveStore", "Side", "TOL", "arithmetic_checks", "check", "check_all", "load_claim", "spec_ratio_check"]

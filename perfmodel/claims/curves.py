@@ -1,0 +1,146 @@
+"""Curves for claim checks: each system's operating points evaluated once, then read on any axis and metric.
+
+A ``Side`` is one system as a claim check needs it: hardware, software profile, a corner of the profile's
+ranges (``value``, ``pess`` = every parameter at its slow end, ``opt`` = at its fast end), optional feature
+switches (KV host tier) and kernel speed-ups. ``CurveStore`` evaluates a side's deployments once (the
+analyses' ``candidates``) and caches them, so every claim, plot and CSV of a report reuses the same points.
+Envelopes are taken on the interactivity axis the claim names:
+
+- ``itl``: ``tps_per_user`` = accepted tokens / decode step time (InferenceX ``intvty``, 1/ITL);
+- ``e2e``: ``tps_per_user_e2e`` = OSL / (TTFT + OSL x TPOT / acceptance), the E2E-normalised axis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .. import catalog
+from ..analyses.deployments import DeploymentSpace
+from ..analyses.frontier import candidates, pareto
+from ..analyses.systems import System
+from ..specs.profile import PROFILE_PARAMS
+
+AXES = {"itl": "tps_per_user", "e2e": "tps_per_user_e2e"}
+AXIS_TEXT = {"itl": "tokens/s per user = 1 / inter-token latency (decode only)",
+             "e2e": "tokens/s per user = OSL / end-to-end latency (incl. TTFT and queueing)"}
+
+# which end of a profile range is the slow one (True: the low end is slow, e.g. an efficiency)
+LOW_IS_SLOW = {name: not (name.endswith("_us") or name.endswith("_ms") or name in ("moe_imbalance", "workspace_gb"))
+               for name in PROFILE_PARAMS}
+
+DEFAULT_WEIGHTS = "nvfp4"
+DEFAULT_SPACE = dict(batch_points=24, spec_tokens=(0, 1, 3, 5, 7))
+
+
+@dataclass(frozen=True)
+class Side:
+    """One system of a check: hardware (id[@variant]), profile id, corner and software changes."""
+
+    hardware: str
+    profile: str
+    corner: str = "value"                 # value | pess | opt
+    host_tier: bool | None = None         # None: the profile's own feature switch
+    speedup: float = 1.0                  # decode and prefill kernels this much faster than the profile's
+    gpus: tuple[int, ...] | None = None   # restrict GPUs per instance (deployment hints)
+
+    def but(self, **kw) -> "Side":
+        return Side(**{**self.__dict__, **kw})
+
+    @property
+    def name(self) -> str:
+        s = f"{self.hardware}:{self.profile}"
+        if self.host_tier is not None:
+            s += "+kvtier" if self.host_tier else "-kvtier"
+        if self.speedup != 1.0:
+            s += f" x{self.speedup:g} kernels"
+        if self.corner != "value":
+            s += f" [{self.corner}]"
+        if self.gpus:
+            s += f" ({','.join(map(str, self.gpus))} GPUs)"
+        return s
+
+    def system(self) -> System:
+        prof = catalog.profile(self.profile)
+        if self.host_tier is not None and prof.features.kv_host_tier != self.host_tier:
+            prof = prof.model_copy(update={"features": prof.features.model_copy(
+                update={"kv_host_tier": self.host_tier})})
+        over: dict[str, float] = {}
+        acc = None
+        if self.corner != "value":
+            slow = self.corner == "pess"
+            for name in PROFILE_PARAMS:
+                p = getattr(prof, name)
+                over[name] = p.low if LOW_IS_SLOW[name] == slow else p.high
+            r = prof.spec_decoding.acceptance_rate
+            if r is not None:
+                acc = r.low if slow else r.high
+        if self.speedup != 1.0:
+            base = {**prof.values(), **over}
+            over["decode_speedup"] = min(base["decode_speedup"] * self.speedup, PROFILE_PARAMS["decode_speedup"][2])
+            over["prefill_speedup"] = min(base["prefill_speedup"] * self.speedup,
+                                          PROFILE_PARAMS["prefill_speedup"][2])
+        return System(self.hardware, prof, profile_overrides=over, acceptance_rate=acc, label=self.name)
+
+
+@dataclass
+class CurveStore:
+    """Evaluated operating points per (side, model, workload), computed once."""
+
+    weights: str = DEFAULT_WEIGHTS
+    space: dict = field(default_factory=lambda: dict(DEFAULT_SPACE))
+    _points: dict = field(default_factory=dict)
+    _env: dict = field(default_factory=dict)
+    evaluations: int = 0
+
+    def points(self, side: Side, model: str, workload: str) -> pd.DataFrame:
+        key = (side, model, workload)
+        if key not in self._points:
+            space = DeploymentSpace(**{**self.space, **({"gpus": side.gpus} if side.gpus else {})})
+            self._points[key] = candidates(side.system(), model, workload, weights=(self.weights,), space=space)
+            self.evaluations += 1
+        return self._points[key]
+
+    def envelope(self, side: Side, model: str, workload: str, axis: str = "itl",
+                 metric: str = "total_tps_per_gpu") -> pd.DataFrame:
+        """Pareto envelope of ``metric`` against the axis column (sorted by the axis, metric falling)."""
+        key = (side, model, workload, axis, metric)
+        if key not in self._env:
+            pts = self.points(side, model, workload)
+            env = pareto(pts, x=AXES[axis], y=metric).copy()
+            env.attrs.update(system=side.name, axis=axis, metric=metric, model=model, workload=workload)
+            self._env[key] = env
+        return self._env[key]
+
+
+def curve_end(env: pd.DataFrame, axis: str) -> float:
+    """The highest per-user speed the curve reaches (tokens/s/user)."""
+    return float(env[AXES[axis]].max()) if len(env) else float("nan")
+
+
+def peak(env: pd.DataFrame, metric: str) -> float:
+    return float(env[metric].max()) if len(env) else float("nan")
+
+
+def read(env: pd.DataFrame, x, axis: str, metric: str) -> np.ndarray:
+    """Best ``metric`` at a per-user speed of at least ``x`` (log-log interpolation between envelope points;
+    the peak below the curve's start; NaN beyond its end)."""
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    if not len(env):
+        return np.full(x.shape, np.nan)
+    fx, fy = env[AXES[axis]].to_numpy(float), env[metric].to_numpy(float)
+    o = np.argsort(fx)
+    fx, fy = fx[o], fy[o]
+    out = np.exp(np.interp(np.log(x), np.log(fx), np.log(np.maximum(fy, 1e-300))))
+    out[x > fx[-1] * (1 + 1e-9)] = np.nan
+    out[x <= fx[0]] = fy.max()
+    return out
+
+
+def row_at(env: pd.DataFrame, x: float, axis: str) -> pd.Series | None:
+    """The envelope point that serves speed x (the first with speed >= x), or None beyond the end."""
+    col = AXES[axis]
+    ok = env[env[col] >= x * (1 - 1e-9)]
+    return None if ok.empty else ok.sort_values(col).iloc[0]
