@@ -47,6 +47,7 @@ class Setup:
         vals = bind_hardware(fields, self.weights, attn)
         vals.update(bind_profile(profile_values(self.profile, self.profile_overrides, which)))
         vals.update(bind_formats(self.model, self.weights, attn, self.kv_cache))
+        vals["C_host"] = fields["host_memory_gb"] * 1e9   # host-tier capacity per GPU (serving layer)
         return vals
 
     def power_w(self) -> tuple[float, str]:

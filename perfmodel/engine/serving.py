@@ -31,17 +31,18 @@ def request_kv_bytes(setup: Setup, tokens) -> np.ndarray:
     return kv_bytes_per_token(m, setup.kv_cache) * np.asarray(tokens) + kv_fixed_bytes_per_sequence(m, setup.kv_cache)
 
 
-def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances) -> pd.DataFrame:
+def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
+                  symbol_values: dict | None = None) -> pd.DataFrame:
     """Evaluate a disaggregated deployment. ``pf`` holds the prefill pool's gpus/tp/ep (per instance)."""
-    dec = evaluate(setup, {**points, "mix": 0.0})
-    vals = setup.symbol_values()
+    vals = symbol_values if symbol_values is not None else setup.symbol_values()
     p = _arrays({**points, "mix": 0.0})
+    dec = evaluate(setup, p, symbol_values=vals)
     n = len(dec)
     pfp = {**p, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}, "pp": np.ones(n)}
     cm = compiled(setup.model)
     tok = PREFILL_TOKENS_PER_GPU * pfp["gpus"]
-    one = np.asarray(cm.prefill(prefill_inputs(pfp, vals))["prefill_s"]) * np.ones(n)
-    step = np.asarray(cm.prefill(prefill_inputs(pfp, vals, tokens=np.maximum(tok, pfp["new"])))["prefill_s"]) * np.ones(n)
+    one = cm.prefill.call_unique(prefill_inputs(pfp, vals), n)["prefill_s"]
+    step = cm.prefill.call_unique(prefill_inputs(pfp, vals, tokens=np.maximum(tok, pfp["new"])), n)["prefill_s"]
     inst, pinst = np.broadcast_to(instances, (n,)), np.broadcast_to(pf_instances, (n,))
     new = np.maximum(pfp["new"], 1.0)
     r_p = pinst * np.maximum(tok, new) / new / step
@@ -72,7 +73,7 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances)
 
 
 def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterations: int = 3,
-            dists=None, percentile: float | None = None) -> pd.DataFrame:
+            dists=None, percentile: float | None = None, symbol_values: dict | None = None) -> pd.DataFrame:
     """Evaluate agentic sessions at decode batch B (sessions generating). Adds live sessions and KV residency.
 
     Fixed point (vectorized, a few iterations): eviction raises the uncached input, which lengthens TTFT,
@@ -82,11 +83,11 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     base_new = p["new"].copy()
     evicted = np.zeros_like(base_new)
     reload = np.zeros_like(base_new)
-    hw = setup.symbol_values()
-    host_bytes = setup.hardware.value("host_memory_gb") * 1e9 * hw["f_mem"]
+    hw = symbol_values if symbol_values is not None else setup.symbol_values()
+    host_bytes = hw["C_host"] * hw["f_mem"]
     for _ in range(iterations):
         pts = {**points, "new": base_new + evicted * (p["isl"] - base_new), "reload": reload}
-        df = evaluate(setup, pts)
+        df = evaluate(setup, pts, symbol_values=hw)
         tpot = df["tpot_ms"].to_numpy() / 1e3
         t_busy = df["ttft_ms"].to_numpy() / 1e3 + p["osl"] * tpot / p["acc"]
         sessions = p["batch"] * (t_busy + pause_s) / t_busy
@@ -109,7 +110,7 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     df["evicted_share"] = np.where(sessions > 0, (paused - in_hbm - in_host) / sessions, 0.0)
     df["prefix_hit"] = 1 - df["uncached_input"] / p["isl"]
     if dists is not None and percentile is not None:
-        q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted)
+        q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw)
         df[f"tps_per_user_e2e_p{percentile:g}"] = q
         df[f"e2e_norm_intvty_p{percentile:g}"] = q
     return df
@@ -123,7 +124,7 @@ def _lognormal_samples(dist, z: np.ndarray) -> np.ndarray:
 
 
 def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists, percentile: float,
-                                 evicted=0.0) -> np.ndarray:
+                                 evicted=0.0, symbol_values: dict | None = None) -> np.ndarray:
     """AgentX e2e_norm_intvty_q = 1 / percentile_q(E2E_i / OSL_i), per operating point.
 
     Requests i are drawn (fixed seed, N_SAMPLES) from the workload's log-normal distributions of context,
@@ -145,7 +146,9 @@ def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists,
     flat = {k: np.repeat(np.asarray(p[k], float), N_SAMPLES) for k in ("gpus", "tp", "ep", "pp")}
     flat.update(new=new2.ravel(), isl=np.broadcast_to(ctx[None, :], (n, N_SAMPLES)).ravel())
     cm = compiled(setup.model)
-    pre = np.asarray(cm.prefill(prefill_inputs(flat, setup.symbol_values()))["prefill_s"]).reshape(n, N_SAMPLES)
+    vals = symbol_values if symbol_values is not None else setup.symbol_values()
+    vals = {k: (np.repeat(v, N_SAMPLES) if np.ndim(v) == 1 and np.size(v) == n else v) for k, v in vals.items()}
+    pre = np.asarray(cm.prefill(prefill_inputs(flat, vals))["prefill_s"]).reshape(n, N_SAMPLES)
     tpot = df["tpot_ms"].to_numpy()[:, None] / 1e3
     own = df["prefill_ms"].to_numpy()[:, None] / 1e3
     extra = np.maximum(df["ttft_ms"].to_numpy()[:, None] / 1e3 - own - tpot, 0.0)   # queueing etc.
