@@ -1,0 +1,96 @@
+"""`perfmodel check CLAIM` and `perfmodel report`: thin formatting over perfmodel.claims and perfmodel.report."""
+
+from __future__ import annotations
+
+import json
+import math
+
+
+def _num(x) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if isinstance(x, float) and math.isinf(x):
+        return "unbounded"
+    a = abs(x)
+    return f"{x / 1e6:.3g}M" if a >= 1e6 else f"{x:,.0f}" if a >= 1e3 else f"{x:.3g}"
+
+
+def _clean(o):
+    """JSON-safe: NaN -> null, inf -> 'inf'."""
+    if isinstance(o, float):
+        return None if math.isnan(o) else ("inf" if math.isinf(o) else o)
+    if isinstance(o, dict):
+        return {str(k): _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    if hasattr(o, "item"):
+        return _clean(o.item())
+    return o
+
+
+def format_check(r: dict) -> str:
+    v = r["verdict"] + (f" {r['condition']}" if r.get("condition") else "")
+    lines = [f"{r['id']}: {r['title']}", f"  verdict: {v}", f"  why: {r['reason']}"]
+    if r.get("metric_text"):
+        lines.append(f"  metric: {r['metric']} ({r['metric_text']}); at {r.get('at')}")
+    m = r.get("model") or {}
+    if m.get("value") is not None or m.get("band"):
+        lo, hi = (m.get("band") or [None, None])
+        lines.append(f"  model: {_num(m.get('value'))} (band {_num(lo)} - {_num(hi)} under the profile ranges); "
+                     f"claimed {r['claimed']:g}")
+    for s in r.get("systems") or []:
+        extra = f", {_num(s.get('value'))} there" if s.get("value") is not None else ""
+        if s.get("share_of_peak") is not None:
+            extra += f" ({s['share_of_peak'] * 100:.0f}% of its peak {_num(s.get('peak'))})"
+        lines.append(f"  {s['name']}: curve ends at {_num(s['max_tps_per_user'])} tok/s/user"
+                     f"{' (the point lies BEYOND it)' if s.get('beyond_end') else ''}{extra}"
+                     f"{' [profile assumed]' if s.get('profile_assumed') else ''}")
+    sens = r.get("sensitivity")
+    if sens:
+        key = "ratio" if "ratio" in next(iter(sens.values())) else "value"
+        lines.append("  sensitivity: " + ", ".join(f"{_num(v[key])} at {_num(v['tps_per_user'])} tok/s/user"
+                                                   for v in sens.values()))
+    hw = r.get("hardware_only")
+    if hw:
+        lines.append(f"  hardware only ({hw['profile']} on both): {_num(hw['ratio'])}x; the claim needs "
+                     f"{_num(hw.get('software_factor_needed'))}x more from software: "
+                     f"{(hw.get('software_change') or {}).get('text', 'n/a')}")
+    for a in r.get("implied") or []:
+        lines.append(f"  implied: {a['meaning']}: {_num(a['implied'])} (model {_num(a['model'])})")
+    for a in r.get("arithmetic") or []:
+        lines.append(f"  arithmetic: {a['expression']} = {_num(a['computed'])} (stated {_num(a['stated'])}, "
+                     f"{'ok' if a['ok'] else 'MISMATCH'}): {a['meaning']}")
+    for p in (r.get("spec") or {}).get("pairs", []):
+        lines.append(f"  spec: {p['a']} {p['a_value']:g} / {p['b']} {p['b_value']:g} = {p['ratio']:.3g}x "
+                     f"({p['a_status']}/{p['b_status']}){' matches' if p['matches'] else ''}")
+    for m_, pr in (r.get("per_model") or {}).items():
+        lines.append(f"  if model {m_}: {pr['verdict']}{' ' + pr['condition'] if pr.get('condition') else ''}: "
+                     f"{pr['reason']}")
+    for a in r.get("assumptions") or []:
+        lines.append(f"  assumption: {a}")
+    return "\n".join(lines)
+
+
+def _check(args) -> int:
+    from ..claims import check
+    r = check(args.claim)
+    print(json.dumps(_clean(r), indent=2) if args.json else format_check(r))
+    return 0
+
+
+def _report(args) -> int:
+    from ..report import build_report
+    res = build_report(args.out)
+    print(f"wrote {res['markdown']} ({res['claims']} claims, {res['figures']} figures, {res['csvs']} CSV files) "
+          f"in {res['seconds']:.1f} s")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("check", help="check a published claim: verdict, band, curve ends, sensitivity, attribution")
+    p.add_argument("claim", help="claim catalog id or YAML path (see claims/)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_check)
+    r = sub.add_parser("report", help="check every seed claim and write the report, plots and CSVs into reports/")
+    r.add_argument("--out", default="reports", help="output directory (default reports/)")
+    r.set_defaults(func=_report)
