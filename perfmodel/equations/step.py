@@ -18,7 +18,7 @@ For each layer group (n layers of attention kind A and FFN kind F):
            (throughput all-to-all, e.g. DeepEP normal mode): each token crosses the NIC once per remote
            domain it is routed to (r_dom, bounded by group-limited routing) and fans out over the scale-up
            link; t = max(T_gpu r_dom d b / BW_nic, T_gpu k (1 - 1/ep) d b / BW_link) / e_ln
-    layer = max(t_floor, kernels / s_dec) + link (1 - overlap share) + collectives x (lat_link + t_coll)
+    layer = max(t_floor, kernels / s_dec) + link (1 - overlap share) + collectives x (lat_link + t_coll) + t_lay
 TPOT = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + (pp-1) lat_link.
 Draft passes (speculative decoding): ceil((q-1)/block) passes of the MTP layers and the LM head.
 Prefill of T_pf tokens (sequences of S_pf new tokens after P_pf cached) uses the same terms in
@@ -141,7 +141,7 @@ class StepBuilder:
         tally.count("bytes_link", link_bytes, weight)
         tally.count("collectives", n_coll, weight)
         link_visible = link_t - s["ovl"] * smin(link_t, kern_time)
-        latency = n_coll * (s["lat_link"] + s["t_coll"])
+        latency = n_coll * (s["lat_link"] + s["t_coll"]) + s["t_lay"]
         return weight * floor_excess, weight * link_visible, weight * latency
 
     def lm_head(self, ph: Phase, tally: Tally, weight=1):
