@@ -11,8 +11,10 @@ Documented defaults for blank cells ("not published"):
     attention DP, else tp.  blank tp -> 1 with attention DP, else all GPUs of the instance.  blank ep -> the
     instance size for MoE models, 1 for dense ones.
   * point rows, batch: concurrency (sequences in flight in the instance), else batch_per_gpu x GPUs, else the
-    largest batch that fits in memory (offline max-load run).  A given batch larger than the modeled capacity is
-    evaluated anyway and flagged in ``note``.
+    largest batch that fits in memory (offline max-load run).  A published concurrency above the modeled KV
+    capacity is capped at the capacity (the excess requests queue; the engine's scheduler only admits what fits
+    at full isl + osl, as TensorRT-LLM's default GUARANTEED_NO_EVICT policy does) and flagged in ``note``; a
+    batch_per_gpu above capacity is evaluated anyway and flagged.
   * prefill_only rows: 16384 tokens per GPU per step (the LMSYS setup), input_tps_per_gpu = T / t_prefill / G.
   * frontier rows: best over a log grid of batches for each candidate layout (the published gpus / tp / ep are
     constraints when given; otherwise TP in {1, 2, 4, 8} on one node, plus attention-DP + EP for MoE models), read
@@ -189,7 +191,14 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
     pts = dict(batch=batch, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(rec.spec_tokens or 0), isl=isl,
                osl=osl, new=new, mix=mix)
     df = eval_points(ctx, pts, 1)
-    if not df["fits"].iloc[0]:
+    if not df["fits"].all() and rec.concurrency is not None and not np.isnan(batch):
+        # requests beyond the KV capacity wait in the queue: the decode batch is min(concurrency, capacity)
+        cap = np.maximum(df["max_batch"].to_numpy(float), 1.0)
+        df = eval_points(ctx, {**pts, "batch": np.minimum(batch, cap)}, 1) if cap.size == 1 else \
+            _eval_capped(ctx, pts, np.minimum(batch, cap))
+        note.append(f"concurrency {batch:.0f} exceeds the modeled KV capacity ({cap.min():.0f}-{cap.max():.0f} "
+                    "sequences); the excess queues, decode batch = capacity")
+    elif not df["fits"].iloc[0]:
         note.append(f"batch {batch:.0f} exceeds the modeled capacity ({df['max_batch'].iloc[0]:.0f}); "
                     "evaluated anyway")
     metric = "tps_per_user" if rec.metric == "max_tps_per_user" else rec.metric
@@ -197,6 +206,13 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
     if rec.gpus and rec.serving == "disaggregated" and metric.endswith("_per_gpu"):
         out = out * G / rec.gpus
     return out
+
+
+def _eval_capped(ctx: Ctx, pts: dict, batch: np.ndarray) -> pd.DataFrame:
+    """One operating point with a per-sample batch (S,): evaluate the S samples one-to-one."""
+    p, vals = _tile(ctx, pts, 1)
+    p["batch"] = np.asarray(batch, float)
+    return evaluate(ctx.setup, p, symbol_values=vals)
 
 
 def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, float, float]]:
