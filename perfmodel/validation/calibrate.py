@@ -1,15 +1,18 @@
 """Fit a few shared software-profile parameters per engine family on measured records.
 
 Method (reproducible, no randomness except the fixed-seed band sampling elsewhere):
-  * fitted parameters FIT_PARAMS (eff_weights, eff_gemm, step_overhead_ms, moe_imbalance), searched inside
+  * fitted parameters FIT_PARAMS (eff_weights, eff_gemm, layer_overhead_us, moe_imbalance), searched inside
     physical ranges (no efficiency above 1) by a vectorized grid search: every grid combination is one "sample" of
     the compiled equations, so one evaluation per record scores the whole grid; then a finer grid around the best.
   * loss: sum over the family's records of ln(predicted / measured)^2 (infeasible predictions cost ln(10)^2).
   * a family with fewer than MIN_ROWS records is fitted jointly with its base engine (dynamo-X with X); if the
     group still has fewer than MIN_ROWS records it takes a pooled fit over all records. Every other parameter keeps its catalog value.
+  * parameters that are not fitted but were fitted by earlier versions (PRIORS: step_overhead_ms, now that the
+    fixed cost per layer carries the launch/tail cost) are written back at their documented prior value and range.
   * plausible range of each fitted parameter: the extent over grid points whose loss is within
-    sigma^2 * CHI2_68[k] of the minimum, sigma^2 = loss_min / max(n - k, 1) (profile-likelihood region that
-    includes the model's own residual scatter), never narrower than one fine-grid step.
+    sigma^2 * CHI2_90[k] of the minimum, sigma^2 = loss_min / max(n - k, 1): the 90% profile-likelihood region,
+    scaled by the model's own residual scatter, so that the band (5th-95th percentile of the Monte Carlo over
+    the ranges) has the same nominal level as the region it samples; never narrower than one fine-grid step.
 """
 
 from __future__ import annotations
@@ -26,12 +29,15 @@ from .predict_rows import Unsupported, central_params, predict_record, profile_i
 from .records import Record
 
 FIT_PARAMS: dict[str, tuple[float, float]] = {
-    "eff_weights": (0.3, 1.0), "eff_gemm": (0.15, 1.0), "step_overhead_ms": (0.0, 12.0), "moe_imbalance": (1.0, 3.0)}
+    "eff_weights": (0.3, 1.0), "eff_gemm": (0.15, 1.0), "layer_overhead_us": (0.0, 150.0), "moe_imbalance": (1.0, 3.0)}
+# prior (value, low, high) of parameters written by the calibration but not fitted: CPU/scheduler cost per step
+# with CUDA graphs and an overlapped scheduler (sub-millisecond to ~1.5 ms)
+PRIORS: dict[str, tuple[float, float, float]] = {"step_overhead_ms": (0.5, 0.2, 1.5)}
 COARSE = 6
 FINE = 5
 MIN_ROWS = 5
 INFEASIBLE_COST = np.log(10.0) ** 2
-CHI2_68 = {1: 1.0, 2: 2.30, 3: 3.53, 4: 4.72, 5: 5.89}
+CHI2_90 = {1: 2.71, 2: 4.61, 3: 6.25, 4: 7.78, 5: 9.24}
 
 
 def _grid(axes: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -83,7 +89,7 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
     best = int(np.argmin(L))
     n, k = len(used), len(fit)
     sigma2 = L[best] / max(n - k, 1)
-    ok = L <= L[best] + sigma2 * CHI2_68.get(k, 2 * k)
+    ok = L <= L[best] + sigma2 * CHI2_90.get(k, 2 * k)
     fine_step = {k_: max((fine_axes[k_][-1] - fine_axes[k_][0]) / max(FINE - 1, 1), 1e-3) for k_ in fit}
     values, ranges = {}, {}
     for p in fit:
@@ -96,6 +102,12 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
     return {"values": values, "ranges": ranges, "loss": float(L[best]), "rows": used,
             "rms_log_error": float(np.sqrt(L[best] / n)), "row_errors": dict(zip(used, np.sqrt(E[:, best]))),
             "at_upper_bound": at_bound}
+
+
+def with_priors(prof: ProfileSpec, fit: list[str]) -> ProfileSpec:
+    """The profile with PRIORS applied to the parameters that are not fitted."""
+    upd = {p: {"value": v, "low": lo, "high": hi} for p, (v, lo, hi) in PRIORS.items() if p not in fit}
+    return ProfileSpec.model_validate({**prof.model_dump(), **upd}) if upd else prof
 
 
 def base_engine(pid: str) -> str:
@@ -112,9 +124,10 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
         except Unsupported:
             continue
     profiles = dict(profiles or {})
+    fit_names = list(fit or FIT_PARAMS)
     for pid in list(by) + [base_engine(p) for p in by]:
         if pid not in profiles:
-            profiles[pid] = catalog.profile(pid)
+            profiles[pid] = with_priors(catalog.profile(pid), fit_names)
     groups: dict[str, list[Record]] = {}
     for pid, recs in by.items():
         key = pid if len(recs) >= MIN_ROWS else base_engine(pid)
@@ -148,13 +161,16 @@ def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
     """Rewrite profiles/<pid>.yaml with the fitted values and ranges (other fields kept)."""
     src = catalog.resolve_path("profiles", pid)
     data = yaml.safe_load(src.read_text())
+    for p, (v, lo, hi) in PRIORS.items():
+        if p not in result["values"]:
+            data[p] = {"value": v, "low": lo, "high": hi}
     for p, v in result["values"].items():
         lo, hi = result["ranges"][p]
         data[p] = {"value": _sig(v), "low": _sig(min(lo, v)), "high": _sig(max(hi, v))}
     data["name"] = f"{pid} (calibrated)"
     data["calibration"] = (f"{command}: {result['basis']}; fitted {', '.join(result['values'])} by grid search "
                            f"on ln(pred/meas)^2, rms ln error {result['rms_log_error']:.3f}; ranges = "
-                           f"68% profile-likelihood region; other parameters are priors")
+                           f"90% profile-likelihood region; other parameters are priors")
     ProfileSpec.model_validate(data)  # never write an invalid profile
     out = Path(out_dir) / f"{pid}.yaml"
     lines = []
@@ -169,7 +185,8 @@ def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
 
 def fitted_profile(pid: str, result: dict) -> ProfileSpec:
     prof = catalog.profile(pid)
-    upd = {p: {"value": v, "low": min(result["ranges"][p][0], v), "high": max(result["ranges"][p][1], v)}
+    upd = {p: {"value": v, "low": lo, "high": hi} for p, (v, lo, hi) in PRIORS.items() if p not in result["values"]}
+    upd |= {p: {"value": v, "low": min(result["ranges"][p][0], v), "high": max(result["ranges"][p][1], v)}
            for p, v in result["values"].items()}
     return ProfileSpec.model_validate({**prof.model_dump(), **upd})
 
