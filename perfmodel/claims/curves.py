@@ -32,7 +32,7 @@ LOW_IS_SLOW = {name: not (name.endswith("_us") or name.endswith("_ms") or name i
                for name in PROFILE_PARAMS}
 
 DEFAULT_WEIGHTS = "nvfp4"
-DEFAULT_SPACE = dict(batch_points=24, spec_tokens=(0, 1, 3, 5, 7))
+DEFAULT_SPACE = dict(batch_points=16, spec_tokens=(0, 1, 3, 7))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,255 @@
+"""Build the claims report: one evaluation per system (``claims.CurveStore``) shared by every claim and plot.
+
+Writes into ``out`` (default reports/): ``claims.md``, ``claims/*.png`` and ``claims/*.csv``. Every figure has
+a CSV with the same name; every number in the Markdown is in one of the CSVs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import catalog
+from ..analyses.deployments import DeploymentSpace
+from ..claims import CurveStore, Side, check
+from ..claims.check import DEFAULT_MODELS, FAR, MAX_SOFTWARE, METRIC_TEXT, TOL, _fmt
+from ..claims.curves import AXES, AXIS_TEXT, curve_end, peak, read
+
+SYSTEMS = ("gb200-nvl72", "gb300-nvl72", "vr200-nvl72")
+NAMES = {"gb200-nvl72": "GB200 NVL72", "gb300-nvl72": "GB300 NVL72", "vr200-nvl72": "Vera Rubin NVL72"}
+WORKLOAD = "agentx"
+PROFILE = "vllm"
+CURVE_COLS = ["tps_per_user", "tps_per_user_e2e", "total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw",
+              "total_tokens_per_usd", "tpot_ms", "ttft_ms", "intvty", "tput_per_gpu", "output_tput_per_gpu",
+              "serving", "gpus", "tp", "dp", "ep", "spec_tokens", "kv_host_tier", "batch", "bound", "sessions_per_gpu",
+              "evicted_share"]
+Y_LABEL = "total tokens/s per GPU\n(input incl. cached prefix + output)"
+
+
+def _fig(ncols=1, h=4.2):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(5.2 * ncols + 1, h), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(1, ncols, squeeze=False)[0]
+
+
+def _frontiers(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
+    rows = []
+    for m in DEFAULT_MODELS:
+        fig, axes = _fig(2)
+        for hw in SYSTEMS:
+            side = Side(hw, PROFILE)
+            for ax, axis in zip(axes, ("itl", "e2e")):
+                env = store.envelope(side, m, WORKLOAD, axis, "total_tps_per_gpu")
+                e = env[[c for c in CURVE_COLS if c in env]].copy()
+                e.insert(0, "axis", axis)
+                e.insert(0, "profile", PROFILE)
+                e.insert(0, "hardware", hw)
+                e.insert(0, "model", m)
+                rows.append(e)
+                x = env[AXES[axis]].to_numpy()
+                line, = ax.plot(x, env["total_tps_per_gpu"], marker="o", ms=2, label=NAMES[hw])
+                ax.axvline(x.max(), color=line.get_color(), ls=":", lw=0.8)
+        for ax, axis in zip(axes, ("itl", "e2e")):
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel(f"interactivity, {AXIS_TEXT[axis]}", fontsize=7)
+            ax.set_ylabel(Y_LABEL, fontsize=8)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.set_title(f"{m}, {WORKLOAD}, {PROFILE} profile, nvfp4 - {axis} axis", fontsize=8)
+            ax.legend(fontsize=7)
+        fn = f"frontier-{m}.png"
+        fig.savefig(d / fn)
+        figs.append(fn)
+        md.append(f"![frontier {m}](claims/{fn})")
+    df = pd.concat(rows, ignore_index=True)
+    df.to_csv(d / "frontiers.csv", index=False)
+    return df
+
+
+def _ratios(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
+    rows = []
+    fig, axes = _fig(2)
+    for ax, base in zip(axes, ("gb300-nvl72", "gb200-nvl72")):
+        for m in DEFAULT_MODELS:
+            ea = store.envelope(Side("vr200-nvl72", PROFILE), m, WORKLOAD, "itl", "total_tps_per_gpu")
+            eb = store.envelope(Side(base, PROFILE), m, WORKLOAD, "itl", "total_tps_per_gpu")
+            lo = min(ea["tps_per_user"].min(), eb["tps_per_user"].min())
+            hi = min(curve_end(ea, "itl"), curve_end(eb, "itl"))
+            g = np.geomspace(lo, hi, 40)
+            ya, yb = read(ea, g, "itl", "total_tps_per_gpu"), read(eb, g, "itl", "total_tps_per_gpu")
+            rows.append(pd.DataFrame({"model": m, "a": "vr200-nvl72", "b": base, "profile": PROFILE,
+                                      "tps_per_user": g, "a_total_tps_per_gpu": ya, "b_total_tps_per_gpu": yb,
+                                      "ratio": ya / yb}))
+            ax.plot(g, ya / yb, label=m)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.axhline(1, color="grey", lw=0.8)
+        ax.set_xlabel(f"interactivity, {AXIS_TEXT['itl']}", fontsize=7)
+        ax.set_ylabel(f"ratio Vera Rubin / {NAMES[base]}\n(total tokens/s per GPU)", fontsize=8)
+        ax.set_title(f"Vera Rubin NVL72 / {NAMES[base]}, {WORKLOAD}, {PROFILE} on both", fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.savefig(d / "ratios.png")
+    figs.append("ratios.png")
+    df = pd.concat(rows, ignore_index=True)
+    df.to_csv(d / "ratios.csv", index=False)
+    return df
+
+
+def _attribution(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
+    from ..analyses import attribute
+    from ..plots.waterfall import waterfall_plot
+    m = "deepseek-v4.1-flash"
+    a = Side("gb300-nvl72", PROFILE).system()
+    b = Side("vr200-nvl72", PROFILE, host_tier=True, speedup=1.25).system()
+    ea = store.envelope(Side("gb300-nvl72", PROFILE), m, WORKLOAD, "itl", "total_tps_per_gpu")
+    x = round(0.8 * curve_end(ea, "itl"))
+    rows = []
+    space = DeploymentSpace(**store.space)
+    for tag, kw in (("peak", {"peak": True}), (f"at-{x}", {"at_tps_per_user": float(x)})):
+        at = attribute(a, b, m, WORKLOAD, weights=store.weights, space=space, layouts_per_side=6, iterations=8,
+                       **kw)
+        fn = f"attribution-{m}-{tag}.png"
+        waterfall_plot(at, d / fn, title=f"{m}, {WORKLOAD}: total tokens/s per GPU, Vera Rubin (vllm, decode+prefill "
+                                         f"kernels x1.25, KV host tier) / GB300 (vllm) at {at.meta['at']}\n"
+                                         "blue: hardware groups, orange: software parts; factors multiply to the total")
+        figs.append(fn)
+        p = at.parts.copy()
+        p.insert(0, "at", at.meta["at"])
+        p.insert(0, "model", m)
+        p["total_ratio"] = at.total_ratio
+        rows.append(p)
+        md.append(f"![attribution {tag}](claims/{fn})")
+    df = pd.concat(rows, ignore_index=True)
+    df.to_csv(d / "attribution.csv", index=False)
+    return df
+
+
+def _whatif(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
+    from ..analyses import frontier
+    m = "deepseek-v4.1-flash"
+    rubin_bw = catalog.hardware("vr200-nvl72").value("hbm_bandwidth_tbps")
+    space = DeploymentSpace(**store.space)
+    kw = dict(weights=(store.weights,), space=space, refine=0)
+    new = frontier("gb300-nvl72", m, WORKLOAD, PROFILE, hw_overrides={"hbm_bandwidth_tbps": rubin_bw}, **kw)
+    curves = {"GB300 NVL72": store.envelope(Side("gb300-nvl72", PROFILE), m, WORKLOAD, "itl", "total_tps_per_gpu"),
+              f"GB300 NVL72 with Rubin's HBM bandwidth ({rubin_bw:g} TB/s)": new,
+              "Vera Rubin NVL72": store.envelope(Side("vr200-nvl72", PROFILE), m, WORKLOAD, "itl", "total_tps_per_gpu")}
+    fig, (ax,) = _fig(1, 4.5)
+    rows = []
+    for name, env in curves.items():
+        ax.plot(env["tps_per_user"], env["total_tps_per_gpu"], marker="o", ms=2, label=name)
+        e = env[[c for c in CURVE_COLS if c in env]].copy()
+        e.insert(0, "system", name)
+        rows.append(e)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(f"interactivity, {AXIS_TEXT['itl']}", fontsize=7)
+    ax.set_ylabel(Y_LABEL, fontsize=8)
+    ax.set_title(f"What if GB300 had Rubin's memory bandwidth? {m}, {WORKLOAD}, {PROFILE}, nvfp4", fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.savefig(d / "whatif-gb300-rubin-bandwidth.png")
+    figs.append("whatif-gb300-rubin-bandwidth.png")
+    df = pd.concat(rows, ignore_index=True)
+    df.to_csv(d / "whatif-gb300-rubin-bandwidth.csv", index=False)
+    return df
+
+
+def _claims_csv(results: list[dict], d: Path) -> pd.DataFrame:
+    rows = []
+    for r in results:
+        m = r.get("model") or {}
+        band = m.get("band") or [None, None]
+        hw = r.get("hardware_only") or {}
+        sens = r.get("sensitivity") or {}
+        sv = {k: (v.get("ratio", v.get("value"))) for k, v in sens.items()}
+        sysd = r.get("systems") or []
+        rows.append({
+            "id": r["id"], "kind": r["kind"], "metric": r.get("metric"), "at": r.get("at"), "claimed": r["claimed"],
+            "model_value": m.get("value"), "band_low": band[0], "band_high": band[1],
+            "verdict": r["verdict"], "condition": r.get("condition"),
+            "a_max_tps_per_user": sysd[0]["max_tps_per_user"] if sysd else None,
+            "b_max_tps_per_user": sysd[1]["max_tps_per_user"] if len(sysd) > 1 else None,
+            "beyond_end": any(s.get("beyond_end") for s in sysd),
+            "ratio_at_minus10pct": sv.get("x0.9"), "ratio_at_plus10pct": sv.get("x1.1"),
+            "hardware_only_ratio": hw.get("ratio"), "software_factor_needed": hw.get("software_factor_needed"),
+            "kernel_speedup_needed": (hw.get("software_change") or {}).get("speedup"),
+            "reason": r["reason"]})
+    df = pd.DataFrame(rows)
+    df.to_csv(d / "claims.csv", index=False)
+    return df
+
+
+def _assumptions(results) -> list[str]:
+    out = []
+    for mid in sorted({*DEFAULT_MODELS, *(r.get("model_id") for r in results if r.get("model_id"))}):
+        spec = catalog.model(mid)
+        if spec.confidence == "low":
+            out.append(f"**Model {mid} is low-confidence**: {(spec.confidence_note or '').strip()}")
+    for hw in SYSTEMS:
+        spec = catalog.hardware(hw)
+        for f, sv in spec.specs:
+            if sv is not None and getattr(sv, "status", "datasheet") != "datasheet":
+                out.append(f"{hw} {f} = {sv.value:g} is *{sv.status}* ({sv.source})")
+    out.append("Weights nvfp4 (experts and dense layers as the engine maps them), KV cache fp8, on every system; "
+               f"deployments enumerated with {json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in CurveStore().space.items()})}.")
+    out.append("The E2E axis is evaluated for the median-length request: the workload's P90 spread of request lengths is "
+               "not in the frontier (AgentX publishes medians only).")
+    out.append(f"Bands: every profile parameter at its slow end and at its fast end, both systems at the same end; "
+               f"'consistent' allows {TOL:.0%} beyond the band for rounding and interpolation; a claim inside the band but "
+               f"more than {FAR}x from the nominal value is 'consistent only if' the engine sits near that end; kernel "
+               f"speed-ups above {MAX_SOFTWARE:g}x are not accepted as a reconciling assumption.")
+    return out
+
+
+def build_report(out: str | Path = "reports") -> dict:
+    t0 = time.time()
+    out = Path(out)
+    d = out / "claims"
+    d.mkdir(parents=True, exist_ok=True)
+    store = CurveStore()
+    results = [check(i, store) for i in catalog.ids("claims")]
+    claims_df = _claims_csv(results, d)
+    (d / "claims.json").write_text(json.dumps(_json(results), indent=1))
+    figs: list[str] = []
+    body: list[str] = []
+    fr_md, ra_md, at_md, wi_md = [], [], [], []
+    _frontiers(store, d, fr_md, figs)
+    _ratios(store, d, ra_md, figs)
+    try:
+        attr = _attribution(store, d, at_md, figs)
+    except Exception as exc:   # the attribution API is still changing under us: report, do not hide
+        attr = pd.DataFrame(columns=["at", "total_ratio", "name", "factor"])
+        at_md.append(f"**Attribution could not be computed in this run**: `{type(exc).__name__}: {exc}` "
+                     "(raised inside `perfmodel.analyses.attribute`).")
+    _whatif(store, d, wi_md, figs)
+    md = _markdown(results, claims_df, attr, figs, fr_md, at_md)
+    (out / "claims.md").write_text(md)
+    secs = time.time() - t0
+    return {"markdown": str(out / "claims.md"), "claims": len(results), "figures": len(figs),
+            "csvs": len(list(d.glob("*.csv"))), "seconds": secs, "evaluations": store.evaluations}
+
+
+def _json(o):
+    if isinstance(o, float):
+        return None if math.isnan(o) else ("inf" if math.isinf(o) else o)
+    if isinstance(o, dict):
+        return {str(k): _json(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_json(v) for v in o]
+    if hasattr(o, "item"):
+        return _json(o.item())
+    return o
+
+
+def _markdown(results, claims_df, attr, figs, fr_md, at_md) -> str:
+    from .text import render
+    return render(results, claims_df, attr, figs, fr_md, at_md, _assumptions(results))
