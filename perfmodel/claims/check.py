@@ -539,6 +539,8 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     first = per[ok[0] if ok else cond[0] if cond else models[0]]
     out.update(model=first["model"], systems=first["systems"], hardware_only=first["hardware_only"])
     summary = "; ".join(f"{m}: {_fmt((r['model'] or {}).get('value'))}x {r['verdict']}" for m, r in per.items())
+    if ok and len(ok) == len(per):
+        return _verdict(out, "consistent", None, "for every candidate model (the claim names none): " + summary)
     if ok:
         return _verdict(out, "consistent only if", f"the model is {' or '.join(ok)} (unstated)", summary)
     if cond:

@@ -88,9 +88,10 @@ def render(results, claims_df, attr, figs, fr_md, at_md, assumptions) -> str:
             L.append(f"  - {s['name']}: curve ends at {_fmt(s['max_tps_per_user'])} tok/s/user; at the point "
                      f"{_fmt(s.get('value'))} total tok/s/GPU{share}.")
         L.append("  - The seed's own arithmetic says Rubin keeps ~67% of its peak there and GB300 ~3%. The model agrees "
-                 "that GB300 is near the end of its useful curve but gives Rubin the same fate: both curves end at "
-                 "similar per-user speeds, because at batch 1 both are bound by per-step latency floors and "
-                 "the per-layer kernel floor (`layer_floor_us`, `step_overhead_ms`), which no hardware field changes. "
+                 "that GB300 keeps only a few percent of its peak there, but gives Rubin nearly the same fate: both "
+                 "curves end at similar per-user speeds (see the curve ends above); in the model the top speed is "
+                 "set largely by per-step fixed costs (the profile's latency floors and overheads), which faster "
+                 "memory or FLOPs shorten only in part. "
                  "A 58x multiple needs the GB300 curve to end close to 387 tok/s/user while Rubin's extends far "
                  "beyond it.")
         sens = h.get("sensitivity") or {}
