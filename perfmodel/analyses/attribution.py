@@ -71,28 +71,13 @@ class Attribution:
 
 
 # ------------------------------------------------------------------ coalition setups
-class _Hardware:
-    """Hardware spec whose ``value(field)`` is an array over points (agentic host-tier capacity)."""
-
-    def __init__(self, base, values: dict[str, np.ndarray]):
-        self._base, self._values = base, values
-
-    def value(self, f):
-        return self._values[f] if f in self._values else self._base.value(f)
-
-    def __getattr__(self, name):
-        return getattr(self._base, name)
-
-
 class CoalitionSetup(Setup):
     """A Setup whose symbol values are arrays, one entry per operating point (deployment x coalition)."""
 
-    def __init__(self, base: Setup, values: dict[str, np.ndarray], host_memory_gb: np.ndarray):
+    def __init__(self, base: Setup, values: dict[str, np.ndarray]):
         super().__init__(base.hardware, base.model, base.profile, base.weights, base.kv_cache,
                          base.attention_weights, dict(base.hw_overrides), dict(base.profile_overrides))
         self._values = values
-        self._host = host_memory_gb
-        self.hardware = _Hardware(base.hardware, {"host_memory_gb": host_memory_gb})
 
     def subset(self, mask) -> "CoalitionSetup":
         if mask is None:
@@ -100,8 +85,6 @@ class CoalitionSetup(Setup):
         out = CoalitionSetup.__new__(CoalitionSetup)
         out.__dict__.update(self.__dict__)
         out._values = {k: (v[mask] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
-        out._host = self._host[mask]
-        out.hardware = _Hardware(self.hardware._base, {"host_memory_gb": out._host})
         return out
 
     def symbol_values(self, which: str = "value") -> dict:
@@ -217,9 +200,9 @@ def _log_values(game: dict, masks: np.ndarray) -> np.ndarray:
     fmt = bind_formats(m, weights, attn, kv_cache)
     per_c = [{**bind_hardware(st["fields"], weights, attn), **bind_profile(st["profile"]), **fmt} for st in states]
     syms = {k: np.array([pc[k] for pc in per_c], dtype=float)[ci] for k in per_c[0]}
-    host = np.array([st["fields"]["host_memory_gb"] for st in states], dtype=float)[ci]
+    syms["C_host"] = np.array([st["fields"]["host_memory_gb"] * 1e9 for st in states], dtype=float)[ci]
     base_setup = a.setup(m, weights=weights, kv_cache=kv_cache, attention_weights=attention_weights)
-    cs = CoalitionSetup(base_setup, syms, host)
+    cs = CoalitionSetup(base_setup, syms)
 
     rows = lay.iloc[li].reset_index(drop=True)
     rate = np.array([np.nan if st["rate"] is None else st["rate"] for st in states])[ci]

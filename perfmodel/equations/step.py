@@ -115,18 +115,24 @@ class StepBuilder:
                             F.distinct_experts(T) / ep * F.expert_params * s["b_x"] / mtp / hbm_w))
             tally.count("flops_gemm_ffn", 2 * F.expert_params * T * k * s["imb"] / (ep * mtp), weight)
             tally.count("bytes_weights", F.distinct_experts(T) / ep * F.expert_params * s["b_x"] / mtp, weight)
-            t_own = T_gpu / tp               # tokens the busiest GPU dispatches
-            per_copy = t_own * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
-            copies = k * (1 - 1 / ep)
+            # Tokens live on their attention-DP rank; with dp = 1 (TP attention) every GPU already holds
+            # every token and the FFN all-reduce above is the only exchange. With dp > 1 each GPU receives
+            # the tokens routed to its expert group that are not local, and returns their partial outputs:
+            #   T (1 - (1 - 1/ep)^k) (1 - 1/dp) d (b_dsp + b_act)  bytes per GPU   (flat all-to-all)
+            # (ep = 1: an all-gather of all tokens for the expert slices; ep = G: one copy per distinct rank).
+            needs = indicator_gt1(dp)
+            reach = 1 - (1 - 1 / ep) ** k    # share of tokens routed to a given expert group
             if ph.hierarchical_ep:
-                nic = per_copy * self.remote_domains(F)
-                nvl = per_copy * copies
+                per_copy = T_gpu / tp * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
+                nic = needs * per_copy * self.remote_domains(F)
+                nvl = needs * per_copy * k * (1 - 1 / ep)
                 link_bytes += nic + nvl
                 link_t += smax(nic / (s["BW_nic"] * s["e_ln"]), nvl / (s["BW_link"] * s["e_ln"]))
             else:
-                link_bytes += per_copy * copies
-                link_t += per_copy * copies / (self.bw_coll * s["e_ln"])
-            n_coll += 2 * indicator_gt1(ep)
+                a2a = T * reach * (1 - 1 / dp) * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
+                link_bytes += a2a
+                link_t += a2a / (self.bw_coll * s["e_ln"])
+            n_coll += 2 * needs
 
         if self.m.residual.kind == "mhc":
             # mHC: (streams - 1) extra residual streams read and written around attention and FFN
