@@ -138,8 +138,9 @@ family; trtllm and dynamo-trtllm fitted jointly on 18 records; sglang on 5 recor
 vllm has one record and takes the pooled fit over all 24). step_overhead_ms is no longer fitted: it is a
 documented prior (0.5 ms, range 0.2-1.5 ms, `calibrate.PRIORS`).
 
-**What changed since the previous pass** (median |error| 21.4% -> 12.1%; within +-25% 58% -> 71% (target 80%: NOT
-met); measured inside band 75% -> 88%):
+**What changed since the first pass** (median |error| 21.4% -> 12.1% after items 1-5; within +-25% 58% -> 71%;
+measured inside band 75% -> 88%; then item 6, a physics correction, moved the in-sample numbers to those in the
+summary above: it is kept because it is right, not because it fits):
 
 1. *Prefill EP all-to-all in throughput form* (perfmodel/equations/step.py). The prefill all-to-all (DeepEP normal
    mode) sends each token once per remote scale-up domain over the NIC and fans it out over NVLink inside the
@@ -161,6 +162,13 @@ met); measured inside band 75% -> 88%):
 5. *Bands.* Fitted ranges are now the 90% profile-likelihood region (sigma^2 = residual loss / (n - k)), the same
    nominal level as the 5th-95th percentile band, instead of 68%. This is still parameter uncertainty propagated
    through the equations, scaled by the fit's own residual spread, not a fudge factor.
+6. *EP exchange under TP attention* (perfmodel/equations/step.py). With attention TP (dp = 1) every GPU already
+   holds every token after the attention all-reduce, so MoE layers need no dispatch: only the FFN all-reduce.
+   With attention-DP each GPU receives the non-local tokens routed to its expert group,
+   T (1 - (1 - 1/ep)^k)(1 - 1/dp) d bytes, one copy per distinct rank (DeepEP deduplicates), which also covers
+   expert-TP layouts (ep < G) that previously exchanged nothing. The min-latency TP8 rows (c05, c06) lost two
+   collectives per MoE layer and got faster: c06 moved from +30% to +47%, i.e. the TensorRT-LLM min-latency
+   path costs more than its collectives' physics (or MTP accepts fewer tokens than the assumed 0.7 per draft).
 
 **Remaining gaps (rows still outside +-25%), and why we think they miss:**
 
@@ -175,13 +183,15 @@ met); measured inside band 75% -> 88%):
   dispatch buffer / CUDA-graph batch, 256 per GPU in the H100 sibling run c01), which the profile does not model.
   sglang also still wants eff_weights = 1.0 (flagged MODELING GAP by the calibration) and layer_overhead_us at the
   top of its range: c01/c25 (H100/H800 decode) want a faster memory path and c04 a slower step.
-- **c08 (trtllm, B200, DP8+EP8, concurrency 7168, +34%) and c06 (H200 min-latency, MTP, +30%).** c08 stays over
+- **c08 (trtllm, B200, DP8+EP8, concurrency 7168, +44%) and c06 (H200 min-latency, MTP, +47%).** c08 stays over
   after the capacity cap and the DP-rank prefill term: the context phase of 7168 concurrent 1K prompts costs more
   than one busy rank's share (chunking and scheduling stalls). moe_imbalance for trtllm still goes to the top of
   its range (3.0), a sign that it absorbs other costs of these EP rows. c06 depends on the assumed MTP
   acceptance (not published; the profile's per-draft rate 0.7 gives 2.5 tokens per step).
-- **c23 (gpt-oss-120b on H200, -28%) and c12 (GB200 disagg at concurrency 16130, -26%)** are just outside;
-  both are inside their bands.
+- **c12 (GB200 disagg, P12 / D20 EP4 at concurrency 16130, -37%)** is under-predicted: at EP4 over 20 decode
+  GPUs the decode pool runs attention-DP with expert-TP 5, and the all-gather of tokens that layout needs (item 6)
+  now costs link time the measured run does not seem to pay (it is inside the band). c23 (gpt-oss-120b on H200,
+  -24%) is just inside +-25%.
 
 Frontier rows use the published concurrency as a cap on the batch search (the README allows hints as
 constraints). Without it (FRONTIER_HINTS = "free"), c09/c10 are over-predicted 6-60x: the measured points are
