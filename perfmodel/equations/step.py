@@ -210,7 +210,9 @@ class StepBuilder:
         else:
             g0 = self.m.layers[-1]
             d_attn, d_ffn, d_layers, block = g0.attention, g0.ffn, 1, 1
-        passes = sp.ceiling((q - 1) / block)
+        # drafts and block are integers; the 1e-9 keeps float rounding ((1/5) q - 1/5 = 1.0000000000000002)
+        # from adding a pass
+        passes = sp.ceiling((q - 1) / block - sp.Float(1e-9))
         dph = Phase(seqs=B / pp, dec_tokens=B / pp * smin(q - 1, block), pf_tokens=0, L_dec=s["L"], L_pf=0,
                     kv_ctx=s["L"], logits=B / pp * smin(q - 1, block), speedup=s["s_dec"])
         dfloor, dlink, dlat = self.layer(d_attn, d_ffn, dph, draft, d_layers)
