@@ -103,6 +103,7 @@ def evaluate(setup: Setup, points: dict, which: str = "value", symbol_values: di
 
 
 def _frame(setup: Setup, p, d, pf) -> pd.DataFrame:
+    """All output columns, built as arrays and turned into one DataFrame at the end (no per-column inserts)."""
     n = len(p["batch"])
     full = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (n,))  # noqa: E731
     tpot = full(d["tpot_s"])
@@ -113,7 +114,7 @@ def _frame(setup: Setup, p, d, pf) -> pd.DataFrame:
     total_gpu = out_gpu * (p["isl"] + p["osl"]) / p["osl"]
     power, power_basis = setup.power_w()
     price = setup.price()
-    df = pd.DataFrame({
+    cols = {
         "batch": p["batch"], "gpus": p["gpus"], "tp": p["tp"], "ep": p["ep"], "pp": p["pp"],
         "spec_tokens": p["spec_tokens"], "acceptance_length": acc, "isl": p["isl"], "osl": p["osl"],
         "uncached_input": p["new"], "aggregated": p["mix"] > 0,
@@ -121,40 +122,41 @@ def _frame(setup: Setup, p, d, pf) -> pd.DataFrame:
         "tps_per_user": tps_user, "tps_per_user_e2e": p["osl"] / (ttft + p["osl"] * tpot / acc),
         "output_tps_per_gpu": out_gpu, "total_tps_per_gpu": total_gpu,
         "total_tps_per_mw": total_gpu / power * 1e6, "output_tps_per_mw": out_gpu / power * 1e6,
-    })
-    df["power_basis"] = power_basis
-    df["total_tokens_per_usd"] = total_gpu * 3600 / price if price else np.nan
+        "power_basis": np.full(n, power_basis, dtype=object),
+        "total_tokens_per_usd": total_gpu * 3600 / price if price else np.full(n, np.nan),
+    }
     lat_total = full(d["t_latency_s"]) + full(d["t_overhead_s"])
     res = np.stack([full(d["r_compute_s"]), full(d["r_memory_s"]), full(d["t_link_s"]), lat_total])
     names = np.array(list(RESOURCES.values()))
     bound = names[np.argmax(res, axis=0)]
     for key in sorted(d):
         if key.startswith("t_") and key.endswith("_s"):
-            df[key[:-2] + "_ms"] = full(d[key]) * 1e3
+            cols[key[:-2] + "_ms"] = full(d[key]) * 1e3
     # per-GPU work of one decode step: FLOPs by number format, bytes by kind, link traffic, collectives
     attn_fmt = attention_format(setup.model, setup.weights, setup.attention_weights)
     fmt_of = {"n_flops_gemm_attn": _rate_name(attn_fmt), "n_flops_gemm_ffn": _rate_name(setup.weights),
               "n_flops_attention_core": "bf16", "n_flops_indexer": "fp8"}
     for fmt in ("bf16", "fp8", "fp4"):
-        df[f"step_flops_{fmt}"] = sum((full(d[k]) for k, f in fmt_of.items() if f == fmt and k in d), np.zeros(n))
+        cols[f"step_flops_{fmt}"] = sum((full(d[k]) for k, f in fmt_of.items() if f == fmt and k in d), np.zeros(n))
     for k in sorted(d):
-        if k.startswith("n_bytes_") or k == "n_collectives":
-            df["step_" + k[2:] + ("" if k == "n_collectives" else "_gb")] = full(d[k]) / (1 if k == "n_collectives" else 1e9)
-    df["res_compute_ms"], df["res_hbm_bandwidth_ms"] = res[0] * 1e3, res[1] * 1e3
-    df["res_link_ms"], df["res_latency_ms"] = res[2] * 1e3, res[3] * 1e3
+        if k.startswith("n_bytes_"):
+            cols["step_" + k[2:] + "_gb"] = full(d[k]) / 1e9
+    cols["step_collectives"] = full(d["n_collectives"])
+    cols.update(res_compute_ms=res[0] * 1e3, res_hbm_bandwidth_ms=res[1] * 1e3, res_link_ms=res[2] * 1e3,
+                res_latency_ms=res[3] * 1e3)
     w, kvs, maxb = full(d["weights_bytes_per_gpu"]), full(d["kv_bytes_per_seq_per_gpu"]), full(d["max_batch"])
-    df["weights_gb_per_gpu"] = w / 1e9
-    df["kv_gb_per_seq_per_gpu"] = kvs / 1e9
-    df["kv_gb_per_gpu"] = p["batch"] * p["tp"] * p["pp"] / p["gpus"] * kvs / 1e9
-    df["mem_gb_per_gpu"] = full(d["mem_bytes_per_gpu"]) / 1e9
-    df["max_batch"] = np.maximum(np.floor(maxb), 0)
+    mem_gb = full(d["mem_bytes_per_gpu"]) / 1e9
     fits = p["batch"] <= maxb
-    df["fits"] = fits
-    df["bound"] = np.where(fits, np.where(p["batch"] >= np.floor(maxb) * 0.999, "capacity:" + bound, bound), "capacity")
-    df["fit_reason"] = _fit_reasons(fits, maxb, p["batch"], w, kvs, df["mem_gb_per_gpu"].to_numpy())
-    # InferenceX record names, so measured and modeled curves overlay
-    df["intvty"], df["tput_per_gpu"], df["output_tput_per_gpu"] = tps_user, total_gpu, out_gpu
-    return df
+    cols.update(
+        weights_gb_per_gpu=w / 1e9, kv_gb_per_seq_per_gpu=kvs / 1e9,
+        kv_gb_per_gpu=p["batch"] * p["tp"] * p["pp"] / p["gpus"] * kvs / 1e9, mem_gb_per_gpu=mem_gb,
+        max_batch=np.maximum(np.floor(maxb), 0), fits=fits,
+        bound=np.where(fits, np.where(p["batch"] >= np.floor(maxb) * 0.999, "capacity:" + bound, bound), "capacity"),
+        fit_reason=_fit_reasons(fits, maxb, p["batch"], w, kvs, mem_gb),
+        # InferenceX record names, so measured and modeled curves overlay
+        intvty=tps_user, tput_per_gpu=total_gpu, output_tput_per_gpu=out_gpu,
+    )
+    return pd.DataFrame(cols)
 
 
 def _rate_name(fmt: str) -> str:
