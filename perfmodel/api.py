@@ -57,7 +57,7 @@ def setup_for(hardware, model, profile, dep: Deployment, hw_overrides=None, prof
 def deployment_points(dep: Deployment, lengths: dict[str, float], acc: float) -> dict:
     return {"batch": np.nan if dep.batch is None else dep.batch, "gpus": dep.gpus, "tp": dep.tp,
             "ep": dep.ep, "pp": dep.pp, "spec_tokens": dep.spec_tokens, "acc": acc,
-            "mix": 1.0 if dep.serving == "aggregated" else 0.0, **lengths}
+            "mix": 1.0 if dep.serving == "aggregated" else 0.0, "cold": dep.kv_cold_share, **lengths}
 
 
 def predict(scenario: Scenario) -> pd.DataFrame:

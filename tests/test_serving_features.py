@@ -106,3 +106,17 @@ def test_predict_scenarios_reach_every_serving_feature():
         deployment=dict(gpus=1, serving="prefill_only")))).iloc[0]
     # speed of light, compute-bound prefill: close to 1.98 PF / (2 x 8B) tokens/s, less the attention term
     assert 0.6 * 1.98e15 / 16.06e9 < pf["input_tps_per_gpu"] < 1.98e15 / 16.06e9
+
+
+def test_cold_kv_from_host_raises_capacity_and_costs_host_link():
+    s = _setup("llama-3.1-70b", "gb200-nvl72", "speed-of-light")
+    pts = dict(batch=np.array([64.0]), gpus=4, tp=4, ep=1, pp=1, spec_tokens=0, acc=1.0, isl=32768, osl=512,
+               new=32768, mix=0.0)
+    hot = evaluate(s, pts)
+    cold = evaluate(s, {**pts, "cold": 0.5})
+    assert cold["max_batch"].iloc[0] > hot["max_batch"].iloc[0]
+    assert cold["t_host_link_ms"].iloc[0] > 0 and hot["t_host_link_ms"].iloc[0] == 0
+    assert cold["step_bytes_kv_read_gb"].iloc[0] == pytest.approx(0.5 * hot["step_bytes_kv_read_gb"].iloc[0])
+    # the C2C link is slower than HBM, so reading half the KV from the host is slower per step
+    assert cold["tpot_ms"].iloc[0] > hot["tpot_ms"].iloc[0]
+    assert cold["host_kv_gb_per_gpu"].iloc[0] > 0

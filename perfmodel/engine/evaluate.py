@@ -24,7 +24,8 @@ from .bind import attention_format, bind_formats, bind_hardware, bind_profile, h
 from .compiled import compiled
 
 POINT_COLUMNS = ("batch", "gpus", "tp", "ep", "pp", "spec_tokens", "acc", "isl", "osl", "new", "mix")
-OPTIONAL_COLUMNS = {"reload": 0.0}   # share of requests whose prefix is reloaded from the host tier
+# share of requests whose prefix is reloaded from the host tier; share of KV decode reads from the host tier
+OPTIONAL_COLUMNS = {"reload": 0.0, "cold": 0.0}
 RESOURCES = {"r_compute_s": "compute", "r_memory_s": "hbm_bandwidth", "t_link_s": "link", "t_lat_total_s": "latency"}
 
 
@@ -73,7 +74,7 @@ def symbol_inputs(p: dict[str, np.ndarray], vals: dict[str, float]) -> dict:
     x = dict(vals)
     x.update(B=p["batch"], G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], q=1 + p["spec_tokens"],
              acc=p["acc"], isl=p["isl"], osl=p["osl"], new=p["new"], mix=p["mix"],
-             L=p["isl"] + p["osl"] / 2, L_max=p["isl"] + p["osl"], f_rl=p.get("reload", 0.0))
+             L=p["isl"] + p["osl"] / 2, L_max=p["isl"] + p["osl"], f_rl=p.get("reload", 0.0), f_cold=p.get("cold", 0.0))
     return x
 
 
@@ -99,10 +100,10 @@ def evaluate(setup: Setup, points: dict, which: str = "value", symbol_values: di
         p["batch"] = np.where(np.isnan(p["batch"]), np.maximum(np.floor(probe), 1.0), p["batch"])
     d = cm.decode(symbol_inputs(p, vals))
     pf = cm.prefill(prefill_inputs(p, vals))
-    return _frame(setup, p, d, pf)
+    return _frame(setup, p, d, pf, vals)
 
 
-def _frame(setup: Setup, p, d, pf) -> pd.DataFrame:
+def _frame(setup: Setup, p, d, pf, vals) -> pd.DataFrame:
     """All output columns, built as arrays and turned into one DataFrame at the end (no per-column inserts)."""
     n = len(p["batch"])
     full = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (n,))  # noqa: E731
@@ -146,8 +147,13 @@ def _frame(setup: Setup, p, d, pf) -> pd.DataFrame:
                 res_latency_ms=res[3] * 1e3)
     w, kvs, maxb = full(d["weights_bytes_per_gpu"]), full(d["kv_bytes_per_seq_per_gpu"]), full(d["max_batch"])
     mem_gb = full(d["mem_bytes_per_gpu"]) / 1e9
-    fits = p["batch"] <= maxb
+    host_kv = full(d["host_kv_bytes_per_gpu"])
+    host_cap = full(np.asarray(vals["C_host"]) * np.asarray(vals["f_mem"]))   # host-tier bytes per GPU
+    fits = (p["batch"] <= maxb) & (host_kv <= host_cap)
+    if (host_kv > 0).any():
+        maxb = np.minimum(maxb, np.where(host_kv > 0, p["batch"] * host_cap / np.maximum(host_kv, 1e-300), np.inf))
     cols.update(
+        host_kv_gb_per_gpu=host_kv / 1e9,
         weights_gb_per_gpu=w / 1e9, kv_gb_per_seq_per_gpu=kvs / 1e9,
         kv_gb_per_gpu=p["batch"] * p["tp"] * p["pp"] / p["gpus"] * kvs / 1e9, mem_gb_per_gpu=mem_gb,
         max_batch=np.maximum(np.floor(maxb), 0), fits=fits,

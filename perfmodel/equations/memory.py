@@ -2,7 +2,7 @@
 
     weights  W = sum_groups n/pp (P_A b_a/tp + P_d b_x/tp + E P_e b_x/(ep moe_tp)) + (1 + untied) V h b_e / tp
                  + MTP module weights (same sharding, held once)
-    KV/seq   K = sum_groups n/pp kv_stored_A(L_max) / shard_A
+    KV/seq   K = sum_groups n/pp kv_stored_A(L_max) / shard_A;  in HBM (1 - f_cold) K, in the host tier f_cold K
     used     = W + C_ws + (B/dp) K            capacity = f_mem C_hbm
     B_max    = dp (f_mem C_hbm - C_ws - W) / K
 """
@@ -33,9 +33,11 @@ def memory(b: StepBuilder) -> dict[str, sp.Expr]:
     kv = sum(g.count / pp * b.attn[g.attention].kv_stored(s["L_max"]) / b.attn[g.attention].shard(s["tp"])
              for g in m.layers)
     cap = s["f_mem"] * s["C_hbm"]
+    hot = (1 - s["f_cold"]) * kv          # the rest of each sequence's KV lives in the host tier
     return {
         "weights_bytes_per_gpu": w,
-        "kv_bytes_per_seq_per_gpu": kv,
-        "mem_bytes_per_gpu": w + s["C_ws"] + s["B"] / b.dp * kv,
-        "max_batch": b.dp * (cap - s["C_ws"] - w) / kv,
+        "kv_bytes_per_seq_per_gpu": hot,
+        "host_kv_bytes_per_gpu": s["B"] / b.dp * s["f_cold"] * kv,
+        "mem_bytes_per_gpu": w + s["C_ws"] + s["B"] / b.dp * hot,
+        "max_batch": b.dp * (cap - s["C_ws"] - w) / hot,
     }

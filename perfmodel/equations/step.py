@@ -54,6 +54,7 @@ class Phase:
     speedup: sp.Expr
     hierarchical_ep: bool = False  # EP all-to-all in throughput form (one NIC copy per remote domain)
     pf_unit: sp.Expr = sp.Integer(1)  # prefill tokens per request (a request is prefilled on one DP rank)
+    cold: sp.Expr = sp.Integer(0)     # share of KV read from the host tier (decode)
 
 
 class StepBuilder:
@@ -93,10 +94,13 @@ class StepBuilder:
                 + ph.pf_tokens / dp_pf * A.core_flops(ph.L_pf, "prefill"))        # per rank, busiest
         idx = ph.dec_tokens / dp * A.index_flops(ph.L_dec) + ph.pf_tokens / dp_pf * A.index_flops(ph.L_pf)
         shard = A.shard(tp)
-        kv_bytes = (ph.seqs / dp * A.kv_read(ph.kv_ctx) + T_gpu * A.kv_write()) / shard
+        # a share f_cold of each sequence's KV is read from the host tier (over the host link) instead of HBM
+        kv_hbm = ph.seqs / dp * A.kv_read(ph.kv_ctx) * (1 - ph.cold)
+        kv_bytes = (kv_hbm + T_gpu * A.kv_write()) / shard
+        tally.count("bytes_host_cold", ph.seqs / dp * A.kv_read(ph.kv_ctx) * ph.cold / shard, weight)
         tally.count("flops_attention_core", core / tp, weight)
         tally.count("flops_indexer", idx / tp, weight)
-        tally.count("bytes_kv_read", ph.seqs / dp * A.kv_read(ph.kv_ctx) / shard, weight)
+        tally.count("bytes_kv_read", kv_hbm / shard, weight)
         tally.count("bytes_kv_write", T_gpu * A.kv_write() / shard, weight)
         kernels.append(("attn_core",
                         core / tp / (s["F_bf16"] * s["e_at"]) + idx / tp / (s["F_fp8"] * s["e_at"]),
@@ -198,7 +202,7 @@ class StepBuilder:
         n_pf = s["mix"] * B * s["acc"] * s["new"] / s["osl"]
         ph = Phase(seqs=B / pp, dec_tokens=B * q / pp, pf_tokens=n_pf / pp, L_dec=s["L"],
                    L_pf=s["isl"] - s["new"] / 2, kv_ctx=s["L"], logits=B * q / pp, speedup=s["s_dec"],
-                   pf_unit=smax(s["new"], 1))
+                   pf_unit=smax(s["new"], 1), cold=s["f_cold"])
         main = Tally()
         floor, link, lat = self._pass(ph, self.schedule(), main)
         self.lm_head(ph, main)
@@ -219,7 +223,8 @@ class StepBuilder:
         self.lm_head(dph, draft)
         draft_s = passes * (draft.time() + dfloor + dlink + dlat)
 
-        host = self.host_link(B, s["acc"], n_pf, q)
+        host = self.host_link(B, s["acc"], n_pf, q) + main.counts.get("bytes_host_cold", 0) / (
+            smin(s["BW_host"], s["BW_hmem"]) * s["e_ln"])
         kernels = main.time()
         pipeline_lat = (pp - 1) * s["lat_link"]
         host_visible = host - s["ovl"] * smin(host, kernels)
@@ -228,7 +233,7 @@ class StepBuilder:
         out = {"tpot_s": tpot}
         for key, e in main.counts.items():
             out[f"n_{key}"] = e
-        out["n_bytes_host"] = host * smin(s["BW_host"], s["BW_hmem"]) * s["e_ln"]
+        out["n_bytes_host"] = host * smin(s["BW_host"], s["BW_hmem"]) * s["e_ln"]   # incl. cold KV reads
         for name, e in main.by_name().items():
             out[f"t_{name}_s"] = e
         out.update({

@@ -46,6 +46,8 @@ class Deployment(Strict):
     prefill: PrefillPool | None = Field(None, description="Disaggregated: the prefill pool")
     decode_gpus: PositiveInt | None = Field(None, description="Disaggregated: GPUs in the decode pool (>= gpus)")
     kv_host_tier: bool = Field(False, description="Keep KV beyond HBM in host memory (C2C / PCIe)")
+    kv_cold_share: float = Field(0.0, ge=0, lt=1, description="With kv_host_tier: share of each sequence's KV "
+                                                                "that decode reads straight from host memory")
     concurrency: float | None = Field(None, gt=0, description="Agentic workloads: live sessions per instance "
                                                               "(sets the decode batch)")
 
@@ -63,6 +65,8 @@ class Deployment(Strict):
             raise ValueError(f"ep={self.ep} must divide gpus/pp = {self.gpus // self.pp}")
         if self.spec_tokens and self.acceptance_length and self.acceptance_length > self.spec_tokens + 1:
             raise ValueError(f"acceptance_length {self.acceptance_length} exceeds spec_tokens + 1")
+        if self.kv_cold_share and not self.kv_host_tier:
+            raise ValueError("kv_cold_share needs kv_host_tier: true")
         if self.serving == "disaggregated" and self.prefill is None:
             raise ValueError("disaggregated serving needs a 'prefill' pool")
         return self
