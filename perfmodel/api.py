@@ -41,6 +41,12 @@ def workload_lengths(w: FixedWorkload | WorkloadSpec | str) -> dict[str, float]:
     if a.max_output_tokens:
         osl = min(osl, a.max_output_tokens)
     new = a.new_tokens_per_turn.mean_value
+    # Sessions: the context grows by (new + output) tokens a turn, so the mean context over N turns is
+    # c0 + (N - 1)/2 (new + osl); the first turn prefills its whole initial context c0 uncached, which
+    # adds c0 / N uncached tokens per turn on average. The prefix-hit rate 1 - new/isl follows.
+    turns = a.turns.mean_value
+    c0 = min(max(isl - (turns - 1) / 2 * (new + osl), 0.0), isl)
+    new = new + c0 / turns
     if a.max_hit_rate is not None:
         new = max(new, isl * (1 - a.max_hit_rate))
     return {"isl": isl, "osl": osl, "new": min(new, isl)}

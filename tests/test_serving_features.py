@@ -40,6 +40,20 @@ def test_disaggregated_with_huge_link_matches_pool_rooflines():
     # prefill pool is large: decode-limited, so per-GPU output = decode pool rate over all GPUs
     np.testing.assert_allclose(d["output_tps_per_gpu"] * (800 + 8) / 8, dec["output_tps_per_gpu"], rtol=1e-9)
     assert np.all(d["kv_transfer_ms"] < 0.5)
+    # one small prefill instance feeding 100 decode instances: prefill-limited, so the system rate is the
+    # prefill pool's roofline (tokens per step / prefill step time), over all GPUs of both pools
+    from perfmodel.engine.compiled import compiled
+    from perfmodel.engine.evaluate import _arrays, prefill_inputs
+    from perfmodel.engine.serving import PREFILL_TOKENS_PER_GPU
+    d2 = disaggregated(s, {**PTS, "mix": 0.0}, dict(gpus=8, tp=8, ep=8), instances=100, pf_instances=1)
+    tok = PREFILL_TOKENS_PER_GPU * 8
+    step = compiled(s.model).prefill(prefill_inputs(_arrays({**PTS, "mix": 0.0}), s.symbol_values(),
+                                                    tokens=tok))["prefill_s"]
+    req_rate = tok / PTS["new"] / np.asarray(step)
+    limited = (d2["bound"] == "prefill_pool").to_numpy()
+    assert limited.sum() >= 2                      # batch 16 and 128 (at batch 1 the decode pool is slower)
+    np.testing.assert_allclose(d2["output_tps_per_gpu"][limited], (req_rate * PTS["osl"] / (800 + 8))[limited],
+                               rtol=1e-9)
 
 
 def test_host_tier_never_lowers_capacity_and_absorbs_paused_sessions():
