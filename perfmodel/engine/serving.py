@@ -95,13 +95,14 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         spare_hbm = np.maximum(df["max_batch"].to_numpy() - p["batch"], 0)   # sessions' worth of spare HBM
         per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0)
         dp = p["gpus"] / (p["tp"] * p["pp"])
-        host_sessions = host_bytes / per_session * dp if host_tier else 0.0
+        active_host = df["host_kv_gb_per_gpu"].to_numpy() * 1e9       # cold KV of generating sessions
+        host_sessions = np.maximum(host_bytes - active_host, 0) / per_session * dp if host_tier else 0.0
         in_hbm = np.minimum(paused, spare_hbm)
         in_host = np.minimum(paused - in_hbm, host_sessions)
         evicted = np.where(paused > 0, (paused - in_hbm - in_host) / np.maximum(paused, 1e-9), 0.0)
         reload = np.where(paused > 0, in_host / np.maximum(paused, 1e-9), 0.0)
     df = df.copy()
-    df["host_kv_gb_per_gpu"] = in_host * per_session / dp / 1e9
+    df["host_kv_gb_per_gpu"] = (active_host + in_host * per_session / dp) / 1e9
     df["host_capacity_gb_per_gpu"] = host_bytes / 1e9 if host_tier else 0.0
     df["sessions"] = sessions
     df["sessions_per_gpu"] = sessions / p["gpus"]

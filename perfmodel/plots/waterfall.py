@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from .curves import _figure, _save
@@ -36,7 +38,8 @@ def waterfall_plot(attr, path, title: str | None = None):
     ax.set_yscale("log")
     ax.set_xticks(np.arange(n + 1), names, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(f"multiple of {attr.meta.get('from')}")
-    ax.set_title(title or f"{attr.meta.get('to')} / {attr.meta.get('from')}: {attr.meta.get('metric')} at "
-                 f"{attr.meta.get('at')} (blue: hardware, orange: software)", fontsize=9)
+    text = title or (f"{attr.meta.get('to')} / {attr.meta.get('from')}: {attr.meta.get('metric')} at "
+                     f"{attr.meta.get('at')} (blue: hardware, orange: software)")
+    ax.set_title("\n".join(textwrap.wrap(text, 110)), fontsize=9)
     ax.grid(True, axis="y", which="both", alpha=0.3)
     return _save(fig, path)
