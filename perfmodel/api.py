@@ -104,7 +104,8 @@ def predict(scenario: Scenario) -> pd.DataFrame:
             pts["batch"] = float(sessions_to_batch(setup, pts, pause, dep.concurrency, dep.kv_host_tier)[0])
         elif np.isnan(pts["batch"]):
             pts["batch"] = float(evaluate(setup, pts)["max_batch"].iloc[0])
-        df = agentic(setup, pts, pause, dep.kv_host_tier, dists=a, percentile=wl.interactivity_percentile)
+        df = agentic(setup, pts, pause, dep.kv_host_tier, dists=a, percentile=wl.interactivity_percentile,
+                     pool_gb_per_gpu=dep.kv_pool_gb_per_gpu)
     else:
         df = evaluate(setup, pts)
     df.insert(0, "hardware", setup.hardware.id)

@@ -134,3 +134,13 @@ def test_cold_kv_from_host_raises_capacity_and_costs_host_link():
     # the C2C link is slower than HBM, so reading half the KV from the host is slower per step
     assert cold["tpot_ms"].iloc[0] > hot["tpot_ms"].iloc[0]
     assert cold["host_kv_gb_per_gpu"].iloc[0] > 0
+
+
+def test_pooled_domain_hbm_holds_paused_sessions_and_reloads_over_scaleup():
+    s = _setup("llama-3.1-70b", "gb200-nvl72", "vllm")
+    pts = dict(batch=np.array([8.0, 32]), gpus=4, tp=4, ep=1, pp=1, spec_tokens=0, acc=1.0, isl=60000, osl=300,
+               new=1800, mix=1.0)
+    off = agentic(s, pts, pause_s=30.0, host_tier=False)
+    pooled = agentic(s, pts, pause_s=30.0, host_tier=False, pool_gb_per_gpu=100.0)
+    assert np.all(pooled["evicted_share"] <= off["evicted_share"]) and np.any(pooled["kv_in_pool_share"] > 0)
+    assert np.all(pooled["t_link_ms"] >= off["t_link_ms"] - 1e-12)

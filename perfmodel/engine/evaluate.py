@@ -25,7 +25,7 @@ from .compiled import compiled
 
 POINT_COLUMNS = ("batch", "gpus", "tp", "ep", "pp", "spec_tokens", "acc", "isl", "osl", "new", "mix")
 # share of requests whose prefix is reloaded from the host tier; share of KV decode reads from the host tier
-OPTIONAL_COLUMNS = {"reload": 0.0, "cold": 0.0}
+OPTIONAL_COLUMNS = {"reload": 0.0, "cold": 0.0, "pool_reload": 0.0}
 RESOURCES = {"r_compute_s": "compute", "r_memory_s": "hbm_bandwidth", "t_link_s": "link", "t_lat_total_s": "latency"}
 
 
@@ -74,7 +74,8 @@ def symbol_inputs(p: dict[str, np.ndarray], vals: dict[str, float]) -> dict:
     x = dict(vals)
     x.update(B=p["batch"], G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], q=1 + p["spec_tokens"],
              acc=p["acc"], isl=p["isl"], osl=p["osl"], new=p["new"], mix=p["mix"],
-             L=p["isl"] + p["osl"] / 2, L_max=p["isl"] + p["osl"], f_rl=p.get("reload", 0.0), f_cold=p.get("cold", 0.0))
+             L=p["isl"] + p["osl"] / 2, L_max=p["isl"] + p["osl"], f_rl=p.get("reload", 0.0), f_cold=p.get("cold", 0.0),
+             f_rp=p.get("pool_reload", 0.0))
     return x
 
 

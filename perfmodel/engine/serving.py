@@ -73,9 +73,14 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
 
 
 def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterations: int = 3,
-            dists=None, percentile: float | None = None, symbol_values: dict | None = None) -> pd.DataFrame:
+            dists=None, percentile: float | None = None, symbol_values: dict | None = None,
+            pool_gb_per_gpu: float = 0.0) -> pd.DataFrame:
     """Evaluate agentic sessions at decode batch B (sessions generating). Adds live sessions and KV residency.
 
+    Tiers for paused sessions' KV, in order: spare HBM of the instance; ``pool_gb_per_gpu`` of spare HBM
+    elsewhere in the scale-up domain pooled Mooncake-style (reloaded over the scale-up link); the host tier
+    (reloaded over the host link); else eviction (re-prefill). In a uniform deployment every GPU's spare HBM
+    already serves its own sessions, so the pool is only what other GPUs (e.g. a prefill pool) leave free.
     Fixed point (vectorized, a few iterations): eviction raises the uncached input, which lengthens TTFT,
     which changes how many sessions are live.
     """
@@ -83,10 +88,12 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     base_new = p["new"].copy()
     evicted = np.zeros_like(base_new)
     reload = np.zeros_like(base_new)
+    pool_reload = np.zeros_like(base_new)
     hw = symbol_values if symbol_values is not None else setup.symbol_values()
     host_bytes = hw["C_host"] * hw["f_mem"]
     for _ in range(iterations):
-        pts = {**points, "new": base_new + evicted * (p["isl"] - base_new), "reload": reload}
+        pts = {**points, "new": base_new + evicted * (p["isl"] - base_new), "reload": reload,
+               "pool_reload": pool_reload}
         df = evaluate(setup, pts, symbol_values=hw)
         tpot = df["tpot_ms"].to_numpy() / 1e3
         t_busy = df["ttft_ms"].to_numpy() / 1e3 + p["osl"] * tpot / p["acc"]
@@ -98,17 +105,19 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         active_host = df["host_kv_gb_per_gpu"].to_numpy() * 1e9       # cold KV of generating sessions
         host_sessions = np.maximum(host_bytes - active_host, 0) / per_session * dp if host_tier else 0.0
         in_hbm = np.minimum(paused, spare_hbm)
-        in_host = np.minimum(paused - in_hbm, host_sessions)
-        evicted = np.where(paused > 0, (paused - in_hbm - in_host) / np.maximum(paused, 1e-9), 0.0)
-        reload = np.where(paused > 0, in_host / np.maximum(paused, 1e-9), 0.0)
+        in_pool = np.minimum(paused - in_hbm, pool_gb_per_gpu * 1e9 / per_session * dp)
+        in_host = np.minimum(paused - in_hbm - in_pool, host_sessions)
+        share = lambda x: np.where(paused > 0, x / np.maximum(paused, 1e-9), 0.0)  # noqa: E731
+        evicted, reload, pool_reload = share(paused - in_hbm - in_pool - in_host), share(in_host), share(in_pool)
     df = df.copy()
     df["host_kv_gb_per_gpu"] = (active_host + in_host * per_session / dp) / 1e9
     df["host_capacity_gb_per_gpu"] = host_bytes / 1e9 if host_tier else 0.0
     df["sessions"] = sessions
     df["sessions_per_gpu"] = sessions / p["gpus"]
     df["kv_in_hbm_share"] = np.where(sessions > 0, (p["batch"] + in_hbm) / sessions, 1.0)
+    df["kv_in_pool_share"] = np.where(sessions > 0, in_pool / sessions, 0.0)
     df["kv_in_host_share"] = np.where(sessions > 0, in_host / sessions, 0.0)
-    df["evicted_share"] = np.where(sessions > 0, (paused - in_hbm - in_host) / sessions, 0.0)
+    df["evicted_share"] = np.where(sessions > 0, (paused - in_hbm - in_pool - in_host) / sessions, 0.0)
     df["prefix_hit"] = 1 - df["uncached_input"] / p["isl"]
     if dists is not None and percentile is not None:
         q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw)

@@ -225,6 +225,10 @@ class StepBuilder:
 
         host = self.host_link(B, s["acc"], n_pf, q) + main.counts.get("bytes_host_cold", 0) / (
             smin(s["BW_host"], s["BW_hmem"]) * s["e_ln"])
+        # Mooncake-style pool: prefixes parked in spare HBM of other GPUs in the domain come back over scale-up
+        pool_bytes = s["f_rp"] * B * s["acc"] / s["osl"] * self.prefix_kv() / self.dp
+        pool = pool_bytes / (s["BW_link"] * s["e_ln"])
+        link += pool - s["ovl"] * smin(pool, main.time())
         kernels = main.time()
         pipeline_lat = (pp - 1) * s["lat_link"]
         host_visible = host - s["ovl"] * smin(host, kernels)
@@ -249,6 +253,7 @@ class StepBuilder:
         """Host-link time per decode step per GPU, seconds (one direction, at min(link, host memory)):
             Engram lookups  B q n_layers lookups row_dim b_act / dp
           + KV reload       f_rl (B acc / osl) kv_stored(isl - new) / dp   (prefixes of resuming requests)
+        (prefixes parked in pooled HBM of other GPUs, share f_rp, come back over the scale-up link instead)
         """
         s, m = S, self.m
         bw = smin(s["BW_host"], s["BW_hmem"]) * s["e_ln"]
@@ -256,11 +261,15 @@ class StepBuilder:
         byts = 0
         if m.engram is not None:
             byts += tokens * m.engram.layers * m.engram.lookups_per_token * m.engram.row_dim * s["b_act"]
-        prefix = s["isl"] - s["new"]
-        kv_prefix = sum(g.count * self.attn[g.attention].kv_stored(prefix) / self.attn[g.attention].shard(s["tp"])
-                        for g in m.layers)
-        byts += s["f_rl"] * B * acc / s["osl"] * kv_prefix / self.dp
+        byts += s["f_rl"] * B * acc / s["osl"] * self.prefix_kv() / self.dp
         return byts / bw
+
+    def prefix_kv(self):
+        """KV bytes per GPU of one request's cached prefix (isl - new tokens), summed over the layers."""
+        s = S
+        prefix = s["isl"] - s["new"]
+        return sum(g.count * self.attn[g.attention].kv_stored(prefix) / self.attn[g.attention].shard(s["tp"])
+                   for g in self.m.layers)
 
     def prefill(self) -> dict[str, sp.Expr]:
         """Time of one prefill step of T_pf tokens (sequences of S_pf new tokens after P_pf cached), seconds."""

@@ -38,6 +38,8 @@ _TABLE = [
     Sym("osl", "tokens", "output tokens per request", "operating_point"),
     Sym("new", "tokens", "uncached input tokens per request (prefilled)", "operating_point"),
     Sym("f_cold", "1", "share of each decoding sequence's KV read straight from the host tier", "operating_point"),
+    Sym("f_rp", "1", "share of requests whose cached prefix is reloaded from pooled HBM of other GPUs (scale-up)",
+        "operating_point"),
     Sym("f_rl", "1", "share of requests whose cached prefix is reloaded from the host tier", "operating_point"),
     Sym("mix", "1", "1 = prefill mixed into decode steps (aggregated, chunked prefill); 0 = decode only", "operating_point"),
     Sym("T_pf", "tokens", "tokens per prefill step, per instance", "operating_point"),

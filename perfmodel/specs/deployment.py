@@ -48,6 +48,8 @@ class Deployment(Strict):
     kv_host_tier: bool = Field(False, description="Keep KV beyond HBM in host memory (C2C / PCIe)")
     kv_cold_share: float = Field(0.0, ge=0, lt=1, description="With kv_host_tier: share of each sequence's KV "
                                                                 "that decode reads straight from host memory")
+    kv_pool_gb_per_gpu: float = Field(0.0, ge=0, le=10000, description="Agentic: spare HBM per GPU elsewhere in the "
+                                      "scale-up domain pooled (Mooncake-style) for paused sessions' KV, GB")
     concurrency: float | None = Field(None, gt=0, description="Agentic workloads: live sessions per instance "
                                                               "(sets the decode batch)")
 
