@@ -95,7 +95,7 @@ def predict(scenario: Scenario) -> pd.DataFrame:
             raise SpecError(f"decode_gpus={dep.decode_gpus} is not a multiple of gpus={dep.gpus}",
                             field="deployment.decode_gpus")
         if np.isnan(pts["batch"]):
-            pts["batch"] = float(evaluate(setup, {**pts, "mix": 0.0})["max_batch"].iloc[0])
+            pts["batch"] = max(float(evaluate(setup, {**pts, "mix": 0.0})["max_batch"].iloc[0]), 1.0)
         df = disaggregated(setup, pts, {"gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep}, instances, pf.instances)
     elif agentic_wl:
         a = wl.agentic
@@ -103,7 +103,7 @@ def predict(scenario: Scenario) -> pd.DataFrame:
         if dep.concurrency is not None:
             pts["batch"] = float(sessions_to_batch(setup, pts, pause, dep.concurrency, dep.kv_host_tier)[0])
         elif np.isnan(pts["batch"]):
-            pts["batch"] = float(evaluate(setup, pts)["max_batch"].iloc[0])
+            pts["batch"] = max(float(evaluate(setup, pts)["max_batch"].iloc[0]), 1.0)
         df = agentic(setup, pts, pause, dep.kv_host_tier, dists=a, percentile=wl.interactivity_percentile,
                      pool_gb_per_gpu=dep.kv_pool_gb_per_gpu)
     else:

@@ -112,12 +112,13 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     df = df.copy()
     df["host_kv_gb_per_gpu"] = (active_host + in_host * per_session / dp) / 1e9
     df["host_capacity_gb_per_gpu"] = host_bytes / 1e9 if host_tier else 0.0
+    safe = np.where(sessions > 0, sessions, 1.0)
     df["sessions"] = sessions
     df["sessions_per_gpu"] = sessions / p["gpus"]
-    df["kv_in_hbm_share"] = np.where(sessions > 0, (p["batch"] + in_hbm) / sessions, 1.0)
-    df["kv_in_pool_share"] = np.where(sessions > 0, in_pool / sessions, 0.0)
-    df["kv_in_host_share"] = np.where(sessions > 0, in_host / sessions, 0.0)
-    df["evicted_share"] = np.where(sessions > 0, (paused - in_hbm - in_pool - in_host) / sessions, 0.0)
+    df["kv_in_hbm_share"] = np.where(sessions > 0, (p["batch"] + in_hbm) / safe, 1.0)
+    df["kv_in_pool_share"] = np.where(sessions > 0, in_pool / safe, 0.0)
+    df["kv_in_host_share"] = np.where(sessions > 0, in_host / safe, 0.0)
+    df["evicted_share"] = np.where(sessions > 0, (paused - in_hbm - in_pool - in_host) / safe, 0.0)
     df["prefix_hit"] = 1 - df["uncached_input"] / p["isl"]
     if dists is not None and percentile is not None:
         q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw)
