@@ -1,0 +1,11 @@
+from perfmodel import catalog
+from perfmodel.explain import explain
+
+
+def test_explain_prints_the_lambdified_terms():
+    text = explain(catalog.model("llama-3.1-70b"))
+    # 2 x params per token at the attention format rate; weight bytes / tp at HBM bandwidth
+    assert "attn_proj` compute: `301989888*B*pp*q/(F_a*G*e_mm*s_dec)`" in text
+    assert "| `BW_hbm` | B/s |" in text
+    tex = explain(catalog.model("deepseek-v3"), latex=True)
+    assert "\\frac" in tex and "experts" in tex
