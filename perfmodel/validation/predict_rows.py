@@ -22,7 +22,9 @@ Documented defaults for blank cells ("not published"):
   * frontier rows with a published concurrency: the hint is a constraint (FRONTIER_HINTS = "constrain"): the
     search only uses batches up to that concurrency (per decode instance), since the measured value is the
     throughput the deployment reached at that load. With FRONTIER_HINTS = "free" the search is unconstrained.
-  * disaggregated frontier rows: decode on decode_gpus, prefill on prefill_gpus (16384 tokens per GPU per step);
+  * disaggregated frontier rows: decode on decode_gpus (in workers of ep GPUs when attention is data-parallel
+    and ep divides decode_gpus, the concurrency spread over them), prefill on prefill_gpus (16384 tokens per
+    GPU per step);
     the output rate is the lesser of decode and prefill capacity, and per-GPU figures divide by all GPUs.
   * ratio rows: frontier of ``hardware`` over frontier of ``hardware_b`` with the same hints.
 The uncertainty band: N_SAMPLES draws (fixed seed), every profile parameter uniform in its [low, high] range,
@@ -239,6 +241,10 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
     m = ctx.setup.model
     disagg = rec.serving == "disaggregated"
     inst = rec.decode_gpus if disagg else rec.gpus
+    if disagg and rec.dp_attention and rec.ep and rec.decode_gpus and rec.decode_gpus % rec.ep == 0:
+        # a decode worker spans its EP group (attention-DP over the same GPUs): D20 EP4 = 5 workers of 4 GPUs
+        # (one 20-GPU instance would need expert-TP 5, which does not divide the expert width)
+        inst = rec.ep
     cands = _candidates(rec, m, inst)
     pf_rate = None
     if disagg:
@@ -254,7 +260,10 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
     for G, tp, ep in cands:
         grid = BATCH_GRID
         if FRONTIER_HINTS == "constrain" and rec.concurrency is not None:
-            cap = rec.concurrency * (G / rec.gpus if (rec.gpus and not disagg and rec.gpus > G) else 1.0)
+            if disagg:
+                cap = rec.concurrency * G / rec.decode_gpus          # concurrency spread over the decode workers
+            else:
+                cap = rec.concurrency * (G / rec.gpus if (rec.gpus and rec.gpus > G) else 1.0)
             grid = np.unique(np.append(grid[grid < cap], cap))
         nb = len(grid)
         pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(rec.spec_tokens or 0),
@@ -267,6 +276,7 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
         elif metric in ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw"):
             out_rate = df["output_tps_per_gpu"].to_numpy(float).reshape(S, nb) * G  # tokens/s of the instance
             if disagg:
+                out_rate = out_rate * rec.decode_gpus / G                           # all decode workers
                 total_g = float(rec.gpus or (rec.prefill_gpus + rec.decode_gpus))
                 out_rate = np.minimum(out_rate, (pf_rate * rec.prefill_gpus)[:, None] * osl / max(new, 1.0))
                 per_gpu = out_rate / total_g

@@ -188,10 +188,10 @@ summary above: it is kept because it is right, not because it fits):
   than one busy rank's share (chunking and scheduling stalls). moe_imbalance for trtllm still goes to the top of
   its range (3.0), a sign that it absorbs other costs of these EP rows. c06 depends on the assumed MTP
   acceptance (not published; the profile's per-draft rate 0.7 gives 2.5 tokens per step).
-- **c12 (GB200 disagg, P12 / D20 EP4 at concurrency 16130, -37%)** is under-predicted: at EP4 over 20 decode
-  GPUs the decode pool runs attention-DP with expert-TP 5, and the all-gather of tokens that layout needs (item 6)
-  now costs link time the measured run does not seem to pay (it is inside the band). c23 (gpt-oss-120b on H200,
-  -24%) is just inside +-25%.
+- **c12 (GB200 disagg, P12 / D20 EP4 at concurrency 16130)** is now inside +-25%: its 20 decode GPUs are read as
+  five attention-DP + EP4 workers (one 20-GPU instance would need expert-TP 5, which does not divide the expert
+  width), with the concurrency spread over them. c23 (gpt-oss-120b on H200, -24%) is just inside +-25%; c11
+  (GB200 disagg, concurrency 2253, +25.2%) is just outside.
 
 Frontier rows use the published concurrency as a cap on the batch search (the README allows hints as
 constraints). Without it (FRONTIER_HINTS = "free"), c09/c10 are over-predicted 6-60x: the measured points are
