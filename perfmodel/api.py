@@ -66,6 +66,23 @@ def deployment_points(dep: Deployment, lengths: dict[str, float], acc: float) ->
             "mix": 1.0 if dep.serving == "aggregated" else 0.0, "cold": dep.kv_cold_share, **lengths}
 
 
+def check_layout(model, dep: Deployment) -> None:
+    """Reject layouts the model cannot be split into: attention heads over tp, expert width over expert-TP."""
+    moes = [f for f in model.ffn.values() if f.kind == "moe"]
+    if dep.ep > 1 and not moes:
+        raise SpecError(f"ep={dep.ep} but {model.id} has no MoE layers", field="deployment.ep")
+    for name, a in model.attention.items():
+        heads = getattr(a, "heads", None) or getattr(a, "v_heads", None)
+        if heads and heads % dep.tp:
+            raise SpecError(f"tp={dep.tp} does not divide the {heads} heads of attention {name!r}",
+                            field="deployment.tp")
+    expert_tp = dep.gpus // (dep.pp * dep.ep)
+    for f in moes:
+        if f.expert_intermediate % expert_tp:
+            raise SpecError(f"expert-TP gpus/(pp x ep) = {expert_tp} does not divide the expert width "
+                            f"{f.expert_intermediate}; raise ep", field="deployment.ep")
+
+
 def predict(scenario: Scenario) -> pd.DataFrame:
     """Evaluate one scenario: a one-row DataFrame with every metric, the breakdown and the memory fit.
 
@@ -80,8 +97,7 @@ def predict(scenario: Scenario) -> pd.DataFrame:
     dep = scenario.deployment
     setup = setup_for(scenario.hardware, scenario.model, scenario.profile, dep,
                       scenario.overrides.hardware, scenario.overrides.profile)
-    if dep.ep > 1 and not any(f.kind == "moe" for f in setup.model.ffn.values()):
-        raise SpecError(f"ep={dep.ep} but {setup.model.id} has no MoE layers", field="deployment.ep")
+    check_layout(setup.model, dep)
     rate = setup.profile.spec_decoding.acceptance_rate
     acc = dep.accepted_tokens(rate.value if rate else None)
     wl = catalog.workload(scenario.workload) if isinstance(scenario.workload, str) else scenario.workload

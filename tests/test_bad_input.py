@@ -141,3 +141,12 @@ def test_random_mutations_fail_only_cleanly(tmp_path, path, value, delete):
     for name in type(hw.specs).model_fields:
         sv = getattr(hw.specs, name)
         assert sv is None or (sv.value > 0 and sv.value == sv.value)
+
+
+def test_layouts_the_model_cannot_be_split_into(capsys):
+    code, err = _run(["predict", "--hardware", "gb200-nvl72", "--model", "deepseek-v3", "--gpus", "20", "--tp", "1",
+                      "--ep", "4", "--dp-attention"], capsys)
+    assert code == 2 and "deployment.ep" in err and "expert width 2048" in err
+    code, err = _run(["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-70b", "--gpus", "3", "--tp", "3"],
+                     capsys)
+    assert code == 2 and "deployment.tp" in err and "64 heads" in err
