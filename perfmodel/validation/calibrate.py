@@ -6,7 +6,8 @@ Method (reproducible, no randomness except the fixed-seed band sampling elsewher
     the compiled equations, so one evaluation per record scores the whole grid; then a finer grid around the best.
   * loss: sum over the family's records of ln(predicted / measured)^2 (infeasible predictions cost ln(10)^2).
   * a family with fewer than MIN_ROWS records is fitted jointly with its base engine (dynamo-X with X); if the
-    group still has fewer than MIN_ROWS records it takes a pooled fit over all records. Every other parameter keeps its catalog value.
+    group still has fewer than MIN_ROWS records it takes a pooled fit over all records; a dynamo-X profile with
+    no records at all inherits the fit of X. Every other parameter keeps its catalog value.
   * parameters that are not fitted but were fitted by earlier versions (PRIORS: step_overhead_ms, now that the
     fixed cost per layer carries the launch/tail cost) are written back at their documented prior value and range.
   * plausible range of each fitted parameter: the extent over grid points whose loss is within
@@ -150,6 +151,12 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
                 pooled = fit_family(records, profiles, fit)
             results[pid] = {**pooled, "basis": f"{len(recs)} records (< {MIN_ROWS}): pooled fit over all "
                                                f"{len(pooled['rows'])} records"}
+    # a dynamo-X profile with no records of its own runs engine X's kernels: it inherits X's fit
+    for pid in catalog.ids("profiles"):
+        base = base_engine(pid)
+        if pid != base and pid not in results and base in results:
+            results[pid] = {**results[base], "basis": f"no records of its own: inherits the fit of {base} "
+                                                      f"({results[base]['basis']})"}
     return results
 
 
