@@ -31,6 +31,7 @@ from math import factorial
 import numpy as np
 import pandas as pd
 
+from ..spec_decoding import acceptance_length
 from ..engine.bind import attention_format, bind_formats, bind_hardware, bind_profile, profile_values
 from ..engine.evaluate import Setup
 from ..errors import SpecError
@@ -207,8 +208,7 @@ def _log_values(game: dict, masks: np.ndarray) -> np.ndarray:
     rows = lay.iloc[li].reset_index(drop=True)
     rate = np.array([np.nan if st["rate"] is None else st["rate"] for st in states])[ci]
     k = rows["spec_tokens"].to_numpy(float)
-    acc = np.where(k > 0, (1 - rate ** (k + 1)) / np.where(rate < 1, 1 - rate, 1.0), 1.0)
-    acc = np.where((k > 0) & (rate >= 1), k + 1, acc)
+    acc = acceptance_length(rate, k)
     valid = ~((k > 0) & np.isnan(rate))
     serving = rows["serving"].to_numpy()
     disagg_ok = np.array([st["disaggregation"] for st in states])[ci]

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import sympy as sp
 
+from ..spec_decoding import acceptance_length_expr
 from ..engine.bind import PROFILE_SYMBOLS, attention_format, bind_hardware
 from ..engine.compiled import compiled
 from ..engine.evaluate import POINT_COLUMNS, symbol_inputs
@@ -215,7 +216,7 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile="spe
                      "symbols": sym, "elasticity": e_thr(sym), "capacity_elasticity": e_cap.get(sym, 0.0)})
     if k > 0 and rate is not None:
         pr, kk = sp.symbols("p k", positive=True)
-        a = (1 - pr ** (kk + 1)) / (1 - pr)
+        a = acceptance_length_expr(pr, kk)
         dlna = float((sp.diff(a, pr) * pr / a).subs({pr: rate, kk: k}))
         rows.append({"parameter": "acceptance_rate", "kind": "profile", "group": "speculative_decoding",
                      "value": rate, "unit": "per-draft acceptance probability", "symbols": "acc",

@@ -10,6 +10,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from .. import catalog
 from ..api import workload_lengths
 from ..engine.bind import hardware_fields
@@ -151,14 +153,9 @@ def lengths_for(workload) -> dict[str, float]:
 
 
 def acceptance_length(rate: float | None, k):
-    """a = (1 - p^(k+1)) / (1 - p) accepted tokens per step with k drafts (1 without drafts)."""
-    import numpy as np
-    k = np.asarray(k, dtype=float)
-    if rate is None:
-        return np.where(k > 0, np.nan, 1.0)
-    if rate >= 1:
-        return k + 1
-    return (1 - rate ** (k + 1)) / (1 - rate)
+    """Accepted tokens per step with k drafts (perfmodel.spec_decoding); an unknown rate gives NaN for k > 0."""
+    from ..spec_decoding import acceptance_length as a
+    return a(np.nan if rate is None else rate, k)
 
 
 # --------------------------------------------------------------------------- what-if changes

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
+from ..spec_decoding import acceptance_length
 from .compiled import compiled
 from .evaluate import Setup, _arrays, evaluate, prefill_inputs
 
@@ -197,7 +198,7 @@ def best_spec_tokens(setup: Setup, points: dict, drafts=(0, 1, 2, 3, 4, 5, 6, 7)
     rep = {k: np.repeat(v, len(ks)) for k, v in p.items()}
     kk = np.tile(ks, n)
     rep["spec_tokens"] = kk
-    rep["acc"] = (1 - acceptance_rate ** (kk + 1)) / (1 - acceptance_rate)
+    rep["acc"] = acceptance_length(acceptance_rate, kk)
     df = evaluate(setup, rep)
     score = np.where(df["fits"], df[metric].to_numpy(), -np.inf).reshape(n, len(ks))
     best = np.argmax(score, axis=1)

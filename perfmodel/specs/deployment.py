@@ -83,7 +83,8 @@ class Deployment(Strict):
         p = self.acceptance_rate if self.acceptance_rate is not None else default_rate
         if p is None:
             return 1.0
-        return (1 - p ** (k + 1)) / (1 - p)
+        from ..spec_decoding import acceptance_length
+        return float(acceptance_length(p, k))
 
 
 class FixedWorkload(Strict):

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..spec_decoding import acceptance_length
 from .. import catalog
 from ..engine.bind import bind_profile
 from ..engine.compiled import compiled
@@ -117,7 +118,7 @@ def make_ctx(hardware: str, rec: Record, profile: ProfileSpec, params: dict[str,
         acc = np.full(n, rec.acceptance_length)
     else:
         p = np.asarray(params["acceptance_rate"], float)
-        acc = np.where(np.isnan(p), 1.0, (1 - p ** (k + 1)) / (1 - np.where(p == 1, 0.999999, p)))
+        acc = np.where(np.isnan(p), 1.0, acceptance_length(p, k))
     return Ctx(setup, vals, acc, n)
 
 
