@@ -50,10 +50,11 @@ def table(kind: str) -> pd.DataFrame:
             row = {"id": i, "kind": spec.kind, "name": spec.name}
             if spec.kind == "fixed":
                 row.update(isl=spec.isl, osl=spec.osl, prefix_hit=spec.prefix_hit)
-            else:
-                a = spec.agentic
-                row.update(isl=a.context_tokens.median, osl=a.output_tokens.median,
-                           prefix_hit=round(1 - a.new_tokens_per_turn.median / a.context_tokens.median, 4))
+            else:   # the lengths the engine uses: means, with the turn structure's uncached input
+                from .api import workload_lengths
+                w = workload_lengths(spec)
+                row.update(isl=round(w["isl"]), osl=round(w["osl"]), prefix_hit=round(1 - w["new"] / w["isl"], 4),
+                           turns=spec.agentic.turns.mean_value, tool_pause_s=spec.agentic.tool_pause_s.mean_value)
             rows.append(row)
         elif kind == "profiles":
             rows.append({"id": i, "engine": spec.engine, **{k: round(x, 3) for k, x in spec.values().items()}})
