@@ -1,7 +1,8 @@
 """Fit a few shared software-profile parameters per engine family on measured records.
 
 Method (reproducible, no randomness except the fixed-seed band sampling elsewhere):
-  * fitted parameters FIT_PARAMS (eff_weights, eff_gemm, layer_overhead_us, moe_imbalance), searched inside
+  * fitted parameters FIT_PARAMS (eff_weights, eff_gemm, layer_overhead_us, moe_imbalance), plus the per-draft
+    MTP acceptance rate where the family's records draft tokens without publishing it, searched inside
     physical ranges (no efficiency above 1) by a vectorized grid search: every grid combination is one "sample" of
     the compiled equations, so one evaluation per record scores the whole grid; then a finer grid around the best.
   * loss: sum over the family's records of ln(predicted / measured)^2 (infeasible predictions cost ln(10)^2).
@@ -31,6 +32,8 @@ from .records import Record
 
 FIT_PARAMS: dict[str, tuple[float, float]] = {
     "eff_weights": (0.3, 1.0), "eff_gemm": (0.15, 1.0), "layer_overhead_us": (0.0, 150.0), "moe_imbalance": (1.0, 3.0)}
+# fitted too where a family's records draft tokens without publishing the acceptance: per-draft acceptance rate
+SPEC_FIT: dict[str, tuple[float, float]] = {"acceptance_rate": (0.3, 0.95)}
 # prior (value, low, high) of parameters written by the calibration but not fitted: CPU/scheduler cost per step
 # with CUDA graphs and an overlapped scheduler (sub-millisecond to ~1.5 ms)
 PRIORS: dict[str, tuple[float, float, float]] = {"step_overhead_ms": (0.5, 0.2, 1.5)}
@@ -69,8 +72,10 @@ def _sq_log_errors(records: list[Record], profiles: dict[str, ProfileSpec], grid
 def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: list[str] | None = None,
                bounds: dict[str, tuple[float, float]] | None = None) -> dict:
     """Grid fit of ``fit`` parameters shared by ``records``. Returns values, ranges, loss and row ids."""
-    bounds = {**FIT_PARAMS, **(bounds or {})}
+    bounds = {**FIT_PARAMS, **SPEC_FIT, **(bounds or {})}
     fit = list(fit or FIT_PARAMS)
+    if fit == list(FIT_PARAMS) and needs_acceptance_fit(records):
+        fit += list(SPEC_FIT)
     axes = {k: np.linspace(*bounds[k], COARSE) for k in fit}
     g1 = _grid(axes)
     e1, used = _sq_log_errors(records, profiles, g1, fit)
@@ -103,6 +108,11 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
     return {"values": values, "ranges": ranges, "loss": float(L[best]), "rows": used,
             "rms_log_error": float(np.sqrt(L[best] / n)), "row_errors": dict(zip(used, np.sqrt(E[:, best]))),
             "at_upper_bound": at_bound}
+
+
+def needs_acceptance_fit(records: list[Record]) -> bool:
+    """True if some record drafts tokens but does not publish its acceptance length."""
+    return any((r.spec_tokens or 0) > 0 and r.acceptance_length is None for r in records)
 
 
 def with_priors(prof: ProfileSpec, fit: list[str]) -> ProfileSpec:
@@ -173,7 +183,11 @@ def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
             data[p] = {"value": v, "low": lo, "high": hi}
     for p, v in result["values"].items():
         lo, hi = result["ranges"][p]
-        data[p] = {"value": _sig(v), "low": _sig(min(lo, v)), "high": _sig(max(hi, v))}
+        entry = {"value": _sig(v), "low": _sig(min(lo, v)), "high": _sig(max(hi, v))}
+        if p in SPEC_FIT:
+            data.setdefault("spec_decoding", {})[p] = entry
+        else:
+            data[p] = entry
     data["name"] = f"{pid} (calibrated)"
     data["calibration"] = (f"{command}: {result['basis']}; fitted {', '.join(result['values'])} by grid search "
                            f"on ln(pred/meas)^2, rms ln error {result['rms_log_error']:.3f}; ranges = "
