@@ -9,3 +9,12 @@ def test_explain_prints_the_lambdified_terms():
     assert "| `BW_hbm` | B/s |" in text
     tex = explain(catalog.model("deepseek-v3"), latex=True)
     assert "\\frac" in tex and "experts" in tex
+
+
+def test_equations_doc_is_current():
+    """docs/equations.md is what `perfmodel explain` prints (regenerate it when the equations change)."""
+    from pathlib import Path
+
+    from perfmodel.explain import equations_doc
+    doc = Path(__file__).resolve().parent.parent / "docs" / "equations.md"
+    assert doc.read_text().strip() == equations_doc().strip()

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 
 def register(sub):
-    p = sub.add_parser("explain", help="print the sympy equations of a model (text or LaTeX)")
-    p.add_argument("--model", required=True)
+    p = sub.add_parser("explain", help="print the equations: all of them (no --model), or one model's "
+                                      "sympy expressions (text or LaTeX)")
+    p.add_argument("--model")
     p.add_argument("--latex", action="store_true")
     p.set_defaults(func=run)
 
 
 def run(args):
     from .. import catalog
-    from ..explain import explain
-    print(explain(catalog.model(args.model), latex=args.latex))
+    from ..explain import equations_doc, explain
+    print(explain(catalog.model(args.model), latex=args.latex) if args.model else equations_doc())
     return 0

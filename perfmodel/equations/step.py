@@ -13,13 +13,17 @@ For each layer group (n layers of attention kind A and FFN kind F):
                            B/(pp dp) kv_read_A(L) / shard_A + T/dp kv_write_A / shard_A bytes
     dense FFN / shared:    2 P_d T/(dp tp) FLOPs at F_x;       P_d b_x / tp bytes
     routed experts:        2 P_e T k imb / (ep moe_tp) FLOPs;  D(T)/ep P_e b_x / moe_tp bytes
-    links: TP all-reduce per block when tp > 1, EP dispatch + combine when ep > 1. Decode (low-latency
-           all-to-all): T_gpu k (1 - 1/ep) copies per GPU at the blended scale-up/NIC bandwidth. Prefill
-           (throughput all-to-all, e.g. DeepEP normal mode): each token crosses the NIC once per remote
-           domain it is routed to (r_dom, bounded by group-limited routing) and fans out over the scale-up
-           link; t = max(T_gpu r_dom d b / BW_nic, T_gpu k (1 - 1/ep) d b / BW_link) / e_ln
+    links: TP all-reduce after attention and after the FFN when tp > 1. The MoE exchange exists only with
+           attention-DP (dp > 1; under TP attention every GPU already holds every token). Decode (flat
+           all-to-all): each GPU receives T (1 - (1 - 1/ep)^k)(1 - 1/dp) d (b_dsp + b_act) bytes, the non-local
+           tokens routed to its expert group, at the blended scale-up/NIC bandwidth. Prefill (throughput
+           all-to-all, e.g. DeepEP normal mode): each token crosses the NIC once per remote domain it is routed
+           to (r_dom, bounded by group-limited routing) and fans out over the scale-up link;
+           t = max(T_gpu r_dom d b / BW_nic, T_gpu k (1 - 1/ep) d b / BW_link) / e_ln
     layer = max(t_floor, kernels / s_dec) + link (1 - overlap share) + collectives x (lat_link + t_coll) + t_lay
-TPOT = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + (pp-1) lat_link.
+TPOT = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + (pp-1) lat_link
+       + host-link time (Engram lookups, KV reloads, cold KV reads; overlapped like links)
+       + pooled-HBM reloads over the scale-up link.
 Draft passes (speculative decoding): ceil((q-1)/block) passes of the MTP layers and the LM head.
 Prefill of T_pf tokens (sequences of S_pf new tokens after P_pf cached) uses the same terms in
 prefill form (expanded MLA), attention context P_pf + S_pf/2, kernels divided by s_pf.
