@@ -129,16 +129,8 @@ def predict(scenario: Scenario) -> pd.DataFrame:
     df.insert(2, "profile", setup.profile.id)
     df["serving"] = dep.serving
     if dep.serving == "prefill_only":
-        df["input_tps_per_gpu"] = _prefill_throughput(setup, pts)
+        from .engine.evaluate import _arrays, prefill_step
+        p = _arrays(pts)
+        tokens, seconds = prefill_step(setup, p, setup.symbol_values())
+        df["input_tps_per_gpu"] = float((tokens / seconds / p["gpus"])[0])
     return df
-
-
-def _prefill_throughput(setup: Setup, pts: dict) -> float:
-    """Prefill-only: uncached input tokens per second per GPU at a step of 8192 tokens per GPU."""
-    from .engine.compiled import compiled
-    from .engine.evaluate import _arrays, prefill_inputs
-    from .engine.serving import PREFILL_TOKENS_PER_GPU
-    p = _arrays(pts)
-    tokens = np.maximum(PREFILL_TOKENS_PER_GPU * p["gpus"], p["new"])
-    t = compiled(setup.model).prefill(prefill_inputs(p, setup.symbol_values(), tokens=tokens))["prefill_s"]
-    return float((tokens / (np.asarray(t) * p["gpus"]))[0])

@@ -54,38 +54,6 @@ class Compiled:
         return dict(zip(self.names, out))
 
 
-    def call_unique(self, values: dict, n: int) -> dict[str, np.ndarray]:
-        """Like __call__, but evaluates each distinct input row once and expands (same results).
-
-        Inputs that are arrays of length n form the row key; scalars are shared. Worth it where many
-        points share inputs (e.g. a prefill pool shared by many decode points).
-        """
-        arrays = {a: np.asarray(values[a], dtype=float) for a in self.args}
-        varying = [a for a, v in arrays.items() if v.ndim == 1 and v.size == n and n > 1]
-        first, inverse = unique_rows([arrays[a] for a in varying]) if varying else (None, None)
-        if first is None or len(first) > 0.5 * n:
-            out = self(values)
-            return {k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in out.items()}
-        sub = dict(values)
-        sub.update({a: arrays[a][first] for a in varying})
-        out = self(sub)
-        return {k: np.broadcast_to(np.asarray(v, float), (len(first),))[inverse] for k, v in out.items()}
-
-
-def unique_rows(cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(index of each distinct row's first occurrence, row -> distinct-row index) for equal-length columns.
-
-    Column by column: 1-D unique codes combined in mixed radix and re-compressed, so it stays fast (no
-    structured-row sort) and never overflows.
-    """
-    code = np.zeros(len(cols[0]), dtype=np.int64)
-    for c in cols:
-        _, inv = np.unique(c, return_inverse=True)
-        _, code = np.unique(code * (int(inv.max()) + 1) + inv, return_inverse=True)
-    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    return first, inverse.ravel()
-
-
 NUMPY_MODULES = [{"ceiling": np.ceil, "Heaviside": lambda x, h0=0.5: np.heaviside(x, h0), "SMax": np.maximum,
                   "SMin": np.minimum}, "numpy"]
 """lambdify ``modules`` that map the equations' own functions to numpy (for derivatives compiled elsewhere)."""

@@ -88,6 +88,17 @@ def prefill_inputs(p: dict[str, np.ndarray], vals: dict[str, float], tokens=None
     return x
 
 
+PREFILL_TOKENS_PER_GPU = 8192  # default prefill step per GPU (engine chunk sizes are of this order)
+
+
+def prefill_step(setup: Setup, p: dict, vals: dict, tokens_per_gpu: float = PREFILL_TOKENS_PER_GPU):
+    """Prefill steps of max(tokens_per_gpu x gpus, new) tokens (at least one whole request):
+    (tokens per step, seconds per step) per point. Throughput per GPU = tokens / seconds / gpus."""
+    tokens = np.maximum(tokens_per_gpu * p["gpus"], p["new"])
+    t = compiled(setup.model).prefill(prefill_inputs(p, vals, tokens=tokens))["prefill_s"]
+    return tokens, np.broadcast_to(np.asarray(t, dtype=float), np.shape(tokens))
+
+
 def evaluate(setup: Setup, points: dict, which: str = "value", symbol_values: dict | None = None) -> pd.DataFrame:
     """Evaluate every operating point in ``points`` (a mapping of POINT_COLUMNS to scalars or arrays).
 

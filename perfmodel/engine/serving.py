@@ -21,9 +21,10 @@ import pandas as pd
 from ..arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
 from ..spec_decoding import acceptance_length
 from .compiled import compiled
-from .evaluate import Setup, _arrays, evaluate, prefill_inputs
+from .evaluate import PREFILL_TOKENS_PER_GPU, Setup, _arrays, evaluate, prefill_inputs, prefill_step
 
-PREFILL_TOKENS_PER_GPU = 8192  # prefill chunk per GPU per step (engine default order of magnitude)
+__all__ = ["PREFILL_TOKENS_PER_GPU", "agentic", "best_spec_tokens", "disaggregated", "sessions_to_batch"]
+
 
 
 def request_kv_bytes(setup: Setup, tokens) -> np.ndarray:
@@ -41,12 +42,11 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     n = len(dec)
     pfp = {**p, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}, "pp": np.ones(n)}
     cm = compiled(setup.model)
-    tok = PREFILL_TOKENS_PER_GPU * pfp["gpus"]
-    one = cm.prefill.call_unique(prefill_inputs(pfp, vals), n)["prefill_s"]
-    step = cm.prefill.call_unique(prefill_inputs(pfp, vals, tokens=np.maximum(tok, pfp["new"])), n)["prefill_s"]
+    one = np.broadcast_to(np.asarray(cm.prefill(prefill_inputs(pfp, vals))["prefill_s"], float), (n,))
+    tok, step = prefill_step(setup, pfp, vals)
     inst, pinst = np.broadcast_to(instances, (n,)), np.broadcast_to(pf_instances, (n,))
     new = np.maximum(pfp["new"], 1.0)
-    r_p = pinst * np.maximum(tok, new) / new / step
+    r_p = pinst * tok / new / step
     tpot = dec["tpot_ms"].to_numpy() / 1e3
     r_d = inst * p["batch"] * p["acc"] / (tpot * p["osl"])
     r = np.minimum(r_d, r_p)

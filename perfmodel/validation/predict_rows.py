@@ -38,12 +38,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..spec_decoding import acceptance_length
 from .. import catalog
 from ..engine.bind import bind_profile
-from ..engine.compiled import compiled
-from ..engine.evaluate import POINT_COLUMNS, Setup, evaluate, prefill_inputs
+from ..engine.evaluate import POINT_COLUMNS, Setup, evaluate, prefill_step
 from ..errors import SpecError
+from ..spec_decoding import acceptance_length
 from ..specs.model import MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .records import Record
@@ -141,10 +140,8 @@ def prefill_rate(ctx: Ctx, gpus: float, tp: float, ep: float, isl: float, new: f
     """Input tokens/s per GPU of a prefill instance, per sample (S,)."""
     p, vals = _tile(ctx, dict(batch=1.0, gpus=gpus, tp=tp, ep=ep, pp=1.0, spec_tokens=0.0, isl=isl, osl=1.0,
                               new=new, mix=0.0), 1)
-    T = PREFILL_TOKENS_PER_GPU * gpus
-    pf = compiled(ctx.setup.model).prefill(prefill_inputs(p, vals, tokens=T))
-    t = np.broadcast_to(np.asarray(pf["prefill_s"], float), (ctx.n,))
-    return T / t / gpus
+    tokens, seconds = prefill_step(ctx.setup, p, vals, PREFILL_TOKENS_PER_GPU)
+    return np.broadcast_to(tokens / seconds / gpus, (ctx.n,))
 
 
 def lengths(rec: Record) -> tuple[float, float, float]:
