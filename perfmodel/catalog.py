@@ -85,9 +85,10 @@ def validate(kind: str, data: dict, file: str | None = None):
 
 
 @lru_cache(maxsize=None)
-def _index(kind: str, roots: tuple[Path, ...]) -> dict[str, Path]:
-    """id (and aliases) -> file, first root wins."""
+def _index(kind: str, roots: tuple[Path, ...]) -> tuple[dict[str, Path], frozenset[str]]:
+    """(id and aliases -> file, primary ids); the first root wins."""
     out: dict[str, Path] = {}
+    primary: set[str] = set()
     for root in roots:
         d = root / kind
         if not d.is_dir():
@@ -100,23 +101,16 @@ def _index(kind: str, roots: tuple[Path, ...]) -> dict[str, Path]:
                     ids = [str(data.get("id", f.stem)), *map(str, data.get("aliases", []) or [])]
             except yaml.YAMLError:
                 pass
+            if ids[0] not in out:
+                primary.add(ids[0])
             for i in ids:
                 out.setdefault(i, f)
-    return out
+    return out, frozenset(primary)
 
 
 def ids(kind: str) -> list[str]:
     """Catalog ids of one kind (aliases excluded)."""
-    idx = _index(kind, tuple(catalog_roots()))
-    return sorted({k for k, f in idx.items() if k == _primary_id(f)})
-
-
-def _primary_id(f: Path) -> str:
-    try:
-        data = yaml.safe_load(f.read_text()) or {}
-        return str(data.get("id", f.stem)) if isinstance(data, dict) else f.stem
-    except yaml.YAMLError:
-        return f.stem
+    return sorted(_index(kind, tuple(catalog_roots()))[1])
 
 
 def resolve_path(kind: str, name: str) -> Path:
@@ -126,7 +120,7 @@ def resolve_path(kind: str, name: str) -> Path:
         if not p.is_file():
             raise SpecError(f"no such file {name!r}", field=kind)
         return p
-    idx = _index(kind, tuple(catalog_roots()))
+    idx = _index(kind, tuple(catalog_roots()))[0]
     if name in idx:
         return idx[name]
     close = difflib.get_close_matches(name, list(idx), n=3, cutoff=0.4)

@@ -1,7 +1,6 @@
 """Bad input gets one clear line naming the file and the field, exit status 2, no traceback."""
 
 import copy
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -5,7 +5,6 @@ import pytest
 
 from perfmodel import api, catalog
 from perfmodel.arch import param_counts
-from perfmodel.engine.evaluate import Setup, evaluate
 from perfmodel.specs.deployment import Scenario
 
 SCENARIO = {

@@ -103,7 +103,6 @@ def test_aa_agentperf_figures():
 def _dists():
     out = []
     for wid in AGENTIC:
-        a = catalog.workload(wid).agentic
         for name in ("turns", "context_tokens", "new_tokens_per_turn", "output_tokens", "tool_pause_s"):
             out.append(pytest.param(wid, name, id=f"{wid}-{name}"))
     return out

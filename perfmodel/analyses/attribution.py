@@ -31,10 +31,10 @@ from math import factorial
 import numpy as np
 import pandas as pd
 
-from ..spec_decoding import acceptance_length
 from ..engine.bind import attention_format, bind_formats, bind_hardware, bind_profile, profile_values
 from ..engine.evaluate import Setup
 from ..errors import SpecError
+from ..spec_decoding import acceptance_length
 from ..specs.profile import PROFILE_PARAMS
 from .deployments import LAYOUT_COLUMNS, SERVING_MIX
 from .evaluation import evaluate_rows, workload_info

@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 import sympy as sp
 
-from ..spec_decoding import acceptance_length_expr
 from ..engine.bind import PROFILE_SYMBOLS, attention_format, bind_hardware
 from ..engine.compiled import compiled
 from ..engine.evaluate import POINT_COLUMNS, symbol_inputs
 from ..errors import SpecError
+from ..spec_decoding import acceptance_length_expr
 from ..specs.hardware import HARDWARE_FIELDS
 from ..specs.profile import PROFILE_PARAMS
 from .deployments import SERVING_MIX

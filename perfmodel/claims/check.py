@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 from .. import catalog
-from ..errors import SpecError
 from ..specs.claim import ClaimSpec, OperatingPoint
 from .arith import arithmetic_checks, spec_ratio_check
 from .curves import AXES, AXIS_TEXT, CurveStore, Side, curve_end, peak, read, row_at
@@ -287,7 +286,6 @@ def _check_ratio(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
             ok = min(lo, rng[0]) / (1 + TOL) <= chi and clo <= max(hi, rng[1]) * (1 + TOL)
     else:
         ok = _inside(claimed, lo, hi, claim.qualifier)
-    name_a, name_b = ha, hb
     if ok and claim.claimed_range is None and at.point != "matched" and _far(claimed, nom["ratio"]):
         end = "fast" if claimed > nom["ratio"] else "slow"
         return _verdict(out, "consistent only if",
@@ -314,9 +312,9 @@ def _check_ratio(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     # 2. B's curve ends before the point: any multiple is possible only if B reaches it
     if x is not None and math.isinf(nom["ratio"]):
         return _verdict(out, "consistent only if",
-                        f"{name_b}'s curve reaches {_fmt(x)} tok/s/user (the model's ends at {_fmt(nom['b_end'])})",
-                        f"the model's {name_b} cannot serve {_fmt(x)} tok/s/user on the {axis} axis at all, so the "
-                        f"multiple there is unbounded; the claimed {claimed:g}x implies {name_b} at "
+                        f"{hb}'s curve reaches {_fmt(x)} tok/s/user (the model's ends at {_fmt(nom['b_end'])})",
+                        f"the model's {hb} cannot serve {_fmt(x)} tok/s/user on the {axis} axis at all, so the "
+                        f"multiple there is unbounded; the claimed {claimed:g}x implies {hb} at "
                         f"{_fmt(nom['a'] / claimed)} ({col}) right at the end of its curve")
     # 3. a nearby operating point
     if x is not None:

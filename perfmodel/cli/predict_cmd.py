@@ -6,7 +6,7 @@ import json
 import sys
 
 from .. import api
-from ..specs.deployment import Deployment, FixedWorkload, Scenario
+from ..specs.deployment import Scenario
 
 KEY_COLUMNS = ["hardware", "model", "profile", "batch", "tpot_ms", "ttft_ms", "tps_per_user", "tps_per_user_e2e",
                "output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw", "mem_gb_per_gpu", "max_batch",

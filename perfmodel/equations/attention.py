@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .roofline import smax, smin
+from .roofline import smin
 
 from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention
 from .symbols import kv_symbols

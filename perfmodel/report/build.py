@@ -17,8 +17,8 @@ import pandas as pd
 from .. import catalog
 from ..analyses.deployments import DeploymentSpace
 from ..claims import CurveStore, Side, check
-from ..claims.check import DEFAULT_MODELS, FAR, MAX_SOFTWARE, METRIC_TEXT, TOL, _fmt
-from ..claims.curves import AXES, AXIS_TEXT, curve_end, peak, read
+from ..claims.check import DEFAULT_MODELS, FAR, MAX_SOFTWARE, TOL
+from ..claims.curves import AXES, AXIS_TEXT, curve_end, read
 
 SYSTEMS = ("gb200-nvl72", "gb300-nvl72", "vr200-nvl72")
 NAMES = {"gb200-nvl72": "GB200 NVL72", "gb300-nvl72": "GB300 NVL72", "vr200-nvl72": "Vera Rubin NVL72"}
@@ -39,6 +39,11 @@ def _fig(ncols=1, h=4.2):
     return fig, fig.subplots(1, ncols, squeeze=False)[0]
 
 
+def _labelled(df: pd.DataFrame, **labels) -> pd.DataFrame:
+    """A copy of ``df`` with the label columns first (the CSV rows say which curve they belong to)."""
+    return pd.concat([pd.DataFrame(labels, index=df.index), df], axis=1)
+
+
 def _frontiers(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
     rows = []
     for m in DEFAULT_MODELS:
@@ -47,12 +52,8 @@ def _frontiers(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame
             side = Side(hw, PROFILE)
             for ax, axis in zip(axes, ("itl", "e2e")):
                 env = store.envelope(side, m, WORKLOAD, axis, "total_tps_per_gpu")
-                e = env[[c for c in CURVE_COLS if c in env]].copy()
-                e.insert(0, "axis", axis)
-                e.insert(0, "profile", PROFILE)
-                e.insert(0, "hardware", hw)
-                e.insert(0, "model", m)
-                rows.append(e)
+                rows.append(_labelled(env[[c for c in CURVE_COLS if c in env]], model=m, hardware=hw,
+                                      profile=PROFILE, axis=axis))
                 x = env[AXES[axis]].to_numpy()
                 line, = ax.plot(x, env["total_tps_per_gpu"], marker="o", ms=2, label=NAMES[hw])
                 ax.axvline(x.max(), color=line.get_color(), ls=":", lw=0.8)
@@ -121,9 +122,7 @@ def _attribution(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFra
                                          f"kernels x1.25, KV host tier) / GB300 (vllm) at {at.meta['at']}\n"
                                          "blue: hardware groups, orange: software parts; factors multiply to the total")
         figs.append(fn)
-        p = at.parts.copy()
-        p.insert(0, "at", at.meta["at"])
-        p.insert(0, "model", m)
+        p = _labelled(at.parts, model=m, at=at.meta["at"])
         p["total_ratio"] = at.total_ratio
         rows.append(p)
         md.append(f"![attribution {tag}](claims/{fn})")
@@ -146,9 +145,7 @@ def _whatif(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
     rows = []
     for name, env in curves.items():
         ax.plot(env["tps_per_user"], env["total_tps_per_gpu"], marker="o", ms=2, label=name)
-        e = env[[c for c in CURVE_COLS if c in env]].copy()
-        e.insert(0, "system", name)
-        rows.append(e)
+        rows.append(_labelled(env[[c for c in CURVE_COLS if c in env]], system=name))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(f"interactivity, {AXIS_TEXT['itl']}", fontsize=7)
@@ -215,21 +212,17 @@ def build_report(out: str | Path = "reports") -> dict:
     out = Path(out)
     d = out / "claims"
     d.mkdir(parents=True, exist_ok=True)
+    for stale in [*d.glob("*.png"), *d.glob("*.csv"), *d.glob("*.json")]:   # this directory is the report's own
+        stale.unlink()
     store = CurveStore()
     results = [check(i, store) for i in catalog.ids("claims")]
     claims_df = _claims_csv(results, d)
     (d / "claims.json").write_text(json.dumps(_json(results), indent=1))
     figs: list[str] = []
-    body: list[str] = []
     fr_md, ra_md, at_md, wi_md = [], [], [], []
     _frontiers(store, d, fr_md, figs)
     _ratios(store, d, ra_md, figs)
-    try:
-        attr = _attribution(store, d, at_md, figs)
-    except Exception as exc:   # the attribution API is still changing under us: report, do not hide
-        attr = pd.DataFrame(columns=["at", "total_ratio", "name", "factor"])
-        at_md.append(f"**Attribution could not be computed in this run**: `{type(exc).__name__}: {exc}` "
-                     "(raised inside `perfmodel.analyses.attribute`).")
+    attr = _attribution(store, d, at_md, figs)
     _whatif(store, d, wi_md, figs)
     md = _markdown(results, claims_df, attr, figs, fr_md, at_md)
     (out / "claims.md").write_text(md)

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
-from ..formats import KV_FORMATS, WEIGHT_BYTES
+from ..formats import WEIGHT_BYTES
 from .common import Strict
 
 Serving = Literal["aggregated", "disaggregated", "decode_only", "prefill_only"]

@@ -6,4 +6,6 @@ calibrate     fit a few shared profile parameters per engine family; write profi
 report        summary statistics, the predicted-vs-measured plot and reports/validation.md
 """
 
-from .records import Record, read_records  # noqa: F401
+from .records import Record, read_records
+
+__all__ = ["Record", "read_records"]
