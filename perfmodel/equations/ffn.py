@@ -6,7 +6,13 @@ MoE with E routed experts, top-k, P_e weights per expert (3 d I_e, d = latent di
 - expected distinct experts touched by T routed tokens (uniform routing):
       D(T) = E (1 - (1 - k/E)^T)
   so the expert weights streamed per GPU per step are D(T)/ep experts x P_e / moe_tp elements;
-- expert FLOPs per GPU: 2 P_e T k imb / (ep moe_tp), imb = busiest-GPU load factor;
+- the step waits for the busiest EP rank (E/ep experts each). Routing is random per token, so ranks differ:
+      distinct experts on the busiest rank  D_max = min(E/ep, mu_D + z(ep) sigma_D),
+          mu_D = (E/ep) p_T, sigma_D^2 = (E/ep) p_T (1 - p_T), p_T = 1 - (1 - k/E)^T  (P[an expert is touched])
+      routed tokens on the busiest rank    A_max = (T k / ep) (1 + z(ep) sqrt((1 - 1/ep) ep / (T k))) imb
+  with z(n) the expected maximum of n standard normals (z(1) = 0; ``expected_max_normal``) and imb the
+  structural routing skew (hot experts), a profile parameter; the statistical term vanishes as T grows;
+- expert FLOPs per GPU: 2 P_e A_max / moe_tp; expert weights streamed: D_max P_e / moe_tp elements;
 - shared experts, router and latent projections run on every token like a dense layer;
 - EP dispatch + combine: each GPU sends T_gpu k (1 - 1/ep) d elements each way
   (dispatch in b_dsp bytes, combine in b_act bytes), T_gpu = tokens it owns.
@@ -18,6 +24,7 @@ import sympy as sp
 
 from ..arch.params import expert_params, ffn_params
 from ..specs.model import DenseFFN, MoE
+from .roofline import expected_max_normal, smax, smin
 
 
 class FFNCost:
@@ -42,6 +49,20 @@ class FFNCost:
         """Expected distinct routed experts touched by ``tokens`` tokens: E (1 - (1 - k/E)^T)."""
         f = self.f
         return f.experts * (1 - (1 - sp.Rational(f.top_k, f.experts)) ** tokens)
+
+    def busiest_rank_experts(self, tokens, ep):
+        """Expected distinct routed experts on the busiest of ep EP ranks (E/ep experts each) for T tokens:
+        min(E/ep, mu + z(ep) sigma), mu = (E/ep) p, sigma^2 = (E/ep) p (1 - p), p = 1 - (1 - k/E)^T."""
+        f = self.f
+        n = f.experts / ep
+        p = 1 - (1 - sp.Rational(f.top_k, f.experts)) ** tokens
+        return smin(n, n * p + expected_max_normal(ep) * sp.sqrt(n * p * (1 - p)))
+
+    def busiest_rank_load(self, tokens, ep):
+        """Routed token-expert pairs on the busiest EP rank, relative to the mean T k / ep (before skew):
+        1 + z(ep) sqrt((1 - 1/ep) / (T k / ep))   (binomial spread of the rank's share of T k assignments)."""
+        mean = tokens * self.f.top_k / ep
+        return 1 + expected_max_normal(ep) * sp.sqrt((1 - 1 / ep) / smax(mean, 1))
 
     @property
     def dispatch_dim(self) -> int:

@@ -57,6 +57,15 @@ def smin(a, b):
     return SMin(sp.sympify(a), sp.sympify(b))
 
 
+def expected_max_normal(n):
+    """E[max of n iid standard normals], n >= 1 (z(1) = 0, z(2) = 0.564, z(8) = 1.424, z(256) = 2.80).
+
+    Blom's order-statistic position p = (n - 0.375) / (n + 0.25) through Tukey's lambda approximation of the
+    normal quantile, Phi^-1(p) ~ 4.91 (p^0.14 - (1 - p)^0.14): within 5% of the exact value for n in 2..1024.
+    """
+    p = (n - sp.Rational(3, 8)) / (n + sp.Rational(1, 4))
+    lam = sp.Float(0.14)
+    return sp.Float(4.91) * (p ** lam - (1 - p) ** lam)
 
 
 def indicator_gt1(n):

@@ -12,7 +12,8 @@ For each layer group (n layers of attention kind A and FFN kind F):
     attention core:        [B q core_A(L) + n_pf core_A(L_pf)] / (pp dp tp) FLOPs at F_bf16, indexer at F_fp8;
                            B/(pp dp) kv_read_A(L) / shard_A + T/dp kv_write_A / shard_A bytes
     dense FFN / shared:    2 P_d T/(dp tp) FLOPs at F_x;       P_d b_x / tp bytes
-    routed experts:        2 P_e T k imb / (ep moe_tp) FLOPs;  D(T)/ep P_e b_x / moe_tp bytes
+    routed experts:        2 P_e T k imb l(T) / (ep moe_tp) FLOPs;  D_max(T) P_e b_x / moe_tp bytes  (busiest EP
+                           rank: l = random-routing load spread, D_max = its distinct experts; ffn.py)
     links: TP all-reduce after attention and after the FFN when tp > 1. The MoE exchange exists only with
            attention-DP (dp > 1; under TP attention every GPU already holds every token). Decode (flat
            all-to-all): each GPU receives T (1 - (1 - 1/ep)^k)(1 - 1/dp) d (b_dsp + b_act) bytes, the non-local
@@ -119,10 +120,12 @@ class StepBuilder:
         n_coll = 2 * indicator_gt1(tp)
         if F.is_moe:
             k = F.f.top_k
-            kernels.append(("experts", 2 * F.expert_params * T * k * s["imb"] / (ep * mtp) / rate_mm(s["F_x"]),
-                            F.distinct_experts(T) / ep * F.expert_params * s["b_x"] / mtp / hbm_w))
-            tally.count("flops_gemm_ffn", 2 * F.expert_params * T * k * s["imb"] / (ep * mtp), weight)
-            tally.count("bytes_weights", F.distinct_experts(T) / ep * F.expert_params * s["b_x"] / mtp, weight)
+            # the busiest EP rank: random routing spread (vanishes at large T) times the structural skew imb
+            ex_flops = 2 * F.expert_params * T * k * s["imb"] * F.busiest_rank_load(T, ep) / (ep * mtp)
+            ex_bytes = F.busiest_rank_experts(T, ep) * F.expert_params * s["b_x"] / mtp
+            kernels.append(("experts", ex_flops / rate_mm(s["F_x"]), ex_bytes / hbm_w))
+            tally.count("flops_gemm_ffn", ex_flops, weight)
+            tally.count("bytes_weights", ex_bytes, weight)
             # Tokens live on their attention-DP rank; with dp = 1 (TP attention) every GPU already holds
             # every token and the FFN all-reduce above is the only exchange. With dp > 1 each GPU receives
             # the tokens routed to its expert group that are not local, and returns their partial outputs:

@@ -70,7 +70,7 @@ _TABLE = [
     Sym("t_floor", "s", "minimum time of one layer per step", "profile"),
     Sym("t_lay", "s", "fixed cost added to every layer per step (launch gaps, kernel tails)", "profile"),
     Sym("t_step", "s", "CPU/scheduler overhead per step", "profile"),
-    Sym("imb", "1", "MoE load imbalance (busiest GPU / mean)", "profile"),
+    Sym("imb", "1", "MoE routing skew: busiest EP rank load / mean at large batch (hot experts)", "profile"),
     Sym("s_dec", "1", "decode kernel speed-up factor", "profile"),
     Sym("s_pf", "1", "prefill kernel speed-up factor", "profile"),
     Sym("C_ws", "B", "HBM workspace per GPU", "profile"),

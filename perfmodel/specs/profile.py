@@ -42,7 +42,7 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
     "layer_overhead_us": ("fixed cost added to every layer per step (kernel launch gaps, tails, syncs between "
                           "a layer's kernels), us", 0.0, 1000.0, "latency"),
     "step_overhead_ms": ("CPU/scheduler overhead per engine step, ms", 0.0, 1000.0, "latency"),
-    "moe_imbalance": ("busiest GPU's expert load over the mean (>= 1)", 1.0, 8.0, "scheduling"),
+    "moe_imbalance": ("structural routing skew: busiest EP rank's expert load over the mean at large batch, on top of the random-routing spread the equations compute (>= 1)", 1.0, 8.0, "scheduling"),
     "workspace_gb": ("HBM reserved for activations, CUDA graphs, runtime, GB per GPU", 0.0, 200.0, "memory"),
     "mem_fraction": ("fraction of usable HBM the engine may use", 0.1, 1.0, "memory"),
     "prefill_speedup": ("multiplier on prefill throughput from kernel work (1 = none)", 0.2, 5.0, "kernels"),
