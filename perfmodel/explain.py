@@ -39,7 +39,7 @@ def explain(model: ModelSpec, latex: bool = False) -> str:
     out = [f"# Decode-step equations of {model.id} (one layer of each group; pp = 1, no mixed prefill)", "",
            "## Notation", "", notation_markdown(), "",
            "Kernel time = max(compute, memory) / s_dec; layer = max(t_floor, sum of kernels) + visible link "
-           "time + collectives x (lat_link + t_coll) + t_lay.", ""]
+           "time + collectives x (lat_link + t_coll) + t_kern x kernels of the layer.", ""]
     for g in model.layers:
         tally = Tally()
         floor, link, lat = b.layer(g.attention, g.ffn, ph, tally, 1)

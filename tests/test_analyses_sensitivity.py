@@ -39,7 +39,7 @@ def test_euler_rates_minus_latencies_sum_to_one():
     e = _elasticities(dict(gpus=8, tp=8, batch=64, spec_tokens=2))
     rates = ["hbm_bandwidth_tbps", "bf16_dense_pflops", "fp8_dense_pflops", "scaleup_bandwidth_gbps",
              "nic_bandwidth_gbps", "host_link_bandwidth_gbps", "host_memory_bandwidth_gbps"]
-    times = ["scaleup_latency_us", "collective_latency_us", "layer_floor_us", "layer_overhead_us", "step_overhead_ms"]
+    times = ["scaleup_latency_us", "collective_latency_us", "layer_floor_us", "kernel_overhead_us", "step_overhead_ms"]
     assert e[rates].sum() - e[times].sum() == pytest.approx(1.0, abs=1e-9)
     assert e["scaleup_bandwidth_gbps"] > 0 and e["step_overhead_ms"] < 0
 

@@ -22,7 +22,7 @@ VLLM_LIKE = {  # a fixed vLLM-like profile, so recalibration of profiles/vllm.ya
     "id": "vllm-like", "name": "vLLM-like (test)", "engine": "vllm",
     **{k: {"value": v, "low": v, "high": v} for k, v in dict(
         eff_weights=0.8, eff_kv=0.7, eff_gemm=0.6, eff_attention=0.4, eff_link=0.7, overlap=0.5,
-        collective_latency_us=10.0, layer_floor_us=20.0, layer_overhead_us=5.0, step_overhead_ms=2.0,
+        collective_latency_us=10.0, layer_floor_us=20.0, kernel_overhead_us=5.0, step_overhead_ms=2.0,
         moe_imbalance=1.3, workspace_gb=8.0, mem_fraction=0.9).items()},
 }
 
@@ -45,7 +45,7 @@ def test_v41_flash_gb300_tp4_dspark_tpot_by_hand(tmp_path):
     LINK, LAT = hw.value("scaleup_bandwidth_gbps") * 1e9, hw.value("scaleup_latency_us") * 1e-6
     HOST = min(hw.value("host_link_bandwidth_gbps"), hw.value("host_memory_bandwidth_gbps")) * 1e9
     e_w, e_kv, e_mm, e_at, e_ln, ovl = 0.8, 0.7, 0.6, 0.4, 0.7, 0.5
-    t_coll, t_floor, t_lay, t_step, imb = 10e-6, 20e-6, 5e-6, 2e-3, 1.3
+    t_coll, t_floor, t_kern, t_step, imb = 10e-6, 20e-6, 5e-6, 2e-3, 1.3
     tp, h, V = 4, m.hidden_size, m.vocab_size
     b_x, b_a, b_e, b_act = 0.5 + 1 / 16, 1.0, 2.0, 2.0     # nvfp4 experts, fp8 attention (MoE + 4-bit), bf16 head
 
@@ -87,9 +87,13 @@ def test_v41_flash_gb300_tp4_dspark_tpot_by_hand(tmp_path):
         kern.append((2 * pe * T * f.top_k * imb / (1 * tp) / (F4 * e_mm), distinct * pe * b_x / tp / (BW * e_w)))
         kern.append((0.0, 3 * 4 * h * b_act * T / (BW * e_w)))   # mHC: 3 extra residual streams
         k_t = sum(max(c, mm) for c, mm in kern)
+        # kernels launched: dsv4 attention 8 (+1 compressor, +3 own indexer), MoE 7 (+3 shared expert),
+        # 2 norms, 2 mHC mixing
+        n_kern = (8 + (1 if a.compress_ratio else 0) + (3 if own_ix else 0) + 7 + (3 if f.shared_experts else 0)
+                  + 2 + 2)
         link = 2 * (2 * (tp - 1) / tp * T * h * b_act) / (LINK * e_ln)   # two all-reduces, inside the domain
         return (k_t + max(0.0, t_floor - k_t) + link - ovl * min(link, k_t)
-                + 2 * (LAT + t_coll) + t_lay), k_t
+                + 2 * (LAT + t_coll) + t_kern * n_kern), k_t
 
     def lm_head(tokens):
         p = V * h

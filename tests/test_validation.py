@@ -69,9 +69,9 @@ def test_calibration_recovers_known_parameters(monkeypatch):
     monkeypatch.setattr(cal, "COARSE", 5)
     prof = catalog.profile("trtllm")
     # truth on the 5-level search grid, so the test checks the fit machinery rather than grid resolution
-    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "layer_overhead_us": 40.0, "moe_imbalance": 1.5}
+    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
     recs = _synthetic(prof, truth)
-    bounds = {"eff_weights": (0.3, 1.0), "eff_gemm": (0.2, 1.0), "layer_overhead_us": (0.0, 80.0),
+    bounds = {"eff_weights": (0.3, 1.0), "eff_gemm": (0.2, 1.0), "kernel_overhead_us": (0.0, 4.0),
               "moe_imbalance": (1.0, 3.0)}
     res = cal.fit_family(recs, {"trtllm": prof}, bounds=bounds)
     assert res["rms_log_error"] < 0.05

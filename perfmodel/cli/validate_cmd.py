@@ -7,6 +7,12 @@ from pathlib import Path
 DEFAULT_DATA = "../shared/data/calibration.csv"
 
 
+def default_calibration_files() -> list[str]:
+    """calibration.csv plus every measured-record CSV written into the project (data/measured/*.csv)."""
+    from ..validation.records import project_measured_files
+    return [DEFAULT_DATA] + [str(p) for p in project_measured_files()]
+
+
 def register(sub):
     p = sub.add_parser("validate", help="predict measured records (CSV, ../shared/data/README.md format) and "
                                         "report the error")
@@ -22,7 +28,7 @@ def register(sub):
     c = sub.add_parser("calibrate", help="fit shared profile parameters per engine family; rewrite "
                                          "profiles/<engine>.yaml")
     c.add_argument("--data", action="append", default=[], metavar="FILE",
-                   help=f"record CSV (repeatable; default {DEFAULT_DATA})")
+                   help=f"record CSV (repeatable; default {DEFAULT_DATA} plus data/measured/*.csv)")
     c.add_argument("--seed", type=int, default=0, help="seed (the grid fit is deterministic; kept for the record)")
     c.add_argument("--out-dir", default=None, help="directory for the profile YAML (default: the catalog profiles/)")
     c.add_argument("--dry-run", action="store_true", help="print the fit, write nothing")
@@ -51,7 +57,7 @@ def run_calibrate(args):
     from .. import catalog
     from ..validation.calibrate import calibrate, write_profile
     from ..validation.records import read_records
-    files = args.data or [DEFAULT_DATA]
+    files = args.data or default_calibration_files()
     recs = [r for f in files for r in read_records(f)]
     res = calibrate(recs)
     out_dir = Path(args.out_dir) if args.out_dir else catalog.builtin_root() / "profiles"
@@ -62,6 +68,8 @@ def run_calibrate(args):
         print(f"{pid}: {r['basis']}; rms ln error {r['rms_log_error']:.3f}\n  {vals}")
         if r["at_upper_bound"]:
             print(f"  MODELING GAP: {', '.join(r['at_upper_bound'])} pinned at the physical limit 1.0")
+        if r.get("at_range_edge"):
+            print(f"  AT RANGE EDGE: {', '.join(r['at_range_edge'])} (the data pull past the plausible range)")
         worst = sorted(r["row_errors"].items(), key=lambda kv: -kv[1])[:3]
         print("  worst |ln(pred/meas)|: " + ", ".join(f"{i} {e:.2f}" for i, e in worst))
         if not args.dry_run:

@@ -36,6 +36,25 @@ class AttentionCost:
         k = kv_symbols(name)
         self.E, self.I, self.R = k["E"], k["I"], k["R"]
 
+    @property
+    def kernels(self) -> int:
+        """Kernels one decode pass launches for this attention kind (before cross-layer fusion), e.g.
+        MLA: fused down-projection GEMM, q/kv RMSNorm, q up-projection GEMM, W_UK batched GEMM, RoPE + KV write,
+        attention, W_UV batched GEMM, output GEMM (the module list of TensorRT-LLM's DeepSeek-R1 layer);
+        GQA: QKV GEMM, RoPE + KV write, attention, output GEMM; a learned indexer or a compressor adds its
+        projection, scoring and top-k kernels; linear attention: in-projection, short convolution, gating,
+        chunked recurrence, gated norm, out-projection."""
+        a = self.a
+        if isinstance(a, GQA):
+            return 4
+        if isinstance(a, MLA):
+            return 8 + (3 if a.indexer is not None and not a.indexer.shared else 0)
+        if isinstance(a, CompressedAttention):
+            return 8 + (1 if a.compress_ratio else 0) + (3 if a.indexer is not None and not a.indexer.shared else 0)
+        if isinstance(a, LinearAttention):
+            return 6
+        raise TypeError(type(a))
+
     # ---- FLOPs per query token
     def core_flops(self, n_ctx, phase: str):
         """Attention-core FLOPs of one query token with context ``n_ctx`` (tensor-core BF16)."""

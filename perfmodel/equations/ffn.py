@@ -45,6 +45,15 @@ class FFNCost:
     def is_moe(self) -> bool:
         return isinstance(self.f, MoE)
 
+    @property
+    def kernels(self) -> int:
+        """Kernels one pass launches for this FFN (before cross-layer fusion): dense MLP 3 (gate-up GEMM,
+        activation, down GEMM); MoE 7 (router GEMM, top-k, dispatch/permute, grouped GEMM 1, activation,
+        grouped GEMM 2, combine/reduce) plus the dense MLP kernels of shared experts."""
+        if not self.is_moe:
+            return 3
+        return 7 + (3 if self.f.shared_experts else 0)
+
     def distinct_experts(self, tokens):
         """Expected distinct routed experts touched by ``tokens`` tokens: E (1 - (1 - k/E)^T)."""
         f = self.f

@@ -21,7 +21,8 @@ For each layer group (n layers of attention kind A and FFN kind F):
            all-to-all, e.g. DeepEP normal mode): each token crosses the NIC once per remote domain it is routed
            to (r_dom, bounded by group-limited routing) and fans out over the scale-up link;
            t = max(T_gpu r_dom d b / BW_nic, T_gpu k (1 - 1/ep) d b / BW_link) / e_ln
-    layer = max(t_floor, kernels / s_dec) + link (1 - overlap share) + collectives x (lat_link + t_coll) + t_lay
+    layer = max(t_floor, kernels / s_dec) + link (1 - overlap share) + collectives x (lat_link + t_coll)
+            + t_kern n_kern   (n_kern = kernels the layer launches: attention + FFN + norms; layer_kernels)
 TPOT = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + (pp-1) lat_link
        + host-link time (Engram lookups, KV reloads, cold KV reads; overlapped like links)
        + pooled-HBM reloads over the scale-up link.
@@ -43,6 +44,9 @@ from .attention import AttentionCost
 from .ffn import FFNCost
 from .roofline import Tally, allreduce_bytes, collective_bandwidth, indicator_gt1, smax, smin
 from .symbols import S
+
+NORM_KERNELS = 2   # pre-attention and pre-FFN RMSNorm, each fused with its residual add
+MHC_KERNELS = 2    # mHC stream mixing around attention and around the FFN
 
 
 @dataclass
@@ -158,8 +162,14 @@ class StepBuilder:
         tally.count("bytes_link", link_bytes, weight)
         tally.count("collectives", n_coll, weight)
         link_visible = link_t - s["ovl"] * smin(link_t, kern_time)
-        latency = n_coll * (s["lat_link"] + s["t_coll"]) + s["t_lay"]
+        latency = n_coll * (s["lat_link"] + s["t_coll"]) + s["t_kern"] * self.layer_kernels(attn, ffn)
         return weight * floor_excess, weight * link_visible, weight * latency
+
+    def layer_kernels(self, attn: str, ffn: str) -> int:
+        """Kernels of one layer: its attention and FFN kernels plus NORM_KERNELS (the two RMSNorm + residual
+        adds) and, with mHC, MHC_KERNELS (stream mixing before attention and before the FFN)."""
+        n = self.attn[attn].kernels + self.ffn[ffn].kernels + NORM_KERNELS
+        return n + (MHC_KERNELS if self.m.residual.kind == "mhc" else 0)
 
     def lm_head(self, ph: Phase, tally: Tally, weight=1):
         s = S

@@ -68,7 +68,7 @@ _TABLE = [
     Sym("ovl", "1", "share of link time hidden behind compute", "profile"),
     Sym("t_coll", "s", "software latency per collective", "profile"),
     Sym("t_floor", "s", "minimum time of one layer per step", "profile"),
-    Sym("t_lay", "s", "fixed cost added to every layer per step (launch gaps, kernel tails)", "profile"),
+    Sym("t_kern", "s", "fixed cost per kernel launched (launch gap, tail, sync), x kernels per layer", "profile"),
     Sym("t_step", "s", "CPU/scheduler overhead per step", "profile"),
     Sym("imb", "1", "MoE routing skew: busiest EP rank load / mean at large batch (hot experts)", "profile"),
     Sym("s_dec", "1", "decode kernel speed-up factor", "profile"),

@@ -39,8 +39,9 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
     "overlap": ("share of communication hidden behind compute (two-batch overlap etc.)", 0.0, 1.0, "communication"),
     "collective_latency_us": ("software latency added to each collective, us", 0.0, 1000.0, "latency"),
     "layer_floor_us": ("minimum time of one layer's kernels per step (launch/sync floor), us", 0.0, 1000.0, "latency"),
-    "layer_overhead_us": ("fixed cost added to every layer per step (kernel launch gaps, tails, syncs between "
-                          "a layer's kernels), us", 0.0, 1000.0, "latency"),
+    "kernel_overhead_us": ("fixed cost per kernel a layer launches (launch gap, tail, sync between kernels), "
+                           "us; a layer costs it times its kernel count (DeepSeek MoE layer 20, Llama layer 9)",
+                           0.0, 50.0, "latency"),
     "step_overhead_ms": ("CPU/scheduler overhead per engine step, ms", 0.0, 1000.0, "latency"),
     "moe_imbalance": ("structural routing skew: busiest EP rank's expert load over the mean at large batch, on top of the random-routing spread the equations compute (>= 1)", 1.0, 8.0, "scheduling"),
     "workspace_gb": ("HBM reserved for activations, CUDA graphs, runtime, GB per GPU", 0.0, 200.0, "memory"),
@@ -80,7 +81,7 @@ class ProfileSpec(Strict):
     overlap: Param
     collective_latency_us: Param
     layer_floor_us: Param
-    layer_overhead_us: Param = _p(0.0)
+    kernel_overhead_us: Param = _p(0.0)
     step_overhead_ms: Param
     moe_imbalance: Param
     workspace_gb: Param

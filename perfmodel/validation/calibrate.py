@@ -1,14 +1,17 @@
 """Fit a few shared software-profile parameters per engine family on measured records.
 
 Method (reproducible, no randomness except the fixed-seed band sampling elsewhere):
-  * fitted parameters FIT_PARAMS (eff_weights, eff_gemm, layer_overhead_us, moe_imbalance), plus the per-draft
+  * fitted parameters FIT_PARAMS (eff_weights, eff_gemm, kernel_overhead_us, moe_imbalance), plus the per-draft
     MTP acceptance rate where the family's records draft tokens without publishing it, searched inside
     physical ranges (no efficiency above 1) by a vectorized grid search: every grid combination is one "sample" of
     the compiled equations, so one evaluation per record scores the whole grid; then a finer grid around the best.
   * loss: sum over the family's records of ln(predicted / measured)^2 (infeasible predictions cost ln(10)^2).
-  * a family with fewer than MIN_ROWS records is fitted jointly with its base engine (dynamo-X with X); if the
-    group still has fewer than MIN_ROWS records it takes a pooled fit over all records; a dynamo-X profile with
-    no records at all inherits the fit of X. Every other parameter keeps its catalog value.
+  * a family with at least MIN_ROWS records gets its own fit. A dynamo-X family with fewer records starts from
+    the fit of its base engine X (same kernels) and, with at least SMALL_MIN_ROWS records, refits only
+    SMALL_FIT (the fixed cost per layer, and the acceptance rate when its records draft without publishing it):
+    what the serving stack and the benchmark's data change, with at most half as many parameters as records.
+    Any other family with fewer than MIN_ROWS records takes a pooled fit over all records; a dynamo-X profile
+    with no records at all inherits the fit of X. Every other parameter keeps its catalog value.
   * parameters that are not fitted but were fitted by earlier versions (PRIORS: step_overhead_ms, now that the
     fixed cost per layer carries the launch/tail cost) are written back at their documented prior value and range.
   * plausible range of each fitted parameter: the extent over grid points whose loss is within
@@ -31,15 +34,23 @@ from .predict_rows import Unsupported, central_params, predict_record, profile_i
 from .records import Record
 
 FIT_PARAMS: dict[str, tuple[float, float]] = {
-    "eff_weights": (0.3, 1.0), "eff_gemm": (0.15, 1.0), "layer_overhead_us": (0.0, 150.0), "moe_imbalance": (1.0, 3.0)}
+    "eff_weights": (0.3, 1.0), "eff_gemm": (0.15, 1.0), "kernel_overhead_us": (0.0, 8.0), "moe_imbalance": (1.0, 3.0)}
 # fitted too where a family's records draft tokens without publishing the acceptance: per-draft acceptance rate
 SPEC_FIT: dict[str, tuple[float, float]] = {"acceptance_rate": (0.3, 0.95)}
+# ... but only from at least MIN_SPEC_ROWS such records (never from one or two rows); otherwise the prior
+# (value, low, high): DeepSeek-V3 reports 85-90% acceptance of the second token; TensorRT-LLM's B200 MTP table
+# (data/measured/trtllm-blog01-mtp-depth.csv) gives 1.92 / 2.58 / 2.82 accepted tokens for 1 / 2 / 3 drafts,
+# i.e. a per-draft rate of about 0.74-0.92
+MIN_SPEC_ROWS = 3
+SPEC_PRIORS: dict[str, tuple[float, float, float]] = {"acceptance_rate": (0.8, 0.6, 0.95)}
 # prior (value, low, high) of parameters written by the calibration but not fitted: CPU/scheduler cost per step
 # with CUDA graphs and an overlapped scheduler (sub-millisecond to ~1.5 ms)
 PRIORS: dict[str, tuple[float, float, float]] = {"step_overhead_ms": (0.5, 0.2, 1.5)}
 COARSE = 6
 FINE = 5
 MIN_ROWS = 5
+SMALL_MIN_ROWS = 3
+SMALL_FIT = ["kernel_overhead_us"]
 INFEASIBLE_COST = np.log(10.0) ** 2
 CHI2_90 = {1: 2.71, 2: 4.61, 3: 6.25, 4: 7.78, 5: 9.24}
 
@@ -105,20 +116,45 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
         hi = min(max(hi, v + fine_step[p]), bounds[p][1])
         values[p], ranges[p] = v, (lo, hi)
     at_bound = [p for p in fit if np.isclose(values[p], bounds[p][1]) and p.startswith("eff_")]
+    # any other fitted parameter on an edge of its search range: the data pull beyond a plausible value
+    at_edge = [p for p in fit if p not in at_bound and (np.isclose(values[p], bounds[p][0])
+                                                         or np.isclose(values[p], bounds[p][1]))]
     return {"values": values, "ranges": ranges, "loss": float(L[best]), "rows": used,
             "rms_log_error": float(np.sqrt(L[best] / n)), "row_errors": dict(zip(used, np.sqrt(E[:, best]))),
-            "at_upper_bound": at_bound}
+            "at_upper_bound": at_bound, "at_range_edge": at_edge}
 
 
 def needs_acceptance_fit(records: list[Record]) -> bool:
-    """True if some record drafts tokens but does not publish its acceptance length."""
-    return any((r.spec_tokens or 0) > 0 and r.acceptance_length is None for r in records)
+    """True if at least MIN_SPEC_ROWS records draft tokens without publishing their acceptance length."""
+    return sum((r.spec_tokens or 0) > 0 and r.acceptance_length is None for r in records) >= MIN_SPEC_ROWS
+
+
+def _entry(v: float, lo: float, hi: float) -> dict:
+    return {"value": v, "low": min(lo, v), "high": max(hi, v)}
+
+
+def _apply(data: dict, values: dict[str, float], ranges: dict[str, tuple[float, float]],
+           keep: tuple[str, ...] = ()) -> dict:
+    """Profile data with the fitted ``values`` and the priors of every other parameter (except ``keep``)."""
+    data = {**data, "spec_decoding": dict(data.get("spec_decoding") or {})}
+    for p, (v, lo, hi) in PRIORS.items():
+        if p not in values and p not in keep:
+            data[p] = _entry(v, lo, hi)
+    for p, (v, lo, hi) in SPEC_PRIORS.items():
+        if p not in values and p not in keep:
+            data["spec_decoding"][p] = _entry(v, lo, hi)
+    for p, v in values.items():
+        entry = _entry(v, *ranges[p])
+        if p in SPEC_FIT:
+            data["spec_decoding"][p] = entry
+        else:
+            data[p] = entry
+    return data
 
 
 def with_priors(prof: ProfileSpec, fit: list[str]) -> ProfileSpec:
-    """The profile with PRIORS applied to the parameters that are not fitted."""
-    upd = {p: {"value": v, "low": lo, "high": hi} for p, (v, lo, hi) in PRIORS.items() if p not in fit}
-    return ProfileSpec.model_validate({**prof.model_dump(), **upd}) if upd else prof
+    """The profile with PRIORS and SPEC_PRIORS applied to the parameters that are not fitted."""
+    return ProfileSpec.model_validate(_apply(prof.model_dump(), {}, {}, keep=tuple(fit)))
 
 
 def base_engine(pid: str) -> str:
@@ -139,28 +175,33 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
     for pid in list(by) + [base_engine(p) for p in by]:
         if pid not in profiles:
             profiles[pid] = with_priors(catalog.profile(pid), fit_names)
-    groups: dict[str, list[Record]] = {}
-    for pid, recs in by.items():
-        key = pid if len(recs) >= MIN_ROWS else base_engine(pid)
-        groups.setdefault(key, []).extend(recs)
-    fits: dict[str, dict] = {}
-    pooled = None
     results: dict[str, dict] = {}
-    for pid, recs in sorted(by.items()):
-        key = pid if len(recs) >= MIN_ROWS else base_engine(pid)
-        grp = groups[key]
-        if len(grp) >= MIN_ROWS:
-            if key not in fits:
-                fits[key] = fit_family(grp, profiles, fit)
-            members = sorted({profile_id(r) for r in grp})
-            basis = (f"own fit on {len(grp)} records" if members == [pid] else
-                     f"joint fit on {len(grp)} records of {', '.join(members)}")
-            results[pid] = {**fits[key], "basis": basis}
-        else:
-            if pooled is None:
-                pooled = fit_family(records, profiles, fit)
-            results[pid] = {**pooled, "basis": f"{len(recs)} records (< {MIN_ROWS}): pooled fit over all "
-                                               f"{len(pooled['rows'])} records"}
+    pooled = None
+    # full fits first (families with enough records), so that small dynamo-X families can start from X
+    for pid, recs in sorted(by.items(), key=lambda kv: len(kv[1]) < MIN_ROWS):
+        if len(recs) >= MIN_ROWS:
+            results[pid] = {**fit_family(recs, profiles, fit), "basis": f"own fit on {len(recs)} records"}
+            continue
+        base = base_engine(pid)
+        if base != pid and base in results:
+            start = fitted_profile(base, results[base])
+            start = start.model_copy(update={"id": pid, "engine": profiles[pid].engine})
+            if len(recs) >= SMALL_MIN_ROWS:
+                small = SMALL_FIT + (list(SPEC_FIT) if needs_acceptance_fit(recs) else [])
+                own = fit_family(recs, {pid: start}, small)
+                values = {**results[base]["values"], **own["values"]}
+                ranges = {**results[base]["ranges"], **own["ranges"]}
+                results[pid] = {**own, "values": values, "ranges": ranges,
+                                "basis": f"fit of {base}; {', '.join(small)} refitted on its own "
+                                         f"{len(recs)} records"}
+            else:
+                results[pid] = {**results[base], "basis": f"{len(recs)} records (< {SMALL_MIN_ROWS}): "
+                                                           f"the fit of {base}"}
+            continue
+        if pooled is None:
+            pooled = fit_family(records, profiles, fit)
+        results[pid] = {**pooled, "basis": f"{len(recs)} records (< {MIN_ROWS}): pooled fit over all "
+                                           f"{len(pooled['rows'])} records"}
     # a dynamo-X profile with no records of its own runs engine X's kernels: it inherits X's fit
     for pid in catalog.ids("profiles"):
         base = base_engine(pid)
@@ -178,16 +219,9 @@ def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
     """Rewrite profiles/<pid>.yaml with the fitted values and ranges (other fields kept)."""
     src = catalog.resolve_path("profiles", pid)
     data = yaml.safe_load(src.read_text())
-    for p, (v, lo, hi) in PRIORS.items():
-        if p not in result["values"]:
-            data[p] = {"value": v, "low": lo, "high": hi}
-    for p, v in result["values"].items():
-        lo, hi = result["ranges"][p]
-        entry = {"value": _sig(v), "low": _sig(min(lo, v)), "high": _sig(max(hi, v))}
-        if p in SPEC_FIT:
-            data.setdefault("spec_decoding", {})[p] = entry
-        else:
-            data[p] = entry
+    values = {p: _sig(v) for p, v in result["values"].items()}
+    ranges = {p: (_sig(lo), _sig(hi)) for p, (lo, hi) in result["ranges"].items()}
+    data = _apply(data, values, ranges)
     data["name"] = f"{pid} (calibrated)"
     data["calibration"] = (f"{command}: {result['basis']}; fitted {', '.join(result['values'])} by grid search "
                            f"on ln(pred/meas)^2, rms ln error {result['rms_log_error']:.3f}; ranges = "
@@ -205,11 +239,8 @@ def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
 
 
 def fitted_profile(pid: str, result: dict) -> ProfileSpec:
-    prof = catalog.profile(pid)
-    upd = {p: {"value": v, "low": lo, "high": hi} for p, (v, lo, hi) in PRIORS.items() if p not in result["values"]}
-    upd |= {p: {"value": v, "low": min(result["ranges"][p][0], v), "high": max(result["ranges"][p][1], v)}
-           for p, v in result["values"].items()}
-    return ProfileSpec.model_validate({**prof.model_dump(), **upd})
+    """The catalog profile ``pid`` with a fit result applied (what write_profile would write)."""
+    return ProfileSpec.model_validate(_apply(catalog.profile(pid).model_dump(), result["values"], result["ranges"]))
 
 
 __all__ = ["FIT_PARAMS", "PROFILE_PARAMS", "calibrate", "fit_family", "write_profile", "fitted_profile"]

@@ -121,3 +121,10 @@ def read_records(path: str | Path) -> list[Record]:
             seen[rec.id] = line
             out.append(rec)
     return out
+
+
+def project_measured_files() -> list[Path]:
+    """Measured-record CSVs written into the project (data/measured/*.csv), sorted; [] when not shipped."""
+    from ..catalog import builtin_root
+    d = builtin_root() / "data" / "measured"
+    return sorted(d.glob("*.csv")) if d.is_dir() else []

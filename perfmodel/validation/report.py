@@ -133,7 +133,7 @@ Per-row CSV: [{csv_path.name}]({csv_path.name}).
 
 
 DISCUSSION = """\
-Calibration (`perfmodel calibrate`: grid search over eff_weights, eff_gemm, layer_overhead_us, moe_imbalance per
+Calibration (`perfmodel calibrate`: grid search over eff_weights, eff_gemm, kernel_overhead_us, moe_imbalance per
 family; trtllm and dynamo-trtllm fitted jointly on 18 records; sglang on 5 records incl. the `deepseek` row;
 vllm has one record and takes the pooled fit over all 24). step_overhead_ms is no longer fitted: it is a
 documented prior (0.5 ms, range 0.2-1.5 ms, `calibrate.PRIORS`).
@@ -154,7 +154,7 @@ summary above: it is kept because it is right, not because it fits):
    MoE all-to-all, so mixed-in prefill tokens split over min(dp, max(1, requests per step)) ranks, not dp.
    This makes the aggregated max-throughput DP8 rows (c07, c08) slower (c07 +50% -> +18%) and a single
    request's TTFT is no longer divided over DP ranks.
-3. *Fixed cost per layer* (`layer_overhead_us`, added to every layer of every pass) replaces the fitted
+3. *Fixed cost per layer* (`kernel_overhead_us`, added to every layer of every pass) replaces the fitted
    per-step constant: launch gaps and kernel tails scale with depth, so the 36-layer gpt-oss-120b no longer
    pays the overhead the 80-layer Llama-70B needs (c22 -37% -> within 10%; c23 -43% -> -28%).
 4. *Queueing above capacity.* A published concurrency above the modeled KV capacity (c08: 7168 > ~5800 at full
