@@ -93,3 +93,56 @@ def test_predict_rows_reports_unsupported_and_summary(tmp_path):
     assert r["low"] <= r["predicted"] <= r["high"]
     s = summary(df)
     assert s["predicted"] == 1 and s["unsupported"] == 1
+
+
+def _spec_records(n, engine):
+    rows = []
+    for i in range(n):
+        rows.append(Record(id=f"m{i}", kind="point", hardware="b200", model="deepseek-r1", weights="nvfp4",
+                           kv_cache="fp8", engine=engine, serving="aggregated", gpus=8, tp=8, ep=8,
+                           spec_tokens=3, isl=1024, osl=1024, concurrency=2 ** i, metric="tps_per_user",
+                           value=100.0))
+    return rows
+
+
+def test_acceptance_is_fitted_only_from_enough_rows():
+    assert not cal.needs_acceptance_fit(_spec_records(cal.MIN_SPEC_ROWS - 1, "trtllm"))
+    assert cal.needs_acceptance_fit(_spec_records(cal.MIN_SPEC_ROWS, "trtllm"))
+    published = [r.model_copy(update={"acceptance_length": 2.5}) for r in _spec_records(5, "trtllm")]
+    assert not cal.needs_acceptance_fit(published)
+
+
+def test_fitted_profile_puts_acceptance_under_spec_decoding_and_priors_elsewhere():
+    res = {"values": {"eff_gemm": 0.5, "acceptance_rate": 0.7},
+           "ranges": {"eff_gemm": (0.4, 0.6), "acceptance_rate": (0.6, 0.8)}}
+    p = cal.fitted_profile("trtllm", res)
+    assert p.eff_gemm.value == 0.5 and p.spec_decoding.acceptance_rate.value == 0.7
+    assert p.step_overhead_ms.value == cal.PRIORS["step_overhead_ms"][0]
+    q = cal.fitted_profile("trtllm", {"values": {"eff_gemm": 0.5}, "ranges": {"eff_gemm": (0.4, 0.6)}})
+    assert q.spec_decoding.acceptance_rate.value == cal.SPEC_PRIORS["acceptance_rate"][0]
+
+
+def test_small_dynamo_family_refits_only_small_fit_around_its_base(monkeypatch):
+    monkeypatch.setattr(cal, "COARSE", 4)
+    monkeypatch.setattr(cal, "FINE", 3)
+    prof = catalog.profile("trtllm")
+    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
+    base = _synthetic(prof, truth)[:5]
+    small = [r.model_copy(update={"id": "d" + r.id, "engine": "dynamo-trtllm"}) for r in base[:3]]
+    res = cal.calibrate(base + small)
+    d = res["dynamo-trtllm"]
+    assert "refitted on its own 3 records" in d["basis"]
+    for p in ("eff_weights", "eff_gemm", "moe_imbalance"):
+        assert d["values"][p] == res["trtllm"]["values"][p]     # inherited from the base engine's fit
+    assert set(d["values"]) == set(res["trtllm"]["values"])
+
+
+def test_project_measured_data_is_in_the_default_calibration_set():
+    from perfmodel.cli.validate_cmd import DEFAULT_DATA, default_calibration_files
+    from perfmodel.validation.records import project_measured_files
+    files = project_measured_files()
+    assert files and all(f.suffix == ".csv" for f in files)
+    assert default_calibration_files()[0] == DEFAULT_DATA
+    for f in files:                                      # every project record reads and carries a source
+        for r in read_records(f):
+            assert r.source and r.source.startswith("https://")

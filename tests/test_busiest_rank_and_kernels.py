@@ -1,0 +1,80 @@
+"""Busiest-EP-rank statistics and per-layer kernel counts (equations/roofline.py, ffn.py, attention.py, step.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from perfmodel import catalog
+from perfmodel.equations.ffn import FFNCost
+from perfmodel.equations.roofline import expected_max_normal
+from perfmodel.equations.step import StepBuilder
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 8, 32, 256])
+def test_expected_max_normal_matches_monte_carlo(n):
+    exact = np.random.default_rng(0).standard_normal((40_000, n)).max(axis=1).mean()
+    assert float(expected_max_normal(sp.Integer(n))) == pytest.approx(exact, abs=0.05 * max(exact, 1.0))
+
+
+def _ffn(model="deepseek-v3"):
+    m = catalog.model(model)
+    f = next(f for f in m.ffn.values() if getattr(f, "experts", 0))
+    return FFNCost(f, m.hidden_size)
+
+
+def test_one_rank_is_the_mean():
+    f = _ffn()
+    for T in (1, 8, 4096):
+        assert float(f.busiest_rank_experts(T, 1)) == pytest.approx(float(f.distinct_experts(T)))
+        assert float(f.busiest_rank_load(T, 1)) == pytest.approx(1.0)
+
+
+def test_busiest_rank_exceeds_mean_at_low_batch_and_converges_at_high_batch():
+    f = _ffn()
+    E = f.f.experts
+    # 4 tokens x top-8 on EP4: the busiest of 4 ranks touches clearly more experts than the mean rank
+    mean = float(f.distinct_experts(4)) / 4
+    busiest = float(f.busiest_rank_experts(4, 4))
+    assert 1.2 * mean < busiest < E / 4
+    # every expert touched: the busiest rank holds E/ep distinct experts, no more
+    assert float(f.busiest_rank_experts(100_000, 8)) == pytest.approx(E / 8, rel=1e-6)
+    # token load spread: large at a few tokens per rank, vanishing at many
+    assert float(f.busiest_rank_load(4, 8)) > 1.5
+    assert float(f.busiest_rank_load(100_000, 8)) == pytest.approx(1.0, abs=0.01)
+
+
+def test_busiest_rank_experts_matches_simulation():
+    """Uniform top-k routing simulated: mean over trials of the busiest rank's distinct experts."""
+    f = _ffn()
+    E, k, ep, T = f.f.experts, f.f.top_k, 8, 16
+    rng = np.random.default_rng(1)
+    trials = []
+    for _ in range(2000):
+        touched = np.zeros(E, bool)
+        for _t in range(T):
+            touched[rng.choice(E, k, replace=False)] = True
+        trials.append(touched.reshape(ep, E // ep).sum(axis=1).max())
+    assert float(f.busiest_rank_experts(T, ep)) == pytest.approx(np.mean(trials), rel=0.08)
+
+
+def test_layer_kernel_counts():
+    """DeepSeek MoE layer: MLA 8 + MoE 7 + shared expert 3 + 2 norms = 20; Llama layer: GQA 4 + MLP 3 + 2 = 9."""
+    ds = StepBuilder(catalog.model("deepseek-v3"))
+    kinds = {(g.attention, g.ffn) for g in ds.m.layers}
+    counts = sorted(ds.layer_kernels(a, f) for a, f in kinds)
+    assert counts == [13, 20]                     # 3 dense layers (MLA + MLP) and 58 MoE layers
+    ll = StepBuilder(catalog.model("llama-3.3-70b"))
+    g = ll.m.layers[0]
+    assert ll.layer_kernels(g.attention, g.ffn) == 9
+
+
+def test_kernel_overhead_adds_per_kernel_per_layer():
+    """TPOT grows by kernel_overhead x (3 x 13 + 58 x 20) kernels per step for DeepSeek-V3 (no drafts)."""
+    from perfmodel.engine.evaluate import Setup, evaluate
+    hw, m, prof = catalog.hardware("h200-sxm"), catalog.model("deepseek-v3"), catalog.profile("trtllm")
+    pt = dict(batch=8, gpus=8, tp=8, ep=8, pp=1, spec_tokens=0, acc=1, isl=1000, osl=1000, new=1000, mix=0)
+    t = [evaluate(Setup(hw, m, prof, profile_overrides={"kernel_overhead_us": v, "layer_floor_us": 0.0}),
+                  pt)["tpot_ms"].iloc[0] for v in (1.0, 3.0)]
+    assert t[1] - t[0] == pytest.approx(2e-3 * (3 * 13 + 58 * 20), rel=1e-6)
