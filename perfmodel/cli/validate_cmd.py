@@ -47,10 +47,31 @@ def run_validate(args):
     if args.plot:
         report.plot(df, args.plot)
     if args.report:
-        report.write_report(df, s, Path(args.report), data_file=args.file, recs=recs)
+        report.write_report(df, s, Path(args.report), data_file=args.file, recs=recs,
+                            extras=_extra_sections(args.samples, args.seed))
     print(report.table_text(df))
     print(report.summary_text(s))
     return 0
+
+
+EXTRA_NOTES = {
+    "measured": ("Measured data written into the project", "Fitted beside the records above "
+                 "(`perfmodel calibrate` reads them by default); in-sample."),
+    "holdout": ("Held-out data: out-of-sample check", "Never fitted (`data/holdout/README.md`): how the "
+                "calibrated model does on results it has not seen."),
+}
+
+
+def _extra_sections(samples: int, seed: int) -> list:
+    """Report sections for the project's own record files: data/measured (fitted) and data/holdout (never)."""
+    from ..validation.predict_rows import predict_rows, summary
+    from ..validation.records import project_record_files, read_records
+    out = []
+    for kind, (title, note) in EXTRA_NOTES.items():
+        for f in project_record_files(kind):
+            df = predict_rows(read_records(f), n_samples=samples, seed=seed)
+            out.append((f"{title}: {f.name}", f"data/{kind}/{f.name}", df, summary(df), note))
+    return out
 
 
 def run_calibrate(args):

@@ -123,8 +123,14 @@ def read_records(path: str | Path) -> list[Record]:
     return out
 
 
-def project_measured_files() -> list[Path]:
-    """Measured-record CSVs written into the project (data/measured/*.csv), sorted; [] when not shipped."""
+def project_record_files(kind: str = "measured") -> list[Path]:
+    """Record CSVs written into the project: data/measured/*.csv (fitted by ``perfmodel calibrate`` beside
+    calibration.csv) or data/holdout/*.csv (never fitted). Sorted; [] when the folder is not shipped."""
     from ..catalog import builtin_root
-    d = builtin_root() / "data" / "measured"
+    d = builtin_root() / "data" / kind
     return sorted(d.glob("*.csv")) if d.is_dir() else []
+
+
+def project_measured_files() -> list[Path]:
+    """data/measured/*.csv: the measured records ``perfmodel calibrate`` fits beside calibration.csv."""
+    return project_record_files("measured")
