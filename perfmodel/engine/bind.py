@@ -27,7 +27,7 @@ HW_SYMBOLS = {
 
 # profile parameter -> (symbol, factor to SI)
 PROFILE_SYMBOLS = {
-    "eff_weights": ("e_w", 1.0), "eff_kv": ("e_kv", 1.0), "eff_gemm": ("e_mm", 1.0),
+    "eff_weights": ("e_w", 1.0), "eff_kv": ("e_kv", 1.0), "eff_gemm": ("e_mm", 1.0), "eff_gemm_fp4": ("e_mm4", 1.0),
     "eff_attention": ("e_at", 1.0), "eff_link": ("e_ln", 1.0), "overlap": ("ovl", 1.0),
     "collective_latency_us": ("t_coll", 1e-6), "layer_floor_us": ("t_floor", 1e-6),
     "kernel_overhead_us": ("t_kern", 1e-6),
@@ -73,7 +73,15 @@ def bind_hardware(fields: dict[str, float], weights: str, attn_fmt: str) -> dict
     out["C_hbm"] = (fields.get("hbm_usable_gb") or fields["hbm_capacity_gb"]) * 1e9
     out["F_x"] = compute_rate(fields, weights)
     out["F_a"] = compute_rate(fields, attn_fmt)
+    # 1 where the GEMMs run on FP4 tensor cores (their efficiency is eff_gemm_fp4), else 0
+    out["q_x"] = 1.0 if runs_fp4(fields, weights) else 0.0
+    out["q_a"] = 1.0 if runs_fp4(fields, attn_fmt) else 0.0
     return out
+
+
+def runs_fp4(fields: dict[str, float], fmt: str) -> bool:
+    """True if GEMMs with weights in ``fmt`` run on FP4 tensor cores (4-bit format and FP4 units present)."""
+    return COMPUTE_RATE[fmt] == "fp4" and bool(fields.get("fp4_dense_pflops"))
 
 
 def bind_profile(values: dict[str, float]) -> dict[str, float]:

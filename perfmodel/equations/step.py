@@ -8,6 +8,7 @@ Attention-DP ranks: decode tokens split evenly, T_gpu = T_dec/dp + n_pf/dp_pf wi
 dp_pf = min(dp, max(1, n_pf/new)): a request is prefilled on one rank and the ranks synchronize at each
 MoE all-to-all, so the step waits for the busiest rank.
 For each layer group (n layers of attention kind A and FFN kind F):
+    GEMM rates F e, e = e_mm, or e_mm4 for formats on FP4 tensor cores (gemm_eff)
     attention projections: 2 P_A T/(dp tp) FLOPs at F_a;   P_A b_a / tp bytes
     attention core:        [B q core_A(L) + n_pf core_A(L_pf)] / (pp dp tp) FLOPs at F_bf16, indexer at F_fp8;
                            B/(pp dp) kv_read_A(L) / shard_A + T/dp kv_write_A / shard_A bytes
@@ -90,7 +91,7 @@ class StepBuilder:
         # ranks; a prefill request stays on one rank, so prefill tokens split over the ranks busy with one
         dp_pf = self.prefill_ranks(ph)
         T_gpu = ph.dec_tokens / dp + ph.pf_tokens / dp_pf
-        rate_mm = lambda F_: F_ * s["e_mm"]  # noqa: E731
+        rate_mm = lambda F_: F_ * self.gemm_eff(F_)  # noqa: E731
         hbm_w, hbm_kv = s["BW_hbm"] * s["e_w"], s["BW_hbm"] * s["e_kv"]
         sp_ = ph.speedup
         kernels = []
@@ -165,6 +166,14 @@ class StepBuilder:
         latency = n_coll * (s["lat_link"] + s["t_coll"]) + s["t_kern"] * self.layer_kernels(attn, ffn)
         return weight * floor_excess, weight * link_visible, weight * latency
 
+    @staticmethod
+    def gemm_eff(F_):
+        """Achieved GEMM efficiency for the rate symbol F_x or F_a: e_mm, or e_mm4 where that format runs on FP4
+        tensor cores (q = 1):  e = e_mm + q (e_mm4 - e_mm)."""
+        s = S
+        q = s["q_x"] if F_ == s["F_x"] else s["q_a"]
+        return s["e_mm"] + q * (s["e_mm4"] - s["e_mm"])
+
     def layer_kernels(self, attn: str, ffn: str) -> int:
         """Kernels of one layer: its attention and FFN kernels plus NORM_KERNELS (the two RMSNorm + residual
         adds) and, with mHC, MHC_KERNELS (stream mixing before attention and before the FFN)."""
@@ -176,7 +185,7 @@ class StepBuilder:
         p = self.m.vocab_size * self.h
         tally.count("flops_gemm_attn", 2 * p * ph.logits / self.dp / S["tp"], weight)
         tally.count("bytes_weights", p * s["b_e"] / s["tp"], weight)
-        tally.add("lm_head", 2 * p * ph.logits / self.dp / S["tp"] / (s["F_a"] * s["e_mm"]) / ph.speedup,
+        tally.add("lm_head", 2 * p * ph.logits / self.dp / S["tp"] / (s["F_a"] * self.gemm_eff(s["F_a"])) / ph.speedup,
                   p * s["b_e"] / s["tp"] / (s["BW_hbm"] * s["e_w"]) / ph.speedup, weight)
 
     def prefill_ranks(self, ph: Phase):

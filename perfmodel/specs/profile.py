@@ -34,6 +34,8 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
     "eff_weights": ("achieved fraction of HBM bandwidth when streaming weights", 0.01, 1.0, "kernels"),
     "eff_kv": ("achieved fraction of HBM bandwidth when reading KV cache", 0.01, 1.0, "kernels"),
     "eff_gemm": ("achieved fraction of dense tensor FLOP/s in GEMMs (per format)", 0.01, 1.0, "kernels"),
+    "eff_gemm_fp4": ("achieved fraction of dense FP4 tensor FLOP/s in 4-bit (block-scaled NVFP4 / MXFP4) GEMMs; "
+                     "defaults to eff_gemm", 0.01, 1.0, "kernels"),
     "eff_attention": ("achieved fraction of BF16 tensor FLOP/s in attention kernels", 0.01, 1.0, "kernels"),
     "eff_link": ("achieved fraction of scale-up / NIC bandwidth in collectives", 0.01, 1.0, "communication"),
     "overlap": ("share of communication hidden behind compute (two-batch overlap etc.)", 0.0, 1.0, "communication"),
@@ -76,6 +78,7 @@ class ProfileSpec(Strict):
     eff_weights: Param
     eff_kv: Param
     eff_gemm: Param
+    eff_gemm_fp4: Param = Field(None, description="4-bit GEMM efficiency; absent = eff_gemm")  # type: ignore
     eff_attention: Param
     eff_link: Param
     overlap: Param
@@ -90,6 +93,14 @@ class ProfileSpec(Strict):
     decode_speedup: Param = _p(1.0)
     spec_decoding: SpecDecoding = SpecDecoding()
     features: Features = Features()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fp4_defaults_to_gemm(cls, data):
+        """A profile without eff_gemm_fp4 has no evidence of a format difference: it uses eff_gemm."""
+        if isinstance(data, dict) and data.get("eff_gemm_fp4") is None and data.get("eff_gemm") is not None:
+            data = {**data, "eff_gemm_fp4": data["eff_gemm"]}
+        return data
 
     @model_validator(mode="after")
     def _physical(self):

@@ -1,7 +1,8 @@
 """Fit a few shared software-profile parameters per engine family on measured records.
 
 Method (reproducible, no randomness except the fixed-seed band sampling elsewhere):
-  * fitted parameters FIT_PARAMS (eff_weights, eff_gemm, kernel_overhead_us, moe_imbalance), plus the per-draft
+  * fitted parameters FIT_PARAMS (eff_weights, eff_gemm, kernel_overhead_us, moe_imbalance), plus eff_gemm_fp4
+    where at least MIN_FORMAT_ROWS records run 4-bit weights on FP4 tensor cores (else it equals eff_gemm), plus the per-draft
     MTP acceptance rate where the family's records draft tokens without publishing it, searched inside
     physical ranges (no efficiency above 1) by a vectorized grid search: every grid combination is one "sample" of
     the compiled equations, so one evaluation per record scores the whole grid; then a finer grid around the best.
@@ -35,6 +36,9 @@ from .records import Record
 
 FIT_PARAMS: dict[str, tuple[float, float]] = {
     "eff_weights": (0.3, 1.0), "eff_gemm": (0.15, 1.0), "kernel_overhead_us": (0.0, 8.0), "moe_imbalance": (1.0, 3.0)}
+# fitted too where at least MIN_FORMAT_ROWS of a family's records run 4-bit weights on FP4 tensor cores
+FORMAT_FIT: dict[str, tuple[float, float]] = {"eff_gemm_fp4": (0.15, 1.0)}
+MIN_FORMAT_ROWS = 3
 # fitted too where a family's records draft tokens without publishing the acceptance: per-draft acceptance rate
 SPEC_FIT: dict[str, tuple[float, float]] = {"acceptance_rate": (0.3, 0.95)}
 # ... but only from at least MIN_SPEC_ROWS such records (never from one or two rows); otherwise the prior
@@ -83,10 +87,11 @@ def _sq_log_errors(records: list[Record], profiles: dict[str, ProfileSpec], grid
 def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: list[str] | None = None,
                bounds: dict[str, tuple[float, float]] | None = None) -> dict:
     """Grid fit of ``fit`` parameters shared by ``records``. Returns values, ranges, loss and row ids."""
-    bounds = {**FIT_PARAMS, **SPEC_FIT, **(bounds or {})}
-    fit = list(fit or FIT_PARAMS)
-    if fit == list(FIT_PARAMS) and needs_acceptance_fit(records):
-        fit += list(SPEC_FIT)
+    bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **(bounds or {})}
+    if fit is None:
+        fit = list(FIT_PARAMS) + (list(FORMAT_FIT) if needs_fp4_fit(records) else []) \
+            + (list(SPEC_FIT) if needs_acceptance_fit(records) else [])
+    fit = list(fit)
     axes = {k: np.linspace(*bounds[k], COARSE) for k in fit}
     g1 = _grid(axes)
     e1, used = _sq_log_errors(records, profiles, g1, fit)
@@ -124,6 +129,18 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
             "at_upper_bound": at_bound, "at_range_edge": at_edge}
 
 
+def needs_fp4_fit(records: list[Record]) -> bool:
+    """True if at least MIN_FORMAT_ROWS records run 4-bit weights on hardware with FP4 tensor cores."""
+    from ..engine.bind import hardware_fields, runs_fp4
+    n = 0
+    for r in records:
+        try:
+            n += runs_fp4(hardware_fields(catalog.hardware(r.hardware)), r.weights or "fp8")
+        except Exception:   # unknown hardware / format: the row is reported unsupported elsewhere
+            continue
+    return n >= MIN_FORMAT_ROWS
+
+
 def needs_acceptance_fit(records: list[Record]) -> bool:
     """True if at least MIN_SPEC_ROWS records draft tokens without publishing their acceptance length."""
     return sum((r.spec_tokens or 0) > 0 and r.acceptance_length is None for r in records) >= MIN_SPEC_ROWS
@@ -143,6 +160,8 @@ def _apply(data: dict, values: dict[str, float], ranges: dict[str, tuple[float, 
     for p, (v, lo, hi) in SPEC_PRIORS.items():
         if p not in values and p not in keep:
             data["spec_decoding"][p] = _entry(v, lo, hi)
+    if "eff_gemm" in values and "eff_gemm_fp4" not in values:   # no 4-bit evidence: same as eff_gemm
+        values, ranges = {**values, "eff_gemm_fp4": values["eff_gemm"]}, {**ranges, "eff_gemm_fp4": ranges["eff_gemm"]}
     for p, v in values.items():
         entry = _entry(v, *ranges[p])
         if p in SPEC_FIT:
