@@ -78,3 +78,25 @@ def test_kernel_overhead_adds_per_kernel_per_layer():
     t = [evaluate(Setup(hw, m, prof, profile_overrides={"kernel_overhead_us": v, "layer_floor_us": 0.0}),
                   pt)["tpot_ms"].iloc[0] for v in (1.0, 3.0)]
     assert t[1] - t[0] == pytest.approx(2e-3 * (3 * 13 + 58 * 20), rel=1e-6)
+
+
+def test_fp4_gemm_efficiency_applies_only_on_fp4_tensor_cores():
+    """eff_gemm_fp4 moves a compute-bound NVFP4 step on B200 and not the same step on H100 (no FP4 units)."""
+    from perfmodel.engine.evaluate import Setup, evaluate
+    m, prof = catalog.model("llama-3.3-70b"), catalog.profile("trtllm")
+    pt = dict(batch=512, gpus=1, tp=1, ep=1, pp=1, spec_tokens=0, acc=1, isl=1000, osl=1000, new=1000, mix=0)
+
+    def tpot(hw, e4):
+        s = Setup(catalog.hardware(hw), m, prof, weights="nvfp4",
+                  profile_overrides={"eff_gemm": 0.5, "eff_gemm_fp4": e4})
+        return evaluate(s, pt)["tpot_ms"].iloc[0]
+    assert tpot("b200", 0.25) > 1.3 * tpot("b200", 0.5)
+    assert tpot("h100-sxm", 0.25) == pytest.approx(tpot("h100-sxm", 0.5))
+
+
+def test_profile_without_fp4_efficiency_uses_eff_gemm():
+    from perfmodel.specs.profile import ProfileSpec
+    data = catalog.profile("sglang").model_dump()
+    data.pop("eff_gemm_fp4")
+    p = ProfileSpec.model_validate(data)
+    assert p.eff_gemm_fp4 == p.eff_gemm

@@ -4,8 +4,9 @@ from perfmodel.explain import explain
 
 def test_explain_prints_the_lambdified_terms():
     text = explain(catalog.model("llama-3.1-70b"))
-    # 2 x params per token at the attention format rate; weight bytes / tp at HBM bandwidth
-    assert "attn_proj` compute: `301989888*B*pp*q/(F_a*G*e_mm*s_dec)`" in text
+    # 2 x params per token at the attention format rate and its GEMM efficiency (e_mm4 where it runs on FP4
+    # tensor cores); weight bytes / tp at HBM bandwidth
+    assert "attn_proj` compute: `301989888*B*pp*q/(F_a*G*s_dec*(e_mm - q_a*(e_mm - e_mm4)))`" in text
     assert "| `BW_hbm` | B/s |" in text
     tex = explain(catalog.model("deepseek-v3"), latex=True)
     assert "\\frac" in tex and "experts" in tex

@@ -5,7 +5,8 @@ Method (reproducible, no randomness except the fixed-seed band sampling elsewher
     where at least MIN_FORMAT_ROWS records run 4-bit weights on FP4 tensor cores (else it equals eff_gemm), plus the per-draft
     MTP acceptance rate where the family's records draft tokens without publishing it, searched inside
     physical ranges (no efficiency above 1) by a vectorized grid search: every grid combination is one "sample" of
-    the compiled equations, so one evaluation per record scores the whole grid; then a finer grid around the best.
+    the compiled equations, so one evaluation per record scores the whole grid; then REFINE finer grids around
+    the best point, the step halved each time.
   * loss: sum over the family's records of ln(predicted / measured)^2 (infeasible predictions cost ln(10)^2).
   * a family with at least MIN_ROWS records gets its own fit. A dynamo-X family with fewer records starts from
     the fit of its base engine X (same kernels) and, with at least SMALL_MIN_ROWS records, refits only
@@ -52,6 +53,7 @@ SPEC_PRIORS: dict[str, tuple[float, float, float]] = {"acceptance_rate": (0.8, 0
 PRIORS: dict[str, tuple[float, float, float]] = {"step_overhead_ms": (0.5, 0.2, 1.5)}
 COARSE = 6
 FINE = 5
+REFINE = 2          # fine passes after the coarse grid
 MIN_ROWS = 5
 SMALL_MIN_ROWS = 3
 SMALL_FIT = ["kernel_overhead_us"]
@@ -97,22 +99,24 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
     e1, used = _sq_log_errors(records, profiles, g1, fit)
     if not used:
         raise Unsupported("no record of the family could be predicted")
-    L1 = e1.sum(axis=0)
-    b = int(np.argmin(L1))
+    used_recs = [r for r in records if r.id in used]
+    grid, E = g1, e1
     step = {k: (bounds[k][1] - bounds[k][0]) / (COARSE - 1) for k in fit}
-    fine_axes = {k: np.clip(np.linspace(g1[k][b] - step[k], g1[k][b] + step[k], FINE), *bounds[k]) for k in fit}
-    fine_axes = {k: np.unique(v) for k, v in fine_axes.items()}
-    g2 = _grid(fine_axes)
-    e2, _ = _sq_log_errors([r for r in records if r.id in used], profiles, g2, fit)
-    L2 = e2.sum(axis=0)
-    grid = {k: np.concatenate([g1[k], g2[k]]) for k in fit}
-    L = np.concatenate([L1, L2])
-    E = np.concatenate([e1, e2], axis=1)
+    for _stage in range(REFINE):   # finer grids around the best point so far, the step halved each time
+        b = int(np.argmin(E.sum(axis=0)))
+        fine_axes = {k: np.unique(np.clip(np.linspace(grid[k][b] - step[k], grid[k][b] + step[k], FINE),
+                                          *bounds[k])) for k in fit}
+        g2 = _grid(fine_axes)
+        e2, _ = _sq_log_errors(used_recs, profiles, g2, fit)
+        grid = {k: np.concatenate([grid[k], g2[k]]) for k in fit}
+        E = np.concatenate([E, e2], axis=1)
+        step = {k: 2 * step[k] / (FINE - 1) for k in fit}
+    L = E.sum(axis=0)
     best = int(np.argmin(L))
     n, k = len(used), len(fit)
     sigma2 = L[best] / max(n - k, 1)
     ok = L <= L[best] + sigma2 * CHI2_90.get(k, 2 * k)
-    fine_step = {k_: max((fine_axes[k_][-1] - fine_axes[k_][0]) / max(FINE - 1, 1), 1e-3) for k_ in fit}
+    fine_step = {k_: max(step[k_], 1e-3) for k_ in fit}
     values, ranges = {}, {}
     for p in fit:
         v = float(grid[p][best])
