@@ -66,21 +66,29 @@ def deployment_points(dep: Deployment, lengths: dict[str, float], acc: float) ->
             "mix": 1.0 if dep.serving == "aggregated" else 0.0, "cold": dep.kv_cold_share, **lengths}
 
 
-def check_layout(model, dep: Deployment) -> None:
-    """Reject layouts the model cannot be split into: attention heads over tp, expert width over expert-TP."""
+def layout_problem(model, gpus: int, tp: int, ep: int, pp: int = 1) -> tuple[str, str] | None:
+    """(message, field) if the model cannot be split this way (attention heads over tp, expert width over
+    expert-TP = gpus / (pp ep), ep without MoE layers), else None."""
     moes = [f for f in model.ffn.values() if f.kind == "moe"]
-    if dep.ep > 1 and not moes:
-        raise SpecError(f"ep={dep.ep} but {model.id} has no MoE layers", field="deployment.ep")
+    if ep > 1 and not moes:
+        return f"ep={ep} but {model.id} has no MoE layers", "deployment.ep"
     for name, a in model.attention.items():
         heads = getattr(a, "heads", None) or getattr(a, "v_heads", None)
-        if heads and heads % dep.tp:
-            raise SpecError(f"tp={dep.tp} does not divide the {heads} heads of attention {name!r}",
-                            field="deployment.tp")
-    expert_tp = dep.gpus // (dep.pp * dep.ep)
+        if heads and heads % tp:
+            return f"tp={tp} does not divide the {heads} heads of attention {name!r}", "deployment.tp"
+    expert_tp = gpus // (pp * ep)
     for f in moes:
-        if f.expert_intermediate % expert_tp:
-            raise SpecError(f"expert-TP gpus/(pp x ep) = {expert_tp} does not divide the expert width "
-                            f"{f.expert_intermediate}; raise ep", field="deployment.ep")
+        if expert_tp < 1 or f.expert_intermediate % expert_tp:
+            return (f"expert-TP gpus/(pp x ep) = {expert_tp} does not divide the expert width "
+                    f"{f.expert_intermediate}; raise ep", "deployment.ep")
+    return None
+
+
+def check_layout(model, dep: Deployment) -> None:
+    """Reject layouts the model cannot be split into (``layout_problem``) with a one-line SpecError."""
+    problem = layout_problem(model, dep.gpus, dep.tp, dep.ep, dep.pp)
+    if problem:
+        raise SpecError(problem[0], field=problem[1])
 
 
 def predict(scenario: Scenario) -> pd.DataFrame:

@@ -146,3 +146,10 @@ def test_project_measured_data_is_in_the_default_calibration_set():
     for f in files:                                      # every project record reads and carries a source
         for r in read_records(f):
             assert r.source and r.source.startswith("https://")
+
+
+def test_a_layout_the_model_cannot_be_split_into_is_reported_unsupported(tmp_path):
+    f = tmp_path / "r.csv"
+    f.write_text(HEADER + GOOD.replace(",1,1,1,1000", ",3,3,1,1000"))     # tp 3 over Llama's 64 heads
+    df = predict_rows(read_records(f), n_samples=8)
+    assert df["status"].iloc[0].startswith("unsupported: layout: tp=3 does not divide the 64 heads")

@@ -39,6 +39,24 @@ def _fig(ncols=1, h=4.2):
     return fig, fig.subplots(1, ncols, squeeze=False)[0]
 
 
+def _style_log_axes(ax, xlabel: str, ylabel: str, title: str, ylabel_size: int = 8) -> None:
+    """Log-log axes with the report's label sizes, grid and legend."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel, fontsize=7)
+    ax.set_ylabel(ylabel, fontsize=ylabel_size)
+    ax.set_title(title, fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def _table(rows: list[pd.DataFrame], d: Path, name: str) -> pd.DataFrame:
+    """Concatenate a figure's rows and write them as its CSV (every figure has its CSV)."""
+    df = pd.concat(rows, ignore_index=True)
+    df.to_csv(d / name, index=False)
+    return df
+
+
 def _labelled(df: pd.DataFrame, **labels) -> pd.DataFrame:
     """A copy of ``df`` with the label columns first (the CSV rows say which curve they belong to)."""
     return pd.concat([pd.DataFrame(labels, index=df.index), df], axis=1)
@@ -58,20 +76,13 @@ def _frontiers(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame
                 line, = ax.plot(x, env["total_tps_per_gpu"], marker="o", ms=2, label=NAMES[hw])
                 ax.axvline(x.max(), color=line.get_color(), ls=":", lw=0.8)
         for ax, axis in zip(axes, ("itl", "e2e")):
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel(f"interactivity, {AXIS_TEXT[axis]}", fontsize=7)
-            ax.set_ylabel(Y_LABEL, fontsize=8)
-            ax.grid(True, which="both", alpha=0.3)
-            ax.set_title(f"{m}, {WORKLOAD}, {PROFILE} profile, nvfp4 - {axis} axis", fontsize=8)
-            ax.legend(fontsize=7)
+            _style_log_axes(ax, f"interactivity, {AXIS_TEXT[axis]}", Y_LABEL,
+                            f"{m}, {WORKLOAD}, {PROFILE} profile, nvfp4 - {axis} axis")
         fn = f"frontier-{m}.png"
         fig.savefig(d / fn)
         figs.append(fn)
         md.append(f"![frontier {m}](claims/{fn})")
-    df = pd.concat(rows, ignore_index=True)
-    df.to_csv(d / "frontiers.csv", index=False)
-    return df
+    return _table(rows, d, "frontiers.csv")
 
 
 def _ratios(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
@@ -89,19 +100,13 @@ def _ratios(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
                                       "tps_per_user": g, "a_total_tps_per_gpu": ya, "b_total_tps_per_gpu": yb,
                                       "ratio": ya / yb}))
             ax.plot(g, ya / yb, label=m)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
         ax.axhline(1, color="grey", lw=0.8)
-        ax.set_xlabel(f"interactivity, {AXIS_TEXT['itl']}", fontsize=7)
-        ax.set_ylabel(f"ratio Vera Rubin / {NAMES[base]}\n(total tokens/s per GPU)", fontsize=8)
-        ax.set_title(f"Vera Rubin NVL72 / {NAMES[base]}, {WORKLOAD}, {PROFILE} on both", fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+        _style_log_axes(ax, f"interactivity, {AXIS_TEXT['itl']}",
+                        f"ratio Vera Rubin / {NAMES[base]}\n(total tokens/s per GPU)",
+                        f"Vera Rubin NVL72 / {NAMES[base]}, {WORKLOAD}, {PROFILE} on both")
     fig.savefig(d / "ratios.png")
     figs.append("ratios.png")
-    df = pd.concat(rows, ignore_index=True)
-    df.to_csv(d / "ratios.csv", index=False)
-    return df
+    return _table(rows, d, "ratios.csv")
 
 
 def _attribution(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
@@ -126,9 +131,7 @@ def _attribution(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFra
         p["total_ratio"] = at.total_ratio
         rows.append(p)
         md.append(f"![attribution {tag}](claims/{fn})")
-    df = pd.concat(rows, ignore_index=True)
-    df.to_csv(d / "attribution.csv", index=False)
-    return df
+    return _table(rows, d, "attribution.csv")
 
 
 def _whatif(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
@@ -146,18 +149,11 @@ def _whatif(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
     for name, env in curves.items():
         ax.plot(env["tps_per_user"], env["total_tps_per_gpu"], marker="o", ms=2, label=name)
         rows.append(_labelled(env[[c for c in CURVE_COLS if c in env]], system=name))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(f"interactivity, {AXIS_TEXT['itl']}", fontsize=7)
-    ax.set_ylabel(Y_LABEL, fontsize=8)
-    ax.set_title(f"What if GB300 had Rubin's memory bandwidth? {m}, {WORKLOAD}, {PROFILE}, nvfp4", fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    _style_log_axes(ax, f"interactivity, {AXIS_TEXT['itl']}", Y_LABEL,
+                    f"What if GB300 had Rubin's memory bandwidth? {m}, {WORKLOAD}, {PROFILE}, nvfp4")
     fig.savefig(d / "whatif-gb300-rubin-bandwidth.png")
     figs.append("whatif-gb300-rubin-bandwidth.png")
-    df = pd.concat(rows, ignore_index=True)
-    df.to_csv(d / "whatif-gb300-rubin-bandwidth.csv", index=False)
-    return df
+    return _table(rows, d, "whatif-gb300-rubin-bandwidth.csv")
 
 
 def _claims_csv(results: list[dict], d: Path) -> pd.DataFrame:

@@ -167,6 +167,13 @@ def layout(rec: Record, model, instance: int | None) -> tuple[float, float, floa
     return float(G), float(tp), float(ep)
 
 
+def _valid(model, G: float, tp: float, ep: float) -> str | None:
+    """Why the model cannot be split over this layout (``api.layout_problem``), or None."""
+    from ..api import layout_problem
+    problem = layout_problem(model, int(G), int(tp), int(ep))
+    return problem[0] if problem else None
+
+
 def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
     isl, osl, new = lengths(rec)
     m = ctx.setup.model
@@ -174,11 +181,15 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
         if rec.metric != "input_tps_per_gpu":
             raise Unsupported(f"metric {rec.metric} of a prefill_only row")
         G, tp, ep = layout(rec, m, rec.prefill_gpus or rec.gpus)
+        if (why := _valid(m, G, tp, ep)):
+            raise Unsupported(f"layout: {why}")
         return prefill_rate(ctx, G, tp, ep, isl, new)
     if rec.metric == "input_tps_per_gpu":
         raise Unsupported("input_tps_per_gpu is only modeled for prefill_only rows")
     inst = rec.decode_gpus if rec.serving in ("decode_only", "disaggregated") else rec.gpus
     G, tp, ep = layout(rec, m, inst or rec.gpus)
+    if (why := _valid(m, G, tp, ep)):
+        raise Unsupported(f"layout: {why}")
     if rec.metric == "max_tps_per_user":
         batch = 1.0
     elif rec.concurrency is not None:
@@ -243,7 +254,9 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
         # a decode worker spans its EP group (attention-DP over the same GPUs): D20 EP4 = 5 workers of 4 GPUs
         # (one 20-GPU instance would need expert-TP 5, which does not divide the expert width)
         inst = rec.ep
-    cands = _candidates(rec, m, inst)
+    cands = [c for c in _candidates(rec, m, inst) if not _valid(m, *c)]
+    if not cands:
+        raise Unsupported(f"layout: {_valid(m, *_candidates(rec, m, inst)[0])}")
     pf_rate = None
     if disagg:
         if not (rec.prefill_gpus and rec.decode_gpus):
