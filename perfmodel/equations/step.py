@@ -20,8 +20,8 @@ For each layer group (n layers of attention kind A and FFN kind F):
            all-to-all): each GPU receives T (1 - (1 - 1/ep)^k)(1 - 1/dp) d (b_dsp + b_act) bytes, the non-local
            tokens routed to its expert group, at the blended scale-up/NIC bandwidth. Prefill (throughput
            all-to-all, e.g. DeepEP normal mode): each token crosses the NIC once per remote domain it is routed
-           to (r_dom, bounded by group-limited routing) and fans out over the scale-up link;
-           t = max(T_gpu r_dom d b / BW_nic, T_gpu k (1 - 1/ep) d b / BW_link) / e_ln
+           to (r_dom, bounded by group-limited routing) and the same deduplicated copies as in decode fan out
+           over the scale-up link; t = max(T_gpu r_dom d b / BW_nic, a2a / BW_link) / e_ln
     layer = max(t_floor, kernels / s_dec) + link (1 - overlap share) + collectives x (lat_link + t_coll)
             + t_kern n_kern   (n_kern = kernels the layer launches: attention + FFN + norms; layer_kernels)
 TPOT = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + (pp-1) lat_link
@@ -138,14 +138,14 @@ class StepBuilder:
             # (ep = 1: an all-gather of all tokens for the expert slices; ep = G: one copy per distinct rank).
             needs = indicator_gt1(dp)
             reach = 1 - (1 - 1 / ep) ** k    # share of tokens routed to a given expert group
+            a2a = T * reach * (1 - 1 / dp) * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
             if ph.hierarchical_ep:
-                per_copy = T_gpu / tp * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
-                nic = needs * per_copy * self.remote_domains(F)
-                nvl = needs * per_copy * k * (1 - 1 / ep)
-                link_bytes += nic + nvl
-                link_t += smax(nic / (s["BW_nic"] * s["e_ln"]), nvl / (s["BW_link"] * s["e_ln"]))
+                # throughput form: the same deduplicated copies fan out over the scale-up link, and each
+                # token crosses the NIC once per remote domain
+                nic = needs * T_gpu / tp * F.dispatch_dim * (s["b_dsp"] + s["b_act"]) * self.remote_domains(F)
+                link_bytes += nic + a2a
+                link_t += smax(nic / (s["BW_nic"] * s["e_ln"]), a2a / (s["BW_link"] * s["e_ln"]))
             else:
-                a2a = T * reach * (1 - 1 / dp) * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
                 link_bytes += a2a
                 link_t += a2a / (self.bw_coll * s["e_ln"])
             n_coll += 2 * needs
