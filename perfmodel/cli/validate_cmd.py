@@ -10,7 +10,8 @@ DEFAULT_DATA = "../shared/data/calibration.csv"
 def default_calibration_files() -> list[str]:
     """calibration.csv plus every measured-record CSV written into the project (data/measured/*.csv)."""
     from ..validation.records import project_measured_files
-    return [DEFAULT_DATA] + [str(p) for p in project_measured_files()]
+    import os
+    return [DEFAULT_DATA] + [os.path.relpath(p) for p in project_measured_files()]
 
 
 def register(sub):
