@@ -127,11 +127,12 @@ def test_small_dynamo_family_refits_only_small_fit_around_its_base(monkeypatch):
     monkeypatch.setattr(cal, "FINE", 3)
     prof = catalog.profile("trtllm")
     truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
-    base = _synthetic(prof, truth)[:5]
+    base = _synthetic(prof, truth)                 # 8 records: 2 per fitted parameter, an own fit
     small = [r.model_copy(update={"id": "d" + r.id, "engine": "dynamo-trtllm"}) for r in base[:3]]
     res = cal.calibrate(base + small)
+    assert res["trtllm"]["basis"] == "own fit on 8 records"
     d = res["dynamo-trtllm"]
-    assert "refitted on its own 3 records" in d["basis"]
+    assert d["basis"] == "3 records: the fit of trtllm, with kernel_overhead_us refitted on its own records"
     for p in ("eff_weights", "eff_gemm", "moe_imbalance"):
         assert d["values"][p] == res["trtllm"]["values"][p]     # inherited from the base engine's fit
     assert set(d["values"]) == set(res["trtllm"]["values"])
@@ -153,3 +154,16 @@ def test_a_layout_the_model_cannot_be_split_into_is_reported_unsupported(tmp_pat
     f.write_text(HEADER + GOOD.replace(",1,1,1,1000", ",3,3,1,1000"))     # tp 3 over Llama's 64 heads
     df = predict_rows(read_records(f), n_samples=8)
     assert df["status"].iloc[0].startswith("unsupported: layout: tp=3 does not divide the 64 heads")
+
+
+def test_too_few_records_per_parameter_take_the_pooled_fit(monkeypatch):
+    """A family with fewer than ROWS_PER_PARAM records per parameter does not get an own fit."""
+    monkeypatch.setattr(cal, "COARSE", 3)
+    monkeypatch.setattr(cal, "REFINE", 1)
+    prof = catalog.profile("trtllm")
+    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
+    recs = _synthetic(prof, truth)[:6]             # 6 < 2 x 4 parameters
+    res = cal.calibrate(recs)
+    assert res["trtllm"]["basis"].startswith("6 records: the pooled fit over all 6 records")
+    assert set(res["trtllm"]["values"]) >= set(cal.FIT_PARAMS)
+

@@ -8,12 +8,12 @@ Method (reproducible, no randomness except the fixed-seed band sampling elsewher
     the compiled equations, so one evaluation per record scores the whole grid; then REFINE finer grids around
     the best point, the step halved each time.
   * loss: sum over the family's records of ln(predicted / measured)^2 (infeasible predictions cost ln(10)^2).
-  * a family with at least MIN_ROWS records gets its own fit. A dynamo-X family with fewer records starts from
-    the fit of its base engine X (same kernels) and, with at least SMALL_MIN_ROWS records, refits only
-    SMALL_FIT (the fixed cost per layer, and the acceptance rate when its records draft without publishing it):
-    what the serving stack and the benchmark's data change, with at most half as many parameters as records.
-    Any other family with fewer than MIN_ROWS records takes a pooled fit over all records; a dynamo-X profile
-    with no records at all inherits the fit of X. Every other parameter keeps its catalog value.
+  * a family gets its own fit when it has at least MIN_ROWS records and ROWS_PER_PARAM records per fitted
+    parameter. Otherwise it starts from the fit of its base engine (dynamo-X from X: same kernels) or, without
+    one, from the pooled fit over all records, and, with enough records (SMALL_MIN_ROWS, and ROWS_PER_PARAM per
+    parameter), refits only SMALL_FIT (the fixed cost per kernel, and the acceptance rate when its records draft
+    without publishing it): what the serving stack and the benchmark's data change. A dynamo-X profile with no
+    records at all inherits the fit of X. Every other parameter keeps its catalog value.
   * parameters that are not fitted but were fitted by earlier versions (PRIORS: step_overhead_ms, now that the
     fixed cost per layer carries the launch/tail cost) are written back at their documented prior value and range.
   * plausible range of each fitted parameter: the extent over grid points whose loss is within
@@ -56,6 +56,7 @@ FINE = 5
 REFINE = 2          # fine passes after the coarse grid
 MIN_ROWS = 5
 SMALL_MIN_ROWS = 3
+ROWS_PER_PARAM = 2  # an own fit needs at least two records per fitted parameter
 SMALL_FIT = ["kernel_overhead_us"]
 INFEASIBLE_COST = np.log(10.0) ** 2
 CHI2_90 = {1: 2.71, 2: 4.61, 3: 6.25, 4: 7.78, 5: 9.24}
@@ -90,10 +91,7 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
                bounds: dict[str, tuple[float, float]] | None = None) -> dict:
     """Grid fit of ``fit`` parameters shared by ``records``. Returns values, ranges, loss and row ids."""
     bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **(bounds or {})}
-    if fit is None:
-        fit = list(FIT_PARAMS) + (list(FORMAT_FIT) if needs_fp4_fit(records) else []) \
-            + (list(SPEC_FIT) if needs_acceptance_fit(records) else [])
-    fit = list(fit)
+    fit = list(fit or default_fit(records))
     axes = {k: np.linspace(*bounds[k], COARSE) for k in fit}
     g1 = _grid(axes)
     e1, used = _sq_log_errors(records, profiles, g1, fit)
@@ -131,6 +129,13 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
     return {"values": values, "ranges": ranges, "loss": float(L[best]), "rows": used,
             "rms_log_error": float(np.sqrt(L[best] / n)), "row_errors": dict(zip(used, np.sqrt(E[:, best]))),
             "at_upper_bound": at_bound, "at_range_edge": at_edge}
+
+
+def default_fit(records: list[Record]) -> list[str]:
+    """Parameters a family's own fit estimates: FIT_PARAMS, plus eff_gemm_fp4 and the acceptance rate where
+    the records can inform them."""
+    return list(FIT_PARAMS) + (list(FORMAT_FIT) if needs_fp4_fit(records) else []) \
+        + (list(SPEC_FIT) if needs_acceptance_fit(records) else [])
 
 
 def needs_fp4_fit(records: list[Record]) -> bool:
@@ -200,31 +205,35 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
             profiles[pid] = with_priors(catalog.profile(pid), fit_names)
     results: dict[str, dict] = {}
     pooled = None
+
+    def own_fit_ok(recs):
+        return len(recs) >= max(MIN_ROWS, ROWS_PER_PARAM * len(fit or default_fit(recs)))
+
     # full fits first (families with enough records), so that small dynamo-X families can start from X
-    for pid, recs in sorted(by.items(), key=lambda kv: len(kv[1]) < MIN_ROWS):
-        if len(recs) >= MIN_ROWS:
+    for pid, recs in sorted(by.items(), key=lambda kv: not own_fit_ok(kv[1])):
+        if own_fit_ok(recs):
             results[pid] = {**fit_family(recs, profiles, fit), "basis": f"own fit on {len(recs)} records"}
             continue
         base = base_engine(pid)
         if base != pid and base in results:
-            start = fitted_profile(base, results[base])
+            start_fit, start_basis = results[base], f"the fit of {base}"
+        else:
+            if pooled is None:
+                pooled = fit_family(records, profiles, fit)
+            start_fit, start_basis = pooled, f"the pooled fit over all {len(pooled['rows'])} records"
+        small = list(SMALL_FIT)
+        if needs_acceptance_fit(recs) and len(recs) >= ROWS_PER_PARAM * (len(small) + 1):
+            small += list(SPEC_FIT)
+        if len(recs) >= max(SMALL_MIN_ROWS, ROWS_PER_PARAM * len(small)):
+            start = fitted_profile(base if start_fit is not pooled else pid, start_fit)
             start = start.model_copy(update={"id": pid, "engine": profiles[pid].engine})
-            if len(recs) >= SMALL_MIN_ROWS:
-                small = SMALL_FIT + (list(SPEC_FIT) if needs_acceptance_fit(recs) else [])
-                own = fit_family(recs, {pid: start}, small)
-                values = {**results[base]["values"], **own["values"]}
-                ranges = {**results[base]["ranges"], **own["ranges"]}
-                results[pid] = {**own, "values": values, "ranges": ranges,
-                                "basis": f"fit of {base}; {', '.join(small)} refitted on its own "
-                                         f"{len(recs)} records"}
-            else:
-                results[pid] = {**results[base], "basis": f"{len(recs)} records (< {SMALL_MIN_ROWS}): "
-                                                           f"the fit of {base}"}
-            continue
-        if pooled is None:
-            pooled = fit_family(records, profiles, fit)
-        results[pid] = {**pooled, "basis": f"{len(recs)} records (< {MIN_ROWS}): pooled fit over all "
-                                           f"{len(pooled['rows'])} records"}
+            own = fit_family(recs, {pid: start}, small)
+            results[pid] = {**own, "values": {**start_fit["values"], **own["values"]},
+                            "ranges": {**start_fit["ranges"], **own["ranges"]},
+                            "basis": f"{len(recs)} records: {start_basis}, with {', '.join(small)} refitted on "
+                                     f"its own records"}
+        else:
+            results[pid] = {**start_fit, "basis": f"{len(recs)} records: {start_basis}"}
     # a dynamo-X profile with no records of its own runs engine X's kernels: it inherits X's fit
     for pid in catalog.ids("profiles"):
         base = base_engine(pid)
