@@ -15,7 +15,7 @@ Method (reproducible, no randomness except the fixed-seed band sampling elsewher
     without publishing it): what the serving stack and the benchmark's data change. A dynamo-X profile with no
     records at all inherits the fit of X. Every other parameter keeps its catalog value.
   * parameters that are not fitted but were fitted by earlier versions (PRIORS: step_overhead_ms, now that the
-    fixed cost per layer carries the launch/tail cost) are written back at their documented prior value and range.
+    fixed cost per kernel carries the launch/tail cost) are written back at their documented prior value and range.
   * plausible range of each fitted parameter: the extent over grid points whose loss is within
     sigma^2 * CHI2_90[k] of the minimum, sigma^2 = loss_min / max(n - k, 1): the 90% profile-likelihood region,
     scaled by the model's own residual scatter, so that the band (5th-95th percentile of the Monte Carlo over
@@ -31,6 +31,7 @@ import numpy as np
 import yaml
 
 from .. import catalog
+from ..errors import SpecError
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .predict_rows import Unsupported, central_params, predict_record, profile_id
 from .records import Record
@@ -145,7 +146,7 @@ def needs_fp4_fit(records: list[Record]) -> bool:
     for r in records:
         try:
             n += runs_fp4(hardware_fields(catalog.hardware(r.hardware)), r.weights or "fp8")
-        except Exception:   # unknown hardware / format: the row is reported unsupported elsewhere
+        except (SpecError, KeyError):   # unknown hardware / format: reported unsupported by the predictor
             continue
     return n >= MIN_FORMAT_ROWS
 

@@ -114,7 +114,8 @@ propagated through the compiled equations; low/high are the 5th/95th percentiles
 frontier/ratio rows: the module docstring of `perfmodel/validation/predict_rows.py`.
 
 **These are in-sample numbers**: the profiles were fitted on these same records (few shared parameters per
-engine family, none per row), so they overstate accuracy on unseen data.
+engine family, none per row), so they overstate accuracy on unseen data. The held-out section below is the
+out-of-sample check: published results the calibration never read.
 
 ## Summary
 
