@@ -26,6 +26,14 @@ def register(sub):
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=run_validate)
 
+    x = sub.add_parser("crossval", help="leave-one-out cross-validation of the calibration (minutes): each "
+                                        "record predicted by profiles fitted without it")
+    x.add_argument("--data", default=DEFAULT_DATA, help=f"record CSV to cross-validate (default {DEFAULT_DATA}); "
+                                                         "data/measured/*.csv is always in the training set")
+    x.add_argument("--out", help="per-record CSV")
+    x.add_argument("--report", help="Markdown report (e.g. reports/crossval.md)")
+    x.set_defaults(func=run_crossval)
+
     c = sub.add_parser("calibrate", help="fit shared profile parameters per engine family; rewrite "
                                          "profiles/<engine>.yaml")
     c.add_argument("--data", action="append", default=[], metavar="FILE",
@@ -73,6 +81,26 @@ def _extra_sections(samples: int, seed: int) -> list:
             df = predict_rows(read_records(f), n_samples=samples, seed=seed)
             out.append((f"{title}: {f.name}", f"data/{kind}/{f.name}", df, summary(df), note))
     return out
+
+
+def run_crossval(args):
+    import sys
+    from ..validation.crossval import cv_markdown, cv_summary, leave_one_out
+    from ..validation.records import project_measured_files, read_records
+    targets = read_records(args.data)
+    others = [r for f in project_measured_files() for r in read_records(f)]
+    df = leave_one_out(targets, others, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    s = cv_summary(df)
+    if args.out:
+        df.to_csv(args.out, index=False, float_format="%.6g")
+    if args.report:
+        cmd = f"perfmodel crossval --data {args.data} --report {args.report}"
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.report).write_text(cv_markdown(df, s, args.data, cmd))
+    print(f"leave-one-out: {s['predicted']}/{s['rows']} rows predicted; median |error| "
+          f"{s['median_abs_error_pct']:.1f}%, mean |error| {s['mean_abs_error_pct']:.1f}%, "
+          f"within ±25%: {s['within_25pct']:.0%}")
+    return 0
 
 
 def run_calibrate(args):

@@ -89,27 +89,32 @@ def _sq_log_errors(records: list[Record], profiles: dict[str, ProfileSpec], grid
 
 
 def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: list[str] | None = None,
-               bounds: dict[str, tuple[float, float]] | None = None) -> dict:
-    """Grid fit of ``fit`` parameters shared by ``records``. Returns values, ranges, loss and row ids."""
+               bounds: dict[str, tuple[float, float]] | None = None,
+               grid_size: tuple[int, int, int] | None = None) -> dict:
+    """Grid fit of ``fit`` parameters shared by ``records``. Returns values, ranges, loss and row ids.
+
+    ``grid_size``: (coarse points per axis, fine points per axis, refinement passes); default
+    (COARSE, FINE, REFINE)."""
+    coarse, fine, refine = grid_size or (COARSE, FINE, REFINE)
     bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **(bounds or {})}
     fit = list(fit or default_fit(records))
-    axes = {k: np.linspace(*bounds[k], COARSE) for k in fit}
+    axes = {k: np.linspace(*bounds[k], coarse) for k in fit}
     g1 = _grid(axes)
     e1, used = _sq_log_errors(records, profiles, g1, fit)
     if not used:
         raise Unsupported("no record of the family could be predicted")
     used_recs = [r for r in records if r.id in used]
     grid, E = g1, e1
-    step = {k: (bounds[k][1] - bounds[k][0]) / (COARSE - 1) for k in fit}
-    for _stage in range(REFINE):   # finer grids around the best point so far, the step halved each time
+    step = {k: (bounds[k][1] - bounds[k][0]) / (coarse - 1) for k in fit}
+    for _stage in range(refine):   # finer grids around the best point so far, the step shrunk each time
         b = int(np.argmin(E.sum(axis=0)))
-        fine_axes = {k: np.unique(np.clip(np.linspace(grid[k][b] - step[k], grid[k][b] + step[k], FINE),
+        fine_axes = {k: np.unique(np.clip(np.linspace(grid[k][b] - step[k], grid[k][b] + step[k], fine),
                                           *bounds[k])) for k in fit}
         g2 = _grid(fine_axes)
         e2, _ = _sq_log_errors(used_recs, profiles, g2, fit)
         grid = {k: np.concatenate([grid[k], g2[k]]) for k in fit}
         E = np.concatenate([E, e2], axis=1)
-        step = {k: 2 * step[k] / (FINE - 1) for k in fit}
+        step = {k: 2 * step[k] / (fine - 1) for k in fit}
     L = E.sum(axis=0)
     best = int(np.argmin(L))
     n, k = len(used), len(fit)
@@ -191,7 +196,7 @@ def base_engine(pid: str) -> str:
 
 
 def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = None,
-              fit: list[str] | None = None) -> dict[str, dict]:
+              fit: list[str] | None = None, grid_size: tuple[int, int, int] | None = None) -> dict[str, dict]:
     """Fit every engine family present in ``records``. Returns profile id -> fit result (with 'basis')."""
     by: dict[str, list[Record]] = {}
     for r in records:
@@ -213,14 +218,15 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
     # full fits first (families with enough records), so that small dynamo-X families can start from X
     for pid, recs in sorted(by.items(), key=lambda kv: not own_fit_ok(kv[1])):
         if own_fit_ok(recs):
-            results[pid] = {**fit_family(recs, profiles, fit), "basis": f"own fit on {len(recs)} records"}
+            results[pid] = {**fit_family(recs, profiles, fit, grid_size=grid_size),
+                            "basis": f"own fit on {len(recs)} records"}
             continue
         base = base_engine(pid)
         if base != pid and base in results:
             start_fit, start_basis = results[base], f"the fit of {base}"
         else:
             if pooled is None:
-                pooled = fit_family(records, profiles, fit)
+                pooled = fit_family(records, profiles, fit, grid_size=grid_size)
             start_fit, start_basis = pooled, f"the pooled fit over all {len(pooled['rows'])} records"
         small = list(SMALL_FIT)
         if needs_acceptance_fit(recs) and len(recs) >= ROWS_PER_PARAM * (len(small) + 1):
@@ -228,7 +234,7 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
         if len(recs) >= max(SMALL_MIN_ROWS, ROWS_PER_PARAM * len(small)):
             start = fitted_profile(base if start_fit is not pooled else pid, start_fit)
             start = start.model_copy(update={"id": pid, "engine": profiles[pid].engine})
-            own = fit_family(recs, {pid: start}, small)
+            own = fit_family(recs, {pid: start}, small, grid_size=grid_size)
             results[pid] = {**own, "values": {**start_fit["values"], **own["values"]},
                             "ranges": {**start_fit["ranges"], **own["ranges"]},
                             "basis": f"{len(recs)} records: {start_basis}, with {', '.join(small)} refitted on "
