@@ -11,8 +11,8 @@ Method (reproducible, no randomness except the fixed-seed band sampling elsewher
   * a family gets its own fit when it has at least MIN_ROWS records and ROWS_PER_PARAM records per fitted
     parameter. Otherwise it starts from the fit of its base engine (dynamo-X from X: same kernels) or, without
     one, from the pooled fit over all records, and, with enough records (SMALL_MIN_ROWS, and ROWS_PER_PARAM per
-    parameter), refits only SMALL_FIT (the fixed cost per kernel, and the acceptance rate when its records draft
-    without publishing it): what the serving stack and the benchmark's data change. A dynamo-X profile with no
+    parameter), refits only SMALL_FIT (the fixed cost per kernel and the GEMM efficiency, and the acceptance rate
+    when its records draft without publishing it): what the serving stack and the benchmark's data change. A dynamo-X profile with no
     records at all inherits the fit of X. Every other parameter keeps its catalog value.
   * parameters that are not fitted but were fitted by earlier versions (PRIORS: step_overhead_ms, now that the
     fixed cost per kernel carries the launch/tail cost) are written back at their documented prior value and range.
@@ -58,7 +58,10 @@ REFINE = 2          # fine passes after the coarse grid
 MIN_ROWS = 5
 SMALL_MIN_ROWS = 3
 ROWS_PER_PARAM = 2  # an own fit needs at least two records per fitted parameter
-SMALL_FIT = ["kernel_overhead_us"]
+# what a small family refits around a larger fit: its serving stack's fixed cost per kernel and its GEMM
+# efficiency. Chosen among four candidates ([kernel_overhead_us], [eff_gemm], [eff_weights], both of these) by
+# leave-one-out and held-out error (perfmodel crossval; data/holdout), not by in-sample error.
+SMALL_FIT = ["kernel_overhead_us", "eff_gemm"]
 INFEASIBLE_COST = np.log(10.0) ** 2
 CHI2_90 = {1: 2.71, 2: 4.61, 3: 6.25, 4: 7.78, 5: 9.24}
 
