@@ -132,8 +132,14 @@ def test_small_dynamo_family_refits_only_small_fit_around_its_base(monkeypatch):
     res = cal.calibrate(base + small)
     assert res["trtllm"]["basis"] == "own fit on 8 records"
     d = res["dynamo-trtllm"]
-    assert d["basis"] == "3 records: the fit of trtllm, with kernel_overhead_us refitted on its own records"
-    for p in ("eff_weights", "eff_gemm", "moe_imbalance"):
+    # 3 records < 2 x 2 parameters: the small family takes its base engine's fit unchanged
+    assert d["basis"] == "3 records: the fit of trtllm"
+    assert d["values"] == res["trtllm"]["values"]
+    four = [r.model_copy(update={"id": "d" + r.id, "engine": "dynamo-trtllm"}) for r in base[:4]]
+    res = cal.calibrate(base + four)
+    d = res["dynamo-trtllm"]
+    assert d["basis"] == f"4 records: the fit of trtllm, with {', '.join(cal.SMALL_FIT)} refitted on its own records"
+    for p in ("eff_weights", "moe_imbalance"):
         assert d["values"][p] == res["trtllm"]["values"][p]     # inherited from the base engine's fit
     assert set(d["values"]) == set(res["trtllm"]["values"])
 
