@@ -62,3 +62,13 @@ def test_matches_a_finite_difference_check():
 def test_acceptance_rate_row_with_spec():
     e = _elasticities(dict(gpus=8, tp=8, batch=16, spec_tokens=3))
     assert e["acceptance_rate"] > 0
+
+
+def test_a_deployment_that_does_not_fit_is_a_one_line_error():
+    import pytest
+
+    from perfmodel.analyses import sensitivity
+    from perfmodel.errors import SpecError
+    with pytest.raises(SpecError) as e:
+        sensitivity("b200", "deepseek-r1", point={"batch": 64, "gpus": 1}, weights="nvfp4")
+    assert "does not fit in memory" in str(e.value) and "deployment.gpus" in e.value.line()

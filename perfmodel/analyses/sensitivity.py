@@ -186,6 +186,11 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile="spe
     with np.errstate(divide="ignore", invalid="ignore"):
         out = [float(np.asarray(v, dtype=float).reshape(-1)[0]) for v in fn(*[x[a] for a in args])]
     tpot, cap = out[0], out[1]
+    if cap < p["batch"][0]:
+        g = int(p["gpus"][0])
+        raise SpecError(f"batch {p['batch'][0]:g} does not fit in memory on {g} GPU(s) of {sysm.name} "
+                        f"(at most {max(int(np.floor(cap)), 0)} sequences fit); lower the batch or add GPUs",
+                        field="deployment.batch" if cap >= 1 else "deployment.gpus")
     n = len(syms)
     e_tpot = dict(zip(syms, np.array(out[2:2 + n]) / tpot))
     e_cap = dict(zip(syms, np.array(out[2 + n:2 + 2 * n]) / cap))
