@@ -149,3 +149,15 @@ def test_layouts_the_model_cannot_be_split_into(capsys):
     code, err = _run(["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-70b", "--gpus", "3", "--tp", "3"],
                      capsys)
     assert code == 2 and "deployment.tp" in err and "64 heads" in err
+
+
+def test_predict_a_deployment_that_does_not_fit_is_a_one_line_error(capsys):
+    from perfmodel.cli.main import main
+    code = main(["predict", "--hardware", "b200", "--model", "deepseek-r1", "--gpus", "1", "--batch", "64",
+                 "--weights", "nvfp4"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "deployment.gpus" in err and "does not fit in memory" in err
+    code = main(["predict", "--hardware", "b200", "--model", "deepseek-r1", "--gpus", "1", "--batch", "64",
+                 "--weights", "nvfp4", "--allow-overflow"])
+    assert code == 1 and "fit_reason" in capsys.readouterr().out

@@ -36,6 +36,9 @@ def register(sub):
     p.add_argument("--serving")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="hardware override, e.g. --set hbm_bandwidth_tbps=8")
+    p.add_argument("--allow-overflow", action="store_true",
+                   help="print the numbers of a deployment that does not fit in memory (exit status 1) "
+                        "instead of stopping with an error")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--csv", action="store_true")
@@ -83,6 +86,10 @@ def run(args):
     if not args.scenario and not (args.hardware and args.model):
         raise SpecError("give a scenario YAML, or at least --hardware and --model", field="scenario")
     df = api.predict(_scenario(args))
+    if not df["fits"].iloc[0] and not args.allow_overflow:
+        field = "deployment.gpus" if df["max_batch"].iloc[0] < 1 else "deployment.batch"
+        raise SpecError(f"the deployment does not fit in memory: {df['fit_reason'].iloc[0]} "
+                        "(--allow-overflow prints the numbers anyway)", field=field)
     if args.csv:
         df.to_csv(sys.stdout, index=False)
         return 0
