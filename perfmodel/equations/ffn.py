@@ -5,7 +5,7 @@ Dense (gated) MLP with P = 3 h I weights: 2 P FLOPs per token, P weight elements
 MoE with E routed experts, top-k, P_e weights per expert (3 d I_e, d = latent dim or h):
 - expected distinct experts touched by T routed tokens (uniform routing):
       D(T) = E (1 - (1 - k/E)^T)
-  so the expert weights streamed per GPU per step are D(T)/ep experts x P_e / moe_tp elements;
+  (the mean over EP ranks is D(T)/ep experts);
 - the step waits for the busiest EP rank (E/ep experts each). Routing is random per token, so ranks differ:
       distinct experts on the busiest rank  D_max = min(E/ep, mu_D + z(ep) sigma_D),
           mu_D = (E/ep) p_T, sigma_D^2 = (E/ep) p_T (1 - p_T), p_T = 1 - (1 - k/E)^T  (P[an expert is touched])
@@ -14,8 +14,9 @@ MoE with E routed experts, top-k, P_e weights per expert (3 d I_e, d = latent di
   structural routing skew (hot experts), a profile parameter; the statistical term vanishes as T grows;
 - expert FLOPs per GPU: 2 P_e A_max / moe_tp; expert weights streamed: D_max P_e / moe_tp elements;
 - shared experts, router and latent projections run on every token like a dense layer;
-- EP dispatch + combine: each GPU sends T_gpu k (1 - 1/ep) d elements each way
-  (dispatch in b_dsp bytes, combine in b_act bytes), T_gpu = tokens it owns.
+- EP dispatch + combine (with attention-DP only): each GPU receives the non-local tokens routed to its expert
+  group, T (1 - (1 - 1/ep)^k)(1 - 1/dp) d elements each way (dispatch in b_dsp bytes, combine in b_act bytes);
+  equations/step.py builds it.
 """
 
 from __future__ import annotations
