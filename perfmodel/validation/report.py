@@ -21,7 +21,9 @@ def table_text(df: pd.DataFrame) -> str:
     return df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}")
 
 
-def plot(df: pd.DataFrame, path) -> None:
+def plot(df: pd.DataFrame, path, held_out: pd.DataFrame | None = None) -> None:
+    """Predicted vs measured, log-log, one marker per hardware; ``held_out`` rows (never fitted) are drawn as
+    grey hollow markers on the same axes."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -35,8 +37,17 @@ def plot(df: pd.DataFrame, path) -> None:
         for _, r in g.iterrows():
             ax.annotate(r["id"], (r["measured"], r["predicted"]), fontsize=6, xytext=(3, 3),
                         textcoords="offset points")
-    lo = min(ok["measured"].min(), ok["low"].min()) * 0.7
-    hi = max(ok["measured"].max(), ok["high"].max()) * 1.4
+    both = ok
+    if held_out is not None and (held_out["status"] == "ok").any():
+        h = held_out[held_out["status"] == "ok"]
+        ax.scatter(h["measured"], h["predicted"], facecolors="none", edgecolors="grey", s=28,
+                   label="held out (never fitted)")
+        for _, r in h.iterrows():
+            ax.annotate(r["id"], (r["measured"], r["predicted"]), fontsize=5, color="grey", xytext=(3, -7),
+                        textcoords="offset points")
+        both = pd.concat([ok, h])
+    lo = min(both["measured"].min(), both["low"].min(), both["predicted"].min()) * 0.7
+    hi = max(both["measured"].max(), both["high"].max(), both["predicted"].max()) * 1.4
     x = np.array([lo, hi])
     ax.plot(x, x, "k-", lw=0.8)
     ax.plot(x, x * 1.25, "k:", lw=0.6)
@@ -84,7 +95,8 @@ def write_report(df: pd.DataFrame, s: dict, path: Path, data_file: str, recs=Non
     path.parent.mkdir(parents=True, exist_ok=True)
     csv_path, png_path = path.with_suffix(".csv"), path.with_suffix(".png")
     df.to_csv(csv_path, index=False, float_format="%.6g")
-    plot(df, png_path)
+    held = [e[2] for e in extras if e[1].startswith("data/holdout/")]
+    plot(df, png_path, held_out=pd.concat(held) if held else None)
     met = []
     for k, (op, t) in TARGETS.items():
         v = s[k]
