@@ -549,3 +549,17 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
 def check_all(store: CurveStore | None = None, ids=None) -> list[dict]:
     store = store or CurveStore()
     return [check(i, store) for i in (ids or catalog.ids("claims"))]
+
+
+def json_safe(o):
+    """A check result made JSON-safe: NaN -> null, inf -> 'inf', numpy scalars -> Python numbers."""
+    if isinstance(o, float):
+        return None if math.isnan(o) else ("inf" if math.isinf(o) else o)
+    if isinstance(o, dict):
+        return {str(k): json_safe(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [json_safe(v) for v in o]
+    if hasattr(o, "item"):
+        return json_safe(o.item())
+    return o
+

@@ -15,19 +15,6 @@ def _num(x) -> str:
     return f"{x / 1e6:.3g}M" if a >= 1e6 else f"{x:,.0f}" if a >= 1e3 else f"{x:.3g}"
 
 
-def _clean(o):
-    """JSON-safe: NaN -> null, inf -> 'inf'."""
-    if isinstance(o, float):
-        return None if math.isnan(o) else ("inf" if math.isinf(o) else o)
-    if isinstance(o, dict):
-        return {str(k): _clean(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_clean(v) for v in o]
-    if hasattr(o, "item"):
-        return _clean(o.item())
-    return o
-
-
 def format_check(r: dict) -> str:
     v = r["verdict"] + (f" {r['condition']}" if r.get("condition") else "")
     lines = [f"{r['id']}: {r['title']}", f"  verdict: {v}", f"  why: {r['reason']}"]
@@ -73,8 +60,9 @@ def format_check(r: dict) -> str:
 
 def _check(args) -> int:
     from ..claims import check
+    from ..claims.check import json_safe
     r = check(args.claim)
-    print(json.dumps(_clean(r), indent=2) if args.json else format_check(r))
+    print(json.dumps(json_safe(r), indent=2) if args.json else format_check(r))
     return 0
 
 

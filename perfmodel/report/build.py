@@ -7,7 +7,6 @@ a CSV with the same name; every number in the Markdown is in one of the CSVs.
 from __future__ import annotations
 
 import json
-import math
 import time
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pandas as pd
 from .. import catalog
 from ..analyses.deployments import DeploymentSpace
 from ..claims import CurveStore, Side, check
-from ..claims.check import DEFAULT_MODELS, FAR, MAX_SOFTWARE, TOL
+from ..claims.check import DEFAULT_MODELS, FAR, MAX_SOFTWARE, TOL, json_safe
 from ..claims.curves import AXES, AXIS_TEXT, curve_end, read
 
 SYSTEMS = ("gb200-nvl72", "gb300-nvl72", "vr200-nvl72")
@@ -213,7 +212,7 @@ def build_report(out: str | Path = "reports") -> dict:
     store = CurveStore()
     results = [check(i, store) for i in catalog.ids("claims")]
     claims_df = _claims_csv(results, d)
-    (d / "claims.json").write_text(json.dumps(_json(results), indent=1))
+    (d / "claims.json").write_text(json.dumps(json_safe(results), indent=1))
     figs: list[str] = []
     fr_md, ra_md, at_md, wi_md = [], [], [], []
     _frontiers(store, d, fr_md, figs)
@@ -225,18 +224,6 @@ def build_report(out: str | Path = "reports") -> dict:
     secs = time.time() - t0
     return {"markdown": str(out / "claims.md"), "claims": len(results), "figures": len(figs),
             "csvs": len(list(d.glob("*.csv"))), "seconds": secs, "evaluations": store.evaluations}
-
-
-def _json(o):
-    if isinstance(o, float):
-        return None if math.isnan(o) else ("inf" if math.isinf(o) else o)
-    if isinstance(o, dict):
-        return {str(k): _json(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_json(v) for v in o]
-    if hasattr(o, "item"):
-        return _json(o.item())
-    return o
 
 
 def _markdown(results, claims_df, attr, figs, fr_md, at_md) -> str:
