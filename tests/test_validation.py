@@ -192,4 +192,4 @@ def test_leave_one_out_predicts_each_record_without_it(monkeypatch):
     df = crossval.leave_one_out(recs, grid_size=(3, 3, 1))
     assert list(df["status"]) == ["ok"] * 5
     assert all(r.id not in ids for r, ids in zip(recs, seen))
-    assert crossval.cv_summary(df)["median_abs_error_pct"] < 15
+    assert summary(df)["median_abs_error_pct"] < 15

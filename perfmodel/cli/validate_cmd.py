@@ -85,12 +85,13 @@ def _extra_sections(samples: int, seed: int) -> list:
 
 def run_crossval(args):
     import sys
-    from ..validation.crossval import cv_markdown, cv_summary, leave_one_out
+    from ..validation.crossval import cv_markdown, leave_one_out
+    from ..validation.predict_rows import summary
     from ..validation.records import project_measured_files, read_records
     targets = read_records(args.data)
     others = [r for f in project_measured_files() for r in read_records(f)]
     df = leave_one_out(targets, others, progress=lambda m: print(m, file=sys.stderr, flush=True))
-    s = cv_summary(df)
+    s = summary(df)
     if args.out:
         df.to_csv(args.out, index=False, float_format="%.6g")
     if args.report:

@@ -235,9 +235,7 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
         if needs_acceptance_fit(recs) and len(recs) >= ROWS_PER_PARAM * (len(small) + 1):
             small += list(SPEC_FIT)
         if len(recs) >= max(SMALL_MIN_ROWS, ROWS_PER_PARAM * len(small)):
-            start = fitted_profile(base if start_fit is not pooled else pid, start_fit)
-            start = start.model_copy(update={"id": pid, "engine": profiles[pid].engine})
-            own = fit_family(recs, {pid: start}, small, grid_size=grid_size)
+            own = fit_family(recs, {pid: fitted_profile(pid, start_fit)}, small, grid_size=grid_size)
             results[pid] = {**own, "values": {**start_fit["values"], **own["values"]},
                             "ranges": {**start_fit["ranges"], **own["ranges"]},
                             "basis": f"{len(recs)} records: {start_basis}, with {', '.join(small)} refitted on "

@@ -55,13 +55,6 @@ def leave_one_out(targets: list[Record], others: list[Record] = (), grid_size: t
     return pd.DataFrame(rows)
 
 
-def cv_summary(df: pd.DataFrame) -> dict:
-    ok = df[df["status"] == "ok"]
-    err = ok["error_pct"].abs()
-    return {"rows": len(df), "predicted": len(ok), "median_abs_error_pct": float(err.median()),
-            "mean_abs_error_pct": float(err.mean()), "within_25pct": float((err <= 25).mean())}
-
-
 def cv_markdown(df: pd.DataFrame, s: dict, data_file: str, command: str) -> str:
     lines = ["| id | hardware | model | engine | metric | measured | predicted without it | error_pct | fit |",
              "|---|---|---|---|---|---|---|---|---|"]

@@ -254,9 +254,10 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
         # a decode worker spans its EP group (attention-DP over the same GPUs): D20 EP4 = 5 workers of 4 GPUs
         # (one 20-GPU instance would need expert-TP 5, which does not divide the expert width)
         inst = rec.ep
-    cands = [c for c in _candidates(rec, m, inst) if not _valid(m, *c)]
+    problems = {c: _valid(m, *c) for c in _candidates(rec, m, inst)}
+    cands = [c for c, why in problems.items() if not why]
     if not cands:
-        raise Unsupported(f"layout: {_valid(m, *_candidates(rec, m, inst)[0])}")
+        raise Unsupported(f"layout: {next(iter(problems.values()))}")
     pf_rate = None
     if disagg:
         if not (rec.prefill_gpus and rec.decode_gpus):
@@ -364,9 +365,11 @@ def predict_rows(records: list[Record], n_samples: int = N_SAMPLES, seed: int = 
 def summary(df: pd.DataFrame) -> dict:
     ok = df[df["status"] == "ok"]
     err = ok["error_pct"].abs()
-    inside = (ok["measured"] >= ok["low"]) & (ok["measured"] <= ok["high"])
-    return {"rows": len(df), "predicted": len(ok), "unsupported": int((df["status"] != "ok").sum()),
-            "median_abs_error_pct": float(err.median()) if len(ok) else float("nan"),
-            "mean_abs_error_pct": float(err.mean()) if len(ok) else float("nan"),
-            "within_25pct": float((err <= 25).mean()) if len(ok) else float("nan"),
-            "inside_band": float(inside.mean()) if len(ok) else float("nan")}
+    out = {"rows": len(df), "predicted": len(ok), "unsupported": int((df["status"] != "ok").sum()),
+           "median_abs_error_pct": float(err.median()) if len(ok) else float("nan"),
+           "mean_abs_error_pct": float(err.mean()) if len(ok) else float("nan"),
+           "within_25pct": float((err <= 25).mean()) if len(ok) else float("nan")}
+    if "low" in df and "high" in df:   # rows with an uncertainty band
+        inside = (ok["measured"] >= ok["low"]) & (ok["measured"] <= ok["high"])
+        out["inside_band"] = float(inside.mean()) if len(ok) else float("nan")
+    return out
