@@ -35,4 +35,4 @@ def test_damaged_cache_file_is_rebuilt(tmp_path, monkeypatch):
     f.write_text("{not json")
     C._cache.clear()
     cm = C.compiled(m)
-    assert "tpot_s" in cm.decode.names and isinstance(cm.decode._exprs, list)
+    assert "step_s" in cm.decode.names and isinstance(cm.decode._exprs, list)

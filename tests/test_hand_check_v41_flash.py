@@ -54,7 +54,7 @@ def test_v41_flash_gb300_tp4_dspark_tpot_by_hand(tmp_path):
     assert row["batch"] == pytest.approx(1.0, abs=1e-6)       # one live session generates alone
     B, q, acc = 1.0, 6.0, 3.51
     L = isl + osl / 2                                       # mean decode context
-    n_pf = B * acc * new / osl                              # chunked-prefill tokens mixed into each step
+    n_pf = (B - 1) * acc * new / osl    # the other requests' chunked prefill mixed into each step
     L_pf = isl - new / 2
 
     def entries(a, ctx):                                    # dsv4 entries attended per query
@@ -114,6 +114,9 @@ def test_v41_flash_gb300_tp4_dspark_tpot_by_hand(tmp_path):
     host = (B * q + n_pf) * e.layers * e.lookups_per_token * e.row_dim * b_act / (HOST * e_ln)
     tpot = main_t + head + draft + t_step + host - ovl * min(host, main_kern)
 
-    assert row["tpot_ms"] == pytest.approx(tpot * 1e3, rel=1e-9)
-    assert row["tps_per_user"] == pytest.approx(acc / tpot, rel=1e-9)
+    step = tpot   # one decode step; TPOT per output token is the step over the accepted tokens
+    assert row["step_ms"] == pytest.approx(step * 1e3, rel=1e-9)
+    assert row["tpot_ms"] == pytest.approx(step / acc * 1e3, rel=1e-9)
+    assert row["tps_per_user"] == pytest.approx(acc / step, rel=1e-9)
+    assert row["tps_per_user"] == pytest.approx(1000 / row["tpot_ms"], rel=1e-12)
     assert row["t_draft_ms"] == pytest.approx(draft * 1e3, rel=1e-9)

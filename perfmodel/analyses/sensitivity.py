@@ -84,7 +84,7 @@ def derivative_functions(model):
     key = id(cm)
     if key not in _DERIV_CACHE:
         dec = cm.decode
-        tpot = dec.exprs[dec.names.index("tpot_s")]
+        tpot = dec.exprs[dec.names.index("step_s")]
         cap = dec.exprs[dec.names.index("max_batch")]
         wanted = set(PROFILE_SYMBOLS_SYMS()) | set(HW_SYMBOL_NAMES) | set(OPERATING)
         args = sorted(tpot.free_symbols | cap.free_symbols, key=lambda s: s.name)

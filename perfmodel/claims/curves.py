@@ -7,7 +7,7 @@ analyses' ``candidates``) and caches them, so every claim, plot and CSV of a rep
 Envelopes are taken on the interactivity axis the claim names:
 
 - ``itl``: ``tps_per_user`` = accepted tokens / decode step time (InferenceX ``intvty``, 1/ITL);
-- ``e2e``: ``tps_per_user_e2e`` = OSL / (TTFT + OSL x TPOT / acceptance), the E2E-normalised axis.
+- ``e2e``: ``tps_per_user_e2e`` = OSL / (TTFT + OSL x TPOT), TPOT per output token, the E2E-normalised axis.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """Evaluate the compiled equations over arrays of operating points -> a tidy DataFrame.
 
 Derived metrics (InferenceX definitions, ../shared/reference/metrics-and-claims.md):
-    tps_per_user       = acc / TPOT                      (ITL-based interactivity, 'intvty')
-    TTFT               = prefill(new tokens after the cached prefix) + one decode step
-    tps_per_user_e2e   = osl / (TTFT + osl TPOT / acc)   (E2E-normalized interactivity)
-    output_tps_per_gpu = B acc / (TPOT G)
+    step_ms            = one decode step (all B sequences advance by acc accepted tokens)
+    tpot_ms            = step / acc                      (time per output token, as the record format defines it)
+    tps_per_user       = 1000 / tpot_ms = acc / step     (ITL-based interactivity, 'intvty')
+    TTFT               = prefill(new tokens after the cached prefix) + one decode step (+ queueing: queueing.py)
+    tps_per_user_e2e   = osl / (TTFT + osl TPOT)         (E2E-normalized interactivity)
+    output_tps_per_gpu = B acc / (step G)
     total_tps_per_gpu  = output_tps_per_gpu (isl + osl) / osl   (input counted incl. cached prefix)
     total_tps_per_mw   = total_tps_per_gpu / all-in W per GPU x 1e6
     total_tokens_per_usd = total_tps_per_gpu x 3600 / (USD per GPU-hour)
@@ -119,11 +121,12 @@ def _frame(setup: Setup, p, d, pf, vals) -> pd.DataFrame:
     """All output columns, built as arrays and turned into one DataFrame at the end (no per-column inserts)."""
     n = len(p["batch"])
     full = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (n,))  # noqa: E731
-    tpot = full(d["tpot_s"])
+    step = full(d["step_s"])
     acc = p["acc"]
-    tps_user = acc / tpot
-    ttft = full(pf["prefill_s"]) + tpot
-    out_gpu = p["batch"] * acc / (tpot * p["gpus"])
+    tpot = step / acc
+    tps_user = 1.0 / tpot
+    ttft = full(pf["prefill_s"]) + step
+    out_gpu = p["batch"] / (tpot * p["gpus"])
     total_gpu = out_gpu * (p["isl"] + p["osl"]) / p["osl"]
     power, power_basis = setup.power_w()
     price = setup.price()
@@ -131,8 +134,9 @@ def _frame(setup: Setup, p, d, pf, vals) -> pd.DataFrame:
         "batch": p["batch"], "gpus": p["gpus"], "tp": p["tp"], "ep": p["ep"], "pp": p["pp"],
         "spec_tokens": p["spec_tokens"], "acceptance_length": acc, "isl": p["isl"], "osl": p["osl"],
         "uncached_input": p["new"], "aggregated": p["mix"] > 0,
-        "tpot_ms": tpot * 1e3, "ttft_ms": ttft * 1e3, "prefill_ms": full(pf["prefill_s"]) * 1e3,
-        "tps_per_user": tps_user, "tps_per_user_e2e": p["osl"] / (ttft + p["osl"] * tpot / acc),
+        "step_ms": step * 1e3, "tpot_ms": tpot * 1e3, "ttft_ms": ttft * 1e3,
+        "prefill_ms": full(pf["prefill_s"]) * 1e3,
+        "tps_per_user": tps_user, "tps_per_user_e2e": p["osl"] / (ttft + p["osl"] * tpot),
         "output_tps_per_gpu": out_gpu, "total_tps_per_gpu": total_gpu,
         "total_tps_per_mw": total_gpu / power * 1e6, "output_tps_per_mw": out_gpu / power * 1e6,
         "power_basis": np.full(n, power_basis, dtype=object),

@@ -1,14 +1,14 @@
 """Serving modes on top of the step equations: disaggregated pools and agentic sessions (vectorized).
 
 Disaggregated (prefill pool of ``pf_instances`` x ``pf_gpus``, decode pool of ``instances`` x ``gpus``):
-    decode demand   R_d = instances B acc / (TPOT osl)                       requests/s
+    decode demand   R_d = instances B / (TPOT osl)        requests/s  (TPOT = step / acc, per output token)
     prefill supply  R_p = pf_instances (T_pf / new) / prefill_s(T_pf)        requests/s, T_pf = 8192 pf_gpus
     system          R   = min(R_d, R_p);  per-GPU figures divide by all GPUs of both pools
-    TTFT            = W_q + prefill(one request) + KV transfer + TPOT
+    TTFT            = W_q + prefill(one request) + KV transfer + one decode step
     W_q             = rho / (2 (1 - rho)) prefill(one request)   (M/D/1 wait, rho = R_d / R_p capped at 0.95)
     KV transfer     = KV bytes of the request / (pf_gpus BW e_ln), BW = scale-up inside one domain, NIC beyond
 Agentic sessions (decode batch B = sessions currently generating):
-    t_busy = TTFT + osl TPOT / acc;  live sessions C = B (t_busy + pause) / t_busy
+    t_busy = TTFT + osl TPOT;  live sessions C = B (t_busy + pause) / t_busy
     paused sessions keep their KV in spare HBM, then in the host tier (if on), else are evicted and
     re-prefill their whole prefix; host-resident ones reload it over the host link (f_rl).
 """
@@ -47,15 +47,16 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     inst, pinst = np.broadcast_to(instances, (n,)), np.broadcast_to(pf_instances, (n,))
     new = np.maximum(pfp["new"], 1.0)
     r_p = pinst * tok / new / step
+    step = dec["step_ms"].to_numpy() / 1e3
     tpot = dec["tpot_ms"].to_numpy() / 1e3
-    r_d = inst * p["batch"] * p["acc"] / (tpot * p["osl"])
+    r_d = inst * p["batch"] / (tpot * p["osl"])
     r = np.minimum(r_d, r_p)
     rho = np.minimum(r_d / r_p, 0.95)
     total_gpus = inst * p["gpus"] + pinst * pfp["gpus"]
     in_domain = total_gpus <= vals["D_dom"]
     bw = np.where(in_domain, vals["BW_link"], vals["BW_nic"]) * vals["e_ln"] * pfp["gpus"]
     transfer = request_kv_bytes(setup, p["isl"]) / bw
-    ttft = rho / (2 * (1 - rho)) * one + one + transfer + tpot
+    ttft = rho / (2 * (1 - rho)) * one + one + transfer + step
     out = dec.copy()
     out["serving"] = "disaggregated"
     out["prefill_gpus"], out["decode_gpus"] = pinst * pfp["gpus"], inst * p["gpus"]
@@ -67,7 +68,7 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     out["output_tps_per_mw"] = out["output_tps_per_gpu"] / power * 1e6
     price = setup.price()
     out["total_tokens_per_usd"] = out["total_tps_per_gpu"] * 3600 / price if price else np.nan
-    out["tps_per_user_e2e"] = p["osl"] / (ttft + p["osl"] * tpot / p["acc"])
+    out["tps_per_user_e2e"] = p["osl"] / (ttft + p["osl"] * tpot)
     out["bound"] = np.where(r_p < r_d, "prefill_pool", out["bound"])
     out["tput_per_gpu"], out["output_tput_per_gpu"] = out["total_tps_per_gpu"], out["output_tps_per_gpu"]
     return out
@@ -97,7 +98,7 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
                "pool_reload": pool_reload}
         df = evaluate(setup, pts, symbol_values=hw)
         tpot = df["tpot_ms"].to_numpy() / 1e3
-        t_busy = df["ttft_ms"].to_numpy() / 1e3 + p["osl"] * tpot / p["acc"]
+        t_busy = df["ttft_ms"].to_numpy() / 1e3 + p["osl"] * tpot
         sessions = p["batch"] * (t_busy + pause_s) / t_busy
         paused = sessions - p["batch"]
         spare_hbm = np.maximum(df["max_batch"].to_numpy() - p["batch"], 0)   # sessions' worth of spare HBM
@@ -140,7 +141,7 @@ def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists,
     """AgentX e2e_norm_intvty_q = 1 / percentile_q(E2E_i / OSL_i), per operating point.
 
     Requests i are drawn (fixed seed, N_SAMPLES) from the workload's log-normal distributions of context,
-    new tokens and output length (independent). Per request: E2E_i = TTFT_i + OSL_i TPOT / acc, with
+    new tokens and output length (independent). Per request: E2E_i = TTFT_i + OSL_i TPOT, with
     TTFT_i = the prefill of its own new tokens after its cached prefix + one decode step (queueing as in the
     point's TTFT: the point's TTFT minus its own median-request prefill). Evaluated as one (points x samples)
     array through the compiled prefill equations.
@@ -162,10 +163,11 @@ def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists,
     vals = {k: (np.repeat(v, N_SAMPLES) if np.ndim(v) == 1 and np.size(v) == n else v) for k, v in vals.items()}
     pre = np.asarray(cm.prefill(prefill_inputs(flat, vals))["prefill_s"]).reshape(n, N_SAMPLES)
     tpot = df["tpot_ms"].to_numpy()[:, None] / 1e3
+    step = df["step_ms"].to_numpy()[:, None] / 1e3
     own = df["prefill_ms"].to_numpy()[:, None] / 1e3
-    extra = np.maximum(df["ttft_ms"].to_numpy()[:, None] / 1e3 - own - tpot, 0.0)   # queueing etc.
-    ttft = extra + pre + tpot
-    ratio = (ttft + osl[None, :] * tpot / np.asarray(p["acc"], float).reshape(-1, 1)) / osl[None, :]
+    extra = np.maximum(df["ttft_ms"].to_numpy()[:, None] / 1e3 - own - step, 0.0)   # queueing etc.
+    ttft = extra + pre + step
+    ratio = (ttft + osl[None, :] * tpot) / osl[None, :]
     return 1.0 / np.percentile(ratio, percentile, axis=1)
 
 

@@ -3,7 +3,8 @@
 Per GPU of an instance with G GPUs, attention TP ``tp``, expert parallel ``ep``, pipeline ``pp``:
     dp = G / (tp pp)      attention data-parallel groups      moe_tp = G / (pp ep)
 A decode step processes, per pipeline micro-batch, B/pp sequences x q tokens plus n_pf mixed-in prefill
-tokens, n_pf = mix B acc new / osl (requests finishing per step times their uncached input).
+tokens, n_pf = mix (B - 1) acc new / osl: the other B - 1 requests finishing per step times their replacements'
+uncached input (a request's own prefill is in its TTFT, not in the steps it decodes in; at B = 1 there is none).
 Attention-DP ranks: decode tokens split evenly, T_gpu = T_dec/dp + n_pf/dp_pf with
 dp_pf = min(dp, max(1, n_pf/new)): a request is prefilled on one rank and the ranks synchronize at each
 MoE all-to-all, so the step waits for the busiest rank.
@@ -24,7 +25,7 @@ For each layer group (n layers of attention kind A and FFN kind F):
            over the scale-up link; t = max(T_gpu r_dom d b / BW_nic, a2a / BW_link) / e_ln
     layer = max(t_floor, kernels / s_dec) + link (1 - overlap share) + collectives x (lat_link + t_coll)
             + t_kern n_kern   (n_kern = kernels the layer launches: attention + FFN + norms; layer_kernels)
-TPOT = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + (pp-1) lat_link
+step = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + B t_seq + (pp-1) lat_link
        + host-link time (Engram lookups, KV reloads, cold KV reads; overlapped like links)
        + pooled-HBM reloads over the scale-up link.
 Draft passes (speculative decoding): ceil((q-1)/block) passes of the MTP layers and the LM head.
@@ -222,10 +223,10 @@ class StepBuilder:
         return [(g.attention, g.ffn, g.count) for g in self.m.layers]
 
     def decode(self) -> dict[str, sp.Expr]:
-        """TPOT (one decode step) and its breakdown, seconds; plus throughput per GPU."""
+        """One decode step (step_s) and its breakdown, seconds; plus throughput per GPU. TPOT = step_s / acc."""
         s = S
         B, q, pp = s["B"], s["q"], s["pp"]
-        n_pf = s["mix"] * B * s["acc"] * s["new"] / s["osl"]
+        n_pf = s["mix"] * (B - 1) * s["acc"] * s["new"] / s["osl"]
         ph = Phase(seqs=B / pp, dec_tokens=B * q / pp, pf_tokens=n_pf / pp, L_dec=s["L"],
                    L_pf=s["isl"] - s["new"] / 2, kv_ctx=s["L"], logits=B * q / pp, speedup=s["s_dec"],
                    pf_unit=smax(s["new"], 1), cold=s["f_cold"])
@@ -258,9 +259,9 @@ class StepBuilder:
         kernels = main.time()
         pipeline_lat = (pp - 1) * s["lat_link"]
         host_visible = host - s["ovl"] * smin(host, kernels)
-        tpot = kernels + floor + link + lat + draft_s + s["t_step"] + pipeline_lat + host_visible
+        tpot = kernels + floor + link + lat + draft_s + s["t_step"] + B * s["t_seq"] + pipeline_lat + host_visible
         comp, mem = main.by_resource()
-        out = {"tpot_s": tpot}
+        out = {"step_s": tpot}
         for key, e in main.counts.items():
             out[f"n_{key}"] = e
         out["n_bytes_host"] = host * smin(s["BW_host"], s["BW_hmem"]) * s["e_ln"]   # incl. cold KV reads
@@ -269,7 +270,7 @@ class StepBuilder:
         out.update({
             "t_link_s": link + host_visible, "t_host_link_s": host_visible,
             "t_latency_s": lat + floor + pipeline_lat, "t_draft_s": draft_s,
-            "t_overhead_s": s["t_step"] + 0 * B,
+            "t_overhead_s": s["t_step"] + B * s["t_seq"],
             "r_compute_s": comp, "r_memory_s": mem,
             "output_tps_per_gpu": B * s["acc"] / (tpot * s["G"]),
         })

@@ -73,6 +73,7 @@ _TABLE = [
     Sym("t_floor", "s", "minimum time of one layer per step", "profile"),
     Sym("t_kern", "s", "fixed cost per kernel launched (launch gap, tail, sync), x kernels per layer", "profile"),
     Sym("t_step", "s", "CPU/scheduler overhead per step", "profile"),
+    Sym("t_seq", "s", "CPU time per sequence in flight per step (scheduling, sampling, detokenization)", "profile"),
     Sym("imb", "1", "MoE routing skew: busiest EP rank load / mean at large batch (hot experts)", "profile"),
     Sym("s_dec", "1", "decode kernel speed-up factor", "profile"),
     Sym("s_pf", "1", "prefill kernel speed-up factor", "profile"),

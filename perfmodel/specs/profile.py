@@ -45,6 +45,8 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
                            "us; a layer costs it times its kernel count (DeepSeek MoE layer 20, Llama layer 9)",
                            0.0, 50.0, "latency"),
     "step_overhead_ms": ("CPU/scheduler overhead per engine step, ms", 0.0, 1000.0, "latency"),
+    "seq_overhead_us": ("CPU/scheduler time per sequence in flight per engine step (scheduling, sampling, "
+                        "detokenization, output processing), us; a step costs it times the batch", 0.0, 100.0, "latency"),
     "moe_imbalance": ("structural routing skew: busiest EP rank's expert load over the mean at large batch, on top of the random-routing spread the equations compute (>= 1)", 1.0, 8.0, "scheduling"),
     "workspace_gb": ("HBM reserved for activations, CUDA graphs, runtime, GB per GPU", 0.0, 200.0, "memory"),
     "mem_fraction": ("fraction of usable HBM the engine may use", 0.1, 1.0, "memory"),
@@ -86,6 +88,7 @@ class ProfileSpec(Strict):
     layer_floor_us: Param
     kernel_overhead_us: Param = _p(0.0)
     step_overhead_ms: Param
+    seq_overhead_us: Param = _p(0.0)
     moe_imbalance: Param
     workspace_gb: Param
     mem_fraction: Param
