@@ -1,5 +1,6 @@
 """Print the equations themselves: the notation table and, per layer group, each kernel's compute and
-memory time and the layer's link and latency terms (decode form), as sympy text or LaTeX.
+memory time and the layer's link and latency terms (decode form), as sympy text or LaTeX, then the
+serving layer's TTFT queueing expressions.
 
 These are the same expressions the engine lambdifies; architecture numbers are already substituted.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from .equations.queueing import explain_queueing
 from .equations.roofline import Tally
 from .equations.step import Phase, StepBuilder
 from .equations.symbols import S, notation_markdown
@@ -22,8 +24,8 @@ def equations_doc() -> str:
              "build the sympy expressions; `perfmodel explain --model ID` prints one model's expressions.", "",
              "## Notation", "", notation_markdown(), ""]
     for mod in ("perfmodel.equations.roofline", "perfmodel.equations.attention", "perfmodel.equations.ffn",
-                "perfmodel.equations.step", "perfmodel.equations.memory", "perfmodel.engine.serving",
-                "perfmodel.engine.evaluate", "perfmodel.spec_decoding", "perfmodel.arch.kv", "perfmodel.arch.params"):
+                "perfmodel.equations.step", "perfmodel.equations.memory", "perfmodel.equations.queueing",
+                "perfmodel.engine.queueing", "perfmodel.engine.serving", "perfmodel.engine.evaluate", "perfmodel.spec_decoding", "perfmodel.arch.kv", "perfmodel.arch.params"):
         doc = (importlib.import_module(mod).__doc__ or "").strip()
         parts += [f"## `{mod}`", "", "```text", doc, "```", ""]
     return "\n".join(parts)
@@ -50,4 +52,5 @@ def explain(model: ModelSpec, latex: bool = False) -> str:
         out.append(f"- link bytes per GPU: `{fmt(tally.counts.get('bytes_link', 0))}`")
         out.append(f"- collectives: `{fmt(tally.counts.get('collectives', 0))}`")
         out.append("")
+    out.append(explain_queueing())
     return "\n".join(out)

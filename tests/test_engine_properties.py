@@ -31,8 +31,30 @@ def test_per_user_speed_never_rises_and_aggregate_never_falls_with_batch(model, 
     df = evaluate(_setup(model), _points(model, batch, isl, osl, spec, mix))
     df = df[df["fits"]]
     assert len(df) >= 1
-    assert np.all(np.diff(df["tps_per_user"].to_numpy()) <= 1e-9 * df["tps_per_user"].max())
-    assert np.all(np.diff(df["output_tps_per_gpu"].to_numpy()) >= -1e-9 * df["output_tps_per_gpu"].max())
+    # decode alone: strictly monotone. Aggregated, each prefill chunk stalls the whole step (EP ranks step
+    # together), so where prefill dominates the work (isl >> osl) a few more clients add stalls as fast as
+    # they add output and throughput may dip before the ranks' chunks overlap: the property is asserted
+    # for decode-dominated lengths, to 2% (the per-request view's 1 / B approximation of the mixing)
+    if mix > 0 and isl > 4 * osl:
+        return
+    tol = 1e-9 if mix == 0 else 2e-2
+    assert np.all(np.diff(df["tps_per_user"].to_numpy()) <= tol * df["tps_per_user"].max())
+    # aggregated: more clients never lower throughput until prefill saturates (then each chunk step also
+    # carries a larger decode batch, so prefill capacity, and the throughput it bounds, may fall)
+    below = df[df["prefill_utilization"] < 0.8]
+    assert np.all(np.diff(below["output_tps_per_gpu"].to_numpy()) >= -tol * df["output_tps_per_gpu"].max())
+
+
+@SETTINGS
+@given(model=st.sampled_from(MODELS), isl=st.integers(64, 32768), osl=st.integers(16, 4096))
+def test_closed_loop_obeys_littles_law_and_the_prefill_bound(model, isl, osl):
+    """C = X (E[TTFT] + osl TPOT) per instance; X never exceeds the decode bound B / (osl TPOT)."""
+    batch = np.unique(np.round(np.geomspace(1, 4096, 24)))
+    df = evaluate(_setup(model), {**_points(model, batch, isl, osl), "concurrency": batch * 1.5})
+    cycle_s = (df["ttft_mean_ms"] + df["osl"] * df["tpot_ms"]) / 1e3
+    np.testing.assert_allclose(df["request_rate_per_s"] * cycle_s, df["concurrency"], rtol=1e-7)  # root tol 1e-10
+    assert np.all(df["request_rate_per_s"] <= df["batch"] / (df["osl"] * df["tpot_ms"] / 1e3) * (1 + 1e-9))
+    assert np.all(df["prefill_utilization"].between(0, 1))
 
 
 @SETTINGS
@@ -43,9 +65,14 @@ def test_more_bandwidth_or_flops_is_never_slower(model, batch, field, factor):
     base = _setup(model)
     more = _setup(model)
     more.hw_overrides = {field: base.hardware.value(field) * factor}
-    a = evaluate(base, _points(model, batch))["tpot_ms"].iloc[0]
-    b = evaluate(more, _points(model, batch))["tpot_ms"].iloc[0]
+    a = evaluate(base, _points(model, batch, mix=0.0))["tpot_ms"].iloc[0]
+    b = evaluate(more, _points(model, batch, mix=0.0))["tpot_ms"].iloc[0]
     assert b <= a * (1 + 1e-12)
+    # aggregated, a faster prefill shifts more of the others' prefill into the decode steps, so TPOT may
+    # rise a hair; the throughput of the closed loop never falls
+    a = evaluate(base, _points(model, batch))["output_tps_per_gpu"].iloc[0]
+    b = evaluate(more, _points(model, batch))["output_tps_per_gpu"].iloc[0]
+    assert b >= a * (1 - 1e-12)
 
 
 @SETTINGS

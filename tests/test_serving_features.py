@@ -37,8 +37,16 @@ def test_disaggregated_with_huge_link_matches_pool_rooflines():
     s.hw_overrides = {"scaleup_bandwidth_gbps": 50000, "nic_bandwidth_gbps": 2000}
     d = disaggregated(s, {**PTS, "mix": 0.0}, dict(gpus=8, tp=8, ep=8), instances=1, pf_instances=100)
     dec = evaluate(s, {**PTS, "mix": 0.0})
-    # prefill pool is large: decode-limited, so per-GPU output = decode pool rate over all GPUs
-    np.testing.assert_allclose(d["output_tps_per_gpu"] * (800 + 8) / 8, dec["output_tps_per_gpu"], rtol=1e-9)
+    # prefill pool is large: decode-limited. A decode slot is held for S = prefill + KV transfer + osl TPOT
+    # and a client's cycle is T = E[TTFT] + osl TPOT: X = 1 / T + (B - 1) / S (queueing.closed_loop), a
+    # little below the decode pool's rate B / (osl TPOT), over all GPUs of both pools; Little: C = X T
+    slot_s = (d["prefill_ms"] + d["kv_transfer_ms"] + PTS["osl"] * d["tpot_ms"]) / 1e3
+    cycle_s = (d["ttft_mean_ms"] + PTS["osl"] * d["tpot_ms"]) / 1e3
+    x = d["request_rate_per_s"]
+    np.testing.assert_allclose(x, 1 / cycle_s + (PTS["batch"] - 1) / slot_s, rtol=1e-9)
+    np.testing.assert_allclose(x * cycle_s, d["concurrency"], rtol=1e-9)
+    assert np.all(d["output_tps_per_gpu"] * (800 + 8) / 8 < dec["output_tps_per_gpu"])
+    assert np.all(d["prefill_utilization"] < 0.2)
     assert np.all(d["kv_transfer_ms"] < 0.5)
     # one small prefill instance feeding 100 decode instances: prefill-limited, so the system rate is the
     # prefill pool's roofline (tokens per step / prefill step time), over all GPUs of both pools

@@ -1,7 +1,10 @@
 """Sensitivity: elasticities d ln(throughput) / d ln(p) at one operating point, from sympy derivatives.
 
-At a fixed deployment and batch, throughput per GPU is B a / (TPOT G), so for every parameter p that is not
-the batch or the acceptance length,  d ln T / d ln p = -(p / TPOT) dTPOT/dp.  The derivative is the sympy
+At a fixed deployment and batch, the decode-step throughput per GPU is B a / (step G), so for every parameter
+p that is not the batch or the acceptance length,  d ln T / d ln p = -(p / step) dstep/dp. (These are the
+elasticities of the steady decode rate at the operating point's load: the share of steps that carry a
+prefill chunk is taken from the queueing layer and held fixed; the per-request prefill and queueing time
+that the closed-loop throughput also counts, engine/queueing.py, is not in them.)  The derivative is the sympy
 derivative of the engine's TPOT expression (``compiled(model).decode``), taken by the chain rule over its
 common subexpressions (``forward_derivatives``), lambdified once per model and cached; no finite differences. A hardware field maps to the symbols it binds (FP8 FLOP/s feeds F_fp8 and,
 with FP8 weights, F_x and F_a), found by binding the field at two values; the elasticity is the sum over
@@ -21,7 +24,7 @@ import sympy as sp
 
 from ..engine.bind import PROFILE_SYMBOLS, attention_format, bind_hardware
 from ..engine.compiled import compiled
-from ..engine.evaluate import POINT_COLUMNS, symbol_inputs
+from ..engine.evaluate import POINT_COLUMNS, chunk_mixture, evaluate, symbol_inputs
 from ..errors import SpecError
 from ..spec_decoding import acceptance_length_expr
 from ..specs.hardware import HARDWARE_FIELDS
@@ -181,10 +184,20 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile="spe
          "pp": point.get("pp", 1), "spec_tokens": k, "acc": acc, "mix": mix, **lengths}
     p = {c: np.atleast_1d(np.asarray(p[c], dtype=float)) for c in POINT_COLUMNS}
     vals = setup.symbol_values()
-    x = symbol_inputs(p, vals)
     fn, args, syms = derivative_functions(m)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = [float(np.asarray(v, dtype=float).reshape(-1)[0]) for v in fn(*[x[a] for a in args])]
+
+    def at(points):
+        x = symbol_inputs(points, vals)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.array([float(np.asarray(v, dtype=float).reshape(-1)[0]) for v in fn(*[x[a] for a in args])])
+
+    # the steps are a mixture of bare and chunk steps, the share of chunk steps from the queueing layer
+    # (held fixed here: these are elasticities of the decode step at this load)
+    share = float(evaluate(setup, p, symbol_values=vals)["chunk_step_share"].iloc[0])
+    out = at({**p, "mix": np.zeros_like(p["mix"])})
+    if share > 0:
+        out = (1 - share) * out + share * at(chunk_mixture(p, vals)[2])
+    out = list(out)
     tpot, cap = out[0], out[1]
     if cap < p["batch"][0]:
         g = int(p["gpus"][0])

@@ -4,9 +4,11 @@ Derived metrics (InferenceX definitions, ../shared/reference/metrics-and-claims.
     step_ms            = one decode step (all B sequences advance by acc accepted tokens)
     tpot_ms            = step / acc                      (time per output token, as the record format defines it)
     tps_per_user       = 1000 / tpot_ms = acc / step     (ITL-based interactivity, 'intvty')
-    TTFT               = prefill(new tokens after the cached prefix) + one decode step (+ queueing: queueing.py)
-    tps_per_user_e2e   = osl / (TTFT + osl TPOT)         (E2E-normalized interactivity)
-    output_tps_per_gpu = B acc / (step G)
+    TTFT               = request overhead + queueing + own prefill (engine/queueing.py; ttft_ms is the P50,
+                         ttft_p90_ms the P90, ttft_mean_ms the mean)
+    tps_per_user_e2e   = osl / (E[TTFT] + osl TPOT)      (E2E-normalized interactivity)
+    output_tps_per_gpu = X osl / G, X = requests/s of the closed loop (Little's law, queueing.py);
+                         decode_only points: B acc / (step G)
     total_tps_per_gpu  = output_tps_per_gpu (isl + osl) / osl   (input counted incl. cached prefix)
     total_tps_per_mw   = total_tps_per_gpu / all-in W per GPU x 1e6
     total_tokens_per_usd = total_tps_per_gpu x 3600 / (USD per GPU-hour)
@@ -24,10 +26,12 @@ from ..specs.model import ModelSpec
 from ..specs.profile import ProfileSpec
 from .bind import attention_format, bind_formats, bind_hardware, bind_profile, hardware_fields, profile_values
 from .compiled import compiled
+from .queueing import serving_load
 
 POINT_COLUMNS = ("batch", "gpus", "tp", "ep", "pp", "spec_tokens", "acc", "isl", "osl", "new", "mix")
 # share of requests whose prefix is reloaded from the host tier; share of KV decode reads from the host tier
-OPTIONAL_COLUMNS = {"reload": 0.0, "cold": 0.0, "pool_reload": 0.0}
+# concurrency: clients in flight per instance in a closed loop (NaN: the batch; above the batch they queue)
+OPTIONAL_COLUMNS = {"reload": 0.0, "cold": 0.0, "pool_reload": 0.0, "concurrency": np.nan}
 RESOURCES = {"r_compute_s": "compute", "r_memory_s": "hbm_bandwidth", "t_link_s": "link", "t_lat_total_s": "latency"}
 
 
@@ -104,20 +108,80 @@ def prefill_step(setup: Setup, p: dict, vals: dict, tokens_per_gpu: float = PREF
 def evaluate(setup: Setup, points: dict, which: str = "value", symbol_values: dict | None = None) -> pd.DataFrame:
     """Evaluate every operating point in ``points`` (a mapping of POINT_COLUMNS to scalars or arrays).
 
-    ``batch`` may hold NaN for "the largest batch that fits". Returns one row per point.
+    ``batch`` (the running batch: requests holding a KV slot) may hold NaN for "the largest batch that
+    fits", or, with a ``concurrency`` (clients in a closed loop), for the batch those clients keep running:
+    B = min(cap, C B / C_B) with C_B the clients a batch B needs (queueing.py; those waiting for prefill
+    or a slot hold none), one proportional correction from B = min(C, cap). Past the cap the clients
+    beyond C_B wait for a slot. Returns one row per point.
     """
     cm = compiled(setup.model)
     vals = symbol_values if symbol_values is not None else setup.symbol_values(which)
     p = _arrays(points)
-    if np.isnan(p["batch"]).any():
-        probe = cm.decode(symbol_inputs({**p, "batch": np.ones_like(p["batch"])}, vals))["max_batch"]
-        p["batch"] = np.where(np.isnan(p["batch"]), np.maximum(np.floor(probe), 1.0), p["batch"])
-    d = cm.decode(symbol_inputs(p, vals))
     pf = cm.prefill(prefill_inputs(p, vals))
-    return _frame(setup, p, d, pf, vals)
+    t_pf = np.asarray(pf["prefill_s"], float) * np.ones_like(p["batch"])
+    solve = np.isnan(p["batch"])
+    if solve.any():
+        probe = cm.decode(symbol_inputs({**p, "batch": np.ones_like(p["batch"])}, vals))["max_batch"]
+        cap = np.maximum(np.floor(probe), 1.0)
+        want = np.where(np.isnan(p["concurrency"]), np.inf, p["concurrency"])
+        p["batch"] = np.where(solve, np.maximum(np.minimum(cap, want), 1.0), p["batch"])
+        by_clients = solve & np.isfinite(want)
+        if by_clients.any():
+            _d, load = decode_under_load(cm, p, vals, t_pf)
+            sustained = np.where(load["prefill_saturated"], load["x_per_s"] * load["slot_s"],
+                                 p["batch"] * np.minimum(1.0, want / load["clients_needed"]))
+            p["batch"] = np.where(by_clients, np.clip(sustained, 1.0, cap), p["batch"])
+    d, load = decode_under_load(cm, p, vals, t_pf)
+    return _frame(setup, p, d, pf, vals, load)
 
 
-def _frame(setup: Setup, p, d, pf, vals) -> pd.DataFrame:
+def decode_under_load(cm, p: dict, vals: dict, t_pf) -> tuple[dict, dict]:
+    """Decode steps and queueing together. The prefill a request's decode steps carry is the other running
+    requests' prefill *while it decodes*, a share f = osl TPOT / S of each slot's time (the others'
+    prefills during its own prefill are not in its steps):
+        n_pf = f mix (B - 1) acc new / osl, at most the instance's token budget per step.
+    Decode outputs are evaluated without prefill and at a chunk step (``chunk_mixture``); the steps at
+    the capped demand are the mixture m = (1 - w) bare + w chunk, and at the load's share s = min(f n_pf /
+    n_cap, 1) of it (``serving_load`` solves f with the queue) every output is (1 - s) bare + s m.
+    Returns (decode outputs, serving_load outputs with ``chunk_step_share`` = s w)."""
+    ones = np.ones_like(p["batch"])
+    d0 = cm.decode(symbol_inputs({**p, "mix": np.zeros_like(p["batch"])}, vals))
+    demand, w, chunk = chunk_mixture(p, vals)
+    dk = cm.decode(symbol_inputs(chunk, vals)) if (w > 0).any() else d0
+    step0 = np.asarray(d0["step_s"], float) * ones
+    step_mix = (1 - w) * step0 + w * np.asarray(dk["step_s"], float)
+    budget = vals["N_ch"] * p["gpus"] / (p["tp"] * p["pp"])
+    t_budget = np.asarray(cm.prefill(prefill_inputs(p, vals, tokens=budget))["prefill_s"], float) * ones
+    load = serving_load(p, step0, step_mix, demand, t_pf, t_budget, vals)
+    share = load["chunk_share"] * w
+    load["chunk_step_share"] = share
+    d = {k: (1 - share) * np.asarray(d0[k], float) + share * np.asarray(dk[k], float) for k in d0}
+    return d, load
+
+
+def chunk_mixture(p: dict, vals: dict) -> tuple[np.ndarray, np.ndarray, dict]:
+    """The chunk steps of a chunked-prefill engine. With every other running request's prefill mixed in,
+    the steps carry on average n_pf = mix (B - 1) acc new / osl prefill tokens per instance, at most the
+    c = dp ranks' token budgets: n_cap = min(n_pf, c N_ch). They arrive as whole chunks of
+    k_r = min(new, N_ch) tokens on one rank, not spread thinly over every step. Each rank carries a chunk
+    in a share w_r = min(1, n_cap / (c k_r)) of the steps, independently, so a share w = 1 - (1 - w_r)^c
+    of the steps carries one or more (their ranks prefill in parallel), each with k = n_cap / w tokens
+    (split over ranks by the step equations, dp_pf). Step costs are concave in tokens (a MoE step's
+    distinct experts saturate; ranks overlap), so spreading n_pf over every step would overstate them.
+    Returns (n_pf / n_cap: the demand over the capped demand, w, the chunk-step points).
+    """
+    unit = (p["batch"] - 1) * p["acc"] * p["new"] / p["osl"]      # n_pf at mix = 1
+    n_pf = p["mix"] * unit
+    ranks = p["gpus"] / (p["tp"] * p["pp"])
+    n_cap = np.minimum(n_pf, vals["N_ch"] * ranks)
+    k_rank = np.minimum(np.maximum(p["new"], 1.0), vals["N_ch"])
+    w = np.where(n_cap > 0, 1 - (1 - np.minimum(1.0, n_cap / (ranks * k_rank))) ** ranks, 0.0)
+    k = np.where(w > 0, n_cap / np.where(w > 0, w, 1.0), 0.0)
+    demand = np.where(n_cap > 0, n_pf / np.where(n_cap > 0, n_cap, 1.0), 0.0)
+    return demand, w, {**p, "mix": np.where(unit > 0, k / np.where(unit > 0, unit, 1.0), 0.0)}
+
+
+def _frame(setup: Setup, p, d, pf, vals, load) -> pd.DataFrame:
     """All output columns, built as arrays and turned into one DataFrame at the end (no per-column inserts)."""
     n = len(p["batch"])
     full = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (n,))  # noqa: E731
@@ -125,8 +189,9 @@ def _frame(setup: Setup, p, d, pf, vals) -> pd.DataFrame:
     acc = p["acc"]
     tpot = step / acc
     tps_user = 1.0 / tpot
-    ttft = full(pf["prefill_s"]) + step
-    out_gpu = p["batch"] / (tpot * p["gpus"])
+    t_pf = full(pf["prefill_s"])
+    ttft, ttft_mean = load["ttft_p50_s"], load["ttft_mean_s"]
+    out_gpu = load["x_per_s"] * p["osl"] / p["gpus"]
     total_gpu = out_gpu * (p["isl"] + p["osl"]) / p["osl"]
     power, power_basis = setup.power_w()
     price = setup.price()
@@ -134,9 +199,12 @@ def _frame(setup: Setup, p, d, pf, vals) -> pd.DataFrame:
         "batch": p["batch"], "gpus": p["gpus"], "tp": p["tp"], "ep": p["ep"], "pp": p["pp"],
         "spec_tokens": p["spec_tokens"], "acceptance_length": acc, "isl": p["isl"], "osl": p["osl"],
         "uncached_input": p["new"], "aggregated": p["mix"] > 0,
-        "step_ms": step * 1e3, "tpot_ms": tpot * 1e3, "ttft_ms": ttft * 1e3,
-        "prefill_ms": full(pf["prefill_s"]) * 1e3,
-        "tps_per_user": tps_user, "tps_per_user_e2e": p["osl"] / (ttft + p["osl"] * tpot),
+        "concurrency": load["concurrency"], "step_ms": step * 1e3, "tpot_ms": tpot * 1e3,
+        "ttft_ms": ttft * 1e3, "ttft_p90_ms": load["ttft_p90_s"] * 1e3, "ttft_mean_ms": ttft_mean * 1e3,
+        "prefill_ms": t_pf * 1e3, "prefill_queue_ms": load["prefill_queue_s"] * 1e3,
+        "capacity_wait_ms": load["capacity_wait_s"] * 1e3, "request_rate_per_s": load["x_per_s"],
+        "prefill_utilization": load["rho"], "chunk_step_share": load["chunk_step_share"],
+        "tps_per_user": tps_user, "tps_per_user_e2e": p["osl"] / (ttft_mean + p["osl"] * tpot),
         "output_tps_per_gpu": out_gpu, "total_tps_per_gpu": total_gpu,
         "total_tps_per_mw": total_gpu / power * 1e6, "output_tps_per_mw": out_gpu / power * 1e6,
         "power_basis": np.full(n, power_basis, dtype=object),
@@ -146,6 +214,7 @@ def _frame(setup: Setup, p, d, pf, vals) -> pd.DataFrame:
     res = np.stack([full(d["r_compute_s"]), full(d["r_memory_s"]), full(d["t_link_s"]), lat_total])
     names = np.array(list(RESOURCES.values()))
     bound = names[np.argmax(res, axis=0)]
+    bound = np.where(load["prefill_saturated"], "prefill", bound)   # the prefill servers cannot feed the batch
     for key in sorted(d):
         if key.startswith("t_") and key.endswith("_s"):
             cols[key[:-2] + "_ms"] = full(d[key]) * 1e3

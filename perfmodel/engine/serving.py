@@ -1,12 +1,15 @@
 """Serving modes on top of the step equations: disaggregated pools and agentic sessions (vectorized).
 
 Disaggregated (prefill pool of ``pf_instances`` x ``pf_gpus``, decode pool of ``instances`` x ``gpus``):
-    decode demand   R_d = instances B / (TPOT osl)        requests/s  (TPOT = step / acc, per output token)
     prefill supply  R_p = pf_instances (T_pf / new) / prefill_s(T_pf)        requests/s, T_pf = 8192 pf_gpus
-    system          R   = min(R_d, R_p);  per-GPU figures divide by all GPUs of both pools
-    TTFT            = W_q + prefill(one request) + KV transfer + one decode step
-    W_q             = rho / (2 (1 - rho)) prefill(one request)   (M/D/1 wait, rho = R_d / R_p capped at 0.95)
+                    (c = pf_instances servers, t_s = c / R_p per request)
+    closed loop     engine/queueing.closed_loop with instances x B running: R = instances B / (T_own + osl TPOT),
+                    TPOT = step / acc, the M/D/c prefill queue at rho = R / R_p; past the prefill pool's rate
+                    R = R_p (bound "prefill_pool"); clients beyond those the batch needs wait for a slot
+    TTFT_q          = t_req + W_sat + q step + W_pf,q + T_own,  T_own = prefill(one request) + KV transfer
+                    (the prefill pool samples the first token; it joins the decode batch at a step boundary)
     KV transfer     = KV bytes of the request / (pf_gpus BW e_ln), BW = scale-up inside one domain, NIC beyond
+    per-GPU figures divide by all GPUs of both pools
 Agentic sessions (decode batch B = sessions currently generating):
     t_busy = TTFT + osl TPOT;  live sessions C = B (t_busy + pause) / t_busy
     paused sessions keep their KV in spare HBM, then in the host tier (if on), else are evicted and
@@ -21,6 +24,7 @@ import pandas as pd
 from ..arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
 from ..spec_decoding import acceptance_length
 from .compiled import compiled
+from .queueing import closed_loop
 from .evaluate import PREFILL_TOKENS_PER_GPU, Setup, _arrays, evaluate, prefill_inputs, prefill_step
 
 __all__ = ["PREFILL_TOKENS_PER_GPU", "agentic", "best_spec_tokens", "disaggregated", "sessions_to_batch"]
@@ -43,24 +47,29 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     pfp = {**p, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}, "pp": np.ones(n)}
     cm = compiled(setup.model)
     one = np.broadcast_to(np.asarray(cm.prefill(prefill_inputs(pfp, vals))["prefill_s"], float), (n,))
-    tok, step = prefill_step(setup, pfp, vals)
+    tok, step_pf = prefill_step(setup, pfp, vals)
     inst, pinst = np.broadcast_to(instances, (n,)), np.broadcast_to(pf_instances, (n,))
     new = np.maximum(pfp["new"], 1.0)
-    r_p = pinst * tok / new / step
+    r_p = pinst * tok / new / step_pf
     step = dec["step_ms"].to_numpy() / 1e3
-    tpot = dec["tpot_ms"].to_numpy() / 1e3
-    r_d = inst * p["batch"] / (tpot * p["osl"])
-    r = np.minimum(r_d, r_p)
-    rho = np.minimum(r_d / r_p, 0.95)
     total_gpus = inst * p["gpus"] + pinst * pfp["gpus"]
     in_domain = total_gpus <= vals["D_dom"]
     bw = np.where(in_domain, vals["BW_link"], vals["BW_nic"]) * vals["e_ln"] * pfp["gpus"]
     transfer = request_kv_bytes(setup, p["isl"]) / bw
-    ttft = rho / (2 * (1 - rho)) * one + one + transfer + step
+    load = closed_loop(inst * p["concurrency"], inst * p["batch"], vals["t_req"], step, step, np.zeros(n),
+                       p["acc"], p["osl"], one + transfer, pinst / r_p, pinst)
+    r = load["x_per_s"]
+    tpot = step / p["acc"]
     out = dec.copy()
     out["serving"] = "disaggregated"
+    out["concurrency"] = load["concurrency"] / inst
     out["prefill_gpus"], out["decode_gpus"] = pinst * pfp["gpus"], inst * p["gpus"]
-    out["ttft_ms"], out["kv_transfer_ms"], out["prefill_queue_ms"] = ttft * 1e3, transfer * 1e3, rho / (2 * (1 - rho)) * one * 1e3
+    out["ttft_ms"], out["ttft_p90_ms"], out["ttft_mean_ms"] = (load[k] * 1e3 for k in
+                                                               ("ttft_p50_s", "ttft_p90_s", "ttft_mean_s"))
+    out["kv_transfer_ms"], out["prefill_queue_ms"] = transfer * 1e3, load["prefill_queue_s"] * 1e3
+    out["capacity_wait_ms"], out["prefill_utilization"] = load["capacity_wait_s"] * 1e3, load["rho"]
+    out["request_rate_per_s"] = r / inst
+    ttft = load["ttft_mean_s"]
     out["output_tps_per_gpu"] = r * p["osl"] / total_gpus
     out["total_tps_per_gpu"] = r * (p["isl"] + p["osl"]) / total_gpus
     power, _ = setup.power_w()
@@ -69,7 +78,7 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     price = setup.price()
     out["total_tokens_per_usd"] = out["total_tps_per_gpu"] * 3600 / price if price else np.nan
     out["tps_per_user_e2e"] = p["osl"] / (ttft + p["osl"] * tpot)
-    out["bound"] = np.where(r_p < r_d, "prefill_pool", out["bound"])
+    out["bound"] = np.where(load["prefill_saturated"], "prefill_pool", out["bound"])
     out["tput_per_gpu"], out["output_tput_per_gpu"] = out["total_tps_per_gpu"], out["output_tps_per_gpu"]
     return out
 

@@ -47,6 +47,11 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
     "step_overhead_ms": ("CPU/scheduler overhead per engine step, ms", 0.0, 1000.0, "latency"),
     "seq_overhead_us": ("CPU/scheduler time per sequence in flight per engine step (scheduling, sampling, "
                         "detokenization, output processing), us; a step costs it times the batch", 0.0, 100.0, "latency"),
+    "request_overhead_ms": ("fixed time a request spends outside the GPU before its first token: API server, "
+                            "tokenization, admission, first-token output, ms (part of TTFT)", 0.0, 2000.0, "scheduling"),
+    "prefill_chunk_tokens": ("chunked-prefill token budget per step (vLLM max_num_batched_tokens, SGLang "
+                             "chunked_prefill_size, TensorRT-LLM max_num_tokens): a request's prefill spans "
+                             "ceil(new / budget) steps", 256.0, 131072.0, "scheduling"),
     "moe_imbalance": ("structural routing skew: busiest EP rank's expert load over the mean at large batch, on top of the random-routing spread the equations compute (>= 1)", 1.0, 8.0, "scheduling"),
     "workspace_gb": ("HBM reserved for activations, CUDA graphs, runtime, GB per GPU", 0.0, 200.0, "memory"),
     "mem_fraction": ("fraction of usable HBM the engine may use", 0.1, 1.0, "memory"),
@@ -89,6 +94,8 @@ class ProfileSpec(Strict):
     kernel_overhead_us: Param = _p(0.0)
     step_overhead_ms: Param
     seq_overhead_us: Param = _p(0.0)
+    request_overhead_ms: Param = _p(0.0)
+    prefill_chunk_tokens: Param = _p(8192.0, 2048.0, 16384.0)
     moe_imbalance: Param
     workspace_gb: Param
     mem_fraction: Param

@@ -1,0 +1,149 @@
+"""TTFT queueing, vectorized: closed-loop (benchmark concurrency) and open-loop (arrival rate) serving.
+
+The expressions are ``perfmodel.equations.queueing`` (sympy, lambdified once); this module evaluates them
+over arrays of operating points, with no Python loop per point. An operating point is the running batch
+B (requests holding a KV slot: prefilling or decoding); requests queueing for prefill or for a slot do
+not hold one.
+  * ``closed_loop``: Little's law on the slots, B = X S with S = T_own + osl TPOT, fixes the throughput
+    X; TPOT depends on the share f of S spent decoding (the prefill mixed into the steps), a quadratic
+    in f solved in closed form. Then rho = X t_s / c, the prefill-queue wait and the clients the batch
+    needs, C_B = X (t_req + R + W_pf + S) (Bard-Schweitzer's C - 1 others, three substitutions). With
+    C > C_B clients (a benchmark beyond the running capacity) the rest wait (C - C_B) / X.
+  * ``open_loop``: X = lambda given; the same TTFT terms at rho = lambda t_s / c (unstable when rho >= 1).
+Every input is a numpy array (or scalar) in seconds, requests/s or requests.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..equations.queueing import compiled_queue
+
+PERCENTILES = (0.5, 0.9)
+SATURATED_RHO = 0.99          # prefill servers at their rate: the wait is evaluated here (closed loop: finite)
+SEEN_SUBSTITUTIONS = 3
+
+
+def _ttft_terms(rho, t_s, c, t_req, w_cap, t_st, t_own) -> dict[str, np.ndarray]:
+    q = compiled_queue()
+    rho = np.maximum(rho, 1e-12)                       # rho = 0: no queue (the forms are finite, not 0 * inf)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = {"ttft_mean_s": q["ttft_mean"](t_req, w_cap, t_st, t_own, rho, t_s, c),
+               "prefill_queue_s": q["mean_wait"](rho, t_s, c)}
+        for pct in PERCENTILES:
+            out[f"ttft_p{pct * 100:.0f}_s"] = q["ttft_quantile"](t_req, w_cap, t_st, t_own, rho, t_s, c, pct)
+    return out
+
+
+def decode_share(t_own, step0, step_chunk, chunks, acc, osl) -> tuple[np.ndarray, np.ndarray]:
+    """(f, step): the share f of a slot's time S = T_own + u step spent decoding (u = osl / acc) and the
+    mean decode step (s). The steps carry the others' prefill while a request decodes, f of it at f = 1:
+        step(f) = step0 + min(f chunks, 1) (step_chunk - step0),   f = u step(f) / (T_own + u step(f)).
+    Below the cap, with g = chunks (step_chunk - step0):  u g f^2 + (T_own + u step0 - u g) f - u step0 = 0,
+    whose root in [0, 1] is f = 2 u step0 / (b + sqrt(b^2 + 4 u^2 g step0)), b = T_own + u step0 - u g
+    (the stable form). Above it (f chunks > 1: the token budget is full) step = step_chunk."""
+    u = osl / acc
+    g = chunks * (step_chunk - step0)
+    b = t_own + u * step0 - u * g
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = 2 * u * step0 / (b + np.sqrt(b * b + 4 * u * u * g * step0))
+        full = f * chunks > 1
+        step_full = np.asarray(step_chunk, float) + 0 * f
+        f = np.where(full, u * step_full / (t_own + u * step_full), f)
+    step = np.where(full, step_full, step0 + np.minimum(f * chunks, 1.0) * (step_chunk - step0))
+    return f, step
+
+
+def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_own, t_s, c) -> dict[str, np.ndarray]:
+    """Closed loop whose decoding requests see a running batch ``b_run``, with ``clients`` in the loop
+    (NaN: just the clients that batch needs). Decode step from ``decode_share``; slot time
+    S = T_own + osl TPOT; a client's cycle T = t_req + R + W_pf(rho (C-1)/C) + S with R = min(1, C - 1)
+    step / 2. By the arrival theorem a decoding request sees itself plus each of the other C - 1 clients
+    holding a slot a share S / T of the time: B = 1 + (C_B - 1) S / T, so the clients the batch needs
+    are C_B = 1 + (B - 1) T / S and X = C_B / T (= 1 / T at B = 1, -> B / S at large B); rho = X t_s / c.
+    T depends on rho: a few substitutions (SEEN_SUBSTITUTIONS) from X = B / S, C_B = B. If rho >= 1 the
+    prefill servers cannot feed the batch: X = c / t_s (``prefill_saturated``; the batch really running
+    is X S < B) and the wait is taken at rho = 0.99. Clients beyond C_B wait W_cap = (C - C_B) / X, so
+    C = X (E[TTFT] + osl TPOT) (Little). acc: accepted tokens per step; t_own: the request's own prefill
+    phase (s); t_s: prefill-server time per request (s) on ``c`` parallel servers. Returns the throughput
+    X (requests/s), rho, the decode share f, the chunk-step share, the step, TPOT and slot time S (s), the
+    clients C_B and C, the capacity wait and the TTFT mean / P50 / P90 (s).
+    """
+    b_run, c, chunks = (np.asarray(x, float) for x in (b_run, c, chunks))
+    t_s = np.maximum(np.asarray(t_s, float), 1e-12)
+    f, step = decode_share(t_own, step0, step_chunk, chunks, acc, osl)
+    slot = t_own + osl * step / acc
+    wait = compiled_queue()["mean_wait"]
+    shape = np.broadcast(b_run, slot, t_s, c, t_req).shape
+    x, need = np.broadcast_to(b_run / slot, shape), np.broadcast_to(b_run, shape)
+    for _ in range(SEEN_SUBSTITUTIONS):
+        rho = x * t_s / c
+        rho_q = np.minimum(rho, SATURATED_RHO)
+        seen = np.maximum(need - 1, 0) / np.maximum(need, 1)   # arrival theorem: it sees the other C - 1
+        resid = np.minimum(1.0, np.maximum(need - 1, 0)) / 2
+        cycle = t_req + resid * step + wait(np.maximum(rho_q * seen, 1e-12), t_s, c) + slot
+        need = 1 + (b_run - 1) * cycle / slot     # a decoding request sees B = 1 + (C - 1) S / cycle
+        x = need / cycle
+    saturated = x * t_s / c >= 1
+    x = np.where(saturated, c / t_s, x)
+    rho = x * t_s / c
+    need = x * cycle                              # = C_B (unchanged unless saturated): Little's law holds
+    clients = np.asarray(clients, float)
+    clients = np.where(np.isnan(clients), need, np.maximum(clients, need))
+    w_cap = (clients - need) / x
+    return {"x_per_s": x, "rho": np.minimum(rho, 1.0), "decode_share": f, "chunk_share": np.minimum(f * chunks, 1.0),
+            "step_s": step, "tpot_s": step / acc, "slot_s": slot, "clients_needed": need, "concurrency": clients,
+            "capacity_wait_s": w_cap, "prefill_saturated": saturated,
+            **_ttft_terms(rho_q * seen, t_s, c, t_req, w_cap, 2 * resid * step, t_own)}
+
+
+def open_loop(rate, t_req, t_st, t_own, t_s, c) -> dict[str, np.ndarray]:
+    """Open loop at ``rate`` requests/s: the prefill queue at rho = rate t_s / c; TTFT inf where rho >= 1."""
+    rate, t_s, c = (np.asarray(x, float) for x in (rate, t_s, c))
+    rho = rate * t_s / c
+    stable = rho < 1
+    r = np.where(stable, rho, 0.5)
+    out = _ttft_terms(r, t_s, c, t_req, 0.0, t_st, t_own)
+    out = {k: np.where(stable, v, np.inf) for k, v in out.items()}
+    return {"x_per_s": rate * np.ones_like(r), "rho": rho, "capacity_wait_s": np.zeros_like(r), **out}
+
+
+def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict) -> dict[str, np.ndarray]:
+    """Queueing of every operating point: closed loop for aggregated points (mix > 0), decode alone otherwise.
+
+    step0 / step_chunk: the mean decode step (s) without prefill / with the prefill demand of all the
+    other running requests mixed in, capped at the token budget; chunks: that demand over the capped one
+    (``closed_loop`` solves the share f of it; >= 1 where the budget binds).
+    Aggregated (chunked prefill): B = batch running, clients C = ``concurrency`` (NaN: those the batch
+    needs); the prefill servers are the c = G / (tp pp) attention-DP ranks; the request's own prefill
+    phase spans n_ch = ceil(new / N_ch) steps, each its chunk plus the decode batch riding along:
+    T_own = t_pf + n_ch step0. The prefill server is the steps' token budget, N_ch per rank: a full step
+    takes step0 + t_budget (``t_budget``: a prefill step of the c N_ch budget tokens, s), so a request
+    occupies its rank for t_s = (new / N_ch) (step0 + t_budget) (the decode batch's time amortized over
+    the budget: prefill capacity falls as the batch grows); with no other request to mix with (B = 1),
+    t_s = t_pf. Decode-only points (a phase measured alone) keep TTFT = t_pf + step0 and
+    X = B acc / (osl step0). Returns arrays: x_per_s, rho, decode_share, chunk_share, step_s, tpot_s,
+    slot_s, clients_needed, concurrency, capacity_wait_s, prefill_saturated, prefill_queue_s, ttft_mean_s,
+    ttft_p50_s, ttft_p90_s.
+    """
+    batch = p["batch"]
+    servers = p["gpus"] / (p["tp"] * p["pp"])
+    n_ch = np.ceil(np.maximum(p["new"], 1.0) / vals["N_ch"] - 1e-9)
+    t_own = t_pf + n_ch * step0
+    t_serve = np.where(chunks > 0, np.maximum(p["new"], 1.0) / vals["N_ch"] * (step0 + t_budget), t_pf)
+    mixed = p["mix"] > 0
+    zero = np.zeros_like(batch)
+    sub = lambda v: np.broadcast_to(v, batch.shape)[mixed]  # noqa: E731  (the closed loop on mixed points only)
+    agg = closed_loop(sub(p["concurrency"]), sub(batch), sub(vals["t_req"]), sub(step0), sub(step_chunk),
+                      sub(chunks), sub(p["acc"]), sub(p["osl"]), sub(t_own), sub(t_serve), sub(servers))
+    alone = {"x_per_s": batch * p["acc"] / (p["osl"] * step0), "rho": zero, "decode_share": zero + 1.0,
+             "chunk_share": zero, "step_s": step0 + zero, "tpot_s": step0 / p["acc"],
+             "slot_s": p["osl"] * step0 / p["acc"], "clients_needed": batch,
+             "concurrency": batch, "capacity_wait_s": zero, "prefill_saturated": zero, "prefill_queue_s": zero,
+             **{k: t_pf + step0 for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s")}}
+    out = {}
+    for k in alone:
+        out[k] = np.array(np.broadcast_to(alone[k], batch.shape), dtype=float)
+        out[k][mixed] = agg[k]
+    out["prefill_saturated"] = out["prefill_saturated"] > 0
+    return out

@@ -1,0 +1,99 @@
+"""TTFT under load: queueing and scheduling in front of the step equations (model-independent).
+
+A request's first token waits for, in order (all times in seconds, per instance):
+    t_req                request overhead: API server, tokenization, admission, first-token output (profile)
+    W_cap                closed loop with C > B_cap clients: (C - B_cap) / X, the clients beyond the engine's
+                         running capacity wait for a slot (slots free at the throughput X; FIFO, the same
+                         for every request); plus W_sat when prefill saturates (below)
+    R_q = q t_st         the decode step in progress when it arrives (uniform residual; mean t_st / 2)
+    W_pf                 the prefill queue: requests ahead of it for the prefill server (M/D/c: Poisson-like
+                         arrivals at rate X, deterministic service t_s on c servers). Sakasegawa's M/G/c form
+                         with c_s^2 = 0, c_a^2 = 1 (exact M/D/1 mean at c = 1):
+                             rho = X t_s / c,   E[W_pf] = rho^(sqrt(2 (c + 1)) - 1) / (c (1 - rho)) t_s / 2
+                         quantile q (exponential tail with the right mean, P(W > 0) = rho):
+                             W_pf,q = E[W_pf] / rho ln(rho / (1 - q))  if rho > 1 - q, else 0
+    An arrival in a closed loop of C clients sees the other C - 1 (the arrival theorem), so the queue it
+    finds is the Bard-Schweitzer estimate: utilisation seen rho' = rho (C - 1) / C in W_pf, and a step in
+    progress only if another client is in flight (R scaled by min(1, C - 1)): a lone client never queues.
+    T_own                its own prefill: t_pf(new tokens after the cached prefix) plus, with chunked prefill,
+                         n_ch = ceil(new / chunk) steps of the decode batch riding along (aggregated), or the
+                         KV transfer and the first decode step (disaggregated)
+    TTFT_q = t_req + W_cap + R_q + W_pf,q + T_own            (P50: q = 0.5, P90: q = 0.9; mean: E[.] terms)
+
+With chunked prefill (aggregated serving) the prefill server is the steps' token budget (N_ch tokens per
+attention-DP rank, c ranks): a request holds it for t_s = (new / N_ch) (t_bare + t_budget), its share of a
+full step (decode batch + a prefill of c N_ch tokens).
+
+Closed loop (a benchmark at concurrency C: each client sends its next request when the last one ends).
+Little's law on the requests holding a running slot, B_run = min(C, B_cap), with slot cycle T:
+    B_run = X T,   T = D + W_pf(rho'),   D = t_req + E[R] + T_own + osl TPOT,   rho = X t_s / c.
+TPOT depends on the load: a request's decode steps carry the prefill the others do *while it decodes*, a
+share f = osl TPOT / T of the cycle (the rest of their prefill happens while it queues or prefills and
+is in W_pf): n_pf = f mix (B - 1) acc new / osl, at most the token budget per step. The step is linear
+in f up to that cap, so given rho, T = B_run t_s / (rho c) fixes f in closed form and the root in rho of
+D(f) + W_pf(rho') = T (increasing in rho) is found by vectorized regula falsi. If even rho -> 1 leaves
+D + W_pf < T, prefill is the bottleneck: X = c / t_s and the clients wait W_sat = T - D - W_pf for it.
+The clients then satisfy Little's law over the whole loop: C = X (E[TTFT] + osl TPOT).
+Open loop (capacity planning at an arrival rate lambda per instance): X = lambda at rho = lambda t_s / c;
+past rho = 1 (or the running capacity) the queue grows without bound.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy as sp
+
+from .roofline import smax
+
+# symbols of the serving layer (seconds, requests/s, clients)
+QS = {n: sp.Symbol(n, positive=True) for n in ("rho", "t_s", "c", "q", "t_req", "W_cap", "t_st", "T_own")}
+
+
+def mean_wait(rho, t_s, c):
+    """E[W] of M/D/c (Sakasegawa with c_s^2 = 0): rho^(sqrt(2(c+1)) - 1) / (c (1 - rho)) t_s / 2, seconds."""
+    return rho ** (sp.sqrt(2 * (c + 1)) - 1) / (c * (1 - rho)) * t_s / 2
+
+
+def quantile_wait(rho, t_s, c, q):
+    """W_q: the q-quantile of the prefill-queue wait (exponential tail, P(W > 0) = rho), seconds."""
+    tail_mean = rho ** (sp.sqrt(2 * (c + 1)) - 2) / (c * (1 - rho)) * t_s / 2     # E[W] / rho, finite at 0
+    return smax(0, tail_mean * sp.log(rho / (1 - q)))
+
+
+def ttft_quantile():
+    """TTFT_q = t_req + W_cap + q t_st + W_pf,q + T_own (seconds)."""
+    s = QS
+    return s["t_req"] + s["W_cap"] + s["q"] * s["t_st"] + quantile_wait(s["rho"], s["t_s"], s["c"], s["q"]) + s["T_own"]
+
+
+def ttft_mean():
+    """E[TTFT] = t_req + W_cap + t_st / 2 + E[W_pf] + T_own (seconds)."""
+    s = QS
+    return s["t_req"] + s["W_cap"] + s["t_st"] / 2 + mean_wait(s["rho"], s["t_s"], s["c"]) + s["T_own"]
+
+
+@lru_cache(maxsize=1)
+def compiled_queue():
+    """Lambdified (numpy) mean wait, quantile wait and TTFT forms, keyed by name."""
+    from ..engine.compiled import NUMPY_MODULES
+    s = QS
+    wait_args = [s["rho"], s["t_s"], s["c"]]
+    q_args = wait_args + [s["q"]]
+    t_args = [s["t_req"], s["W_cap"], s["t_st"], s["T_own"], *q_args]
+    return {
+        "mean_wait": sp.lambdify(wait_args, mean_wait(*wait_args), modules=NUMPY_MODULES),
+        "quantile_wait": sp.lambdify(q_args, quantile_wait(*q_args), modules=NUMPY_MODULES),
+        "ttft_quantile": sp.lambdify(t_args, ttft_quantile(), modules=NUMPY_MODULES),
+        "ttft_mean": sp.lambdify(t_args[:4] + wait_args, ttft_mean(), modules=NUMPY_MODULES),
+    }
+
+
+def explain_queueing() -> str:
+    """The serving-layer TTFT expressions as text (for ``perfmodel explain``)."""
+    return "\n".join([
+        "## TTFT under load (perfmodel.equations.queueing)", "",
+        f"- E[W_pf] = `{sp.sstr(mean_wait(QS['rho'], QS['t_s'], QS['c']))}`",
+        f"- W_pf,q = `{sp.sstr(quantile_wait(QS['rho'], QS['t_s'], QS['c'], QS['q']))}`",
+        f"- TTFT_q = `{sp.sstr(ttft_quantile())}`",
+        f"- E[TTFT] = `{sp.sstr(ttft_mean())}`", ""])
