@@ -64,3 +64,14 @@ def test_open_loop_is_unstable_past_the_servers_rate():
     r = open_loop(np.array([1.0, 3.9, 4.1]), 0.0, 0.01, 0.2, 0.5, 2.0)
     assert np.isfinite(r["ttft_mean_s"][:2]).all() and np.isinf(r["ttft_mean_s"][2])
     assert r["ttft_mean_s"][1] > r["ttft_mean_s"][0]
+
+
+def test_synchronized_waves_wait_for_the_prefills_ahead():
+    """phi = 1: a wave of C arrivals on c servers; the k-th waits k t_s / c, so the mean wait is
+    (C - 1) t_s / (2 c) and the P90 0.9 (C - 1) t_s / c (uniform)."""
+    q = compiled_queue()
+    assert q["mean_prefill_wait"](0.5, 0.1, 2.0, 1.0, 41.0) == pytest.approx(40 * 0.1 / 4, rel=1e-12)
+    p90 = q["ttft_quantile"](0.0, 0.0, 0.0, 0.0, 1e-12, 0.1, 2.0, 0.9, 1.0, 41.0)
+    assert p90 == pytest.approx(0.9 * 40 * 0.1 / 2, rel=1e-9)
+    # phi = 0 is the random-arrival queue alone
+    assert q["mean_prefill_wait"](0.5, 0.1, 1.0, 0.0, 41.0) == pytest.approx(0.5 * 0.1 / (2 * 0.5), rel=1e-12)

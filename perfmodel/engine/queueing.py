@@ -24,14 +24,15 @@ SATURATED_RHO = 0.99          # prefill servers at their rate: the wait is evalu
 SEEN_SUBSTITUTIONS = 3
 
 
-def _ttft_terms(rho, t_s, c, t_req, w_cap, t_st, t_own) -> dict[str, np.ndarray]:
+def _ttft_terms(rho, t_s, c, t_req, w_cap, t_st, t_own, phi=0.0, clients=1.0) -> dict[str, np.ndarray]:
     q = compiled_queue()
     rho = np.maximum(rho, 1e-12)                       # rho = 0: no queue (the forms are finite, not 0 * inf)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = {"ttft_mean_s": q["ttft_mean"](t_req, w_cap, t_st, t_own, rho, t_s, c),
-               "prefill_queue_s": q["mean_wait"](rho, t_s, c)}
+        out = {"ttft_mean_s": q["ttft_mean"](t_req, w_cap, t_st, t_own, rho, t_s, c, phi, clients),
+               "prefill_queue_s": q["mean_prefill_wait"](rho, t_s, c, phi, clients)}
         for pct in PERCENTILES:
-            out[f"ttft_p{pct * 100:.0f}_s"] = q["ttft_quantile"](t_req, w_cap, t_st, t_own, rho, t_s, c, pct)
+            out[f"ttft_p{pct * 100:.0f}_s"] = q["ttft_quantile"](t_req, w_cap, t_st, t_own, rho, t_s, c, pct,
+                                                                 phi, clients)
     return out
 
 
@@ -54,11 +55,12 @@ def decode_share(t_own, step0, step_chunk, chunks, acc, osl) -> tuple[np.ndarray
     return f, step
 
 
-def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_own, t_s, c) -> dict[str, np.ndarray]:
+def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_own, t_s, c,
+                phi=0.0) -> dict[str, np.ndarray]:
     """Closed loop whose decoding requests see a running batch ``b_run``, with ``clients`` in the loop
     (NaN: just the clients that batch needs). Decode step from ``decode_share``; slot time
-    S = T_own + osl TPOT; a client's cycle T = t_req + R + W_pf(rho (C-1)/C) + S with R = min(1, C - 1)
-    step / 2. By the arrival theorem a decoding request sees itself plus each of the other C - 1 clients
+    S = T_own + osl TPOT; a client's cycle T = t_req + R + W + S with R = min(1, C - 1) step / 2 and
+    W = (1 - phi) W_pf(rho (C-1)/C) + phi (C - 1) t_s / (2 c) (a share ``phi`` of arrivals in waves). By the arrival theorem a decoding request sees itself plus each of the other C - 1 clients
     holding a slot a share S / T of the time: B = 1 + (C_B - 1) S / T, so the clients the batch needs
     are C_B = 1 + (B - 1) T / S and X = C_B / T (= 1 / T at B = 1, -> B / S at large B); rho = X t_s / c.
     T depends on rho: a few substitutions (SEEN_SUBSTITUTIONS) from X = B / S, C_B = B. If rho >= 1 the
@@ -73,7 +75,7 @@ def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_ow
     t_s = np.maximum(np.asarray(t_s, float), 1e-12)
     f, step = decode_share(t_own, step0, step_chunk, chunks, acc, osl)
     slot = t_own + osl * step / acc
-    wait = compiled_queue()["mean_wait"]
+    wait = compiled_queue()["mean_prefill_wait"]
     shape = np.broadcast(b_run, slot, t_s, c, t_req).shape
     x, need = np.broadcast_to(b_run / slot, shape), np.broadcast_to(b_run, shape)
     for _ in range(SEEN_SUBSTITUTIONS):
@@ -81,7 +83,7 @@ def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_ow
         rho_q = np.minimum(rho, SATURATED_RHO)
         seen = np.maximum(need - 1, 0) / np.maximum(need, 1)   # arrival theorem: it sees the other C - 1
         resid = np.minimum(1.0, np.maximum(need - 1, 0)) / 2
-        cycle = t_req + resid * step + wait(np.maximum(rho_q * seen, 1e-12), t_s, c) + slot
+        cycle = t_req + resid * step + wait(np.maximum(rho_q * seen, 1e-12), t_s, c, phi, need) + slot
         need = 1 + (b_run - 1) * cycle / slot     # a decoding request sees B = 1 + (C - 1) S / cycle
         x = need / cycle
     saturated = x * t_s / c >= 1
@@ -94,7 +96,7 @@ def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_ow
     return {"x_per_s": x, "rho": np.minimum(rho, 1.0), "decode_share": f, "chunk_share": np.minimum(f * chunks, 1.0),
             "step_s": step, "tpot_s": step / acc, "slot_s": slot, "clients_needed": need, "concurrency": clients,
             "capacity_wait_s": w_cap, "prefill_saturated": saturated,
-            **_ttft_terms(rho_q * seen, t_s, c, t_req, w_cap, 2 * resid * step, t_own)}
+            **_ttft_terms(rho_q * seen, t_s, c, t_req, w_cap, 2 * resid * step, t_own, phi, need)}
 
 
 def open_loop(rate, t_req, t_st, t_own, t_s, c) -> dict[str, np.ndarray]:
@@ -135,7 +137,8 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
     zero = np.zeros_like(batch)
     sub = lambda v: np.broadcast_to(v, batch.shape)[mixed]  # noqa: E731  (the closed loop on mixed points only)
     agg = closed_loop(sub(p["concurrency"]), sub(batch), sub(vals["t_req"]), sub(step0), sub(step_chunk),
-                      sub(chunks), sub(p["acc"]), sub(p["osl"]), sub(t_own), sub(t_serve), sub(servers))
+                      sub(chunks), sub(p["acc"]), sub(p["osl"]), sub(t_own), sub(t_serve), sub(servers),
+                      sub(vals["phi"]))
     alone = {"x_per_s": batch * p["acc"] / (p["osl"] * step0), "rho": zero, "decode_share": zero + 1.0,
              "chunk_share": zero, "step_s": step0 + zero, "tpot_s": step0 / p["acc"],
              "slot_s": p["osl"] * step0 / p["acc"], "clients_needed": batch,

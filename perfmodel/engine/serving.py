@@ -42,7 +42,8 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     """Evaluate a disaggregated deployment. ``pf`` holds the prefill pool's gpus/tp/ep (per instance)."""
     vals = symbol_values if symbol_values is not None else setup.symbol_values()
     p = _arrays({**points, "mix": 0.0})
-    dec = evaluate(setup, p, symbol_values=vals)
+    dec = evaluate(setup, p, symbol_values=vals)      # a NaN batch is solved there (capacity, concurrency)
+    p["batch"] = dec["batch"].to_numpy(float)
     n = len(dec)
     pfp = {**p, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}, "pp": np.ones(n)}
     cm = compiled(setup.model)
@@ -57,7 +58,7 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     bw = np.where(in_domain, vals["BW_link"], vals["BW_nic"]) * vals["e_ln"] * pfp["gpus"]
     transfer = request_kv_bytes(setup, p["isl"]) / bw
     load = closed_loop(inst * p["concurrency"], inst * p["batch"], vals["t_req"], step, step, np.zeros(n),
-                       p["acc"], p["osl"], one + transfer, pinst / r_p, pinst)
+                       p["acc"], p["osl"], one + transfer, pinst / r_p, pinst, vals["phi"])
     r = load["x_per_s"]
     tpot = step / p["acc"]
     out = dec.copy()

@@ -18,7 +18,11 @@ A request's first token waits for, in order (all times in seconds, per instance)
     T_own                its own prefill: t_pf(new tokens after the cached prefix) plus, with chunked prefill,
                          n_ch = ceil(new / chunk) steps of the decode batch riding along (aggregated), or the
                          KV transfer and the first decode step (disaggregated)
-    TTFT_q = t_req + W_cap + R_q + W_pf,q + T_own            (P50: q = 0.5, P90: q = 0.9; mean: E[.] terms)
+    W_wave               a closed-loop benchmark's clients start together and, with equal lengths, stay
+                         partly synchronized: a share phi (profile ``arrival_burst``) of requests arrive in
+                         waves of all C clients and wait for the wave's prefills ahead of them, uniform on
+                         [0, (C - 1) t_s / c]; the prefill wait is the mixture (1 - phi) W_pf + phi W_wave
+    TTFT_q = t_req + W_cap + R_q + W_q + T_own               (P50: q = 0.5, P90: q = 0.9; mean: E[.] terms)
 
 With chunked prefill (aggregated serving) the prefill server is the steps' token budget (N_ch tokens per
 attention-DP rank, c ranks): a request holds it for t_s = (new / N_ch) (t_bare + t_budget), its share of a
@@ -47,7 +51,8 @@ import sympy as sp
 from .roofline import smax
 
 # symbols of the serving layer (seconds, requests/s, clients)
-QS = {n: sp.Symbol(n, positive=True) for n in ("rho", "t_s", "c", "q", "t_req", "W_cap", "t_st", "T_own")}
+QS = {n: sp.Symbol(n, positive=True)
+      for n in ("rho", "t_s", "c", "q", "t_req", "W_cap", "t_st", "T_own", "phi", "C")}
 
 
 def mean_wait(rho, t_s, c):
@@ -61,39 +66,63 @@ def quantile_wait(rho, t_s, c, q):
     return smax(0, tail_mean * sp.log(rho / (1 - q)))
 
 
+def wave_wait(C, t_s, c, q):
+    """A request of a synchronized wave of C arrivals waits for the prefills ahead of it: uniform on
+    [0, (C - 1) t_s / c], so its q-quantile is q (C - 1) t_s / c (mean: q = 1/2), seconds."""
+    return q * smax(0, C - 1) * t_s / c
+
+
+def prefill_wait(rho, t_s, c, q, phi, C):
+    """The prefill-queue wait of a closed loop: a share phi of arrivals in waves, the rest at random,
+        W_q = (1 - phi) W_pf,q + phi q (C - 1) t_s / c    (the quantile of the mixture approximated by the
+    mixture of the quantiles; exact for the mean with E[W_pf] in place of W_pf,q and q = 1/2), seconds."""
+    return (1 - phi) * quantile_wait(rho, t_s, c, q) + phi * wave_wait(C, t_s, c, q)
+
+
+def mean_prefill_wait(rho, t_s, c, phi, C):
+    """E[W] = (1 - phi) E[W_pf] + phi (C - 1) t_s / (2 c), seconds."""
+    return (1 - phi) * mean_wait(rho, t_s, c) + phi * wave_wait(C, t_s, c, sp.Rational(1, 2))
+
+
 def ttft_quantile():
-    """TTFT_q = t_req + W_cap + q t_st + W_pf,q + T_own (seconds)."""
+    """TTFT_q = t_req + W_cap + q t_st + W_q + T_own (seconds)."""
     s = QS
-    return s["t_req"] + s["W_cap"] + s["q"] * s["t_st"] + quantile_wait(s["rho"], s["t_s"], s["c"], s["q"]) + s["T_own"]
+    return (s["t_req"] + s["W_cap"] + s["q"] * s["t_st"]
+            + prefill_wait(s["rho"], s["t_s"], s["c"], s["q"], s["phi"], s["C"]) + s["T_own"])
 
 
 def ttft_mean():
-    """E[TTFT] = t_req + W_cap + t_st / 2 + E[W_pf] + T_own (seconds)."""
+    """E[TTFT] = t_req + W_cap + t_st / 2 + E[W] + T_own (seconds)."""
     s = QS
-    return s["t_req"] + s["W_cap"] + s["t_st"] / 2 + mean_wait(s["rho"], s["t_s"], s["c"]) + s["T_own"]
+    return (s["t_req"] + s["W_cap"] + s["t_st"] / 2
+            + mean_prefill_wait(s["rho"], s["t_s"], s["c"], s["phi"], s["C"]) + s["T_own"])
 
 
 @lru_cache(maxsize=1)
 def compiled_queue():
-    """Lambdified (numpy) mean wait, quantile wait and TTFT forms, keyed by name."""
+    """Lambdified (numpy) waits and TTFT forms, keyed by name."""
     from ..engine.compiled import NUMPY_MODULES
     s = QS
     wait_args = [s["rho"], s["t_s"], s["c"]]
     q_args = wait_args + [s["q"]]
-    t_args = [s["t_req"], s["W_cap"], s["t_st"], s["T_own"], *q_args]
+    mix_args = wait_args + [s["phi"], s["C"]]
+    t_args = [s["t_req"], s["W_cap"], s["t_st"], s["T_own"], *q_args, s["phi"], s["C"]]
     return {
         "mean_wait": sp.lambdify(wait_args, mean_wait(*wait_args), modules=NUMPY_MODULES),
         "quantile_wait": sp.lambdify(q_args, quantile_wait(*q_args), modules=NUMPY_MODULES),
+        "mean_prefill_wait": sp.lambdify(mix_args, mean_prefill_wait(*mix_args), modules=NUMPY_MODULES),
         "ttft_quantile": sp.lambdify(t_args, ttft_quantile(), modules=NUMPY_MODULES),
-        "ttft_mean": sp.lambdify(t_args[:4] + wait_args, ttft_mean(), modules=NUMPY_MODULES),
+        "ttft_mean": sp.lambdify(t_args[:4] + mix_args, ttft_mean(), modules=NUMPY_MODULES),
     }
 
 
 def explain_queueing() -> str:
     """The serving-layer TTFT expressions as text (for ``perfmodel explain``)."""
+    s = QS
     return "\n".join([
         "## TTFT under load (perfmodel.equations.queueing)", "",
-        f"- E[W_pf] = `{sp.sstr(mean_wait(QS['rho'], QS['t_s'], QS['c']))}`",
-        f"- W_pf,q = `{sp.sstr(quantile_wait(QS['rho'], QS['t_s'], QS['c'], QS['q']))}`",
+        f"- E[W_pf] = `{sp.sstr(mean_wait(s['rho'], s['t_s'], s['c']))}`",
+        f"- W_pf,q = `{sp.sstr(quantile_wait(s['rho'], s['t_s'], s['c'], s['q']))}`",
+        f"- W_wave,q = `{sp.sstr(wave_wait(s['C'], s['t_s'], s['c'], s['q']))}`",
         f"- TTFT_q = `{sp.sstr(ttft_quantile())}`",
         f"- E[TTFT] = `{sp.sstr(ttft_mean())}`", ""])

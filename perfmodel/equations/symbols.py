@@ -77,6 +77,7 @@ _TABLE = [
     Sym("t_req", "s", "request overhead outside the GPU before the first token (API, tokenization, admission)",
         "profile"),
     Sym("N_ch", "tokens", "chunked-prefill token budget per step", "profile"),
+    Sym("phi", "1", "share of closed-loop arrivals in synchronized waves of all clients (TTFT queueing)", "profile"),
     Sym("imb", "1", "MoE routing skew: busiest EP rank load / mean at large batch (hot experts)", "profile"),
     Sym("s_dec", "1", "decode kernel speed-up factor", "profile"),
     Sym("s_pf", "1", "prefill kernel speed-up factor", "profile"),

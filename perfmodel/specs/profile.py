@@ -49,6 +49,9 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
                         "detokenization, output processing), us; a step costs it times the batch", 0.0, 100.0, "latency"),
     "request_overhead_ms": ("fixed time a request spends outside the GPU before its first token: API server, "
                             "tokenization, admission, first-token output, ms (part of TTFT)", 0.0, 2000.0, "scheduling"),
+    "arrival_burst": ("share of a closed-loop benchmark's requests that arrive in synchronized waves of all C "
+                      "clients (they start together and have equal lengths) instead of at random: each waits "
+                      "for the wave's prefills ahead of it, uniform in [0, (C - 1) t_s / c]", 0.0, 1.0, "scheduling"),
     "prefill_chunk_tokens": ("chunked-prefill token budget per step (vLLM max_num_batched_tokens, SGLang "
                              "chunked_prefill_size, TensorRT-LLM max_num_tokens): a request's prefill spans "
                              "ceil(new / budget) steps", 256.0, 131072.0, "scheduling"),
@@ -95,6 +98,7 @@ class ProfileSpec(Strict):
     step_overhead_ms: Param
     seq_overhead_us: Param = _p(0.0)
     request_overhead_ms: Param = _p(0.0)
+    arrival_burst: Param = _p(0.0)
     prefill_chunk_tokens: Param = _p(8192.0, 2048.0, 16384.0)
     moe_imbalance: Param
     workspace_gb: Param

@@ -124,7 +124,8 @@ def make_ctx(hardware: str, rec: Record, profile: ProfileSpec, params: dict[str,
 def _tile(ctx: Ctx, pts: dict, m: int) -> tuple[dict, dict]:
     """m operating points x S samples -> flat arrays of length S*m (sample-major)."""
     S = ctx.n
-    p = {k: np.tile(np.broadcast_to(np.asarray(pts[k], float), (m,)), S) for k in POINT_COLUMNS if k != "acc"}
+    p = {k: np.tile(np.broadcast_to(np.asarray(pts[k], float), (m,)), S) for k in (*POINT_COLUMNS, "concurrency")
+         if k != "acc" and k in pts}
     p["acc"] = np.repeat(ctx.acc, m)
     vals = {k: (np.repeat(v, m) if isinstance(v, np.ndarray) and v.size == S and S > 1 else v)
             for k, v in ctx.vals.items()}
@@ -187,43 +188,56 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
     if rec.metric == "input_tps_per_gpu":
         raise Unsupported("input_tps_per_gpu is only modeled for prefill_only rows")
     inst = rec.decode_gpus if rec.serving in ("decode_only", "disaggregated") else rec.gpus
+    pooled = rec.serving == "disaggregated" and bool(rec.prefill_workers and rec.decode_workers and rec.prefill_gpus)
+    if pooled:
+        inst = rec.decode_gpus // rec.decode_workers if rec.decode_gpus else inst
     G, tp, ep = layout(rec, m, inst or rec.gpus)
     if (why := _valid(m, G, tp, ep)):
         raise Unsupported(f"layout: {why}")
+    per_instance = 1 / rec.decode_workers if pooled else (G / rec.gpus if rec.gpus and rec.gpus > G else 1.0)
+    conc = np.nan
     if rec.metric == "max_tps_per_user":
         batch = 1.0
     elif rec.concurrency is not None:
-        batch = rec.concurrency * (G / rec.gpus if rec.gpus and rec.gpus > G else 1.0)
+        batch, conc = np.nan, rec.concurrency * per_instance   # clients per instance: queueing.py solves B
     elif rec.batch_per_gpu is not None:
         batch = rec.batch_per_gpu * G
     else:
         batch = np.nan
-    mix = 1.0 if rec.serving in (None, "aggregated") else 0.0
-    pts = dict(batch=batch, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(rec.spec_tokens or 0), isl=isl,
-               osl=osl, new=new, mix=mix)
-    df = eval_points(ctx, pts, 1)
-    if not df["fits"].all() and rec.concurrency is not None and not np.isnan(batch):
-        # requests beyond the KV capacity wait in the queue: the decode batch is min(concurrency, capacity)
-        cap = np.maximum(df["max_batch"].to_numpy(float), 1.0)
-        df = eval_points(ctx, {**pts, "batch": np.minimum(batch, cap)}, 1) if cap.size == 1 else \
-            _eval_capped(ctx, pts, np.minimum(batch, cap))
-        note.append(f"concurrency {batch:.0f} exceeds the modeled KV capacity ({cap.min():.0f}-{cap.max():.0f} "
-                    "sequences); the excess queues, decode batch = capacity")
+    pts = dict(batch=batch, concurrency=conc, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(rec.spec_tokens or 0),
+               isl=isl, osl=osl, new=new, mix=1.0 if rec.serving in (None, "aggregated") else 0.0)
+    if pooled:
+        df = _eval_disaggregated(rec, ctx, pts, m)
+    else:
+        df = eval_points(ctx, pts, 1)
+    if not np.isnan(conc) and (df["capacity_wait_ms"] > 0).any():
+        note.append(f"concurrency {conc:.0f} exceeds the modeled running capacity "
+                    f"({df['batch'].min():.0f}-{df['batch'].max():.0f} sequences); the excess waits for a slot")
     elif not df["fits"].iloc[0]:
-        note.append(f"batch {batch:.0f} exceeds the modeled capacity ({df['max_batch'].iloc[0]:.0f}); "
+        note.append(f"batch {df['batch'].iloc[0]:.0f} exceeds the modeled capacity ({df['max_batch'].iloc[0]:.0f}); "
                     "evaluated anyway")
     metric = "tps_per_user" if rec.metric == "max_tps_per_user" else rec.metric
     out = df[metric].to_numpy(float)
-    if rec.gpus and rec.serving == "disaggregated" and metric.endswith("_per_gpu"):
+    if rec.gpus and rec.serving == "disaggregated" and metric.endswith("_per_gpu") and not pooled:
         out = out * G / rec.gpus
     return out
 
 
-def _eval_capped(ctx: Ctx, pts: dict, batch: np.ndarray) -> pd.DataFrame:
-    """One operating point with a per-sample batch (S,): evaluate the S samples one-to-one."""
+def _eval_disaggregated(rec: Record, ctx: Ctx, pts: dict, model) -> pd.DataFrame:
+    """A disaggregated point: ``decode_workers`` decode instances (the row's tp / ep / dp_attention) fed by
+    ``prefill_workers`` prefill instances of prefill_gpus / prefill_workers GPUs (prefill_tp / prefill_ep),
+    the concurrency spread over the decode instances; TTFT through the closed loop (engine/serving.py)."""
+    from ..engine.serving import disaggregated
+    Gp = rec.prefill_gpus / rec.prefill_workers
+    dp = bool(rec.prefill_dp_attention)
+    tpp = float(rec.prefill_tp or (1 if dp else Gp))
+    epp = float(rec.prefill_ep or (Gp if is_moe(model) else 1))
+    if (why := _valid(model, Gp, tpp, epp)):
+        raise Unsupported(f"prefill layout: {why}")
+    inst = float(rec.decode_workers)
     p, vals = _tile(ctx, pts, 1)
-    p["batch"] = np.asarray(batch, float)
-    return evaluate(ctx.setup, p, symbol_values=vals)
+    return disaggregated(ctx.setup, p, dict(gpus=Gp, tp=tpp, ep=epp), instances=inst,
+                         pf_instances=float(rec.prefill_workers), symbol_values=vals)
 
 
 def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, float, float]]:

@@ -47,6 +47,11 @@ class Record(Strict):
     osl: float | None = Field(None, gt=0, le=10_000_000)
     prefix_hit: float | None = Field(None, ge=0, lt=1)
     concurrency: float | None = Field(None, gt=0)
+    decode_workers: int | None = Field(None, ge=1, le=100_000, description="disaggregated: decode instances")
+    prefill_workers: int | None = Field(None, ge=1, le=100_000, description="disaggregated: prefill instances")
+    prefill_tp: int | None = Field(None, ge=1, le=1024)
+    prefill_ep: int | None = Field(None, ge=1, le=100_000)
+    prefill_dp_attention: bool | None = None
     batch_per_gpu: float | None = Field(None, gt=0)
     at_tps_per_user: float | None = Field(None, gt=0)
     metric: Literal[METRICS]  # type: ignore[valid-type]
@@ -56,7 +61,7 @@ class Record(Strict):
     notes: str | None = None
     line: int = Field(0, description="line of the CSV file the row starts on (1 = header)")
 
-    @field_validator("dp_attention", mode="before")
+    @field_validator("dp_attention", "prefill_dp_attention", mode="before")
     @classmethod
     def _bool(cls, v):
         if isinstance(v, str):
