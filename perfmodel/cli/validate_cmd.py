@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-DEFAULT_DATA = "../shared/data/calibration.csv"
+DEFAULT_DATA = "data/shared/calibration.csv"
 
 
 def default_calibration_files() -> list[str]:
-    """calibration.csv plus every measured-record CSV written into the project (data/measured/*.csv)."""
-    from ..validation.records import project_measured_files
+    """The shipped copy of the shared data (data/shared/: calibration.csv, curve-end.csv,
+    inferencex-silicon.csv) plus every measured-record CSV written into the project (data/measured/*.csv)."""
+    from ..validation.records import project_measured_files, shared_data_files
     import os
-    return [DEFAULT_DATA] + [os.path.relpath(p) for p in project_measured_files()]
+    return [os.path.relpath(p) for p in (*shared_data_files(), *project_measured_files())]
 
 
 def register(sub):
@@ -37,7 +38,8 @@ def register(sub):
     c = sub.add_parser("calibrate", help="fit shared profile parameters per engine family; rewrite "
                                          "profiles/<engine>.yaml")
     c.add_argument("--data", action="append", default=[], metavar="FILE",
-                   help=f"record CSV (repeatable; default {DEFAULT_DATA} plus data/measured/*.csv)")
+                   help="record CSV (repeatable; default data/shared/{calibration,curve-end,inferencex-silicon}.csv "
+                        "plus data/measured/*.csv)")
     c.add_argument("--seed", type=int, default=0, help="seed (the grid fit is deterministic; kept for the record)")
     c.add_argument("--out-dir", default=None, help="directory for the profile YAML (default: the catalog profiles/)")
     c.add_argument("--dry-run", action="store_true", help="print the fit, write nothing")

@@ -24,7 +24,6 @@ Method (reproducible, no randomness except the fixed-seed band sampling elsewher
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +35,15 @@ from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .predict_rows import Unsupported, central_params, predict_record, profile_id
 from .records import Record
 
+# search ranges (inside the physical PROFILE_PARAMS bounds): kernel efficiencies, the per-step, per-kernel and
+# per-sequence CPU/launch costs, the routing skew, and the serving layer's request overhead and arrival waves
 FIT_PARAMS: dict[str, tuple[float, float]] = {
-    "eff_weights": (0.3, 1.0), "eff_gemm": (0.15, 1.0), "kernel_overhead_us": (0.0, 8.0), "moe_imbalance": (1.0, 3.0)}
+    "eff_weights": (0.3, 1.0), "eff_kv": (0.2, 1.0), "eff_gemm": (0.15, 1.0), "eff_attention": (0.1, 1.0),
+    "kernel_overhead_us": (0.0, 8.0), "step_overhead_ms": (0.0, 5.0), "seq_overhead_us": (0.0, 60.0),
+    "moe_imbalance": (1.0, 3.0), "request_overhead_ms": (0.0, 400.0), "arrival_burst": (0.0, 1.0)}
+JAC_STEP = 0.02          # forward-difference step in the scaled [0, 1] parameter space
+F_SCALE = 0.3            # soft-L1 scale in ln units: rows beyond ~35% error count linearly, not squared
+MAX_NFEV = 25
 # fitted too where at least MIN_FORMAT_ROWS of a family's records run 4-bit weights on FP4 tensor cores
 FORMAT_FIT: dict[str, tuple[float, float]] = {"eff_gemm_fp4": (0.15, 1.0)}
 MIN_FORMAT_ROWS = 3
@@ -49,9 +55,9 @@ SPEC_FIT: dict[str, tuple[float, float]] = {"acceptance_rate": (0.3, 0.95)}
 # i.e. a per-draft rate of about 0.74-0.92
 MIN_SPEC_ROWS = 3
 SPEC_PRIORS: dict[str, tuple[float, float, float]] = {"acceptance_rate": (0.8, 0.6, 0.95)}
-# prior (value, low, high) of parameters written by the calibration but not fitted: CPU/scheduler cost per step
-# with CUDA graphs and an overlapped scheduler (sub-millisecond to ~1.5 ms)
-PRIORS: dict[str, tuple[float, float, float]] = {"step_overhead_ms": (0.5, 0.2, 1.5)}
+# prior (value, low, high) of parameters written by the calibration but not fitted (none at present: the
+# per-step CPU cost is fitted beside the per-sequence one)
+PRIORS: dict[str, tuple[float, float, float]] = {}
 COARSE = 6
 FINE = 5
 REFINE = 2          # fine passes after the coarse grid
@@ -66,78 +72,85 @@ INFEASIBLE_COST = np.log(10.0) ** 2
 CHI2_90 = {1: 2.71, 2: 4.61, 3: 6.25, 4: 7.78, 5: 9.24}
 
 
-def _grid(axes: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    names = list(axes)
-    combos = np.array(list(itertools.product(*(axes[n] for n in names))), float)
-    return {n: combos[:, i] for i, n in enumerate(names)}
-
-
-def _sq_log_errors(records: list[Record], profiles: dict[str, ProfileSpec], grid: dict[str, np.ndarray],
-                   fit: list[str]) -> tuple[np.ndarray, list[str]]:
-    """(rows, combos) squared log errors, and the ids of rows that could be predicted."""
-    n = len(next(iter(grid.values())))
-    out, used = [], []
-    for rec in records:
-        prof = profiles[profile_id(rec)]
-        params = {k: np.repeat(v, n) for k, v in central_params(prof).items()}
-        params.update({k: grid[k] for k in fit})
-        try:
-            pred = predict_record(rec, prof, params)
-        except Unsupported:
-            continue
-        e = np.log(pred / rec.value) ** 2
-        out.append(np.where(np.isfinite(e), e, INFEASIBLE_COST))
-        used.append(rec.id)
-    return (np.array(out) if out else np.zeros((0, n))), used
-
-
 def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: list[str] | None = None,
-               bounds: dict[str, tuple[float, float]] | None = None,
-               grid_size: tuple[int, int, int] | None = None) -> dict:
-    """Grid fit of ``fit`` parameters shared by ``records``. Returns values, ranges, loss and row ids.
+               bounds: dict[str, tuple[float, float]] | None = None, grid_size=None) -> dict:
+    """Least-squares fit of ``fit`` parameters shared by ``records``. Returns values, ranges, loss and row ids.
 
-    ``grid_size``: (coarse points per axis, fine points per axis, refinement passes); default
-    (COARSE, FINE, REFINE)."""
-    coarse, fine, refine = grid_size or (COARSE, FINE, REFINE)
+    Residuals r_i = ln(predicted_i / measured_i) (infeasible: ln 10), robust soft-L1 loss (scale F_SCALE) so
+    a few rows the physics cannot reach do not drag the fit; scipy.optimize.least_squares (trust-region
+    reflective, bounded) in parameters scaled to [0, 1] over their search ranges, from the profile's
+    current values. The Jacobian is a forward difference taken for all parameters at once: k + 1
+    parameter vectors are the samples of ONE batched evaluation (batch_predict.predict_matrix).
+    Ranges: value +- 1.645 sigma, sigma^2 = diag((J^T J)^-1) loss / (n - k), clipped to the search range.
+    ``grid_size`` is accepted for the old grid-search interface and ignored."""
+    from scipy.optimize import least_squares
+
+    from .batch_predict import plan, predict_matrix
     bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **(bounds or {})}
     fit = list(fit or default_fit(records))
-    axes = {k: np.linspace(*bounds[k], coarse) for k in fit}
-    g1 = _grid(axes)
-    e1, used = _sq_log_errors(records, profiles, g1, fit)
-    if not used:
+    pl = plan(records)
+    lo = np.array([bounds[k][0] for k in fit])
+    hi = np.array([bounds[k][1] for k in fit])
+    prof0 = profiles[profile_id(records[0])]
+    base = central_params(prof0)
+    start = np.array([float(base[k][0]) if k in base and np.isfinite(base[k][0]) else np.mean(bounds[k])
+                      for k in fit])
+    x0 = np.clip((start - lo) / (hi - lo), 1e-3, 1 - 1e-3)
+    meas = np.array([r.value for r in pl.records])
+
+    def residuals(xs: np.ndarray) -> np.ndarray:
+        """(records, samples) ln errors for scaled parameter vectors xs (samples, k)."""
+        S = xs.shape[0]
+        params = {k: np.repeat(v, S) for k, v in base.items()}
+        for j, k in enumerate(fit):
+            params[k] = lo[j] + xs[:, j] * (hi[j] - lo[j])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            e = np.log(predict_matrix(pl, profiles, params) / meas[:, None])
+        return np.where(np.isfinite(e), e, np.log(10.0))
+
+    probe = residuals(x0[None, :])[:, 0]
+    used = np.array([i not in pl.unsupported for i in range(len(pl.records))])
+    if not used.any():
         raise Unsupported("no record of the family could be predicted")
-    used_recs = [r for r in records if r.id in used]
-    grid, E = g1, e1
-    step = {k: (bounds[k][1] - bounds[k][0]) / (coarse - 1) for k in fit}
-    for _stage in range(refine):   # finer grids around the best point so far, the step shrunk each time
-        b = int(np.argmin(E.sum(axis=0)))
-        fine_axes = {k: np.unique(np.clip(np.linspace(grid[k][b] - step[k], grid[k][b] + step[k], fine),
-                                          *bounds[k])) for k in fit}
-        g2 = _grid(fine_axes)
-        e2, _ = _sq_log_errors(used_recs, profiles, g2, fit)
-        grid = {k: np.concatenate([grid[k], g2[k]]) for k in fit}
-        E = np.concatenate([E, e2], axis=1)
-        step = {k: 2 * step[k] / (fine - 1) for k in fit}
-    L = E.sum(axis=0)
-    best = int(np.argmin(L))
-    n, k = len(used), len(fit)
-    sigma2 = L[best] / max(n - k, 1)
-    ok = L <= L[best] + sigma2 * CHI2_90.get(k, 2 * k)
-    fine_step = {k_: max(step[k_], 1e-3) for k_ in fit}
+    cache: dict[bytes, np.ndarray] = {}
+
+    def fun(x):
+        key = x.tobytes()
+        if key not in cache:
+            cache.clear()
+            cache[key] = residuals(x[None, :])[used, 0]
+        return cache[key]
+
+    def jac(x):
+        h = np.where(x + JAC_STEP <= 1, JAC_STEP, -JAC_STEP)
+        xs = np.vstack([x, x + np.diag(h)])
+        r = residuals(xs)[used]
+        return (r[:, 1:] - r[:, :1]) / h
+
+    del probe
+    sol = least_squares(fun, x0, jac=jac, bounds=(0.0, 1.0), loss="soft_l1", f_scale=F_SCALE,
+                        x_scale="jac", max_nfev=MAX_NFEV)
+    r = fun(sol.x)
+    n, k = int(used.sum()), len(fit)
+    loss = float(np.sum(r ** 2))
+    J = sol.jac * (hi - lo)[None, :] ** -1          # d r / d parameter (unscaled)
+    try:
+        cov = np.linalg.pinv(J.T @ J) * loss / max(n - k, 1)
+        sigma = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    except np.linalg.LinAlgError:
+        sigma = np.full(k, np.inf)
     values, ranges = {}, {}
-    for p in fit:
-        v = float(grid[p][best])
-        lo, hi = float(grid[p][ok].min()), float(grid[p][ok].max())
-        lo = max(min(lo, v - fine_step[p]), bounds[p][0])
-        hi = min(max(hi, v + fine_step[p]), bounds[p][1])
-        values[p], ranges[p] = v, (lo, hi)
-    at_bound = [p for p in fit if np.isclose(values[p], bounds[p][1]) and p.startswith("eff_")]
-    # any other fitted parameter on an edge of its search range: the data pull beyond a plausible value
-    at_edge = [p for p in fit if p not in at_bound and (np.isclose(values[p], bounds[p][0])
-                                                         or np.isclose(values[p], bounds[p][1]))]
-    return {"values": values, "ranges": ranges, "loss": float(L[best]), "rows": used,
-            "rms_log_error": float(np.sqrt(L[best] / n)), "row_errors": dict(zip(used, np.sqrt(E[:, best]))),
-            "at_upper_bound": at_bound, "at_range_edge": at_edge}
+    for j, p in enumerate(fit):
+        v = float(lo[j] + sol.x[j] * (hi[j] - lo[j]))
+        half = max(1.645 * sigma[j], 1e-3 * (hi[j] - lo[j]))
+        values[p], ranges[p] = v, (max(lo[j], v - half), min(hi[j], v + half))
+    edge = [p for j, p in enumerate(fit) if sol.x[j] <= 1e-3 or sol.x[j] >= 1 - 1e-3]
+    at_bound = [p for p in edge if p.startswith("eff_") and np.isclose(values[p], bounds[p][1])]
+    ids = [pl.records[i].id for i in np.flatnonzero(used)]
+    return {"values": values, "ranges": ranges, "loss": loss, "rows": ids,
+            "rms_log_error": float(np.sqrt(loss / n)), "row_errors": dict(zip(ids, np.abs(r))),
+            "at_upper_bound": at_bound, "at_range_edge": [p for p in edge if p not in at_bound],
+            "median_abs_log_error": float(np.median(np.abs(r))), "nfev": int(sol.nfev)}
 
 
 def default_fit(records: list[Record]) -> list[str]:

@@ -175,18 +175,10 @@ def _valid(model, G: float, tp: float, ep: float) -> str | None:
     return problem[0] if problem else None
 
 
-def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
+def point_inputs(rec: Record, m) -> tuple[dict, bool]:
+    """The operating point of a point row (aggregated / decode_only / disaggregated): (points, pooled), pooled
+    when the row names its prefill and decode workers (evaluated with serving.disaggregated)."""
     isl, osl, new = lengths(rec)
-    m = ctx.setup.model
-    if rec.serving == "prefill_only":
-        if rec.metric != "input_tps_per_gpu":
-            raise Unsupported(f"metric {rec.metric} of a prefill_only row")
-        G, tp, ep = layout(rec, m, rec.prefill_gpus or rec.gpus)
-        if (why := _valid(m, G, tp, ep)):
-            raise Unsupported(f"layout: {why}")
-        return prefill_rate(ctx, G, tp, ep, isl, new)
-    if rec.metric == "input_tps_per_gpu":
-        raise Unsupported("input_tps_per_gpu is only modeled for prefill_only rows")
     inst = rec.decode_gpus if rec.serving in ("decode_only", "disaggregated") else rec.gpus
     pooled = rec.serving == "disaggregated" and bool(rec.prefill_workers and rec.decode_workers and rec.prefill_gpus)
     if pooled:
@@ -206,11 +198,28 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
         batch = np.nan
     pts = dict(batch=batch, concurrency=conc, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(rec.spec_tokens or 0),
                isl=isl, osl=osl, new=new, mix=1.0 if rec.serving in (None, "aggregated") else 0.0)
+    return pts, pooled
+
+
+def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
+    isl, osl, new = lengths(rec)
+    m = ctx.setup.model
+    if rec.serving == "prefill_only":
+        if rec.metric != "input_tps_per_gpu":
+            raise Unsupported(f"metric {rec.metric} of a prefill_only row")
+        G, tp, ep = layout(rec, m, rec.prefill_gpus or rec.gpus)
+        if (why := _valid(m, G, tp, ep)):
+            raise Unsupported(f"layout: {why}")
+        return prefill_rate(ctx, G, tp, ep, isl, new)
+    if rec.metric == "input_tps_per_gpu":
+        raise Unsupported("input_tps_per_gpu is only modeled for prefill_only rows")
+    pts, pooled = point_inputs(rec, m)
+    conc = pts["concurrency"]
     if pooled:
         df = _eval_disaggregated(rec, ctx, pts, m)
     else:
         df = eval_points(ctx, pts, 1)
-    if not np.isnan(conc) and (df["capacity_wait_ms"] > 0).any():
+    if not np.isnan(conc) and (df["capacity_wait_ms"] > 0.01 * df["ttft_ms"]).any():
         note.append(f"concurrency {conc:.0f} exceeds the modeled running capacity "
                     f"({df['batch'].min():.0f}-{df['batch'].max():.0f} sequences); the excess waits for a slot")
     elif not df["fits"].iloc[0]:
@@ -219,7 +228,7 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
     metric = "tps_per_user" if rec.metric == "max_tps_per_user" else rec.metric
     out = df[metric].to_numpy(float)
     if rec.gpus and rec.serving == "disaggregated" and metric.endswith("_per_gpu") and not pooled:
-        out = out * G / rec.gpus
+        out = out * pts["gpus"] / rec.gpus
     return out
 
 

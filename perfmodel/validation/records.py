@@ -136,6 +136,17 @@ def project_record_files(kind: str = "measured") -> list[Path]:
     return sorted(d.glob("*.csv")) if d.is_dir() else []
 
 
+SHARED_FILES = ("calibration.csv", "curve-end.csv", "inferencex-silicon.csv")
+
+
+def shared_data_files() -> list[Path]:
+    """The project's copy of ../shared/data (data/shared/, shipped in the wheel): the files the calibration
+    fits by default, in SHARED_FILES order; [] when the folder is not there."""
+    from ..catalog import builtin_root
+    d = builtin_root() / "data" / "shared"
+    return [d / f for f in SHARED_FILES if (d / f).is_file()]
+
+
 def project_measured_files() -> list[Path]:
     """data/measured/*.csv: the measured records ``perfmodel calibrate`` fits beside calibration.csv."""
     return project_record_files("measured")
