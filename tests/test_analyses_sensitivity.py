@@ -39,18 +39,20 @@ def test_euler_rates_minus_latencies_sum_to_one():
     e = _elasticities(dict(gpus=8, tp=8, batch=64, spec_tokens=2))
     rates = ["hbm_bandwidth_tbps", "bf16_dense_pflops", "fp8_dense_pflops", "scaleup_bandwidth_gbps",
              "nic_bandwidth_gbps", "host_link_bandwidth_gbps", "host_memory_bandwidth_gbps"]
-    times = ["scaleup_latency_us", "collective_latency_us", "layer_floor_us", "kernel_overhead_us", "step_overhead_ms"]
+    times = ["scaleup_latency_us", "collective_latency_us", "layer_floor_us", "kernel_overhead_us", "step_overhead_ms",
+             "seq_overhead_us"]
     assert e[rates].sum() - e[times].sum() == pytest.approx(1.0, abs=1e-9)
     assert e["scaleup_bandwidth_gbps"] > 0 and e["step_overhead_ms"] < 0
 
 
 def test_matches_a_finite_difference_check():
     """The analytic elasticity agrees with a tiny finite step of the engine's decode-step throughput
-    B acc / (step G) (as a check only)."""
-    pt = dict(gpus=8, tp=8, batch=64, spec_tokens=0)
+    B acc / (step G) (as a check only), decode alone (aggregated, the share of chunk steps the analytic
+    derivative holds fixed moves with the rates too)."""
+    pt = dict(gpus=8, tp=8, batch=64, spec_tokens=0, serving="decode_only")
     e = _elasticities(pt)
     hw, m, pr = catalog.hardware("h200-sxm"), catalog.model("llama-3.1-70b"), catalog.profile("sglang")
-    pts = dict(batch=64, gpus=8, tp=8, ep=1, pp=1, spec_tokens=0, acc=1.0, isl=1024, osl=1024, new=1024, mix=1.0)
+    pts = dict(batch=64, gpus=8, tp=8, ep=1, pp=1, spec_tokens=0, acc=1.0, isl=1024, osl=1024, new=1024, mix=0.0)
     h = 1e-6
     for field, base in (("hbm_bandwidth_tbps", hw.value("hbm_bandwidth_tbps")),
                         ("scaleup_bandwidth_gbps", hw.value("scaleup_bandwidth_gbps"))):

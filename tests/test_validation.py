@@ -65,15 +65,13 @@ def _synthetic(profile, truth):
     return recs
 
 
-def test_calibration_recovers_known_parameters(monkeypatch):
-    monkeypatch.setattr(cal, "COARSE", 5)
+def test_calibration_recovers_known_parameters():
     prof = catalog.profile("trtllm")
-    # truth on the 5-level search grid, so the test checks the fit machinery rather than grid resolution
     truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
     recs = _synthetic(prof, truth)
     bounds = {"eff_weights": (0.3, 1.0), "eff_gemm": (0.2, 1.0), "kernel_overhead_us": (0.0, 4.0),
               "moe_imbalance": (1.0, 3.0)}
-    res = cal.fit_family(recs, {"trtllm": prof}, bounds=bounds)
+    res = cal.fit_family(recs, {"trtllm": prof}, fit=list(truth), bounds=bounds)
     assert res["rms_log_error"] < 0.05
     for k, v in truth.items():
         lo, hi = res["ranges"][k]
@@ -117,26 +115,24 @@ def test_fitted_profile_puts_acceptance_under_spec_decoding_and_priors_elsewhere
            "ranges": {"eff_gemm": (0.4, 0.6), "acceptance_rate": (0.6, 0.8)}}
     p = cal.fitted_profile("trtllm", res)
     assert p.eff_gemm.value == 0.5 and p.spec_decoding.acceptance_rate.value == 0.7
-    assert p.step_overhead_ms.value == cal.PRIORS["step_overhead_ms"][0]
+    assert p.step_overhead_ms.value == catalog.profile("trtllm").step_overhead_ms.value   # not fitted: kept
     q = cal.fitted_profile("trtllm", {"values": {"eff_gemm": 0.5}, "ranges": {"eff_gemm": (0.4, 0.6)}})
     assert q.spec_decoding.acceptance_rate.value == cal.SPEC_PRIORS["acceptance_rate"][0]
 
 
-def test_small_dynamo_family_refits_only_small_fit_around_its_base(monkeypatch):
-    monkeypatch.setattr(cal, "COARSE", 4)
-    monkeypatch.setattr(cal, "FINE", 3)
+def test_small_dynamo_family_refits_only_small_fit_around_its_base():
     prof = catalog.profile("trtllm")
     truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
     base = _synthetic(prof, truth)                 # 8 records: 2 per fitted parameter, an own fit
     small = [r.model_copy(update={"id": "d" + r.id, "engine": "dynamo-trtllm"}) for r in base[:3]]
-    res = cal.calibrate(base + small)
+    res = cal.calibrate(base + small, fit=list(truth))
     assert res["trtllm"]["basis"] == "own fit on 8 records"
     d = res["dynamo-trtllm"]
     # 3 records < 2 x 2 parameters: the small family takes its base engine's fit unchanged
     assert d["basis"] == "3 records: the fit of trtllm"
     assert d["values"] == res["trtllm"]["values"]
     four = [r.model_copy(update={"id": "d" + r.id, "engine": "dynamo-trtllm"}) for r in base[:4]]
-    res = cal.calibrate(base + four)
+    res = cal.calibrate(base + four, fit=list(truth))
     d = res["dynamo-trtllm"]
     assert d["basis"] == f"4 records: the fit of trtllm, with {', '.join(cal.SMALL_FIT)} refitted on its own records"
     for p in ("eff_weights", "moe_imbalance"):
@@ -162,34 +158,43 @@ def test_a_layout_the_model_cannot_be_split_into_is_reported_unsupported(tmp_pat
     assert df["status"].iloc[0].startswith("unsupported: layout: tp=3 does not divide the 64 heads")
 
 
-def test_too_few_records_per_parameter_take_the_pooled_fit(monkeypatch):
+def test_too_few_records_per_parameter_take_the_pooled_fit():
     """A family with fewer than ROWS_PER_PARAM records per parameter does not get an own fit."""
-    monkeypatch.setattr(cal, "COARSE", 3)
-    monkeypatch.setattr(cal, "REFINE", 1)
     prof = catalog.profile("trtllm")
     truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
     recs = _synthetic(prof, truth)[:6]             # 6 < 2 x 4 parameters
-    res = cal.calibrate(recs)
+    res = cal.calibrate(recs, fit=list(truth))
     assert res["trtllm"]["basis"].startswith("6 records: the pooled fit over all 6 records")
-    assert set(res["trtllm"]["values"]) >= set(cal.FIT_PARAMS)
+    assert set(res["trtllm"]["values"]) >= set(truth)
 
 
 
-def test_leave_one_out_predicts_each_record_without_it(monkeypatch):
-    """On records the model generated itself, each record is recovered by a fit that never saw it; the
-    training set of every fold excludes the held-out row."""
+def test_cross_validation_never_trains_on_a_held_out_configuration(monkeypatch):
+    """On records the model generated itself, each record is recovered by a fit that never saw its
+    configuration: the training set of every fold excludes every record of the held-out configurations."""
     from perfmodel.validation import crossval
     seen = []
     real = cal.calibrate
 
     def spy(records, *a, **k):
         seen.append({r.id for r in records})
-        return real(records, *a, **k)
+        return real(records, *a, fit=["eff_weights", "eff_gemm", "kernel_overhead_us", "moe_imbalance"], **k)
     monkeypatch.setattr(crossval, "calibrate", spy)
     prof = catalog.profile("trtllm")
     truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
-    recs = _synthetic(prof, truth)[:5]
-    df = crossval.leave_one_out(recs, grid_size=(3, 3, 1))
-    assert list(df["status"]) == ["ok"] * 5
-    assert all(r.id not in ids for r, ids in zip(recs, seen))
-    assert summary(df)["median_abs_error_pct"] < 15
+    recs = _synthetic(prof, truth)
+    params = central_params(prof)
+    params.update({k: np.array([v]) for k, v in truth.items()})
+    twin = []
+    for r in recs:                                       # the same configuration at twice the concurrency
+        t = r.model_copy(update={"id": "t" + r.id, "concurrency": r.concurrency * 2})
+        twin.append(t.model_copy(update={"value": float(predict_record(t, prof, params)[0])}))
+    recs = recs + twin                                   # two points per configuration (concurrency differs)
+    assert len({crossval.config_key(r) for r in recs}) <= len(recs) // 2
+    df = crossval.cross_validate(recs, k=4)
+    assert (df["status"] == "ok").all()
+    fold = dict(zip(df["id"], df["fold"]))
+    for f, ids in enumerate(seen):
+        held = {i for i, x in fold.items() if x == f}
+        assert not held & ids
+    assert df["error_pct"].abs().median() < 15

@@ -83,7 +83,8 @@ def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_ow
         rho_q = np.minimum(rho, SATURATED_RHO)
         seen = np.maximum(need - 1, 0) / np.maximum(need, 1)   # arrival theorem: it sees the other C - 1
         resid = np.minimum(1.0, np.maximum(need - 1, 0)) / 2
-        cycle = t_req + resid * step + wait(np.maximum(rho_q * seen, 1e-12), t_s, c, phi, need) + slot
+        seen_by = need                             # the clients this pass's waits are taken with
+        cycle = t_req + resid * step + wait(np.maximum(rho_q * seen, 1e-12), t_s, c, phi, seen_by) + slot
         need = 1 + (b_run - 1) * cycle / slot     # a decoding request sees B = 1 + (C - 1) S / cycle
         x = need / cycle
     saturated = x * t_s / c >= 1
@@ -96,7 +97,7 @@ def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_ow
     return {"x_per_s": x, "rho": np.minimum(rho, 1.0), "decode_share": f, "chunk_share": np.minimum(f * chunks, 1.0),
             "step_s": step, "tpot_s": step / acc, "slot_s": slot, "clients_needed": need, "concurrency": clients,
             "capacity_wait_s": w_cap, "prefill_saturated": saturated,
-            **_ttft_terms(rho_q * seen, t_s, c, t_req, w_cap, 2 * resid * step, t_own, phi, need)}
+            **_ttft_terms(rho_q * seen, t_s, c, t_req, w_cap, 2 * resid * step, t_own, phi, seen_by)}
 
 
 def open_loop(rate, t_req, t_st, t_own, t_s, c) -> dict[str, np.ndarray]:

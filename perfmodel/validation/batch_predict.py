@@ -1,9 +1,10 @@
 """Predict many records for many profile-parameter vectors at once: a (records x samples) matrix.
 
-Aggregated and decode-only point rows (the bulk of the concurrency sweeps) that share a setup (hardware, model,
-weights, KV format, profile) are evaluated in ONE call of the compiled equations, every record tiled over the
-S parameter samples (no Python loop per record or per sample). Every other row (disaggregated pools,
-frontier, ratio, prefill-only) goes through ``predict_record`` once per record with all S samples.
+Point rows (the bulk of the concurrency sweeps: aggregated, decode-only and disaggregated with named pools)
+that share a setup (hardware, model, weights, KV format, profile) are evaluated in ONE call of the compiled
+equations (disaggregated ones in one call of serving.disaggregated), every record tiled over the S parameter
+samples (no Python loop per record or per sample). Every other row (frontier, ratio, prefill-only) goes
+through ``predict_record`` once per record with all S samples.
 The operating point of a row is exactly the one ``predict_rows`` uses (``point_inputs``), so a fit on this
 matrix and ``perfmodel validate`` agree.
 """
@@ -17,10 +18,11 @@ import numpy as np
 from .. import catalog
 from ..engine.bind import bind_profile
 from ..engine.evaluate import Setup, evaluate
+from ..engine.serving import disaggregated
 from ..errors import SpecError
 from ..spec_decoding import acceptance_length
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
-from .predict_rows import Unsupported, point_inputs, predict_record, profile_id
+from .predict_rows import Unsupported, point_inputs, predict_record, prefill_pool, profile_id
 from .records import Record
 
 BATCHED_METRICS = {"tpot_ms": "tpot_ms", "ttft_ms": "ttft_ms", "tps_per_user": "tps_per_user",
@@ -46,12 +48,14 @@ def plan(records: list[Record]) -> Plan:
             m = catalog.model(rec.model)
             catalog.hardware(rec.hardware)
             batched = (rec.kind == "point" and rec.metric in BATCHED_METRICS
-                       and rec.serving in (None, "aggregated", "decode_only"))
-            if not batched:
+                       and rec.serving in (None, "aggregated", "decode_only", "disaggregated"))
+            pts, pooled = point_inputs(rec, m) if batched else ({}, False)
+            if not batched or (rec.serving == "disaggregated" and not pooled):
                 pl.single.append(i)
                 continue
-            pts, _pooled = point_inputs(rec, m)
-            key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid)
+            if pooled:
+                pts = {**pts, **prefill_pool(rec, m)}
+            key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid, pooled)
             pl.groups.setdefault(key, []).append((i, pts))
         except (Unsupported, SpecError) as exc:
             pl.unsupported[i] = str(exc)
@@ -75,7 +79,7 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
     out = np.full((n, S), np.nan)
     prof_vals = {k: np.asarray(params[k], float) for k in PROFILE_PARAMS}
     rate = np.asarray(params.get("acceptance_rate", np.full(S, np.nan)), float)
-    for (hw, model, weights, kv, pid), rows in pl.groups.items():
+    for (hw, model, weights, kv, pid, pooled), rows in pl.groups.items():
         setup = Setup(catalog.hardware(hw), catalog.model(model), profiles[pid], weights=weights, kv_cache=kv)
         vals = setup.symbol_values("value")
         m = len(rows)
@@ -83,10 +87,15 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
         bound = bind_profile(prof_vals)
         vals.update({k: np.tile(np.asarray(v, float), m) if np.size(v) == S and np.ndim(v) else v
                      for k, v in bound.items()})
-        pts = {k: np.repeat([float(p[k]) for _i, p in rows], S)
-               for k in ("batch", "concurrency", "gpus", "tp", "ep", "pp", "spec_tokens", "isl", "osl", "new", "mix")}
+        keys = [k for k in rows[0][1]]
+        pts = {k: np.repeat([float(p[k]) for _i, p in rows], S) for k in keys}
         pts["acc"] = np.concatenate([_acceptance(pl.records[i], rate) for i, _p in rows])
-        df = evaluate(setup, pts, symbol_values=vals)
+        if pooled:
+            pf = dict(gpus=pts.pop("pf_gpus"), tp=pts.pop("pf_tp"), ep=pts.pop("pf_ep"))
+            inst, pinst = pts.pop("instances"), pts.pop("pf_instances")
+            df = disaggregated(setup, pts, pf, instances=inst, pf_instances=pinst, symbol_values=vals)
+        else:
+            df = evaluate(setup, pts, symbol_values=vals)
         for j, (i, _p) in enumerate(rows):
             col = BATCHED_METRICS[pl.records[i].metric]
             out[i] = df[col].to_numpy(float)[j * S:(j + 1) * S]

@@ -1,25 +1,23 @@
-"""Fit a few shared software-profile parameters per engine family on measured records.
+"""Fit shared software-profile parameters per engine family on measured records.
 
-Method (reproducible, no randomness except the fixed-seed band sampling elsewhere):
-  * fitted parameters FIT_PARAMS (eff_weights, eff_gemm, kernel_overhead_us, moe_imbalance), plus eff_gemm_fp4
-    where at least MIN_FORMAT_ROWS records run 4-bit weights on FP4 tensor cores (else it equals eff_gemm), plus the per-draft
-    MTP acceptance rate where the family's records draft tokens without publishing it, searched inside
-    physical ranges (no efficiency above 1) by a vectorized grid search: every grid combination is one "sample" of
-    the compiled equations, so one evaluation per record scores the whole grid; then REFINE finer grids around
-    the best point, the step halved each time.
-  * loss: sum over the family's records of ln(predicted / measured)^2 (infeasible predictions cost ln(10)^2).
+Method (reproducible, deterministic):
+  * fitted parameters FIT_PARAMS (kernel efficiencies for weights, KV, GEMM and attention; the per-kernel,
+    per-step and per-sequence CPU/launch costs; the MoE routing skew; the serving layer's request overhead
+    and arrival waves), plus eff_gemm_fp4 where at least MIN_FORMAT_ROWS records run 4-bit weights on FP4
+    tensor cores (else it equals eff_gemm), plus the per-draft MTP acceptance rate where the family's
+    records draft tokens without publishing it; each inside its search range (no efficiency above 1).
+  * fit: scipy.optimize.least_squares on r_i = ln(predicted_i / measured_i) with a robust soft-L1 loss
+    (``fit_family``), every record predicted for many parameter vectors at once (batch_predict).
   * a family gets its own fit when it has at least MIN_ROWS records and ROWS_PER_PARAM records per fitted
     parameter. Otherwise it starts from the fit of its base engine (dynamo-X from X: same kernels) or, without
     one, from the pooled fit over all records, and, with enough records (SMALL_MIN_ROWS, and ROWS_PER_PARAM per
     parameter), refits only SMALL_FIT (the fixed cost per kernel and the GEMM efficiency, and the acceptance rate
-    when its records draft without publishing it): what the serving stack and the benchmark's data change. A dynamo-X profile with no
-    records at all inherits the fit of X. Every other parameter keeps its catalog value.
-  * parameters that are not fitted but were fitted by earlier versions (PRIORS: step_overhead_ms, now that the
-    fixed cost per kernel carries the launch/tail cost) are written back at their documented prior value and range.
-  * plausible range of each fitted parameter: the extent over grid points whose loss is within
-    sigma^2 * CHI2_90[k] of the minimum, sigma^2 = loss_min / max(n - k, 1): the 90% profile-likelihood region,
-    scaled by the model's own residual scatter, so that the band (5th-95th percentile of the Monte Carlo over
-    the ranges) has the same nominal level as the region it samples; never narrower than one fine-grid step.
+    when its records draft without publishing it): what the serving stack and the benchmark's data change. A
+    dynamo-X profile with no records at all inherits the fit of X. Every other parameter keeps its catalog value.
+  * plausible range of each fitted parameter: value +- 1.645 sigma from the Gauss-Newton covariance scaled by
+    the residual scatter (a 90% interval), clipped to the search range.
+  * a fitted parameter on an edge of its search range is reported (``at_range_edge``): the data pull past a
+    plausible value, the sign of a missing mechanism.
 """
 
 from __future__ import annotations
@@ -58,9 +56,6 @@ SPEC_PRIORS: dict[str, tuple[float, float, float]] = {"acceptance_rate": (0.8, 0
 # prior (value, low, high) of parameters written by the calibration but not fitted (none at present: the
 # per-step CPU cost is fitted beside the per-sequence one)
 PRIORS: dict[str, tuple[float, float, float]] = {}
-COARSE = 6
-FINE = 5
-REFINE = 2          # fine passes after the coarse grid
 MIN_ROWS = 5
 SMALL_MIN_ROWS = 3
 ROWS_PER_PARAM = 2  # an own fit needs at least two records per fitted parameter
@@ -68,12 +63,10 @@ ROWS_PER_PARAM = 2  # an own fit needs at least two records per fitted parameter
 # efficiency. Chosen among four candidates ([kernel_overhead_us], [eff_gemm], [eff_weights], both of these) by
 # leave-one-out and held-out error (perfmodel crossval; data/holdout), not by in-sample error.
 SMALL_FIT = ["kernel_overhead_us", "eff_gemm"]
-INFEASIBLE_COST = np.log(10.0) ** 2
-CHI2_90 = {1: 2.71, 2: 4.61, 3: 6.25, 4: 7.78, 5: 9.24}
 
 
 def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: list[str] | None = None,
-               bounds: dict[str, tuple[float, float]] | None = None, grid_size=None) -> dict:
+               bounds: dict[str, tuple[float, float]] | None = None, neutral_start: bool = False) -> dict:
     """Least-squares fit of ``fit`` parameters shared by ``records``. Returns values, ranges, loss and row ids.
 
     Residuals r_i = ln(predicted_i / measured_i) (infeasible: ln 10), robust soft-L1 loss (scale F_SCALE) so
@@ -82,7 +75,7 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
     current values. The Jacobian is a forward difference taken for all parameters at once: k + 1
     parameter vectors are the samples of ONE batched evaluation (batch_predict.predict_matrix).
     Ranges: value +- 1.645 sigma, sigma^2 = diag((J^T J)^-1) loss / (n - k), clipped to the search range.
-    ``grid_size`` is accepted for the old grid-search interface and ignored."""
+    ``neutral_start``: start from the middle of the search ranges instead of the profile's values."""
     from scipy.optimize import least_squares
 
     from .batch_predict import plan, predict_matrix
@@ -95,7 +88,7 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
     base = central_params(prof0)
     start = np.array([float(base[k][0]) if k in base and np.isfinite(base[k][0]) else np.mean(bounds[k])
                       for k in fit])
-    x0 = np.clip((start - lo) / (hi - lo), 1e-3, 1 - 1e-3)
+    x0 = np.full(len(fit), 0.5) if neutral_start else np.clip((start - lo) / (hi - lo), 1e-3, 1 - 1e-3)
     meas = np.array([r.value for r in pl.records])
 
     def residuals(xs: np.ndarray) -> np.ndarray:
@@ -212,7 +205,7 @@ def base_engine(pid: str) -> str:
 
 
 def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = None,
-              fit: list[str] | None = None, grid_size: tuple[int, int, int] | None = None) -> dict[str, dict]:
+              fit: list[str] | None = None, neutral_start: bool = False) -> dict[str, dict]:
     """Fit every engine family present in ``records``. Returns profile id -> fit result (with 'basis')."""
     by: dict[str, list[Record]] = {}
     for r in records:
@@ -234,7 +227,7 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
     # full fits first (families with enough records), so that small dynamo-X families can start from X
     for pid, recs in sorted(by.items(), key=lambda kv: not own_fit_ok(kv[1])):
         if own_fit_ok(recs):
-            results[pid] = {**fit_family(recs, profiles, fit, grid_size=grid_size),
+            results[pid] = {**fit_family(recs, profiles, fit, neutral_start=neutral_start),
                             "basis": f"own fit on {len(recs)} records"}
             continue
         base = base_engine(pid)
@@ -242,13 +235,18 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
             start_fit, start_basis = results[base], f"the fit of {base}"
         else:
             if pooled is None:
-                pooled = fit_family(records, profiles, fit, grid_size=grid_size)
+                pooled = fit_family(records, profiles, fit, neutral_start=neutral_start)
             start_fit, start_basis = pooled, f"the pooled fit over all {len(pooled['rows'])} records"
         small = list(SMALL_FIT)
         if needs_acceptance_fit(recs) and len(recs) >= ROWS_PER_PARAM * (len(small) + 1):
             small += list(SPEC_FIT)
+        own = None
         if len(recs) >= max(SMALL_MIN_ROWS, ROWS_PER_PARAM * len(small)):
-            own = fit_family(recs, {pid: fitted_profile(pid, start_fit)}, small, grid_size=grid_size)
+            try:
+                own = fit_family(recs, {pid: fitted_profile(pid, start_fit)}, small, neutral_start=neutral_start)
+            except Unsupported:      # none of its records can be predicted: it keeps the starting fit
+                own = None
+        if own is not None:
             results[pid] = {**own, "values": {**start_fit["values"], **own["values"]},
                             "ranges": {**start_fit["ranges"], **own["ranges"]},
                             "basis": f"{len(recs)} records: {start_basis}, with {', '.join(small)} refitted on "
@@ -276,9 +274,11 @@ def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
     ranges = {p: (_sig(lo), _sig(hi)) for p, (lo, hi) in result["ranges"].items()}
     data = _apply(data, values, ranges)
     data["name"] = f"{pid} (calibrated)"
-    data["calibration"] = (f"{command}: {result['basis']}; fitted {', '.join(result['values'])} by grid search "
-                           f"on ln(pred/meas)^2, rms ln error {result['rms_log_error']:.3f}; ranges = "
-                           f"90% profile-likelihood region; other parameters are priors")
+    data["calibration"] = (f"{command}: {result['basis']}; fitted {', '.join(result['values'])} "
+                           f"on ln(pred/meas) (least squares, soft-L1), rms ln error "
+                           f"{result['rms_log_error']:.3f}, median |ln error| "
+                           f"{result.get('median_abs_log_error', float('nan')):.3f}; ranges = 90% intervals; "
+                           f"other parameters keep their catalog values")
     ProfileSpec.model_validate(data)  # never write an invalid profile
     out = Path(out_dir) / f"{pid}.yaml"
     lines = []

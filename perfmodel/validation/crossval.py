@@ -1,81 +1,117 @@
-"""Leave-one-out cross-validation of the calibration: each record predicted by profiles fitted without it.
+"""Cross-validation of the calibration by whole configuration (group k-fold).
 
-For each record r of the target file: ``calibrate`` on every fitting record except r (the target file's other
-rows plus the project's data/measured records), with a coarser grid (CV_GRID: 4 coarse points per axis, one
-refinement of 3, about ten times cheaper than the full fit, so slightly pessimistic); then r is predicted with
-the fitted profile of its engine (central value). If r's engine has no fit without r, the pooled fit over
-the remaining records stands in. This is the accuracy to expect on a new record from the same kind of source;
-the held-out files (data/holdout) test other kinds of source.
+A configuration is one measured deployment swept over concurrency (``config_key``: the source's sweep id
+where the notes name one, else every setup column except the concurrency and the metric). The
+configurations are dealt into K folds (deterministic: sorted keys shuffled with a fixed seed); for each fold
+the profiles are calibrated (``calibrate``) on every other fold plus the project's data/measured records and
+the fold's records are predicted with the fitted profile of their engine (central values). Each fit starts
+from the middle of the search ranges, not from the catalog profile (which was fitted on all records). No point of a
+held-out sweep, at any concurrency, is ever in its own training set, so a sweep's shape is predicted, not
+interpolated. This is the accuracy to expect on a new deployment from the same kind of source; the
+held-out files (data/holdout) test other kinds of source.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from .calibrate import calibrate, fit_family, fitted_profile, with_priors
-from .predict_rows import Unsupported, central_params, predict_record, profile_id
+from .batch_predict import plan, predict_matrix
+from .calibrate import calibrate, fitted_profile
+from .predict_rows import Unsupported, central_params, profile_id
 from .records import Record
 
-CV_GRID = (4, 3, 1)
+FOLDS = 5
+SEED = 0
+_SWEEP = re.compile(r"silicon_sample row (\S+?):")
 
 
-def leave_one_out(targets: list[Record], others: list[Record] = (), grid_size: tuple[int, int, int] = CV_GRID,
-                  progress: Callable[[str], None] | None = None) -> pd.DataFrame:
-    """One row per target record: id, metric, measured, predicted (fitted without it), error_pct, status."""
-    from .. import catalog
-    rows = []
-    for rec in targets:
-        base = {"id": rec.id, "kind": rec.kind, "hardware": rec.hardware, "model": rec.model,
-                "engine": rec.engine or "", "metric": rec.metric, "measured": rec.value}
-        train = [r for r in targets if r.id != rec.id] + list(others)
+def config_key(rec: Record) -> str:
+    """The configuration a record belongs to: its sweep id (concurrency removed) or its setup columns."""
+    m = _SWEEP.search(rec.notes or "")
+    if m:
+        return re.sub(r"_c\d+(\.\d+)?_", "_", m.group(1))
+    cols = ("hardware", "model", "engine", "serving", "workload", "weights", "kv_cache", "gpus", "prefill_gpus",
+            "decode_gpus", "tp", "ep", "dp_attention", "spec_tokens", "isl", "osl", "prefix_hit", "kind")
+    return "|".join(str(getattr(rec, c)) for c in cols)
+
+
+def folds(records: list[Record], k: int = FOLDS, seed: int = SEED) -> list[int]:
+    """Fold index of each record: whole configurations dealt round-robin after a seeded shuffle."""
+    keys = sorted({config_key(r) for r in records})
+    order = np.random.default_rng(seed).permutation(len(keys))
+    fold_of = {keys[j]: i % k for i, j in enumerate(order)}
+    return [fold_of[config_key(r)] for r in records]
+
+
+def _predict(records: list[Record], results: dict[str, dict]) -> np.ndarray:
+    """Central predictions of ``records`` with the fitted profiles ``results`` (pooled fallback)."""
+    out = np.full(len(records), np.nan)
+    by: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
         try:
-            pid = profile_id(rec)
-            res = calibrate(train, grid_size=grid_size)
-            if pid in res:
-                fit, basis = res[pid], res[pid]["basis"]
-            else:
-                fit = fit_family(train, {p: with_priors(catalog.profile(p), []) for p in
-                                         {profile_id(r) for r in train}}, grid_size=grid_size)
-                basis = f"pooled fit over {len(fit['rows'])} records"
-            prof = fitted_profile(pid, fit)
-            pred = float(predict_record(rec, prof, central_params(prof))[0])
-            rows.append({**base, "predicted": pred, "error_pct": (pred / rec.value - 1) * 100, "status": "ok",
-                         "fit": basis})
-        except Unsupported as exc:
-            rows.append({**base, "predicted": np.nan, "error_pct": np.nan, "status": f"unsupported: {exc}",
-                         "fit": ""})
+            by.setdefault(profile_id(r), []).append(i)
+        except Unsupported:
+            continue
+    for pid, idx in by.items():
+        fit = results.get(pid)
+        if fit is None:
+            continue
+        prof = fitted_profile(pid, fit)
+        pl = plan([records[i] for i in idx])
+        out[idx] = predict_matrix(pl, {pid: prof}, central_params(prof))[:, 0]
+    return out
+
+
+def cross_validate(targets: list[Record], others: list[Record] = (), k: int = FOLDS, seed: int = SEED,
+                   progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """One row per target record: id, config, fold, metric, measured, predicted (fitted without its
+    configuration), error_pct, status."""
+    fold = folds(targets, k, seed)
+    pred = np.full(len(targets), np.nan)
+    for f in range(k):
+        test = [i for i, x in enumerate(fold) if x == f]
+        if not test:
+            continue
+        train = [r for r, x in zip(targets, fold) if x != f] + list(others)
+        res = calibrate(train, neutral_start=True)
+        pred[test] = _predict([targets[i] for i in test], res)
         if progress:
-            r = rows[-1]
-            progress(f"{rec.id}: measured {rec.value:.4g}, " + (
-                f"predicted without it {r['predicted']:.4g} ({r['error_pct']:+.1f}%)" if r["status"] == "ok"
-                else r["status"]))
+            progress(f"fold {f + 1}/{k}: {len(test)} held-out records, {len(train)} training records")
+    rows = []
+    for rec, fo, p in zip(targets, fold, pred):
+        ok = np.isfinite(p)
+        rows.append({"id": rec.id, "config": config_key(rec), "fold": fo, "kind": rec.kind, "hardware": rec.hardware,
+                     "model": rec.model, "engine": rec.engine or "", "metric": rec.metric, "measured": rec.value,
+                     "predicted": p if ok else np.nan, "error_pct": (p / rec.value - 1) * 100 if ok else np.nan,
+                     "status": "ok" if ok else "unsupported"})
     return pd.DataFrame(rows)
 
 
-def cv_markdown(df: pd.DataFrame, s: dict, data_file: str, command: str) -> str:
-    lines = ["| id | hardware | model | engine | metric | measured | predicted without it | error_pct | fit |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in df.itertuples():
-        pred = "" if np.isnan(r.predicted) else f"{r.predicted:.4g}"
-        err = "" if np.isnan(r.error_pct) else f"{r.error_pct:+.1f}"
-        lines.append(f"| {r.id} | {r.hardware} | {r.model} | {r.engine} | {r.metric} | {r.measured:.4g} | {pred} | "
-                     f"{err} | {r.fit or r.status} |")
-    return f"""# Leave-one-out cross-validation
-
-Regenerate with one command (several minutes):
-
-    {command}
-
-Each record of `{data_file}` is predicted by profiles calibrated on every other record (plus the project's
-`data/measured/` records), never on itself: the accuracy to expect on a new record from the same kind of
-source. The grid is coarser than `perfmodel calibrate`'s (4 points per axis, one refinement), so these numbers
-are slightly pessimistic. Method: `perfmodel/validation/crossval.py`.
-
-{s['predicted']}/{s['rows']} rows predicted; median |error| {s['median_abs_error_pct']:.1f}%, mean |error|
-{s['mean_abs_error_pct']:.1f}%, within ±25%: {s['within_25pct']:.0%}
-
-{chr(10).join(lines)}
-"""
+def cv_markdown(df: pd.DataFrame, records: list[Record], files: list[str], command: str) -> str:
+    """reports/crossval.md: per file and overall, the residual tables of the held-out predictions."""
+    from .residuals import markdown
+    by_file = []
+    for f in files:
+        d = df[df["file"] == f]
+        ok = d[d["status"] == "ok"]
+        by_file.append(f"| `{f}` | {len(d)} | {len(ok)} | {d['config'].nunique()} | "
+                       f"{ok['error_pct'].abs().median():.1f} | {ok['error_pct'].median():+.1f} |")
+    sections = []
+    for f in files:
+        d = df[df["file"] == f]
+        ids = set(d["id"])
+        sections += [f"## `{f}`", "", markdown(d, [r for r in records if r.id in ids]), ""]
+    return "\n".join([
+        "# Cross-validation by configuration", "",
+        "Regenerate with one command (several minutes):", "", f"    {command}", "",
+        "Every record is predicted by profiles calibrated without its whole configuration (a concurrency",
+        "sweep at every concurrency, or one setup), in folds of whole configurations; each fit starts from the",
+        "middle of the search ranges. Method: `perfmodel/validation/crossval.py`. error = predicted / measured",
+        "- 1; signed medians show bias, and their trend across concurrency buckets the missing physics.", "",
+        "| file | records | predicted | configurations | median abs error % | signed median % |",
+        "|---|---|---|---|---|---|", *by_file, "",
+        "## All files", "", markdown(df, records), "", *sections])

@@ -232,21 +232,28 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
     return out
 
 
-def _eval_disaggregated(rec: Record, ctx: Ctx, pts: dict, model) -> pd.DataFrame:
-    """A disaggregated point: ``decode_workers`` decode instances (the row's tp / ep / dp_attention) fed by
-    ``prefill_workers`` prefill instances of prefill_gpus / prefill_workers GPUs (prefill_tp / prefill_ep),
-    the concurrency spread over the decode instances; TTFT through the closed loop (engine/serving.py)."""
-    from ..engine.serving import disaggregated
+def prefill_pool(rec: Record, model) -> dict:
+    """A disaggregated row's pools: ``decode_workers`` decode instances (the row's tp / ep / dp_attention)
+    fed by ``prefill_workers`` prefill instances of prefill_gpus / prefill_workers GPUs (prefill_tp /
+    prefill_ep): dict(pf_gpus, pf_tp, pf_ep, instances, pf_instances)."""
     Gp = rec.prefill_gpus / rec.prefill_workers
     dp = bool(rec.prefill_dp_attention)
     tpp = float(rec.prefill_tp or (1 if dp else Gp))
     epp = float(rec.prefill_ep or (Gp if is_moe(model) else 1))
     if (why := _valid(model, Gp, tpp, epp)):
         raise Unsupported(f"prefill layout: {why}")
-    inst = float(rec.decode_workers)
+    return dict(pf_gpus=float(Gp), pf_tp=tpp, pf_ep=epp, instances=float(rec.decode_workers),
+                pf_instances=float(rec.prefill_workers))
+
+
+def _eval_disaggregated(rec: Record, ctx: Ctx, pts: dict, model) -> pd.DataFrame:
+    """A disaggregated point (``prefill_pool``), the concurrency spread over the decode instances; TTFT
+    through the closed loop (engine/serving.py)."""
+    from ..engine.serving import disaggregated
+    pool = prefill_pool(rec, model)
     p, vals = _tile(ctx, pts, 1)
-    return disaggregated(ctx.setup, p, dict(gpus=Gp, tp=tpp, ep=epp), instances=inst,
-                         pf_instances=float(rec.prefill_workers), symbol_values=vals)
+    return disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
+                         instances=pool["instances"], pf_instances=pool["pf_instances"], symbol_values=vals)
 
 
 def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, float, float]]:
