@@ -15,6 +15,13 @@ def default_calibration_files() -> list[str]:
     return [os.path.relpath(p) for p in (*shared_data_files(), *project_measured_files())]
 
 
+def _add_data_argument(parser) -> None:
+    """--data FILE (repeatable), defaulting to the calibration set (``default_calibration_files``)."""
+    parser.add_argument("--data", action="append", default=[], metavar="FILE",
+                        help="record CSV (repeatable; default data/shared/{calibration,curve-end,"
+                             "inferencex-silicon}.csv plus data/measured/*.csv)")
+
+
 def register(sub):
     p = sub.add_parser("validate", help="predict measured records (CSV, ../shared/data/README.md format) and "
                                         "report the error")
@@ -29,9 +36,7 @@ def register(sub):
 
     x = sub.add_parser("crossval", help="cross-validation of the calibration by whole configuration (minutes): "
                                         "each concurrency sweep predicted by profiles fitted without it")
-    x.add_argument("--data", action="append", default=[], metavar="FILE",
-                   help="record CSV (repeatable; default: the calibration set, data/shared/*.csv and "
-                        "data/measured/*.csv)")
+    _add_data_argument(x)
     x.add_argument("--folds", type=int, default=5, help="number of folds (whole configurations per fold)")
     x.add_argument("--out", help="per-record CSV")
     x.add_argument("--report", help="Markdown report (e.g. reports/crossval.md)")
@@ -39,10 +44,8 @@ def register(sub):
 
     c = sub.add_parser("calibrate", help="fit shared profile parameters per engine family; rewrite "
                                          "profiles/<engine>.yaml")
-    c.add_argument("--data", action="append", default=[], metavar="FILE",
-                   help="record CSV (repeatable; default data/shared/{calibration,curve-end,inferencex-silicon}.csv "
-                        "plus data/measured/*.csv)")
-    c.add_argument("--seed", type=int, default=0, help="seed (the grid fit is deterministic; kept for the record)")
+    _add_data_argument(c)
+    c.add_argument("--seed", type=int, default=0, help="seed (the least-squares fit is deterministic; kept for the record)")
     c.add_argument("--out-dir", default=None, help="directory for the profile YAML (default: the catalog profiles/)")
     c.add_argument("--dry-run", action="store_true", help="print the fit, write nothing")
     c.set_defaults(func=run_calibrate)

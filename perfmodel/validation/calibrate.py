@@ -26,11 +26,13 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from scipy.optimize import least_squares
 
 from .. import catalog
 from ..errors import SpecError
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
-from .predict_rows import Unsupported, central_params, predict_record, profile_id
+from .batch_predict import plan, predict_matrix
+from .predict_rows import Unsupported, central_params, profile_id
 from .records import Record
 
 # search ranges (inside the physical PROFILE_PARAMS bounds): kernel efficiencies, the per-step, per-kernel and
@@ -76,9 +78,6 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
     parameter vectors are the samples of ONE batched evaluation (batch_predict.predict_matrix).
     Ranges: value +- 1.645 sigma, sigma^2 = diag((J^T J)^-1) loss / (n - k), clipped to the search range.
     ``neutral_start``: start from the middle of the search ranges instead of the profile's values."""
-    from scipy.optimize import least_squares
-
-    from .batch_predict import plan, predict_matrix
     bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **(bounds or {})}
     fit = list(fit or default_fit(records))
     pl = plan(records)
@@ -101,11 +100,11 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
             e = np.log(predict_matrix(pl, profiles, params) / meas[:, None])
         return np.where(np.isfinite(e), e, np.log(10.0))
 
-    probe = residuals(x0[None, :])[:, 0]
+    r0 = residuals(x0[None, :])[:, 0]        # the first pass also marks the rows that cannot be predicted
     used = np.array([i not in pl.unsupported for i in range(len(pl.records))])
     if not used.any():
         raise Unsupported("no record of the family could be predicted")
-    cache: dict[bytes, np.ndarray] = {}
+    cache: dict[bytes, np.ndarray] = {x0.tobytes(): r0[used]}
 
     def fun(x):
         key = x.tobytes()
@@ -120,7 +119,6 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
         r = residuals(xs)[used]
         return (r[:, 1:] - r[:, :1]) / h
 
-    del probe
     sol = least_squares(fun, x0, jac=jac, bounds=(0.0, 1.0), loss="soft_l1", f_scale=F_SCALE,
                         x_scale="jac", max_nfev=MAX_NFEV)
     r = fun(sol.x)
