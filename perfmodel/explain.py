@@ -24,7 +24,7 @@ def equations_doc() -> str:
              "build the sympy expressions; `perfmodel explain --model ID` prints one model's expressions.", "",
              "## Notation", "", notation_markdown(), ""]
     for mod in ("perfmodel.equations.roofline", "perfmodel.equations.attention", "perfmodel.equations.ffn",
-                "perfmodel.equations.step", "perfmodel.equations.memory", "perfmodel.equations.queueing",
+                "perfmodel.equations.collectives", "perfmodel.equations.step", "perfmodel.equations.memory", "perfmodel.equations.queueing",
                 "perfmodel.engine.queueing", "perfmodel.engine.serving", "perfmodel.engine.evaluate", "perfmodel.spec_decoding", "perfmodel.arch.kv", "perfmodel.arch.params"):
         doc = (importlib.import_module(mod).__doc__ or "").strip()
         parts += [f"## `{mod}`", "", "```text", doc, "```", ""]
@@ -41,7 +41,8 @@ def explain(model: ModelSpec, latex: bool = False) -> str:
     out = [f"# Decode-step equations of {model.id} (one layer of each group; pp = 1, no mixed prefill)", "",
            "## Notation", "", notation_markdown(), "",
            "Kernel time = max(compute, memory) / s_dec; layer = max(t_floor, sum of kernels) + visible link "
-           "time + collectives x (lat_link + t_coll) + t_kern x kernels of the layer.", ""]
+           "time + collective latency (the fastest all-reduce algorithm for the group and message, expert "
+           "all-to-all hops; equations/collectives.py) + collectives x t_coll + t_kern x kernels of the layer.", ""]
     for g in model.layers:
         tally = Tally()
         floor, link, lat = b.layer(g.attention, g.ffn, ph, tally, 1)
@@ -51,6 +52,7 @@ def explain(model: ModelSpec, latex: bool = False) -> str:
             out.append(f"- `{k.name}` memory: `{fmt(k.memory)}`")
         out.append(f"- link bytes per GPU: `{fmt(tally.counts.get('bytes_link', 0))}`")
         out.append(f"- collectives: `{fmt(tally.counts.get('collectives', 0))}`")
+        out.append(f"- latency (collectives, kernel overheads): `{sp.sstr(lat)}`")
         out.append("")
     out.append(explain_queueing())
     return "\n".join(out)

@@ -92,8 +92,13 @@ def test_v41_flash_gb300_tp4_dspark_tpot_by_hand(tmp_path):
         n_kern = (8 + (1 if a.compress_ratio else 0) + (3 if own_ix else 0) + 7 + (3 if f.shared_experts else 0)
                   + 2 + 2)
         link = 2 * (2 * (tp - 1) / tp * T * h * b_act) / (LINK * e_ln)   # two all-reduces, inside the domain
+        # all-reduce latency: the fastest of one-shot (2 hops + its extra bytes), two-shot (3 hops; the custom
+        # kernels serve tp <= 8), NCCL ring LL (6.6 us + 0.6 us per step) and NVLS (23 us)
+        m_ar = T * h * b_act
+        ar_lat = min(2 * LAT + (tp - 1) * (1 - 2 / tp) * m_ar / (LINK * e_ln), 3 * LAT,
+                     6.6e-6 + 2 * (tp - 1) * 0.6e-6, 23e-6)
         return (k_t + max(0.0, t_floor - k_t) + link - ovl * min(link, k_t)
-                + 2 * (LAT + t_coll) + t_kern * n_kern), k_t
+                + 2 * (ar_lat + t_coll) + t_kern * n_kern), k_t
 
     def lm_head(tokens):
         p = V * h

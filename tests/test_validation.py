@@ -93,10 +93,10 @@ def test_predict_rows_reports_unsupported_and_summary(tmp_path):
     assert s["predicted"] == 1 and s["unsupported"] == 1
 
 
-def _spec_records(n, engine):
+def _spec_records(n, engine, model="glm-5"):
     rows = []
     for i in range(n):
-        rows.append(Record(id=f"m{i}", kind="point", hardware="b200", model="deepseek-r1", weights="nvfp4",
+        rows.append(Record(id=f"m{i}", kind="point", hardware="b200", model=model, weights="nvfp4",
                            kv_cache="fp8", engine=engine, serving="aggregated", gpus=8, tp=8, ep=8,
                            spec_tokens=3, isl=1024, osl=1024, concurrency=2 ** i, metric="tps_per_user",
                            value=100.0))
@@ -108,6 +108,21 @@ def test_acceptance_is_fitted_only_from_enough_rows():
     assert cal.needs_acceptance_fit(_spec_records(cal.MIN_SPEC_ROWS, "trtllm"))
     published = [r.model_copy(update={"acceptance_length": 2.5}) for r in _spec_records(5, "trtllm")]
     assert not cal.needs_acceptance_fit(published)
+    # DeepSeek MTP on text has a sourced prior (DeepSeek-V3 report: 85-90%): nothing left to fit
+    assert not cal.needs_acceptance_fit(_spec_records(cal.MIN_SPEC_ROWS, "trtllm", model="deepseek-r1"))
+
+
+def test_acceptance_prior_by_token_source_and_model():
+    from perfmodel.acceptance_priors import record_acceptance, token_source
+    from perfmodel.spec_decoding import acceptance_length
+    rec = _spec_records(1, "sglang", model="deepseek-r1")[0]          # 3 drafts, text
+    np.testing.assert_allclose(record_acceptance(rec, np.array([0.5])), acceptance_length(0.875, 3))
+    glm = _spec_records(1, "sglang", model="glm-5.2")[0].model_copy(
+        update={"notes": "Workload bench_serving random 8192/1024, --random-range-ratio 1.0"})
+    assert token_source(glm.workload, glm.notes) == "random"
+    assert record_acceptance(glm, np.array([0.5]))[0] == pytest.approx(acceptance_length(0.998, 3))
+    other = _spec_records(1, "sglang", model="glm-5")[0]               # no prior: the profile's rate
+    np.testing.assert_allclose(record_acceptance(other, np.array([0.5])), acceptance_length(0.5, 3))
 
 
 def test_fitted_profile_puts_acceptance_under_spec_decoding_and_priors_elsewhere():

@@ -6,6 +6,7 @@ Spec units (TB/s, PFLOP/s, GB, us, ms) become SI (B/s, FLOP/s, B, s) here and no
 from __future__ import annotations
 
 from ..arch.kv import dsv4_entry_bytes, indexer_key_bytes, layer_kv_fixed, layer_kv_per_token
+from ..equations.collectives import bind_fabric
 from ..errors import SpecError
 from ..formats import COMPUTE_RATE, weight_bytes
 from ..specs.hardware import HARDWARE_FIELDS, HardwareSpec
@@ -29,7 +30,8 @@ HW_SYMBOLS = {
 PROFILE_SYMBOLS = {
     "eff_weights": ("e_w", 1.0), "eff_kv": ("e_kv", 1.0), "eff_gemm": ("e_mm", 1.0), "eff_gemm_fp4": ("e_mm4", 1.0),
     "eff_attention": ("e_at", 1.0), "eff_link": ("e_ln", 1.0), "overlap": ("ovl", 1.0),
-    "collective_latency_us": ("t_coll", 1e-6), "layer_floor_us": ("t_floor", 1e-6),
+    "collective_latency_us": ("t_coll", 1e-6),
+    "custom_allreduce_max_gpus": ("n_cus", 1.0), "layer_floor_us": ("t_floor", 1e-6),
     "kernel_overhead_us": ("t_kern", 1e-6),
     "step_overhead_ms": ("t_step", 1e-3), "seq_overhead_us": ("t_seq", 1e-6),
     "request_overhead_ms": ("t_req", 1e-3), "arrival_burst": ("phi", 1.0), "prefill_chunk_tokens": ("N_ch", 1.0), "moe_imbalance": ("imb", 1.0), "workspace_gb": ("C_ws", 1e9),
@@ -71,6 +73,7 @@ def attention_format(model: ModelSpec, weights: str, attention_weights: str | No
 
 def bind_hardware(fields: dict[str, float], weights: str, attn_fmt: str) -> dict[str, float]:
     out = {sym: fields[f] * k for f, (sym, k) in HW_SYMBOLS.items()}
+    out.update(bind_fabric())
     out["C_hbm"] = (fields.get("hbm_usable_gb") or fields["hbm_capacity_gb"]) * 1e9
     out["F_x"] = compute_rate(fields, weights)
     out["F_a"] = compute_rate(fields, attn_fmt)

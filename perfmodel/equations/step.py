@@ -23,8 +23,10 @@ For each layer group (n layers of attention kind A and FFN kind F):
            all-to-all, e.g. DeepEP normal mode): each token crosses the NIC once per remote domain it is routed
            to (r_dom, bounded by group-limited routing) and the same deduplicated copies as in decode fan out
            over the scale-up link; t = max(T_gpu r_dom d b / BW_nic, a2a / BW_link) / e_ln
-    layer = max(t_floor, kernels / s_dec) + link (1 - overlap share) + collectives x (lat_link + t_coll)
-            + t_kern n_kern   (n_kern = kernels the layer launches: attention + FFN + norms; layer_kernels)
+    layer = max(t_floor, kernels / s_dec) + link (1 - overlap share) + 2 lat_AR(tp, T_gpu d b_act)
+            + 2 [dp > 1] lat_A2A + collectives x t_coll + t_kern n_kern
+            (lat_AR: the fastest all-reduce algorithm the engine has for that group and message, lat_A2A: one
+            scale-up hop plus a NIC hop across domains; collectives.py)   (n_kern = kernels the layer launches: attention + FFN + norms; layer_kernels)
 step = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + B t_seq + (pp-1) lat_link
        + host-link time (Engram lookups, KV reloads, cold KV reads; overlapped like links)
        + pooled-HBM reloads over the scale-up link.
@@ -43,6 +45,7 @@ import sympy as sp
 from ..arch.params import attention_params
 from ..specs.model import ModelSpec
 from .attention import AttentionCost
+from .collectives import allreduce_latency, alltoall_latency
 from .ffn import FFNCost
 from .roofline import Tally, allreduce_bytes, collective_bandwidth, indicator_gt1, smax, smin
 from .symbols import S
@@ -124,6 +127,7 @@ class StepBuilder:
         link_bytes = allreduce_bytes(tp, T_gpu * self.h * s["b_act"]) * 2   # after attention and after FFN
         link_t = link_bytes / (self.bw_coll * s["e_ln"])
         n_coll = 2 * indicator_gt1(tp)
+        coll_lat = 2 * allreduce_latency(tp, T_gpu * self.h * s["b_act"])   # 0 at tp = 1
         if F.is_moe:
             k = F.f.top_k
             # the busiest EP rank: random routing spread (vanishes at large T) times the structural skew imb
@@ -150,6 +154,7 @@ class StepBuilder:
                 link_bytes += a2a
                 link_t += a2a / (self.bw_coll * s["e_ln"])
             n_coll += 2 * needs
+            coll_lat += 2 * needs * alltoall_latency()
 
         if self.m.residual.kind == "mhc":
             # mHC: (streams - 1) extra residual streams read and written around attention and FFN
@@ -164,7 +169,7 @@ class StepBuilder:
         tally.count("bytes_link", link_bytes, weight)
         tally.count("collectives", n_coll, weight)
         link_visible = link_t - s["ovl"] * smin(link_t, kern_time)
-        latency = n_coll * (s["lat_link"] + s["t_coll"]) + s["t_kern"] * self.layer_kernels(attn, ffn)
+        latency = coll_lat + n_coll * s["t_coll"] + s["t_kern"] * self.layer_kernels(attn, ffn)
         return weight * floor_excess, weight * link_visible, weight * latency
 
     @staticmethod

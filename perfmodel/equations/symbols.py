@@ -17,7 +17,7 @@ class Sym:
     name: str
     unit: str
     meaning: str
-    group: str  # operating_point | hardware | profile | format
+    group: str  # operating_point | hardware | fabric | profile | format
 
     @property
     def s(self) -> sp.Symbol:
@@ -61,6 +61,11 @@ _TABLE = [
     Sym("D_dom", "GPUs", "GPUs in one scale-up domain", "hardware"),
     Sym("BW_host", "B/s", "GPU-host link bandwidth per direction", "hardware"),
     Sym("BW_hmem", "B/s", "host memory bandwidth per GPU", "hardware"),
+    # collective algorithm latencies per fabric (NCCL's tuning model; equations/collectives.py)
+    Sym("a_ring", "s", "base latency of an NCCL ring all-reduce", "fabric"),
+    Sym("h_nvl", "s", "latency per NCCL ring step over the scale-up link", "fabric"),
+    Sym("h_net", "s", "latency per NCCL ring step (and per all-to-all hop) over the scale-out network", "fabric"),
+    Sym("a_nvls", "s", "latency of an in-switch (NVLS) all-reduce inside one scale-up domain", "fabric"),
     # profile
     Sym("e_w", "1", "achieved fraction of HBM bandwidth streaming weights", "profile"),
     Sym("e_kv", "1", "achieved fraction of HBM bandwidth reading KV", "profile"),
@@ -70,6 +75,7 @@ _TABLE = [
     Sym("e_ln", "1", "achieved fraction of link bandwidth", "profile"),
     Sym("ovl", "1", "share of link time hidden behind compute", "profile"),
     Sym("t_coll", "s", "software latency per collective", "profile"),
+    Sym("n_cus", "GPUs", "largest group the engine's custom one-/two-shot all-reduce serves (larger: NCCL)", "profile"),
     Sym("t_floor", "s", "minimum time of one layer per step", "profile"),
     Sym("t_kern", "s", "fixed cost per kernel launched (launch gap, tail, sync), x kernels per layer", "profile"),
     Sym("t_step", "s", "CPU/scheduler overhead per step", "profile"),

@@ -40,6 +40,12 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
     "eff_link": ("achieved fraction of scale-up / NIC bandwidth in collectives", 0.01, 1.0, "communication"),
     "overlap": ("share of communication hidden behind compute (two-batch overlap etc.)", 0.0, 1.0, "communication"),
     "collective_latency_us": ("software latency added to each collective, us", 0.0, 1000.0, "latency"),
+    "custom_allreduce_max_gpus": ("largest tensor-parallel group the engine's custom one-shot / two-shot all-reduce "
+                                  "kernels serve; larger groups use NCCL (ring or NVLS). vLLM and SGLang: 8 "
+                                  "(vllm/distributed/device_communicators/custom_all_reduce.py, "
+                                  "_SUPPORTED_WORLD_SIZES = [2, 4, 6, 8]); TensorRT-LLM: 16 "
+                                  "(cpp/tensorrt_llm/kernels/customAllReduceKernels.h, MAX_RANKS_PER_NODE)",
+                                  1.0, 72.0, "communication"),
     "layer_floor_us": ("minimum time of one layer's kernels per step (launch/sync floor), us", 0.0, 1000.0, "latency"),
     "kernel_overhead_us": ("fixed cost per kernel a layer launches (launch gap, tail, sync between kernels), "
                            "us; a layer costs it times its kernel count (DeepSeek MoE layer 20, Llama layer 9)",
@@ -93,6 +99,7 @@ class ProfileSpec(Strict):
     eff_link: Param
     overlap: Param
     collective_latency_us: Param
+    custom_allreduce_max_gpus: Param = _p(8.0)
     layer_floor_us: Param
     kernel_overhead_us: Param = _p(0.0)
     step_overhead_ms: Param

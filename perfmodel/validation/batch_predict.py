@@ -20,7 +20,7 @@ from ..engine.bind import bind_profile
 from ..engine.evaluate import Setup, evaluate
 from ..engine.serving import disaggregated
 from ..errors import SpecError
-from ..spec_decoding import acceptance_length
+from ..acceptance_priors import record_acceptance
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .predict_rows import Unsupported, point_inputs, predict_record, prefill_pool, profile_id
 from .records import Record
@@ -62,15 +62,6 @@ def plan(records: list[Record]) -> Plan:
     return pl
 
 
-def _acceptance(rec: Record, rate: np.ndarray) -> np.ndarray:
-    k = rec.spec_tokens or 0
-    if k == 0:
-        return np.ones_like(rate)
-    if rec.acceptance_length is not None:
-        return np.full_like(rate, rec.acceptance_length)
-    return np.where(np.isnan(rate), 1.0, acceptance_length(rate, k))
-
-
 def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str, np.ndarray]) -> np.ndarray:
     """(records, S) predictions for S parameter vectors ``params`` (PROFILE_PARAMS names and
     'acceptance_rate' -> (S,) arrays) applied to each record's profile; NaN where unsupported/infeasible."""
@@ -89,7 +80,7 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
                      for k, v in bound.items()})
         keys = [k for k in rows[0][1]]
         pts = {k: np.repeat([float(p[k]) for _i, p in rows], S) for k in keys}
-        pts["acc"] = np.concatenate([_acceptance(pl.records[i], rate) for i, _p in rows])
+        pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate) for i, _p in rows])
         if pooled:
             pf = dict(gpus=pts.pop("pf_gpus"), tp=pts.pop("pf_tp"), ep=pts.pop("pf_ep"))
             inst, pinst = pts.pop("instances"), pts.pop("pf_instances")

@@ -29,6 +29,7 @@ import yaml
 from scipy.optimize import least_squares
 
 from .. import catalog
+from ..acceptance_priors import record_prior
 from ..errors import SpecError
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .batch_predict import plan, predict_matrix
@@ -164,8 +165,10 @@ def needs_fp4_fit(records: list[Record]) -> bool:
 
 
 def needs_acceptance_fit(records: list[Record]) -> bool:
-    """True if at least MIN_SPEC_ROWS records draft tokens without publishing their acceptance length."""
-    return sum((r.spec_tokens or 0) > 0 and r.acceptance_length is None for r in records) >= MIN_SPEC_ROWS
+    """True if at least MIN_SPEC_ROWS records draft tokens with neither a published acceptance length nor a
+    sourced prior (acceptance_priors.py)."""
+    return sum((r.spec_tokens or 0) > 0 and r.acceptance_length is None and record_prior(r) is None
+               for r in records) >= MIN_SPEC_ROWS
 
 
 def _entry(v: float, lo: float, hi: float) -> dict:
@@ -278,6 +281,7 @@ def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
                            f"{result.get('median_abs_log_error', float('nan')):.3f}; ranges = 90% intervals; "
                            f"other parameters keep their catalog values")
     ProfileSpec.model_validate(data)  # never write an invalid profile
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
     out = Path(out_dir) / f"{pid}.yaml"
     lines = []
     for k, v in data.items():

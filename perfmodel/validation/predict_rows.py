@@ -5,8 +5,9 @@ Documented defaults for blank cells ("not published"):
     ``sglang`` (the open reimplementation of the same DeepEP + two-batch-overlap design); ``tilert`` maps to
     ``trtllm`` (compiled low-latency kernels); blank engine -> ``trtllm``. See ENGINE_PROFILE.
   * weights / kv_cache: fp8.  spec_tokens: 0.  prefix_hit: 0.
-  * acceptance: acceptance_length if published, else the profile's per-draft acceptance rate
-    a = (1 - p^(k+1)) / (1 - p) (the rate is sampled in its range for the band).
+  * acceptance: acceptance_length if published, else a sourced prior for the record's token source and model
+    (acceptance_priors.py: random-token benchmarks accept almost every draft), else the profile's per-draft
+    acceptance rate; a = (1 - p^(k+1)) / (1 - p) (the profile rate is sampled in its range for the band).
   * point rows, instance size: decode_gpus (decode_only / disaggregated) or gpus; blank gpus -> max(tp, ep) with
     attention DP, else tp.  blank tp -> 1 with attention DP, else all GPUs of the instance.  blank ep -> the
     instance size for MoE models, 1 for dense ones.
@@ -19,7 +20,10 @@ Documented defaults for blank cells ("not published"):
   * frontier rows: best over a log grid of batches for each candidate layout (the published gpus / tp / ep are
     constraints when given; otherwise TP in {1, 2, 4, 8} on one node, plus attention-DP + EP for MoE models), read
     at at_tps_per_user as the highest throughput among points at least that interactive (blank: the peak).
-  * frontier rows with a published concurrency: the hint is a constraint (FRONTIER_HINTS = "constrain"): the
+  * frontier rows with blank spec_tokens on a model with a draft head: the best over spec_tokens in
+    FRONTIER_SPEC_DEPTHS (a blank depth on a frontier means "not stated", not "off"; "off" is spec_tokens 0).
+  * frontier rows with a published concurrency: the hint is a constraint (FRONTIER_HINTS = "constrain"
+FRONTIER_SPEC_DEPTHS = (0, 1, 2, 3)   # draft depths engines serve from an MTP head (the MTP 1-3 recipes)): the
     search only uses batches up to that concurrency (per decode instance), since the measured value is the
     throughput the deployment reached at that load. With FRONTIER_HINTS = "free" the search is unconstrained.
   * disaggregated frontier rows: decode on decode_gpus (in workers of ep GPUs when attention is data-parallel
@@ -33,6 +37,8 @@ propagated through the compiled equations; low/high are the 5th/95th percentiles
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +48,7 @@ from .. import catalog
 from ..engine.bind import bind_profile
 from ..engine.evaluate import POINT_COLUMNS, Setup, evaluate, prefill_step
 from ..errors import SpecError
-from ..spec_decoding import acceptance_length
+from ..acceptance_priors import record_acceptance
 from ..specs.model import MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .records import Record
@@ -55,6 +61,7 @@ N_SAMPLES = 200
 SEED = 0
 BAND = (5.0, 95.0)
 FRONTIER_HINTS = "constrain"
+FRONTIER_SPEC_DEPTHS = (0, 1, 2, 3)   # draft depths engines serve from an MTP head (the MTP 1-3 recipes)
 BATCH_GRID = np.unique(np.round(np.geomspace(1, 65536, 73)))
 
 
@@ -102,6 +109,7 @@ class Ctx:
     vals: dict            # symbol -> scalar or (S,) array
     acc: np.ndarray       # (S,) accepted tokens per step
     n: int                # S, number of parameter samples
+    rate: np.ndarray      # (S,) the profile's per-draft acceptance rate (NaN: none)
 
 
 def make_ctx(hardware: str, rec: Record, profile: ProfileSpec, params: dict[str, np.ndarray]) -> Ctx:
@@ -110,15 +118,8 @@ def make_ctx(hardware: str, rec: Record, profile: ProfileSpec, params: dict[str,
     vals = setup.symbol_values("value")
     n = len(next(iter(params.values())))
     vals.update(bind_profile({k: np.asarray(params[k], float) for k in PROFILE_PARAMS}))
-    k = rec.spec_tokens or 0
-    if k == 0:
-        acc = np.ones(n)
-    elif rec.acceptance_length is not None:
-        acc = np.full(n, rec.acceptance_length)
-    else:
-        p = np.asarray(params["acceptance_rate"], float)
-        acc = np.where(np.isnan(p), 1.0, acceptance_length(p, k))
-    return Ctx(setup, vals, acc, n)
+    rate = np.broadcast_to(np.asarray(params["acceptance_rate"], float), (n,))
+    return Ctx(setup, vals, record_acceptance(rec, rate), n, rate)
 
 
 def _tile(ctx: Ctx, pts: dict, m: int) -> tuple[dict, dict]:
@@ -274,6 +275,14 @@ def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, f
     return outs
 
 
+def spec_depths(rec: Record, m) -> tuple[int, ...]:
+    """Draft depths a frontier row searches: the published spec_tokens; blank on a model that ships a draft
+    head (the curve is the best over configurations, depth unstated) -> FRONTIER_SPEC_DEPTHS; else 0."""
+    if rec.spec_tokens is not None:
+        return (int(rec.spec_tokens),)
+    return FRONTIER_SPEC_DEPTHS if m.mtp is not None else (0,)
+
+
 def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
     """Best modeled value per sample (S,) on the frontier, read at at_tps_per_user (or the peak)."""
     isl, osl, new = lengths(rec)
@@ -299,7 +308,8 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
     best = np.full(S, -np.inf)
     peak_user = np.full(S, -np.inf)
     target = rec.at_tps_per_user
-    for G, tp, ep in cands:
+    for (G, tp, ep), k in itertools.product(cands, spec_depths(rec, m)):
+        kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
         grid = BATCH_GRID
         if FRONTIER_HINTS == "constrain" and rec.concurrency is not None:
             if disagg:
@@ -308,9 +318,9 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
                 cap = rec.concurrency * (G / rec.gpus if (rec.gpus and rec.gpus > G) else 1.0)
             grid = np.unique(np.append(grid[grid < cap], cap))
         nb = len(grid)
-        pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(rec.spec_tokens or 0),
+        pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(k),
                    isl=isl, osl=osl, new=new, mix=0.0 if disagg else 1.0)
-        df = eval_points(ctx, pts, nb)
+        df = eval_points(kctx, pts, nb)
         fits = df["fits"].to_numpy().reshape(S, nb)
         user = df["tps_per_user"].to_numpy(float).reshape(S, nb)
         if metric in ("tps_per_user", "max_tps_per_user"):

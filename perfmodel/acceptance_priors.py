@@ -1,0 +1,103 @@
+"""Sourced priors for the per-draft acceptance rate of speculative decoding, by token source and model.
+
+A record's acceptance comes, in this order, from:
+  1. its ``acceptance_length`` (published);
+  2. a prior here for its token source and model (``prior_for``);
+  3. the engine profile's ``spec_decoding.acceptance_rate`` (calibrated where records draft without a published
+     acceptance and no prior applies).
+
+Token source: benchmarks on random tokens (bench_serving/InferenceX ``random`` datasets) make the model emit
+degenerate, highly predictable text, which its own draft head predicts almost perfectly; such acceptance is
+inflated against real text. A record is on random tokens when its workload is blank and its notes name a random
+dataset (``random prompts``, ``bench_serving random``, ``random 8192/1024``, ``random tokens``); see
+``token_source``. The rate p turns into accepted tokens per step through a = (1 - p^(k+1)) / (1 - p)
+(spec_decoding.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .specs.common import Sourced
+
+_SGLANG_GLM = ("https://github.com/sgl-project/sglang/blob/main/docs_new/src/"
+               "snippets/configs/zai-org/glm-5.2-benchmarks.jsx")
+_DSV3 = "https://arxiv.org/abs/2412.19437"
+
+RANDOM_NOTES = re.compile(r"\brandom (prompts|tokens|data|\d+/\d+)|bench_serving random|--dataset-name random",
+                          re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class AcceptancePrior:
+    token_source: str             # random | text
+    models: tuple[str, ...]       # model ids the source covers
+    rate: Sourced                 # per-draft acceptance probability
+    low: float
+    high: float
+
+
+PRIORS: tuple[AcceptancePrior, ...] = (
+    AcceptancePrior(
+        "random", ("glm-5.2",),
+        Sourced(value=0.998, status="estimate", source=_SGLANG_GLM,
+                note="An earlier (v0.5.13.post1) version of SGLang's GLM-5.2 benchmark file noted an accept length of "
+                     "~5.96-5.98 of 6 for the 5-1-6 MTP recipe on bench_serving random data (quoted in "
+                     "data/shared/curve-end.csv notes); a = (1 - p^6)/(1 - p) gives p = 0.9973-0.9987. Only "
+                     "GLM-5.2 is sourced: other models' acceptance on random tokens differs (InferenceX warns MTP "
+                     "acceptance implementations differ across engines), so they keep the profile's rate."),
+        0.997, 0.999),
+    AcceptancePrior(
+        "text", ("deepseek-v3", "deepseek-r1", "deepseek-v3.1", "deepseek-v3.2"),
+        Sourced(value=0.875, status="datasheet", source=_DSV3,
+                note="DeepSeek-V3 Technical Report, section 5.4.3: the acceptance rate of the second-token (MTP) "
+                     "prediction ranges between 85% and 90% across generation topics."),
+        0.85, 0.90),
+)
+
+
+def token_source(workload: str | None, notes: str | None) -> str:
+    """'random' for a benchmark on random tokens (blank workload, notes naming a random dataset), else 'text'."""
+    if not workload and notes and RANDOM_NOTES.search(notes):
+        return "random"
+    return "text"
+
+
+def prior_for(model_id: str, has_draft_head: bool, source: str) -> AcceptancePrior | None:
+    """The prior for this model and token source, or None (then the profile's rate applies)."""
+    for p in PRIORS:
+        if p.token_source == source and model_id in p.models and has_draft_head:
+            return p
+    return None
+
+
+def record_prior(rec) -> AcceptancePrior | None:
+    """The prior that applies to a validation record (drafting, no published acceptance), or None."""
+    from . import catalog
+    if not (rec.spec_tokens or 0) or rec.acceptance_length is not None:
+        return None
+    try:
+        has_head = catalog.model(rec.model).mtp is not None
+    except Exception:   # unknown model: reported unsupported by the predictor
+        return None
+    return prior_for(rec.model, has_head, token_source(rec.workload, rec.notes))
+
+
+def record_acceptance(rec, rate):
+    """Accepted tokens per step for a record, one per profile sample of the per-draft rate ``rate`` (S,):
+    1 without drafts; the published acceptance_length; else the prior's rate (fixed at its value, so that a
+    fit's parameter vectors differ only in profile parameters); else the profile's rate (NaN rate: 1)."""
+    import numpy as np
+
+    from .spec_decoding import acceptance_length
+    rate = np.asarray(rate, float)
+    k = rec.spec_tokens or 0
+    if k == 0:
+        return np.ones_like(rate)
+    if rec.acceptance_length is not None:
+        return np.full_like(rate, rec.acceptance_length)
+    prior = record_prior(rec)
+    if prior is not None:
+        return np.full_like(rate, float(acceptance_length(prior.rate.value, k)))
+    return np.where(np.isnan(rate), 1.0, acceptance_length(rate, k))
