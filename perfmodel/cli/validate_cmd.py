@@ -25,7 +25,7 @@ def _add_data_argument(parser) -> None:
 def register(sub):
     p = sub.add_parser("validate", help="predict measured records (CSV, ../shared/data/README.md format) and "
                                         "report the error")
-    p.add_argument("file", help="record CSV")
+    p.add_argument("file", nargs="+", help="record CSV (several: one report with a section per file)")
     p.add_argument("--out", help="write one row per record (id, metric, measured, predicted, low, high, "
                                  "error_pct, status) to this CSV")
     p.add_argument("--plot", help="predicted-vs-measured PNG (log-log, one marker per hardware)")
@@ -52,19 +52,27 @@ def register(sub):
 
 
 def run_validate(args):
+    import pandas as pd
+
     from ..validation.predict_rows import predict_rows, summary
     from ..validation.records import read_records
     from ..validation import report
-    recs = read_records(args.file)
-    df = predict_rows(recs, n_samples=args.samples, seed=args.seed)
+    per_file = {}
+    for f in args.file:
+        recs_f = read_records(f)
+        per_file[f] = (recs_f, predict_rows(recs_f, n_samples=args.samples, seed=args.seed))
+    recs = [r for rs, _ in per_file.values() for r in rs]
+    df = pd.concat([d.assign(file=f) for f, (_, d) in per_file.items()], ignore_index=True)
     s = summary(df)
     if args.out:
         df.to_csv(args.out, index=False, float_format="%.6g")
     if args.plot:
         report.plot(df, args.plot)
     if args.report:
-        report.write_report(df, s, Path(args.report), data_file=args.file, recs=recs,
-                            extras=_extra_sections(args.samples, args.seed))
+        report.write_report(df, s, Path(args.report), data_file=" ".join(args.file), recs=recs,
+                            extras=_extra_sections(args.samples, args.seed),
+                            files={f: (rs, d, summary(d)) for f, (rs, d) in per_file.items()} if len(per_file) > 1
+                            else None)
     print(report.table_text(df))
     print(report.summary_text(s))
     return 0

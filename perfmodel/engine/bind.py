@@ -35,7 +35,8 @@ PROFILE_SYMBOLS = {
     "kernel_overhead_us": ("t_kern", 1e-6),
     "step_overhead_ms": ("t_step", 1e-3), "seq_overhead_us": ("t_seq", 1e-6),
     "request_overhead_ms": ("t_req", 1e-3), "arrival_burst": ("phi", 1.0), "prefill_chunk_tokens": ("N_ch", 1.0), "moe_imbalance": ("imb", 1.0), "workspace_gb": ("C_ws", 1e9),
-    "mem_fraction": ("f_mem", 1.0), "prefill_speedup": ("s_pf", 1.0), "decode_speedup": ("s_dec", 1.0),
+    "mem_fraction": ("f_mem", 1.0), "kv_budget_after_weights": ("q_free", 1.0),
+    "kv_reserve_full_length": ("q_res", 1.0), "prefill_speedup": ("s_pf", 1.0), "decode_speedup": ("s_dec", 1.0),
 }
 
 

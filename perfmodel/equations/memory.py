@@ -3,8 +3,17 @@
     weights  W = sum_groups n/pp (P_A b_a/tp + P_d b_x/tp + E P_e b_x/(ep moe_tp)) + (1 + untied) V h b_e / tp
                  + MTP module weights (same sharding, held once)
     KV/seq   K = sum_groups n/pp kv_stored_A(L_max) / shard_A;  in HBM (1 - f_cold) K, in the host tier f_cold K
-    used     = W + C_ws + (B/dp) K            capacity = f_mem C_hbm
-    B_max    = dp (f_mem C_hbm - C_ws - W) / K
+    used     = W + C_ws + (B/dp) K
+    KV budget per GPU (the engine's memory-fraction knob):
+        q_free = 0 (vLLM gpu_memory_utilization, SGLang mem_fraction_static: a fraction of all HBM)
+                   f_mem C_hbm - C_ws - W
+        q_free = 1 (TensorRT-LLM free_gpu_memory_fraction: a fraction of what weights and workspace leave)
+                   f_mem (C_hbm - C_ws - W)
+        i.e. f_mem C_hbm - C_ws - W + q_free (1 - f_mem)(C_ws + W)
+    KV held per running sequence: q_res = 1 (TensorRT-LLM GUARANTEED_NO_EVICT: blocks for the whole isl + osl
+    are reserved on admission) K(L_max); q_res = 0 (paged allocation as tokens are written, preemption when
+    full: vLLM, SGLang) K(L_max - osl/2), the mean over a request's decode
+    B_max    = dp budget / K_held
 """
 
 from __future__ import annotations
@@ -30,14 +39,15 @@ def memory(b: StepBuilder) -> dict[str, sp.Expr]:
     w += (1 if m.tie_embeddings else 2) * m.vocab_size * m.hidden_size * s["b_e"] / s["tp"]
     if m.mtp:
         w += m.mtp.layers * (_block_weights(b, m.mtp.attention, m.mtp.ffn) + 2 * m.hidden_size ** 2 * s["b_a"] / s["tp"])
-    kv = sum(g.count / pp * b.attn[g.attention].kv_stored(s["L_max"]) / b.attn[g.attention].shard(s["tp"])
+    held = s["L_max"] - (1 - s["q_res"]) * s["osl"] / 2
+    kv = sum(g.count / pp * b.attn[g.attention].kv_stored(held) / b.attn[g.attention].shard(s["tp"])
              for g in m.layers)
-    cap = s["f_mem"] * s["C_hbm"]
+    budget = s["f_mem"] * s["C_hbm"] - s["C_ws"] - w + s["q_free"] * (1 - s["f_mem"]) * (s["C_ws"] + w)
     hot = (1 - s["f_cold"]) * kv          # the rest of each sequence's KV lives in the host tier
     return {
         "weights_bytes_per_gpu": w,
         "kv_bytes_per_seq_per_gpu": hot,
         "host_kv_bytes_per_gpu": s["B"] / b.dp * s["f_cold"] * kv,
         "mem_bytes_per_gpu": w + s["C_ws"] + s["B"] / b.dp * hot,
-        "max_batch": b.dp * (cap - s["C_ws"] - w) / hot,
+        "max_batch": b.dp * budget / hot,
     }

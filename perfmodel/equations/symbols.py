@@ -88,7 +88,11 @@ _TABLE = [
     Sym("s_dec", "1", "decode kernel speed-up factor", "profile"),
     Sym("s_pf", "1", "prefill kernel speed-up factor", "profile"),
     Sym("C_ws", "B", "HBM workspace per GPU", "profile"),
-    Sym("f_mem", "1", "fraction of usable HBM the engine may use", "profile"),
+    Sym("f_mem", "1", "the engine's memory fraction (of all HBM, or with q_free = 1 of what weights leave)", "profile"),
+    Sym("q_free", "1", "1 if the memory fraction applies to HBM left after weights and workspace (TensorRT-LLM)",
+        "profile"),
+    Sym("q_res", "1", "1 if a request reserves KV for isl + osl on admission (no-evict scheduling), 0 if paged "
+        "on demand", "profile"),
     # number formats
     Sym("b_x", "B/elem", "bytes per FFN/expert weight element", "format"),
     Sym("b_a", "B/elem", "bytes per attention/dense weight element", "format"),

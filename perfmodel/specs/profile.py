@@ -63,7 +63,16 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
                              "ceil(new / budget) steps", 256.0, 131072.0, "scheduling"),
     "moe_imbalance": ("structural routing skew: busiest EP rank's expert load over the mean at large batch, on top of the random-routing spread the equations compute (>= 1)", 1.0, 8.0, "scheduling"),
     "workspace_gb": ("HBM reserved for activations, CUDA graphs, runtime, GB per GPU", 0.0, 200.0, "memory"),
-    "mem_fraction": ("fraction of usable HBM the engine may use", 0.1, 1.0, "memory"),
+    "mem_fraction": ("the engine's memory fraction: of all usable HBM, or (kv_budget_after_weights = 1) of the HBM "
+                     "left after weights and workspace", 0.1, 1.0, "memory"),
+    "kv_budget_after_weights": ("1 if mem_fraction applies to the HBM left after weights and workspace "
+                                "(TensorRT-LLM KvCacheConfig.free_gpu_memory_fraction, "
+                                "https://nvidia.github.io/TensorRT-LLM/llm-api/reference.html), 0 if to all HBM "
+                                "(vLLM gpu_memory_utilization, SGLang mem_fraction_static)", 0.0, 1.0, "memory"),
+    "kv_reserve_full_length": ("1 if a request reserves KV blocks for isl + osl on admission (TensorRT-LLM's "
+                               "default GUARANTEED_NO_EVICT capacity scheduler), 0 if blocks are allocated as "
+                               "tokens are written and requests preempted when full (vLLM, SGLang paged KV): "
+                               "a running request then holds isl + osl/2 on average", 0.0, 1.0, "memory"),
     "prefill_speedup": ("multiplier on prefill throughput from kernel work (1 = none)", 0.2, 5.0, "kernels"),
     "decode_speedup": ("multiplier on decode step speed from kernel work (1 = none)", 0.2, 5.0, "kernels"),
 }
@@ -110,6 +119,8 @@ class ProfileSpec(Strict):
     moe_imbalance: Param
     workspace_gb: Param
     mem_fraction: Param
+    kv_budget_after_weights: Param = _p(0.0)
+    kv_reserve_full_length: Param = _p(0.0)
     prefill_speedup: Param = _p(1.0)
     decode_speedup: Param = _p(1.0)
     spec_decoding: SpecDecoding = SpecDecoding()

@@ -13,8 +13,10 @@ Documented defaults for blank cells ("not published"):
     instance size for MoE models, 1 for dense ones.
   * point rows, batch: concurrency (sequences in flight in the instance), else batch_per_gpu x GPUs, else the
     largest batch that fits in memory (offline max-load run).  A published concurrency above the modeled KV
-    capacity is capped at the capacity (the excess requests queue; the engine's scheduler only admits what fits
-    at full isl + osl, as TensorRT-LLM's default GUARANTEED_NO_EVICT policy does) and flagged in ``note``; a
+    capacity is capped at the capacity (the excess requests queue; the capacity counts the KV a running request
+    holds under the profile's allocation policy: isl + osl reserved on admission for TensorRT-LLM's default
+    GUARANTEED_NO_EVICT, isl + osl/2 on average for paged on-demand KV; equations/memory.py) and flagged in
+    ``note``; a
     batch_per_gpu above capacity is evaluated anyway and flagged.
   * prefill_only rows: 16384 tokens per GPU per step (the LMSYS setup), input_tps_per_gpu = T / t_prefill / G.
   * frontier rows: best over a log grid of batches for each candidate layout (the published gpus / tp / ep are
