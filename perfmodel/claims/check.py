@@ -24,7 +24,7 @@ import numpy as np
 from .. import catalog
 from ..specs.claim import ClaimSpec, OperatingPoint
 from .arith import arithmetic_checks, spec_ratio_check
-from .curves import AXES, AXIS_TEXT, CurveStore, Side, curve_end, peak, read, row_at
+from .curves import AXES, AXIS_TEXT, CurveStore, Side, curve_end, end_deployment, peak, read, row_at
 
 TOL = 0.15               # relative slack for rounded published figures and curve interpolation
 MAX_SOFTWARE = 2.0       # the largest kernel speed-up accepted as a named software assumption
@@ -257,6 +257,7 @@ def _check_ratio(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     x = nom["x"]
     for s, side in zip(out["systems"], (A, B)):
         s["beyond_end"] = bool(x is not None and x > s["max_tps_per_user"] * (1 + 1e-9))
+        s["end_deployment"] = end_deployment(store.envelope(side, model, wl, axis, _env_metric(col)), axis)
         if col not in ("ttft_s", "tps_per_user"):
             pk = peak(store.envelope(side, model, wl, axis, col), col)
             s["peak"] = pk

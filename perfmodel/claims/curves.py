@@ -120,6 +120,18 @@ def curve_end(env: pd.DataFrame, axis: str) -> float:
     return float(env[AXES[axis]].max()) if len(env) else float("nan")
 
 
+END_FIELDS = ("serving", "gpus", "tp", "dp", "ep", "spec_tokens", "batch", "bound")
+
+
+def end_deployment(env: pd.DataFrame, axis: str) -> dict:
+    """The deployment at the curve's end (the envelope point with the highest per-user speed): its layout,
+    batch and binding resource (the ``bound`` column: the resource whose time dominates the step)."""
+    if not len(env):
+        return {}
+    row = env.loc[env[AXES[axis]].idxmax()]
+    return {k: (row[k].item() if hasattr(row[k], "item") else row[k]) for k in END_FIELDS if k in env.columns}
+
+
 def peak(env: pd.DataFrame, metric: str) -> float:
     return float(env[metric].max()) if len(env) else float("nan")
 

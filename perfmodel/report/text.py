@@ -6,6 +6,15 @@ from ..claims.check import _fmt
 from ..claims.curves import AXIS_TEXT
 
 
+def _end_text(d: dict | None) -> str:
+    """'aggregated, 8 GPUs, TP8 DP1 EP1, 4 drafts, batch 1, bound by latency' from end_deployment()."""
+    if not d:
+        return "n/a"
+    return (f"{d.get('serving', '')}, {d.get('gpus', 0):g} GPUs, TP{d.get('tp', 0):g} DP{d.get('dp', 0):g} "
+            f"EP{d.get('ep', 0):g}, {d.get('spec_tokens', 0):g} drafts, batch {d.get('batch', 0):g}, bound by "
+            f"{d.get('bound', '?')}")
+
+
 def _v(r) -> str:
     return r["verdict"] + (f" {r['condition']}" if r.get("condition") else "")
 
@@ -86,7 +95,7 @@ def render(results, claims_df, attr, figs, fr_md, at_md, assumptions) -> str:
             share = f", {s['share_of_peak'] * 100:.0f}% of its own peak {_fmt(s.get('peak'))}" \
                 if s.get("share_of_peak") is not None else ""
             L.append(f"  - {s['name']}: curve ends at {_fmt(s['max_tps_per_user'])} tok/s/user; at the point "
-                     f"{_fmt(s.get('value'))} total tok/s/GPU{share}.")
+                     f"{_fmt(s.get('value'))} total tok/s/GPU{share}. The end: {_end_text(s.get('end_deployment'))}.")
         L.append("  - The seed's own arithmetic says Rubin keeps ~67% of its peak there and GB300 ~3%. The model agrees "
                  "that GB300 keeps only a few percent of its peak there, but gives Rubin nearly the same fate: both "
                  "curves end at similar per-user speeds (see the curve ends above); in the model the top speed is "
