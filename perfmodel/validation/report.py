@@ -198,24 +198,40 @@ Per-row CSV: [{csv_path.name}]({csv_path.name}).
 
 
 DISCUSSION = """\
-**Calibration** (`perfmodel calibrate`, one command, deterministic, about a minute): per engine family, ten
+**Calibration** (`perfmodel calibrate`, one command, deterministic, about two minutes): per engine family, ten
 parameters by bounded least squares on ln(predicted / measured) with a robust soft-L1 loss
 (`perfmodel/validation/calibrate.py`) on the shipped shared data (`data/shared/`: calibration.csv, curve-end.csv,
 inferencex-silicon.csv) plus `data/measured/`: the kernel efficiencies for weights, KV cache, GEMMs and attention;
 the fixed costs per kernel, per step and per sequence in the batch; the MoE routing skew; the serving layer's
 request overhead and the share of closed-loop arrivals in synchronized waves; plus the FP4 GEMM efficiency and the
-MTP acceptance where the records inform them. The numbers above are in-sample; `reports/crossval.md` predicts
-every concurrency sweep with profiles fitted without it.
+MTP acceptance where the records inform them and no sourced prior applies (`perfmodel/acceptance_priors.py`). The
+numbers above are in-sample; `reports/crossval.md` predicts every concurrency sweep with profiles fitted without it.
 
 **Physics behind the TTFT and TPOT columns** (issue 11): TTFT is the closed-loop queue of
 `perfmodel/engine/queueing.py` (request overhead, the step in progress, the prefill queue of the attention-DP
 ranks' token budgets, synchronized arrival waves, the own prefill and its chunk steps, and the wait for a slot
 beyond the running capacity); TPOT is the step per accepted token at the running batch that the concurrency
-sustains, its steps carrying the others' prefill chunks while the request decodes.
+sustains, its steps carrying the others' prefill chunks while the request decodes. The running capacity counts
+the KV a request holds under the engine's policy (`equations/memory.py`: TensorRT-LLM reserves isl + osl out of
+a fraction of the HBM the weights leave; vLLM and SGLang page KV out of a fraction of all HBM). Collective
+latency is the fastest all-reduce algorithm the engine has for the group and message size
+(`equations/collectives.py`: custom one-shot / two-shot up to the engine's group limit, then NCCL ring or NVLS
+with NCCL's own latency constants), so the curve end no longer comes from 64-GPU tensor parallelism.
+
+**The worst rows** are TTFT rows where the model's running capacity is below the benchmark's concurrency, so it
+queues requests that silicon ran at once (the `capacity_wait` term): a large model on few GPUs (DeepSeek-V3 FP8
+on 4 x B200, Kimi-K2.5 on 4 x B200, Qwen3-235B FP8 on 2 x H200) leaves a few GB of HBM for KV, and the modeled
+budget (workspace 8 GB, memory fraction 0.9, both priors, not fitted) is smaller than what the engine found. Their
+errors are orders of magnitude, which is why the mean |error| is far above the median. On curve-end.csv the
+InferenceX MTP frontiers of DeepSeek-R1 on 8-GPU B200/B300 are over-predicted about 6x (the model serves ~25 users
+at 140 tok/s/user where the measured curve serves ~4), while the NVL72 ones are within 30-60%; the Off curves at the
+same speeds are unsupported because the modeled curve without drafts ends below them.
 
 **Known gaps** the fit reports as parameters on an edge of their range (`perfmodel calibrate` prints them): the MoE
-routing skew ends at its upper bound (3.0) for every engine, so the MoE decode step is still too cheap at the
-measured batches (candidates: group-size-dependent all-to-all latency, grouped-GEMM tile waste at few tokens per
-expert); SGLang's per-step overhead ends at 5 ms and its attention efficiency at 1.0. The residual tables above
-show where the remaining error sits.
+routing skew ends at its upper bound (3.0) for every engine, so the MoE step is still too cheap at the measured
+batches; dense models show the opposite tilt (TPOT a few percent slow at concurrency <= 4, ~15% fast above 64),
+so the missing cost is a batch-dependent one common to both (candidates: GEMM tile and wave quantization against
+the SM count, per-sequence sampling cost); SGLang's per-step overhead sits near its 5 ms edge with no per-kernel
+or per-sequence cost, and vLLM's attention efficiency at 1.0. The residual tables above show where the remaining
+error sits.
 """
