@@ -37,11 +37,14 @@ from .predict_rows import Unsupported, central_params, profile_id
 from .records import Record
 
 # search ranges (inside the physical PROFILE_PARAMS bounds): kernel efficiencies, the per-step, per-kernel and
-# per-sequence CPU/launch costs, the routing skew, and the serving layer's request overhead and arrival waves
+# per-sequence CPU/launch costs, the routing skew, the serving layer's request overhead and arrival waves, and
+# the HBM the engine keeps for itself beside weights and KV (activations, CUDA graphs, communication buffers:
+# with few GB left for KV it sets the running capacity, hence the queueing of a closed-loop benchmark)
 FIT_PARAMS: dict[str, tuple[float, float]] = {
     "eff_weights": (0.3, 1.0), "eff_kv": (0.2, 1.0), "eff_gemm": (0.15, 1.0), "eff_attention": (0.1, 1.0),
     "kernel_overhead_us": (0.0, 8.0), "step_overhead_ms": (0.0, 5.0), "seq_overhead_us": (0.0, 60.0),
-    "moe_imbalance": (1.0, 3.0), "request_overhead_ms": (0.0, 400.0), "arrival_burst": (0.0, 1.0)}
+    "moe_imbalance": (1.0, 3.0), "request_overhead_ms": (0.0, 400.0), "arrival_burst": (0.0, 1.0),
+    "workspace_gb": (1.0, 20.0)}
 JAC_STEP = 0.02          # forward-difference step in the scaled [0, 1] parameter space
 F_SCALE = 0.3            # soft-L1 scale in ln units: rows beyond ~35% error count linearly, not squared
 MAX_NFEV = 25

@@ -198,13 +198,14 @@ Per-row CSV: [{csv_path.name}]({csv_path.name}).
 
 
 DISCUSSION = """\
-**Calibration** (`perfmodel calibrate`, one command, deterministic, about two minutes): per engine family, ten
+**Calibration** (`perfmodel calibrate`, one command, deterministic, about two minutes): per engine family, eleven
 parameters by bounded least squares on ln(predicted / measured) with a robust soft-L1 loss
 (`perfmodel/validation/calibrate.py`) on the shipped shared data (`data/shared/`: calibration.csv, curve-end.csv,
 inferencex-silicon.csv) plus `data/measured/`: the kernel efficiencies for weights, KV cache, GEMMs and attention;
 the fixed costs per kernel, per step and per sequence in the batch; the MoE routing skew; the serving layer's
-request overhead and the share of closed-loop arrivals in synchronized waves; plus the FP4 GEMM efficiency and the
-MTP acceptance where the records inform them and no sourced prior applies (`perfmodel/acceptance_priors.py`). The
+request overhead and the share of closed-loop arrivals in synchronized waves; the HBM the engine keeps beside
+weights and KV; plus the FP4 GEMM efficiency and the MTP acceptance where the records inform them and no sourced
+prior applies (`perfmodel/acceptance_priors.py`). The
 numbers above are in-sample; `reports/crossval.md` predicts every concurrency sweep with profiles fitted without it.
 
 **Physics behind the TTFT and TPOT columns** (issue 11): TTFT is the closed-loop queue of
@@ -219,13 +220,16 @@ latency is the fastest all-reduce algorithm the engine has for the group and mes
 with NCCL's own latency constants), so the curve end no longer comes from 64-GPU tensor parallelism.
 
 **The worst rows** are TTFT rows where the model's running capacity is below the benchmark's concurrency, so it
-queues requests that silicon ran at once (the `capacity_wait` term): a large model on few GPUs (DeepSeek-V3 FP8
-on 4 x B200, Kimi-K2.5 on 4 x B200, Qwen3-235B FP8 on 2 x H200) leaves a few GB of HBM for KV, and the modeled
-budget (workspace 8 GB, memory fraction 0.9, both priors, not fitted) is smaller than what the engine found. Their
-errors are orders of magnitude, which is why the mean |error| is far above the median. On curve-end.csv the
-InferenceX MTP frontiers of DeepSeek-R1 on 8-GPU B200/B300 are over-predicted about 6x (the model serves ~25 users
-at 140 tok/s/user where the measured curve serves ~4), while the NVL72 ones are within 30-60%; the Off curves at the
-same speeds are unsupported because the modeled curve without drafts ends below them.
+queues requests that silicon ran at once (the `capacity_wait` term): a large model on few GPUs (DeepSeek-V3 FP8 on
+4 x GB200 under SGLang, 4 x B200 under TensorRT-LLM) or long outputs near the KV limit (Llama-3.1-70B 1k/8k on one
+B200 at concurrency 64, where TensorRT-LLM's reservation of isl + osl per request puts the modeled capacity just
+under 64). The wait for a slot is the whole request time of the requests ahead, so a capacity a few percent low
+turns into errors of 10-200x; that is why the mean |error| is far above the median. Fitting the HBM each engine
+keeps for itself (`workspace_gb`: vLLM 4.2 GB, TensorRT-LLM 7.9 GB, SGLang 13 GB) halved the mean |error|; what is
+left points at the reservation and memory-fraction details of each engine version (not in the records). On
+curve-end.csv the InferenceX MTP frontiers of DeepSeek-R1 on 8-GPU B200/B300 are over-predicted about 6x (the
+model serves ~25 users at 140 tok/s/user where the measured curve serves ~4), while the NVL72 ones are within
+30-60%; the Off curves at the same speeds are unsupported because the modeled curve without drafts ends below them.
 
 **Known gaps** the fit reports as parameters on an edge of their range (`perfmodel calibrate` prints them): the MoE
 routing skew ends at its upper bound (3.0) for every engine, so the MoE step is still too cheap at the measured
