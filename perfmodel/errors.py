@@ -3,6 +3,22 @@
 from __future__ import annotations
 
 
+MAX_PART = 200
+"""Longest file name or field quoted in a message (a longer one is cut)."""
+MAX_PROBLEM = 400
+"""Longest problem text (bad values inside are already cut to a short head by ``short``)."""
+
+
+def _cut(text: str, limit: int = MAX_PART) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def short(value, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters: messages quote only a short head of a bad value."""
+    return _cut(repr(value), limit)
+
+
 class SpecError(Exception):
     """Bad user input. ``str(err)`` is one line: ``<file>: <field>: <problem>``.
 
@@ -16,9 +32,9 @@ class SpecError(Exception):
         super().__init__(self.line())
 
     def line(self) -> str:
-        parts = [p for p in (self.file, self.field) if p]
-        parts.append(self.problem)
-        return ": ".join(parts).replace("\n", " ")
+        parts = [_cut(p) for p in (self.file, self.field) if p]
+        parts.append(_cut(self.problem, MAX_PROBLEM))
+        return ": ".join(parts).replace("\n", " ").replace("\r", " ")
 
     def in_file(self, file: str) -> "SpecError":
         """Return a copy that names ``file`` (keeps an already-set file)."""
@@ -35,5 +51,5 @@ def pydantic_to_spec_error(exc, file: str | None = None, prefix: str = "") -> Sp
     msg = msg.removeprefix("Value error, ")
     given = err.get("input")
     if err.get("type") not in ("missing",) and not isinstance(given, (dict, list)) and given is not None:
-        msg = f"{msg} (got {given!r})"
+        msg = f"{msg} (got {short(given)})"
     return SpecError(msg, file=file, field=loc or None)

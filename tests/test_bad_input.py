@@ -161,3 +161,100 @@ def test_predict_a_deployment_that_does_not_fit_is_a_one_line_error(capsys):
     code = main(["predict", "--hardware", "b200", "--model", "deepseek-r1", "--gpus", "1", "--batch", "64",
                  "--weights", "nvfp4", "--allow-overflow"])
     assert code == 1 and "fit_reason" in capsys.readouterr().out
+
+
+# -------------------------------------------------------------- issue 15: every input path guarded
+def _one_line(code, err, *words, status=2):
+    assert code == status, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    for w in words:
+        assert w in err, err
+
+
+def test_invalid_utf8_yaml_json_csv_name_the_file(tmp_path, capsys):
+    y = tmp_path / "hw.yaml"
+    y.write_bytes(b"id: h100\xff\n")
+    _one_line(*_run(["show", str(y)], capsys), str(y), "not valid UTF-8")
+    j = tmp_path / "config.json"
+    j.write_bytes(b'{"a": 1}\xff')
+    _one_line(*_run(["models", "import", str(j)], capsys), str(j), "not valid UTF-8")
+    c = tmp_path / "rec.csv"
+    c.write_bytes(b"id,kind,hardware,model,metric,value\nr1,point,h100\xff,x,tpot_ms,1\n")
+    _one_line(*_run(["validate", str(c)], capsys), str(c), "not valid UTF-8", "line 2")
+
+
+def test_invalid_utf8_file_in_catalog_does_not_break_other_ids(tmp_path, capsys):
+    (tmp_path / "hardware").mkdir()
+    bad = tmp_path / "hardware" / "broken.yaml"
+    bad.write_bytes(b"id: broken\xff\n")
+    try:
+        code = main(["--catalog", str(tmp_path), "show", "h100-sxm", "--json"])
+        assert code == 0 and '"h100-sxm"' in capsys.readouterr().out
+        _one_line(*_run(["--catalog", str(tmp_path), "show", "broken"], capsys), str(bad), "not valid UTF-8")
+    finally:
+        catalog._user_dirs.clear()
+        catalog._index.cache_clear()
+
+
+def test_deeply_nested_yaml_and_json(tmp_path, capsys):
+    y = tmp_path / "deep.yaml"
+    y.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n")
+    _one_line(*_run(["show", str(y)], capsys), str(y), "nested deeper")
+    j = tmp_path / "deep.json"
+    j.write_text('{"a": ' * 3000 + "1" + "}" * 3000)
+    _one_line(*_run(["models", "import", str(j)], capsys), str(j), "nested deeper")
+
+
+def test_duplicate_keys_yaml_and_json(tmp_path, capsys):
+    d = copy.deepcopy(H100)
+    text = yaml.safe_dump(d) + f"id: {d['id']}-again\n"
+    f = _write(tmp_path, text)
+    _one_line(*_run(["predict", "--hardware", f, "--model", "llama-3.1-8b"], capsys), f, "duplicate key 'id'")
+    j = tmp_path / "config.json"
+    j.write_text('{"hidden_size": 4096, "hidden_size": 8192}')
+    _one_line(*_run(["models", "import", str(j)], capsys), str(j), "duplicate key 'hidden_size'")
+
+
+def test_json_nan_and_infinity_constants_rejected(tmp_path, capsys):
+    j = tmp_path / "config.json"
+    j.write_text('{"hidden_size": NaN}')
+    _one_line(*_run(["models", "import", str(j)], capsys), str(j), "NaN")
+
+
+def test_record_csv_header_only_and_empty(tmp_path, capsys):
+    f = tmp_path / "rec.csv"
+    f.write_text("id,kind,hardware,model,metric,value\n")
+    _one_line(*_run(["validate", str(f)], capsys), str(f), "no records")
+    f.write_text("")
+    _one_line(*_run(["validate", str(f)], capsys), str(f), "empty file")
+
+
+@pytest.mark.parametrize("bad_id", ["../../../escape", "/tmp/perfmodel-escape-x", "nul\0byte", "x" * 300])
+def test_compile_cache_name_never_from_model_id(tmp_path, monkeypatch, bad_id):
+    from perfmodel.engine import compiled as C
+    cache = tmp_path / "a" / "b" / "cache"
+    monkeypatch.setenv("PERFMODEL_CACHE", str(cache))
+    m = catalog.model("llama-3.1-8b").model_copy(update={"id": bad_id})
+    C._cache.clear()
+    before = set(tmp_path.rglob("*")) | set(Path("/tmp").glob("perfmodel-escape*"))
+    cm = C.compiled(m)
+    assert "step_s" in cm.decode.names
+    after = set(tmp_path.rglob("*")) | set(Path("/tmp").glob("perfmodel-escape*"))
+    new = {p for p in after - before if p.is_file()}
+    assert new and all(p.parent == cache and p.name.startswith("model-") for p in new), new
+    C._cache.clear()
+
+
+@pytest.mark.parametrize("opt,value", [("--weights", "fp3"), ("--kv-cache", "bf17")])
+def test_frontier_unknown_formats_list_choices(capsys, opt, value):
+    code, err = _run(["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", opt, value], capsys)
+    _one_line(code, err, repr(value), "choose one of", "fp8")
+
+
+def test_long_bad_values_are_cut(tmp_path, capsys):
+    d = copy.deepcopy(H100)
+    d["specs"]["hbm_bandwidth_tbps"]["value"] = "x" * 5000
+    f = _write(tmp_path, d)
+    code, err = _run(["predict", "--hardware", f, "--model", "llama-3.1-8b"], capsys)
+    _one_line(code, err, "hbm_bandwidth_tbps")
+    assert len(err) < 600

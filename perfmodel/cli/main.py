@@ -43,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     except SpecError as exc:
         print(f"perfmodel: error: {exc.line()}", file=sys.stderr)
         return 2
+    except RecursionError:  # a nested input that slipped past the loaders' depth limit (perfmodel.fileio)
+        print("perfmodel: error: input nested too deeply", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         return 0
 

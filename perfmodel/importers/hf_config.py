@@ -35,6 +35,7 @@ from typing import Any, Callable
 import yaml
 from pydantic import ValidationError
 
+from ..fileio import load_json
 from ..errors import SpecError, pydantic_to_spec_error
 from ..specs.model import ModelSpec
 
@@ -552,14 +553,7 @@ def import_hf_config(config: dict, model_id: str | None = None, source: str = DE
 def import_hf_config_file(path: str, model_id: str | None = None) -> str:
     """Read a config.json and return model-spec YAML text. Errors are SpecError naming the file and the field."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise SpecError(f"cannot read file ({exc.strerror})", file=str(path)) from None
-    try:
-        cfg = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SpecError(f"malformed JSON: {exc.msg}", file=str(path), field=f"line {exc.lineno}") from None
+    cfg = load_json(p)
     if model_id is None and isinstance(cfg, dict) and not _hf_repo(cfg):
         stem = p.resolve().parent.name if p.name == "config.json" else p.stem
         model_id = _slug(stem)

@@ -1,0 +1,163 @@
+"""One loader per input format and one check per output path; every failure is a one-line SpecError.
+
+Inputs (YAML, JSON, CSV, catalog files, record files, Hugging Face configs) go through ``read_text``
+and the parsers below: undecodable bytes, syntax errors, nesting deeper than ``MAX_DEPTH``, duplicate keys
+and non-finite JSON constants become ``FILE: line N: problem``. Outputs go through ``check_output`` before
+any work starts (a directory given as a file, a wrong suffix, a parent that is a file) and ``ensure_parent``
+right before the write (missing parent directories are created: the user named them).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from .errors import SpecError, short
+
+MAX_DEPTH = 64
+"""Deepest nesting of mappings/lists accepted in a YAML or JSON input (the shipped files use < 10)."""
+
+
+def read_text(path: str | Path) -> str:
+    """The file's text, decoded as UTF-8 (a leading BOM is dropped)."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except IsADirectoryError:
+        raise SpecError("is a directory, expected a file", file=str(path)) from None
+    except OSError as exc:
+        raise SpecError(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
+    except ValueError as exc:  # e.g. an embedded NUL byte in the path
+        raise SpecError(f"bad file name ({exc})", file=repr(str(path))) from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise SpecError(f"not valid UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+                        file=str(path), field=f"line {line}") from None
+
+
+def _depth(node, limit: int) -> int:
+    """Nesting depth of parsed data, stopping early past ``limit`` (iterative: no recursion)."""
+    stack, deepest = [(node, 1)], 0
+    while stack:
+        n, d = stack.pop()
+        if isinstance(n, (dict, list, tuple)):
+            deepest = max(deepest, d)
+            if deepest > limit:
+                return deepest
+            stack.extend((c, d + 1) for c in (n.values() if isinstance(n, dict) else n))
+    return deepest
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate mapping keys and nesting deeper than MAX_DEPTH."""
+
+    def compose_node(self, parent, index):
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise yaml.constructor.ConstructorError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<: *base` may be overridden by explicit keys
+                try:
+                    key = self.construct_object(key_node, deep=True)
+                    hash(key)
+                except TypeError:
+                    continue  # the base class reports unhashable keys
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {short(key)} (first on line {seen[key] + 1})",
+                        key_node.start_mark)
+                seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
+def parse_yaml(text: str, file: str | None = None):
+    """Parse YAML text with UniqueKeyLoader; any parser failure is a one-line SpecError naming ``file``."""
+    try:
+        return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "YAML"
+        problem = getattr(exc, "problem", None) or "malformed YAML"
+        raise SpecError(f"malformed YAML: {problem}", file=file, field=where) from None
+    except RecursionError:
+        raise SpecError(f"malformed YAML: nested deeper than {MAX_DEPTH} levels", file=file) from None
+
+
+def load_yaml(path: str | Path):
+    """Read and parse one YAML file (any top-level type; callers check the shape)."""
+    return parse_yaml(read_text(path), str(path))
+
+
+def _pairs(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {short(k)}")
+        out[k] = v
+    return out
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def parse_json(text: str, file: str | None = None):
+    """Strict JSON: duplicate keys, NaN/Infinity and nesting beyond MAX_DEPTH are one-line SpecErrors."""
+    try:
+        data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"malformed JSON: {exc.msg}", file=file, field=f"line {exc.lineno}") from None
+    except ValueError as exc:
+        raise SpecError(f"malformed JSON: {exc}", file=file) from None
+    except RecursionError:
+        raise SpecError(f"malformed JSON: nested deeper than {MAX_DEPTH} levels", file=file) from None
+    if _depth(data, MAX_DEPTH) > MAX_DEPTH:
+        raise SpecError(f"malformed JSON: nested deeper than {MAX_DEPTH} levels", file=file)
+    return data
+
+
+def load_json(path: str | Path):
+    return parse_json(read_text(path), str(path))
+
+
+# ------------------------------------------------------------------ outputs
+def check_output(path: str | None, option: str, suffixes: tuple[str, ...] | None = None) -> None:
+    """Fail before any work when ``path`` cannot be an output file: a directory, a wrong suffix, a parent
+    that is a file. A missing parent is fine (``ensure_parent`` creates it)."""
+    if not path:
+        return
+    p = Path(path)
+    if "\0" in str(path):
+        raise SpecError("file name contains a NUL byte", field=option)
+    if p.is_dir() or str(path).endswith(("/", "\\")):
+        raise SpecError(f"{short(str(path))} is a directory; give a file name", field=option)
+    if suffixes and p.suffix.lower() not in suffixes:
+        raise SpecError(f"file must end in {' or '.join(suffixes)}, got {short(str(path))}", field=option)
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise SpecError(f"{short(str(parent))} is a file, not a directory", field=option)
+            break
+
+
+def ensure_parent(path: str | Path) -> str | Path:
+    """Create the missing parent directories of an output file; returns ``path``."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SpecError(f"cannot create directory ({exc.strerror or exc})", file=str(Path(path).parent)) from None
+    return path
