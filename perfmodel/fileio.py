@@ -154,6 +154,20 @@ def check_output(path: str | None, option: str, suffixes: tuple[str, ...] | None
             break
 
 
+def check_output_dir(path: str | None, option: str) -> None:
+    """Fail before any work when ``path`` cannot be an output directory (it, or an ancestor, is a file)."""
+    if not path:
+        return
+    if "\0" in str(path):
+        raise SpecError("directory name contains a NUL byte", field=option)
+    p = Path(path)
+    for q in (p, *p.parents):
+        if q.exists():
+            if not q.is_dir():
+                raise SpecError(f"{short(str(q))} is a file, not a directory", field=option)
+            break
+
+
 def ensure_parent(path: str | Path) -> str | Path:
     """Create the missing parent directories of an output file; returns ``path``."""
     try:

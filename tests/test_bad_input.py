@@ -258,3 +258,66 @@ def test_long_bad_values_are_cut(tmp_path, capsys):
     code, err = _run(["predict", "--hardware", f, "--model", "llama-3.1-8b"], capsys)
     _one_line(code, err, "hbm_bandwidth_tbps")
     assert len(err) < 600
+
+
+# -------------------------------------------------------------- output paths
+def test_models_import_output_creates_missing_directory(tmp_path, capsys):
+    out = tmp_path / "nodir" / "m.yaml"
+    code = main(["models", "import", str(ROOT / "tests" / "fixtures" / "hf_configs" / "deepseek-v3.json"),
+                 "-o", str(out)])
+    assert code == 0 and out.is_file() and "attention" in out.read_text()
+    _one_line(*_run(["models", "import", str(ROOT / "tests" / "fixtures" / "hf_configs" / "deepseek-v3.json"),
+                     "-o", str(tmp_path)], capsys), "--output", "is a directory")
+
+
+@pytest.mark.parametrize("opts,words", [
+    (["--csv", "."], ["--csv", "is a directory"]),
+    (["--plot", "p.txt"], ["--plot", ".png", "p.txt"]),
+    (["--csv", "afile/x.csv"], ["--csv", "is a file, not a directory"]),
+])
+def test_frontier_bad_output_paths_fail_before_work(tmp_path, capsys, monkeypatch, opts, words):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")
+    code, err = _run(["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", *opts], capsys)
+    _one_line(code, err, *words)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_frontier_csv_into_missing_directory(tmp_path, capsys):
+    out = tmp_path / "nodir" / "f.csv"
+    code = main(["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--gpus", "1", "--spec-tokens",
+                 "0", "--batch-points", "4", "--rows", "1", "--csv", str(out)])
+    assert code == 0 and out.is_file()
+    capsys.readouterr()
+
+
+def _records_csv(tmp_path):
+    f = tmp_path / "rec.csv"
+    f.write_text((ROOT / "data" / "shared" / "calibration.csv").read_text().splitlines()[0] + "\n"
+                 + "\n".join((ROOT / "data" / "shared" / "calibration.csv").read_text().splitlines()[1:3]) + "\n")
+    return f
+
+
+@pytest.mark.parametrize("opts,words", [
+    (["--out", "."], ["--out", "is a directory"]),
+    (["--plot", "p.txt"], ["--plot", ".png"]),
+    (["--report", "r.txt"], ["--report", ".md"]),
+])
+def test_validate_bad_output_paths(tmp_path, capsys, monkeypatch, opts, words):
+    f = _records_csv(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    _one_line(*_run(["validate", str(f), "--samples", "2", *opts], capsys), *words)
+
+
+def test_validate_out_into_missing_directory(tmp_path, capsys):
+    f = _records_csv(tmp_path)
+    out = tmp_path / "nodir" / "x.csv"
+    assert main(["validate", str(f), "--samples", "2", "--out", str(out)]) == 0 and out.is_file()
+    capsys.readouterr()
+
+
+def test_report_and_calibrate_dirs_that_are_files(tmp_path, capsys):
+    a = tmp_path / "afile"
+    a.write_text("")
+    _one_line(*_run(["report", "--out", str(a)], capsys), "--out", "is a file")
+    _one_line(*_run(["calibrate", "--out-dir", str(a / "x"), "--dry-run"], capsys), "--out-dir", "is a file")

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SpecError
+from ..fileio import check_output, ensure_parent
 
 TABLE_COLUMNS = ["serving", "weights", "gpus", "tp", "dp", "ep", "spec_tokens", "prefill_ratio", "kv_host_tier",
                  "batch", "tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "tpot_ms", "ttft_ms", "bound"]
@@ -126,16 +127,8 @@ def _thin(df: pd.DataFrame, rows: int) -> pd.DataFrame:
 
 def _check_outputs(args):
     """Fail before the work when an output file cannot be written."""
-    from pathlib import Path
-    for opt in ("plot", "csv"):
-        path = getattr(args, opt, None)
-        if not path:
-            continue
-        p = Path(path)
-        if opt == "plot" and p.suffix.lower() != ".png":
-            raise SpecError(f"plot file must end in .png, got {path!r}", field="--plot")
-        if not p.parent.is_dir():
-            raise SpecError(f"directory {str(p.parent)!r} does not exist", field=f"--{opt}")
+    check_output(getattr(args, "plot", None), "--plot", (".png",))
+    check_output(getattr(args, "csv", None), "--csv")
 
 
 def _records(df: pd.DataFrame) -> list[dict]:
@@ -159,7 +152,7 @@ def run_frontier(args):
     kw = _frontier_kw(args)
     fronts = [frontier(h, args.model, wl, args.profile, metric=args.metric, **kw) for h in args.hardware]
     if args.csv:
-        pd.concat(fronts, ignore_index=True).to_csv(args.csv, index=False)
+        pd.concat(fronts, ignore_index=True).to_csv(ensure_parent(args.csv), index=False)
     if args.plot:
         from ..plots import frontier_plot
         frontier_plot(fronts, args.plot, metric=args.metric)
@@ -192,7 +185,7 @@ def run_frontier(args):
 def _print_comparison(cmp, args, header: str):
     na, nb = cmp.names
     if args.csv:
-        cmp.curve.to_csv(args.csv, index=False)
+        cmp.curve.to_csv(ensure_parent(args.csv), index=False)
     if args.plot:
         from ..plots import comparison_plot
         comparison_plot(cmp, args.plot)
@@ -263,7 +256,7 @@ def run_sensitivity(args):
                      peak=args.peak or (point is None and args.at_tps_per_user is None),
                      weights=args.weights, kv_cache=args.kv_cache, metric=args.metric)
     if args.csv:
-        df.to_csv(args.csv, index=False)
+        df.to_csv(ensure_parent(args.csv), index=False)
     if args.json:
         print(json.dumps({"system": df.attrs["system"], "metric": df.attrs["metric"], "point": df.attrs["point"],
                           "tpot_ms": df.attrs["tpot_ms"], "at_capacity": df.attrs["at_capacity"],
@@ -301,7 +294,7 @@ def run_attribute(args):
                     metric=args.metric, weights=args.weights, kv_cache=args.kv_cache, space=_space(args),
                     layouts_per_side=args.layouts)
     if args.csv:
-        res.parts.to_csv(args.csv, index=False)
+        res.parts.to_csv(ensure_parent(args.csv), index=False)
     if args.plot:
         from ..plots import waterfall_plot
         waterfall_plot(res, args.plot)

@@ -67,7 +67,9 @@ def _check(args) -> int:
 
 
 def _report(args) -> int:
+    from ..fileio import check_output_dir
     from ..report import build_report
+    check_output_dir(args.out, "--out")
     res = build_report(args.out)
     print(f"wrote {res['markdown']} ({res['claims']} claims, {res['figures']} figures, {res['csvs']} CSV files) "
           f"in {res['seconds']:.1f} s")
