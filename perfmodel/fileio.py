@@ -135,6 +135,39 @@ def load_json(path: str | Path):
 
 
 # ------------------------------------------------------------------ outputs
+def json_clean(o):
+    """Data made strict-JSON-safe: NaN and inf -> None (null), numpy/pandas scalars -> Python, tuples -> lists,
+    other objects -> str."""
+    import math
+    if isinstance(o, bool) or o is None or isinstance(o, (int, str)):
+        return o
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {str(k): json_clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple, set, frozenset)):
+        return [json_clean(v) for v in o]
+    if hasattr(o, "tolist"):       # numpy arrays and scalars
+        return json_clean(o.tolist())
+    if hasattr(o, "item"):
+        return json_clean(o.item())
+    if hasattr(o, "to_dict"):      # pandas Series
+        return json_clean(o.to_dict())
+    try:
+        import pandas as pd
+        if pd.isna(o):
+            return None
+    except (TypeError, ValueError, ImportError):
+        pass
+    return str(o)
+
+
+def dumps_json(o, indent: int | None = 1) -> str:
+    """Strict JSON (never NaN/Infinity): absent values are null (``json_clean``)."""
+    return json.dumps(json_clean(o), indent=indent, allow_nan=False)
+
+
+
 def check_output(path: str | None, option: str, suffixes: tuple[str, ...] | None = None) -> None:
     """Fail before any work when ``path`` cannot be an output file: a directory, a wrong suffix, a parent
     that is a file. A missing parent is fine (``ensure_parent`` creates it)."""

@@ -321,3 +321,45 @@ def test_report_and_calibrate_dirs_that_are_files(tmp_path, capsys):
     a.write_text("")
     _one_line(*_run(["report", "--out", str(a)], capsys), "--out", "is a file")
     _one_line(*_run(["calibrate", "--out-dir", str(a / "x"), "--dry-run"], capsys), "--out-dir", "is a file")
+
+
+# -------------------------------------------------------------- no NaN/inf leaves the tool
+def _strict(text):
+    import json
+
+    def bad(c):
+        raise AssertionError(f"non-strict JSON constant {c}")
+    return json.loads(text, parse_constant=bad)
+
+
+def test_predict_json_without_price_is_strict_json(tmp_path, capsys):
+    d = copy.deepcopy(H100)
+    sections = [s for s in d.values() if isinstance(s, dict) and "price_usd_per_gpu_hour" in s]
+    assert sections
+    for sect in sections:
+        del sect["price_usd_per_gpu_hour"]
+    f = _write(tmp_path, d)
+    assert main(["predict", "--hardware", f, "--model", "llama-3.1-8b", "--json"]) == 0
+    rec = _strict(capsys.readouterr().out)
+    assert rec["total_tokens_per_usd"] is None
+    main(["predict", "--hardware", f, "--model", "llama-3.1-8b"])
+    import re
+    out = capsys.readouterr().out
+    assert not re.search(r"\b(nan|inf)\b", out, re.I), out
+
+
+def test_frontier_json_is_strict_for_aggregated_peaks(capsys):
+    assert main(["frontier", "--model", "deepseek-v3", "--hardware", "gb200-nvl72", "--json",
+                 "--batch-points", "4"]) == 0
+    d = _strict(capsys.readouterr().out)
+    pts = d["systems"][0]["points"]
+    assert any(p["prefill_gpus"] is None for p in pts)
+
+
+@pytest.mark.parametrize("kind", ["hardware", "workloads"])
+def test_list_prints_no_nan(capsys, kind):
+    assert main(["list", kind]) == 0
+    out = capsys.readouterr().out
+    assert "NaN" not in out and "nan" not in out.split()
+    assert main(["list", kind, "--json"]) == 0
+    _strict(capsys.readouterr().out)

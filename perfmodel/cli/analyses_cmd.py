@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SpecError
-from ..fileio import check_output, ensure_parent
+from ..fileio import check_output, dumps_json, ensure_parent
 
 TABLE_COLUMNS = ["serving", "weights", "gpus", "tp", "dp", "ep", "spec_tokens", "prefill_ratio", "kv_host_tier",
                  "batch", "tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "tpot_ms", "ttft_ms", "bound"]
@@ -92,7 +92,7 @@ def _num(v, digits=4):
         return str(bool(v))
     if isinstance(v, (int, float, np.floating, np.integer)):
         v = float(v)
-        if math.isnan(v):
+        if not math.isfinite(v):
             return "-"
         if v == int(v) and abs(v) < 1e9:
             return f"{int(v)}"
@@ -157,7 +157,7 @@ def run_frontier(args):
         from ..plots import frontier_plot
         frontier_plot(fronts, args.plot, metric=args.metric)
     if args.json:
-        print(json.dumps({"systems": [{**summary(f), "points": _records(f)} for f in fronts]}, indent=1, default=str))
+        print(dumps_json({"systems": [{**summary(f), "points": _records(f)} for f in fronts]}))
         return 0
     for f in fronts:
         s = summary(f)
@@ -190,7 +190,7 @@ def _print_comparison(cmp, args, header: str):
         from ..plots import comparison_plot
         comparison_plot(cmp, args.plot)
     if args.json:
-        print(json.dumps({"a": na, "b": nb, "summary": _records(cmp.summary), "curve": _records(cmp.curve),
+        print(dumps_json({"a": na, "b": nb, "summary": _records(cmp.summary), "curve": _records(cmp.curve),
                           "notes": {"a": cmp.a.attrs.get("notes", []), "b": cmp.b.attrs.get("notes", [])}}, indent=1))
         return 0
     print(header)
@@ -258,7 +258,7 @@ def run_sensitivity(args):
     if args.csv:
         df.to_csv(ensure_parent(args.csv), index=False)
     if args.json:
-        print(json.dumps({"system": df.attrs["system"], "metric": df.attrs["metric"], "point": df.attrs["point"],
+        print(dumps_json({"system": df.attrs["system"], "metric": df.attrs["metric"], "point": df.attrs["point"],
                           "tpot_ms": df.attrs["tpot_ms"], "at_capacity": df.attrs["at_capacity"],
                           "elasticities": _records(df)}, indent=1, default=str))
         return 0
@@ -299,7 +299,7 @@ def run_attribute(args):
         from ..plots import waterfall_plot
         waterfall_plot(res, args.plot)
     if args.json:
-        print(json.dumps(res.to_json(), indent=1))
+        print(dumps_json(res.to_json()))
         return 0
     m = res.meta
     print(f"attribution of {m['metric']} at {m['at']}: {m['to']} / {m['from']} = x{res.total_ratio:.4g}  "

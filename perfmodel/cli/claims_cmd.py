@@ -62,7 +62,7 @@ def _check(args) -> int:
     from ..claims import check
     from ..claims.check import json_safe
     r = check(args.claim)
-    print(json.dumps(json_safe(r), indent=2) if args.json else format_check(r))
+    print(json.dumps(json_safe(r), indent=2, allow_nan=False) if args.json else format_check(r))
     return 0
 
 

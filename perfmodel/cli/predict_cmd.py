@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
+import math
 import sys
 
 from .. import api
+from ..fileio import dumps_json
 from ..specs.deployment import Scenario
 
 KEY_COLUMNS = ["hardware", "model", "profile", "batch", "tpot_ms", "ttft_ms", "tps_per_user", "tps_per_user_e2e",
@@ -99,12 +100,14 @@ def run(args):
         rec["breakdown"] = {
             "component_ms": {k[2:-3]: rec[k] for k in row.index if k.startswith("t_") and k.endswith("_ms")},
             "resource_ms": {k[4:-3]: rec[k] for k in row.index if k.startswith("res_")}}
-        print(json.dumps(rec, indent=1, default=str))
+        print(dumps_json(rec))
         return 0
     extra = [k for k in EXTRA_COLUMNS if k in row.index] + [k for k in row.index if k.startswith("tps_per_user_e2e_p")]
     for k in KEY_COLUMNS + extra:
         v = row[k]
-        print(f"{k:>20}: {v:,.4g}" if isinstance(v, float) else f"{k:>20}: {v}")
+        if isinstance(v, float):
+            v = f"{v:,.4g}" if math.isfinite(v) else "n/a"
+        print(f"{k:>20}: {v}")
     print("  decode step by resource (ms):")
     for k in row.index:
         if k.startswith("res_") and row[k] > 0:
