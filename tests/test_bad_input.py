@@ -363,3 +363,13 @@ def test_list_prints_no_nan(capsys, kind):
     assert "NaN" not in out and "nan" not in out.split()
     assert main(["list", kind, "--json"]) == 0
     _strict(capsys.readouterr().out)
+
+
+def test_validate_with_no_predictable_row_fails(tmp_path, capsys):
+    f = tmp_path / "rec.csv"
+    f.write_text("id,kind,hardware,model,metric,value,isl,osl,engine\n"
+                 "r1,point,nonexistent-gpu,llama-3.1-8b,tpot_ms,10,1000,100,vllm\n")
+    code = main(["validate", str(f), "--samples", "2"])
+    cap = capsys.readouterr()
+    assert code == 2 and "no row of 1 could be predicted" in cap.err and len(cap.err.strip().splitlines()) == 1
+    assert "nan" not in cap.out.lower().split() and "unsupported" in cap.out

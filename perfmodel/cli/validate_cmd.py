@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import SpecError
 from ..fileio import check_output, check_output_dir, ensure_parent
 
 DEFAULT_DATA = "data/shared/calibration.csv"
@@ -69,6 +70,10 @@ def run_validate(args):
     recs = [r for rs, _ in per_file.values() for r in rs]
     df = pd.concat([d.assign(file=f) for f, (_, d) in per_file.items()], ignore_index=True)
     s = summary(df)
+    if not s["predicted"]:
+        print(report.table_text(df))
+        raise SpecError(f"no row of {s['rows']} could be predicted (every status is 'unsupported: <reason>', "
+                        "above)", file=", ".join(args.file))
     if args.out:
         df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
     if args.plot:
@@ -122,6 +127,8 @@ def run_crossval(args):
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(cv_markdown(df, targets, files, cmd))
     ok = df[df["status"] == "ok"]
+    if ok.empty:
+        raise SpecError(f"no row of {len(df)} could be predicted", file=", ".join(files))
     for met, g in ok.groupby("metric"):
         print(f"{met}: {len(g)} rows, median |error| {g['error_pct'].abs().median():.1f}%, signed median "
               f"{g['error_pct'].median():+.1f}%")
