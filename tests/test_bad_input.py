@@ -373,3 +373,67 @@ def test_validate_with_no_predictable_row_fails(tmp_path, capsys):
     cap = capsys.readouterr()
     assert code == 2 and "no row of 1 could be predicted" in cap.err and len(cap.err.strip().splitlines()) == 1
     assert "nan" not in cap.out.lower().split() and "unsupported" in cap.out
+
+
+# -------------------------------------------------------------- silent acceptance
+PREDICT = ["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-8b"]
+
+
+def test_zero_lengths_are_rejected_not_defaulted(capsys):
+    _one_line(*_run([*PREDICT, "--isl", "0", "--osl", "0"], capsys), "workload", "isl", "greater than 0")
+
+
+@pytest.mark.parametrize("cmd", [PREDICT, ["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b"]])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_non_finite_lengths_rejected(capsys, cmd, value):
+    with pytest.raises(SystemExit) as exc:
+        main([*cmd, f"--isl={value}", "--osl", "10"])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1 and "--isl" in err and "finite" in err
+
+
+def test_argparse_errors_are_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([*PREDICT, "--gpus", "x"])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1 and "--gpus" in err
+
+
+@pytest.mark.parametrize("cmd", [["predict", "--hardware", "h100-sxm"], ["frontier", "--hardware", "h100-sxm"]])
+def test_empty_model_rejected(capsys, cmd):
+    _one_line(*_run([*cmd, "--model", ""], capsys), "--model", "must not be empty")
+
+
+def test_usable_hbm_above_capacity_rejected(tmp_path, capsys):
+    f = _write(tmp_path, {"hardware": "h100-sxm", "model": "llama-3.1-8b",
+                          "overrides": {"hardware": {"hbm_usable_gb": 3000}}}, "sc.yaml")
+    _one_line(*_run(["predict", f], capsys), "overrides.hardware.hbm_usable_gb", "exceeds the capacity 80")
+
+
+def test_ep_that_does_not_divide_the_experts_rejected(capsys):
+    code, err = _run(["predict", "--hardware", "gb200-nvl72", "--model", "deepseek-v3", "--gpus", "7", "--tp", "1",
+                      "--ep", "7", "--dp-attention"], capsys)
+    _one_line(code, err, "deployment.ep", "ep=7 does not divide the 256 routed experts")
+
+
+def test_prefill_pool_layout_checked(tmp_path, capsys):
+    f = _write(tmp_path, {"hardware": "gb200-nvl72", "model": "deepseek-v3",
+                          "deployment": {"gpus": 8, "tp": 1, "ep": 8, "dp_attention": True, "serving": "disaggregated",
+                                         "decode_gpus": 8, "prefill": {"gpus": 8, "tp": 8, "ep": 1000}}}, "sc.yaml")
+    _one_line(*_run(["predict", f], capsys), "deployment.prefill.ep")
+
+
+def test_claimed_nan_rejected(tmp_path, capsys):
+    src = sorted((ROOT / "claims").glob("*.yaml"))[0].read_text()
+    assert "\nclaimed: " in src
+    f = tmp_path / "c.yaml"
+    f.write_text("\n".join("claimed: .nan" if ln.startswith("claimed:") else ln for ln in src.splitlines()) + "\n")
+    _one_line(*_run(["check", str(f)], capsys), str(f), "claimed", "finite")
+
+
+def test_variant_values_checked_when_loaded(tmp_path, capsys):
+    d = copy.deepcopy(H100)
+    d["variants"] = {"slow": {"description": "x", "specs": {"hbm_bandwidth_tbps": {
+        "value": -1, "status": "estimate", "source": "https://example.com"}}}}
+    f = _write(tmp_path, d)
+    _one_line(*_run(["predict", "--hardware", f, "--model", "llama-3.1-8b"], capsys), f, "variant 'slow'")

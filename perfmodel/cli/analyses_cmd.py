@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
+from .main import finite_float
 
 TABLE_COLUMNS = ["serving", "weights", "gpus", "tp", "dp", "ep", "spec_tokens", "prefill_ratio", "kv_host_tier",
                  "batch", "tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "tpot_ms", "ttft_ms", "bound"]
@@ -20,9 +21,9 @@ METRICS = ["total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw", "total
 def _workload_args(p):
     p.add_argument("--model", required=True, help="model catalog id (or YAML path)")
     p.add_argument("--workload", default=None, help="workload catalog id (default fixed-1k1k)")
-    p.add_argument("--isl", type=float, help="custom workload: input tokens (with --osl)")
-    p.add_argument("--osl", type=float, help="custom workload: output tokens (with --isl)")
-    p.add_argument("--prefix-hit", type=float, default=0.0, help="custom workload: cached share of the input")
+    p.add_argument("--isl", type=finite_float, help="custom workload: input tokens (with --osl)")
+    p.add_argument("--osl", type=finite_float, help="custom workload: output tokens (with --isl)")
+    p.add_argument("--prefix-hit", type=finite_float, default=0.0, help="custom workload: cached share of the input")
     p.add_argument("--profile", default="speed-of-light", help="software profile (default speed-of-light)")
 
 
@@ -57,8 +58,10 @@ def _ints(text: str | None, option: str):
 
 
 def _workload(args):
+    if not args.model.strip():
+        raise SpecError("must not be empty", field="--model")
     if args.isl is not None or args.osl is not None:
-        if args.isl is None or args.osl is None or args.isl <= 0 or args.osl <= 0:
+        if args.isl is None or args.osl is None or not (args.isl > 0 and args.osl > 0):
             raise SpecError("a custom workload needs both --isl and --osl, > 0", field="--isl/--osl")
         if not 0 <= args.prefix_hit < 1:
             raise SpecError(f"must lie in [0, 1), got {args.prefix_hit}", field="--prefix-hit")
@@ -364,7 +367,7 @@ def register(sub):
     p.add_argument("--hardware", required=True, metavar="H[:PROFILE]")
     _workload_args(p)
     where = p.add_argument_group("operating point (default: the frontier peak)")
-    where.add_argument("--at-tps-per-user", type=float, help="the first frontier point reaching X tok/s/user")
+    where.add_argument("--at-tps-per-user", type=finite_float, help="the first frontier point reaching X tok/s/user")
     where.add_argument("--peak", action="store_true", help="the frontier's peak throughput")
     for k in ("gpus", "tp", "ep", "pp", "batch"):
         where.add_argument(f"--{k}", type=int)
@@ -386,7 +389,7 @@ def register(sub):
     p.add_argument("--to", required=True, metavar="H2[:P2]")
     _workload_args(p)
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--at-tps-per-user", type=float, help="compare at this interactivity")
+    where.add_argument("--at-tps-per-user", type=finite_float, help="compare at this interactivity")
     where.add_argument("--peak", action="store_true", help="compare peak throughput")
     p.add_argument("--metric", default="total_tps_per_gpu", choices=METRICS)
     _space_args(p, multi_weights=False)

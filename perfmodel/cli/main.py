@@ -16,8 +16,28 @@ COMMANDS = ["listing", "predict_cmd", "models_cmd", "explain_cmd"]
 OPTIONAL_COMMANDS = ["analyses_cmd", "validate_cmd", "claims_cmd"]
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``perfmodel: error: ...``, status 2) like every other bad input."""
+
+    def error(self, message):
+        from ..errors import _cut
+        self.exit(2, f"{self.prog}: error: {_cut(message, 400)} (see {self.prog} --help)\n")
+
+
+def finite_float(text: str) -> float:
+    """argparse type: a finite number (float() alone accepts 'nan' and 'inf')."""
+    import math
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text[:40]!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text[:40]!r}")
+    return v
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="perfmodel", description="Analytical roofline model of LLM inference serving")
+    p = Parser(prog="perfmodel", description="Analytical roofline model of LLM inference serving")
     p.add_argument("--catalog", action="append", default=[], metavar="DIR",
                    help="extra catalog directory (hardware/, models/, ...); repeatable; also $PERFMODEL_CATALOG")
     sub = p.add_subparsers(dest="command", required=True)
