@@ -65,6 +65,23 @@ def load_yaml(path: Path) -> dict:
     return data
 
 
+def kind_of(path: str | os.PathLike) -> str:
+    """The catalog kind of a YAML file: its folder's name (hardware/, models/, ...) or else its fields
+    (the schema that knows every top-level key, most keys shared on a tie)."""
+    p = Path(path)
+    if p.parent.name in KINDS:
+        return p.parent.name
+    data = load_yaml(p)
+    keys = set(data)
+
+    def score(kind):
+        fields = _schema(kind).model_fields
+        names = set(fields) | {f.alias for f in fields.values() if f.alias}
+        required = {n for n, f in fields.items() if f.is_required()}
+        return (keys <= names, required <= keys, len(keys & names))
+    return max(KINDS, key=score)
+
+
 def validate(kind: str, data: dict, file: str | None = None):
     """Validate a mapping against the schema of ``kind``; errors name the file and the field."""
     try:

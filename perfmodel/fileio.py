@@ -115,10 +115,18 @@ def _no_constant(name):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+def _finite_float(text):
+    v = float(text)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return v
+
+
 def parse_json(text: str, file: str | None = None):
     """Strict JSON: duplicate keys, NaN/Infinity and nesting beyond MAX_DEPTH are one-line SpecErrors."""
     try:
-        data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
+        data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant,
+                          parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise SpecError(f"malformed JSON: {exc.msg}", file=file, field=f"line {exc.lineno}") from None
     except ValueError as exc:

@@ -437,3 +437,18 @@ def test_variant_values_checked_when_loaded(tmp_path, capsys):
         "value": -1, "status": "estimate", "source": "https://example.com"}}}}
     f = _write(tmp_path, d)
     _one_line(*_run(["predict", "--hardware", f, "--model", "llama-3.1-8b"], capsys), f, "variant 'slow'")
+
+
+@pytest.mark.parametrize("kind", ["hardware", "models", "workloads", "profiles", "claims"])
+def test_show_file_of_every_kind(tmp_path, capsys, kind):
+    src = sorted((ROOT / kind).glob("*.yaml"))[0]
+    f = tmp_path / "entry.yaml"           # not in a kind folder: the kind follows from the fields
+    f.write_text(src.read_text())
+    assert main(["show", str(f)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"[{kind}]"
+
+
+def test_json_number_out_of_range_rejected(tmp_path, capsys):
+    j = tmp_path / "config.json"
+    j.write_text('{"hidden_size": 1e999}')
+    _one_line(*_run(["models", "import", str(j)], capsys), str(j), "out of range")
