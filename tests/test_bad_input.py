@@ -452,3 +452,22 @@ def test_json_number_out_of_range_rejected(tmp_path, capsys):
     j = tmp_path / "config.json"
     j.write_text('{"hidden_size": 1e999}')
     _one_line(*_run(["models", "import", str(j)], capsys), str(j), "out of range")
+
+
+@pytest.mark.parametrize("argv,opt", [
+    (["attribute", "--from", "h100-sxm", "--to", "b200", "--model", "llama-3.1-8b", "--peak", "--layouts", "0"],
+     "--layouts"),
+    (["sensitivity", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--batch", "0"], "--batch"),
+    (["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--gpus", "0"], "--gpus"),
+    (["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--max-gpus", "-2"], "--max-gpus"),
+])
+def test_counts_below_one_rejected_by_the_parser(capsys, argv, opt):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1 and opt in err and ">= 1" in err
+
+
+def test_frontier_gpu_list_below_one_rejected(capsys):
+    _one_line(*_run(["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--gpus", "0,8"], capsys),
+              "--gpus", ">= 1")

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
-from .main import finite_float
+from .main import finite_float, positive_int
 
 TABLE_COLUMNS = ["serving", "weights", "gpus", "tp", "dp", "ep", "spec_tokens", "prefill_ratio", "kv_host_tier",
                  "batch", "tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "tpot_ms", "ttft_ms", "bound"]
@@ -36,9 +36,9 @@ def _space_args(p, multi_weights=True):
     p.add_argument("--kv-cache", default="fp8", help="KV-cache format (default fp8)")
     p.add_argument("--spec-tokens", default="0,1,2,3,4", metavar="K,K,..",
                    help="draft tokens per step to enumerate (default 0,1,2,3,4; 0 = off)")
-    p.add_argument("--max-gpus", type=int, help="largest instance (default: the scale-up domain)")
+    p.add_argument("--max-gpus", type=positive_int, help="largest instance (default: the scale-up domain)")
     p.add_argument("--gpus", default=None, metavar="N,N,..", help="GPUs per instance to enumerate")
-    p.add_argument("--batch-points", type=int, default=64, help="log-grid batch sizes per deployment (default 64)")
+    p.add_argument("--batch-points", type=positive_int, default=64, help="log-grid batch sizes per deployment (default 64)")
     p.add_argument("--serving", action="append", default=None, choices=["aggregated", "decode_only", "disaggregated"],
                    help="serving modes (default aggregated, plus disaggregated where the engine supports it)")
     p.add_argument("--no-disaggregation", action="store_true", help="do not enumerate disaggregated serving")
@@ -54,6 +54,8 @@ def _ints(text: str | None, option: str):
         raise SpecError(f"expected comma-separated integers, got {text!r}", field=option) from None
     if not vals:
         raise SpecError("empty list", field=option)
+    if option == "--gpus" and min(vals) < 1:
+        raise SpecError(f"GPU counts must be >= 1, got {min(vals)}", field=option)
     return vals
 
 
@@ -241,6 +243,8 @@ def run_whatif(args):
 def run_sensitivity(args):
     _check_outputs(args)
     from ..analyses.sensitivity import sensitivity
+    if args.top < 0:
+        raise SpecError("must be >= 0", field="--top")
     explicit = {k: getattr(args, k) for k in ("gpus", "tp", "ep", "pp", "batch") if getattr(args, k) is not None}
     if explicit and (args.at_tps_per_user is not None or args.peak):
         raise SpecError("give an explicit point (--gpus/--tp/--ep/--batch) or --at-tps-per-user/--peak, not both",
@@ -370,7 +374,7 @@ def register(sub):
     where.add_argument("--at-tps-per-user", type=finite_float, help="the first frontier point reaching X tok/s/user")
     where.add_argument("--peak", action="store_true", help="the frontier's peak throughput")
     for k in ("gpus", "tp", "ep", "pp", "batch"):
-        where.add_argument(f"--{k}", type=int)
+        where.add_argument(f"--{k}", type=positive_int)
     where.add_argument("--spec-tokens", type=int, default=None)
     where.add_argument("--serving", default="aggregated", choices=["aggregated", "decode_only"])
     p.add_argument("--weights", default="fp8")
@@ -393,7 +397,7 @@ def register(sub):
     where.add_argument("--peak", action="store_true", help="compare peak throughput")
     p.add_argument("--metric", default="total_tps_per_gpu", choices=METRICS)
     _space_args(p, multi_weights=False)
-    p.add_argument("--layouts", type=int, default=16, help="best deployments taken from each side (default 16)")
+    p.add_argument("--layouts", type=positive_int, default=16, help="best deployments taken from each side (default 16)")
     p.add_argument("--plot", metavar="FILE.png", help="waterfall plot")
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--json", action="store_true", help="total_ratio and parts (name -> factor)")

@@ -36,6 +36,17 @@ def finite_float(text: str) -> float:
     return v
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (GPUs, parallel widths, batch, grid sizes)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="perfmodel", description="Analytical roofline model of LLM inference serving")
     p.add_argument("--catalog", action="append", default=[], metavar="DIR",

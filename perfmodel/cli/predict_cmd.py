@@ -8,7 +8,7 @@ import sys
 from .. import api
 from ..fileio import dumps_json
 from ..specs.deployment import Scenario
-from .main import finite_float
+from .main import finite_float, positive_int
 
 KEY_COLUMNS = ["hardware", "model", "profile", "batch", "tpot_ms", "ttft_ms", "tps_per_user", "tps_per_user_e2e",
                "output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw", "mem_gb_per_gpu", "max_batch",
@@ -29,8 +29,9 @@ def register(sub):
     p.add_argument("--isl", type=finite_float)
     p.add_argument("--osl", type=finite_float)
     p.add_argument("--prefix-hit", type=finite_float)
-    for k in ("gpus", "tp", "ep", "pp", "batch", "spec-tokens"):
-        p.add_argument(f"--{k}", type=int)
+    for k in ("gpus", "tp", "ep", "pp", "batch"):
+        p.add_argument(f"--{k}", type=positive_int)
+    p.add_argument("--spec-tokens", type=int)
     p.add_argument("--acceptance-length", type=finite_float)
     p.add_argument("--dp-attention", action="store_true", default=None)
     p.add_argument("--weights")
