@@ -41,10 +41,16 @@ class SpecError(Exception):
         return SpecError(self.problem, file=self.file or file, field=self.field)
 
 
+def _is_tag(part) -> bool:
+    """A pydantic union-branch tag in an error location (a class name or ``function-after[...]``)."""
+    return isinstance(part, str) and (part[:1].isupper() and part.isidentifier() or "[" in part)
+
+
 def pydantic_to_spec_error(exc, file: str | None = None, prefix: str = "") -> SpecError:
     """Turn a pydantic ValidationError into a one-line SpecError naming the first bad field."""
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__")
+    # drop union-branch tags (``workload.FixedWorkload.isl`` -> ``workload.isl``)
+    loc = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__" and not _is_tag(p))
     if prefix:
         loc = f"{prefix}.{loc}" if loc else prefix
     msg = err.get("msg", "invalid value")

@@ -380,7 +380,7 @@ PREDICT = ["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-8b"]
 
 
 def test_zero_lengths_are_rejected_not_defaulted(capsys):
-    _one_line(*_run([*PREDICT, "--isl", "0", "--osl", "0"], capsys), "workload", "isl", "greater than 0")
+    _one_line(*_run([*PREDICT, "--isl", "0", "--osl", "0"], capsys), "workload.isl", "greater than 0")
 
 
 @pytest.mark.parametrize("cmd", [PREDICT, ["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b"]])
