@@ -90,7 +90,13 @@ def run(args):
     from ..errors import SpecError
     if not args.scenario and (args.hardware is None or args.model is None):
         raise SpecError("give a scenario YAML, or at least --hardware and --model", field="scenario")
-    df = api.predict(_scenario(args))
+    scenario = _scenario(args)
+    try:
+        df = api.predict(scenario)
+    except SpecError as exc:   # a deployment/override problem names the scenario file it came from
+        if args.scenario and exc.field and exc.field.split(".")[0] in ("deployment", "overrides", "workload"):
+            raise exc.in_file(args.scenario) from None
+        raise
     if not df["fits"].iloc[0] and not args.allow_overflow:
         field = "deployment.gpus" if df["max_batch"].iloc[0] < 1 else "deployment.batch"
         raise SpecError(f"the deployment does not fit in memory: {df['fit_reason'].iloc[0]} "
