@@ -84,8 +84,41 @@ class UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _flow_depth(text: str) -> tuple[int, int]:
+    """(deepest [ / { nesting outside quotes and comments, its line): a cheap pre-check, since PyYAML's
+    scanner takes quadratic time on deeply nested flow collections."""
+    depth = deepest = line = where = 0
+    quote = None
+    comment = False
+    for ch in text:
+        if ch == "\n":
+            line += 1
+            comment = False
+            continue
+        if comment:
+            continue
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            comment = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, where = depth, line
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return deepest, where + 1
+
+
 def parse_yaml(text: str, file: str | None = None):
     """Parse YAML text with UniqueKeyLoader; any parser failure is a one-line SpecError naming ``file``."""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        deepest, line = _flow_depth(text)
+        if deepest > MAX_DEPTH:
+            raise SpecError(f"malformed YAML: nested deeper than {MAX_DEPTH} levels", file=file, field=f"line {line}")
     try:
         return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:

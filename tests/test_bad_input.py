@@ -471,3 +471,17 @@ def test_counts_below_one_rejected_by_the_parser(capsys, argv, opt):
 def test_frontier_gpu_list_below_one_rejected(capsys):
     _one_line(*_run(["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--gpus", "0,8"], capsys),
               "--gpus", ">= 1")
+
+
+def test_very_deep_flow_nesting_fails_fast(tmp_path, capsys):
+    import time
+    y = tmp_path / "deep.yaml"
+    y.write_text("a: " + "[" * 200_000 + "]" * 200_000 + "\n")
+    t0 = time.perf_counter()
+    _one_line(*_run(["show", str(y)], capsys), str(y), "nested deeper")
+    assert time.perf_counter() - t0 < 2
+
+
+def test_unknown_variant_of_hardware_without_variants(capsys):
+    _one_line(*_run(["predict", "--hardware", "h100-sxm@bad", "--model", "llama-3.1-8b"], capsys),
+              "unknown variant 'bad'", "h100-sxm has no variants")

@@ -117,8 +117,10 @@ class HardwareSpec(Strict):
             return self
         if name not in self.variants:
             from ..errors import SpecError
-            raise SpecError(f"unknown variant {name!r}; choose one of {sorted(self.variants)}",
-                            field="variant")
+            from ..errors import short
+            choices = f"choose one of {', '.join(sorted(self.variants))}" if self.variants else \
+                f"{self.id} has no variants"
+            raise SpecError(f"unknown variant {short(name)}; {choices}", field="variant")
         specs = self.specs.model_copy(update=dict(self.variants[name].specs))
         try:
             HardwareSpecs.model_validate(specs.model_dump())
