@@ -485,3 +485,13 @@ def test_very_deep_flow_nesting_fails_fast(tmp_path, capsys):
 def test_unknown_variant_of_hardware_without_variants(capsys):
     _one_line(*_run(["predict", "--hardware", "h100-sxm@bad", "--model", "llama-3.1-8b"], capsys),
               "unknown variant 'bad'", "h100-sxm has no variants")
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+def test_hf_config_non_finite_integer_field(value):
+    import json
+    from perfmodel.importers.hf_config import import_hf_config
+    cfg = json.loads((ROOT / "tests" / "fixtures" / "hf_configs" / "deepseek-v3.json").read_text())
+    cfg["hidden_size"] = value
+    with pytest.raises(SpecError, match="hidden_size: expected an integer"):
+        import_hf_config(cfg)

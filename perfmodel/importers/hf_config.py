@@ -28,6 +28,7 @@ ignores (norms, biases, sinks, output gates).
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -36,7 +37,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..fileio import load_json
-from ..errors import SpecError, pydantic_to_spec_error
+from ..errors import SpecError, pydantic_to_spec_error, short
 from ..specs.model import ModelSpec
 
 DEFAULT_SOURCE = "Hugging Face config.json"
@@ -60,8 +61,8 @@ class _Cfg:
             if default is _MISSING:
                 raise SpecError(f"required for {self.arch} but missing", field=key)
             return default
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
-            raise SpecError(f"expected an integer, got {v!r}", field=key)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
+            raise SpecError(f"expected an integer, got {short(v)}", field=key)
         v = int(v)
         if positive and v <= 0:
             raise SpecError(f"expected a positive integer, got {v}", field=key)
