@@ -84,11 +84,34 @@ def layout_problem(model, gpus: int, tp: int, ep: int, pp: int = 1) -> tuple[str
     return None
 
 
+def expert_problem(model, ep: int) -> str | None:
+    """Why ``ep`` ranks cannot hold the routed experts evenly (uneven or redundant placement is not modelled)."""
+    for name, f in model.ffn.items():
+        if f.kind == "moe" and ep > 1 and f.experts % ep:
+            return (f"ep={ep} does not divide the {f.experts} routed experts of ffn {name!r} "
+                    "(uneven or redundant expert placement is not modelled)")
+    return None
+
+
 def check_layout(model, dep: Deployment) -> None:
-    """Reject layouts the model cannot be split into (``layout_problem``) with a one-line SpecError."""
+    """Reject layouts the model cannot be split into (``layout_problem``, ``expert_problem``), the prefill
+    pool's included, with a one-line SpecError."""
     problem = layout_problem(model, dep.gpus, dep.tp, dep.ep, dep.pp)
     if problem:
         raise SpecError(problem[0], field=problem[1])
+    if expert_problem(model, dep.ep):
+        raise SpecError(expert_problem(model, dep.ep), field="deployment.ep")
+    p = dep.prefill
+    if p is not None and dep.serving == "disaggregated":
+        if p.gpus % p.tp or (not p.dp_attention and p.gpus != p.tp):
+            raise SpecError(f"gpus={p.gpus} must equal tp={p.tp} (or be a multiple of it with dp_attention)",
+                            field="deployment.prefill.gpus")
+        if p.gpus % p.ep:
+            raise SpecError(f"ep={p.ep} must divide gpus={p.gpus}", field="deployment.prefill.ep")
+        problem = layout_problem(model, p.gpus, p.tp, p.ep) or (
+            (expert_problem(model, p.ep), "deployment.ep") if expert_problem(model, p.ep) else None)
+        if problem:
+            raise SpecError(problem[0], field=problem[1].replace("deployment.", "deployment.prefill."))
 
 
 def predict(scenario: Scenario) -> pd.DataFrame:

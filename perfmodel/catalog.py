@@ -14,9 +14,9 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
+from . import fileio
 from .errors import SpecError, pydantic_to_spec_error
 
 KINDS: dict[str, str] = {
@@ -57,21 +57,29 @@ def _schema(kind: str):
 
 
 def load_yaml(path: Path) -> dict:
-    """Parse one YAML file into a mapping; malformed YAML becomes a one-line SpecError."""
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise SpecError(f"cannot read file ({exc.strerror})", file=str(path)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "YAML"
-        problem = getattr(exc, "problem", None) or "malformed YAML"
-        raise SpecError(f"malformed YAML: {problem}", file=str(path), field=where) from None
+    """Parse one YAML file into a mapping; bad bytes, malformed or deeply nested YAML and duplicate keys
+    become a one-line SpecError naming the file (perfmodel.fileio)."""
+    data = fileio.load_yaml(path)
     if not isinstance(data, dict):
         raise SpecError("expected a mapping of fields at the top level", file=str(path))
     return data
+
+
+def kind_of(path: str | os.PathLike) -> str:
+    """The catalog kind of a YAML file: its folder's name (hardware/, models/, ...) or else its fields
+    (the schema that knows every top-level key, most keys shared on a tie)."""
+    p = Path(path)
+    if p.parent.name in KINDS:
+        return p.parent.name
+    data = load_yaml(p)
+    keys = set(data)
+
+    def score(kind):
+        fields = _schema(kind).model_fields
+        names = set(fields) | {f.alias for f in fields.values() if f.alias}
+        required = {n for n, f in fields.items() if f.is_required()}
+        return (keys <= names, required <= keys, len(keys & names))
+    return max(KINDS, key=score)
 
 
 def validate(kind: str, data: dict, file: str | None = None):
@@ -95,11 +103,13 @@ def _index(kind: str, roots: tuple[Path, ...]) -> tuple[dict[str, Path], frozens
             continue
         for f in sorted(d.glob("*.y*ml")):
             ids = [f.stem]
-            try:
-                data = yaml.safe_load(f.read_text()) or {}
+            try:  # an unreadable file is indexed by its name; loading it reports the problem
+                data = fileio.load_yaml(f) or {}
                 if isinstance(data, dict):
-                    ids = [str(data.get("id", f.stem)), *map(str, data.get("aliases", []) or [])]
-            except yaml.YAMLError:
+                    aliases = data.get("aliases", []) or []
+                    ids = [str(data.get("id", f.stem)),
+                           *map(str, aliases if isinstance(aliases, list) else [aliases])]
+            except SpecError:
                 pass
             if ids[0] not in out:
                 primary.add(ids[0])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 
 from . import catalog
@@ -66,7 +68,10 @@ def table(kind: str) -> pd.DataFrame:
 def show(name: str) -> tuple[str, dict]:
     """Find ``name`` in any catalog kind; return (kind, details)."""
     from .errors import SpecError
-    for kind in ("hardware", "models", "workloads", "profiles", "claims"):
+    kinds = ("hardware", "models", "workloads", "profiles", "claims")
+    if name.endswith((".yaml", ".yml")) or os.sep in name:
+        kinds = (catalog.kind_of(catalog.resolve_path("id", name)),)   # a file: its kind, not a guess
+    for kind in kinds:
         try:
             spec = catalog.load(kind, name)
         except SpecError as exc:

@@ -9,7 +9,7 @@ These are definitions of the formats, not hardware or model specs.
 
 from __future__ import annotations
 
-from .errors import SpecError
+from .errors import SpecError, short
 
 WEIGHT_BYTES: dict[str, float] = {
     "bf16": 2.0,
@@ -30,14 +30,38 @@ COMPUTE_RATE: dict[str, str] = {
 KV_FORMATS = ("bf16", "fp8", "fp4")
 
 
+def weight_format_problem(fmt) -> str | None:
+    """Why ``fmt`` is not a weight format (None when it is one): the one message every entry point uses."""
+    if isinstance(fmt, str) and fmt in WEIGHT_BYTES:
+        return None
+    return f"unknown weight format {short(fmt)}; choose one of {', '.join(sorted(WEIGHT_BYTES))}"
+
+
+def kv_format_problem(fmt) -> str | None:
+    if isinstance(fmt, str) and fmt in KV_FORMATS:
+        return None
+    return f"unknown KV-cache format {short(fmt)}; choose one of {', '.join(KV_FORMATS)}"
+
+
 def weight_bytes(fmt: str, field: str = "weights") -> float:
-    try:
-        return WEIGHT_BYTES[fmt]
-    except KeyError:
-        raise SpecError(f"unknown number format {fmt!r}; choose one of {sorted(WEIGHT_BYTES)}", field=field) from None
+    problem = weight_format_problem(fmt)
+    if problem:
+        raise SpecError(problem, field=field)
+    return WEIGHT_BYTES[fmt]
 
 
 def check_kv_format(fmt: str, field: str = "kv_cache") -> str:
-    if fmt not in KV_FORMATS:
-        raise SpecError(f"unknown KV-cache format {fmt!r}; choose one of {list(KV_FORMATS)}", field=field)
+    problem = kv_format_problem(fmt)
+    if problem:
+        raise SpecError(problem, field=field)
     return fmt
+
+
+def check_formats(weights=(), kv_cache=None, attention_weights=None) -> None:
+    """Check the formats an analysis enumerates before any work (frontier, sensitivity, attribute, ...)."""
+    for w in ([weights] if isinstance(weights, str) else list(weights or ())):
+        weight_bytes(w, "weights")
+    if kv_cache is not None:
+        check_kv_format(kv_cache, "kv_cache")
+    if attention_weights is not None:
+        weight_bytes(attention_weights, "attention_weights")

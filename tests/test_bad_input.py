@@ -161,3 +161,337 @@ def test_predict_a_deployment_that_does_not_fit_is_a_one_line_error(capsys):
     code = main(["predict", "--hardware", "b200", "--model", "deepseek-r1", "--gpus", "1", "--batch", "64",
                  "--weights", "nvfp4", "--allow-overflow"])
     assert code == 1 and "fit_reason" in capsys.readouterr().out
+
+
+# -------------------------------------------------------------- issue 15: every input path guarded
+def _one_line(code, err, *words, status=2):
+    assert code == status, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    for w in words:
+        assert w in err, err
+
+
+def test_invalid_utf8_yaml_json_csv_name_the_file(tmp_path, capsys):
+    y = tmp_path / "hw.yaml"
+    y.write_bytes(b"id: h100\xff\n")
+    _one_line(*_run(["show", str(y)], capsys), str(y), "not valid UTF-8")
+    j = tmp_path / "config.json"
+    j.write_bytes(b'{"a": 1}\xff')
+    _one_line(*_run(["models", "import", str(j)], capsys), str(j), "not valid UTF-8")
+    c = tmp_path / "rec.csv"
+    c.write_bytes(b"id,kind,hardware,model,metric,value\nr1,point,h100\xff,x,tpot_ms,1\n")
+    _one_line(*_run(["validate", str(c)], capsys), str(c), "not valid UTF-8", "line 2")
+
+
+def test_invalid_utf8_file_in_catalog_does_not_break_other_ids(tmp_path, capsys):
+    (tmp_path / "hardware").mkdir()
+    bad = tmp_path / "hardware" / "broken.yaml"
+    bad.write_bytes(b"id: broken\xff\n")
+    try:
+        code = main(["--catalog", str(tmp_path), "show", "h100-sxm", "--json"])
+        assert code == 0 and '"h100-sxm"' in capsys.readouterr().out
+        _one_line(*_run(["--catalog", str(tmp_path), "show", "broken"], capsys), str(bad), "not valid UTF-8")
+    finally:
+        catalog._user_dirs.clear()
+        catalog._index.cache_clear()
+
+
+def test_deeply_nested_yaml_and_json(tmp_path, capsys):
+    y = tmp_path / "deep.yaml"
+    y.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n")
+    _one_line(*_run(["show", str(y)], capsys), str(y), "nested deeper")
+    j = tmp_path / "deep.json"
+    j.write_text('{"a": ' * 3000 + "1" + "}" * 3000)
+    _one_line(*_run(["models", "import", str(j)], capsys), str(j), "nested deeper")
+
+
+def test_duplicate_keys_yaml_and_json(tmp_path, capsys):
+    d = copy.deepcopy(H100)
+    text = yaml.safe_dump(d) + f"id: {d['id']}-again\n"
+    f = _write(tmp_path, text)
+    _one_line(*_run(["predict", "--hardware", f, "--model", "llama-3.1-8b"], capsys), f, "duplicate key 'id'")
+    j = tmp_path / "config.json"
+    j.write_text('{"hidden_size": 4096, "hidden_size": 8192}')
+    _one_line(*_run(["models", "import", str(j)], capsys), str(j), "duplicate key 'hidden_size'")
+
+
+def test_json_nan_and_infinity_constants_rejected(tmp_path, capsys):
+    j = tmp_path / "config.json"
+    j.write_text('{"hidden_size": NaN}')
+    _one_line(*_run(["models", "import", str(j)], capsys), str(j), "NaN")
+
+
+def test_record_csv_header_only_and_empty(tmp_path, capsys):
+    f = tmp_path / "rec.csv"
+    f.write_text("id,kind,hardware,model,metric,value\n")
+    _one_line(*_run(["validate", str(f)], capsys), str(f), "no records")
+    f.write_text("")
+    _one_line(*_run(["validate", str(f)], capsys), str(f), "empty file")
+
+
+@pytest.mark.parametrize("bad_id", ["../../../escape", "/tmp/perfmodel-escape-x", "nul\0byte", "x" * 300])
+def test_compile_cache_name_never_from_model_id(tmp_path, monkeypatch, bad_id):
+    from perfmodel.engine import compiled as C
+    cache = tmp_path / "a" / "b" / "cache"
+    monkeypatch.setenv("PERFMODEL_CACHE", str(cache))
+    m = catalog.model("llama-3.1-8b").model_copy(update={"id": bad_id})
+    C._cache.clear()
+    before = set(tmp_path.rglob("*")) | set(Path("/tmp").glob("perfmodel-escape*"))
+    cm = C.compiled(m)
+    assert "step_s" in cm.decode.names
+    after = set(tmp_path.rglob("*")) | set(Path("/tmp").glob("perfmodel-escape*"))
+    new = {p for p in after - before if p.is_file()}
+    assert new and all(p.parent == cache and p.name.startswith("model-") for p in new), new
+    C._cache.clear()
+
+
+@pytest.mark.parametrize("opt,value", [("--weights", "fp3"), ("--kv-cache", "bf17")])
+def test_frontier_unknown_formats_list_choices(capsys, opt, value):
+    code, err = _run(["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", opt, value], capsys)
+    _one_line(code, err, repr(value), "choose one of", "fp8")
+
+
+def test_long_bad_values_are_cut(tmp_path, capsys):
+    d = copy.deepcopy(H100)
+    d["specs"]["hbm_bandwidth_tbps"]["value"] = "x" * 5000
+    f = _write(tmp_path, d)
+    code, err = _run(["predict", "--hardware", f, "--model", "llama-3.1-8b"], capsys)
+    _one_line(code, err, "hbm_bandwidth_tbps")
+    assert len(err) < 600
+
+
+# -------------------------------------------------------------- output paths
+def test_models_import_output_creates_missing_directory(tmp_path, capsys):
+    out = tmp_path / "nodir" / "m.yaml"
+    code = main(["models", "import", str(ROOT / "tests" / "fixtures" / "hf_configs" / "deepseek-v3.json"),
+                 "-o", str(out)])
+    assert code == 0 and out.is_file() and "attention" in out.read_text()
+    _one_line(*_run(["models", "import", str(ROOT / "tests" / "fixtures" / "hf_configs" / "deepseek-v3.json"),
+                     "-o", str(tmp_path)], capsys), "--output", "is a directory")
+
+
+@pytest.mark.parametrize("opts,words", [
+    (["--csv", "."], ["--csv", "is a directory"]),
+    (["--plot", "p.txt"], ["--plot", ".png", "p.txt"]),
+    (["--csv", "afile/x.csv"], ["--csv", "is a file, not a directory"]),
+])
+def test_frontier_bad_output_paths_fail_before_work(tmp_path, capsys, monkeypatch, opts, words):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")
+    code, err = _run(["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", *opts], capsys)
+    _one_line(code, err, *words)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_frontier_csv_into_missing_directory(tmp_path, capsys):
+    out = tmp_path / "nodir" / "f.csv"
+    code = main(["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--gpus", "1", "--spec-tokens",
+                 "0", "--batch-points", "4", "--rows", "1", "--csv", str(out)])
+    assert code == 0 and out.is_file()
+    capsys.readouterr()
+
+
+def _records_csv(tmp_path):
+    f = tmp_path / "rec.csv"
+    f.write_text((ROOT / "data" / "shared" / "calibration.csv").read_text().splitlines()[0] + "\n"
+                 + "\n".join((ROOT / "data" / "shared" / "calibration.csv").read_text().splitlines()[1:3]) + "\n")
+    return f
+
+
+@pytest.mark.parametrize("opts,words", [
+    (["--out", "."], ["--out", "is a directory"]),
+    (["--plot", "p.txt"], ["--plot", ".png"]),
+    (["--report", "r.txt"], ["--report", ".md"]),
+])
+def test_validate_bad_output_paths(tmp_path, capsys, monkeypatch, opts, words):
+    f = _records_csv(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    _one_line(*_run(["validate", str(f), "--samples", "2", *opts], capsys), *words)
+
+
+def test_validate_out_into_missing_directory(tmp_path, capsys):
+    f = _records_csv(tmp_path)
+    out = tmp_path / "nodir" / "x.csv"
+    assert main(["validate", str(f), "--samples", "2", "--out", str(out)]) == 0 and out.is_file()
+    capsys.readouterr()
+
+
+def test_report_and_calibrate_dirs_that_are_files(tmp_path, capsys):
+    a = tmp_path / "afile"
+    a.write_text("")
+    _one_line(*_run(["report", "--out", str(a)], capsys), "--out", "is a file")
+    _one_line(*_run(["calibrate", "--out-dir", str(a / "x"), "--dry-run"], capsys), "--out-dir", "is a file")
+
+
+# -------------------------------------------------------------- no NaN/inf leaves the tool
+def _strict(text):
+    import json
+
+    def bad(c):
+        raise AssertionError(f"non-strict JSON constant {c}")
+    return json.loads(text, parse_constant=bad)
+
+
+def test_predict_json_without_price_is_strict_json(tmp_path, capsys):
+    d = copy.deepcopy(H100)
+    sections = [s for s in d.values() if isinstance(s, dict) and "price_usd_per_gpu_hour" in s]
+    assert sections
+    for sect in sections:
+        del sect["price_usd_per_gpu_hour"]
+    f = _write(tmp_path, d)
+    assert main(["predict", "--hardware", f, "--model", "llama-3.1-8b", "--json"]) == 0
+    rec = _strict(capsys.readouterr().out)
+    assert rec["total_tokens_per_usd"] is None
+    main(["predict", "--hardware", f, "--model", "llama-3.1-8b"])
+    import re
+    out = capsys.readouterr().out
+    assert not re.search(r"\b(nan|inf)\b", out, re.I), out
+
+
+def test_frontier_json_is_strict_for_aggregated_peaks(capsys):
+    assert main(["frontier", "--model", "deepseek-v3", "--hardware", "gb200-nvl72", "--json",
+                 "--batch-points", "4"]) == 0
+    d = _strict(capsys.readouterr().out)
+    pts = d["systems"][0]["points"]
+    assert any(p["prefill_gpus"] is None for p in pts)
+
+
+@pytest.mark.parametrize("kind", ["hardware", "workloads"])
+def test_list_prints_no_nan(capsys, kind):
+    assert main(["list", kind]) == 0
+    out = capsys.readouterr().out
+    assert "NaN" not in out and "nan" not in out.split()
+    assert main(["list", kind, "--json"]) == 0
+    _strict(capsys.readouterr().out)
+
+
+def test_validate_with_no_predictable_row_fails(tmp_path, capsys):
+    f = tmp_path / "rec.csv"
+    f.write_text("id,kind,hardware,model,metric,value,isl,osl,engine\n"
+                 "r1,point,nonexistent-gpu,llama-3.1-8b,tpot_ms,10,1000,100,vllm\n")
+    code = main(["validate", str(f), "--samples", "2"])
+    cap = capsys.readouterr()
+    assert code == 2 and "no row of 1 could be predicted" in cap.err and len(cap.err.strip().splitlines()) == 1
+    assert "nan" not in cap.out.lower().split() and "unsupported" in cap.out
+
+
+# -------------------------------------------------------------- silent acceptance
+PREDICT = ["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-8b"]
+
+
+def test_zero_lengths_are_rejected_not_defaulted(capsys):
+    _one_line(*_run([*PREDICT, "--isl", "0", "--osl", "0"], capsys), "workload.isl", "greater than 0")
+
+
+@pytest.mark.parametrize("cmd", [PREDICT, ["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b"]])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_non_finite_lengths_rejected(capsys, cmd, value):
+    with pytest.raises(SystemExit) as exc:
+        main([*cmd, f"--isl={value}", "--osl", "10"])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1 and "--isl" in err and "finite" in err
+
+
+def test_argparse_errors_are_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([*PREDICT, "--gpus", "x"])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1 and "--gpus" in err
+
+
+@pytest.mark.parametrize("cmd", [["predict", "--hardware", "h100-sxm"], ["frontier", "--hardware", "h100-sxm"]])
+def test_empty_model_rejected(capsys, cmd):
+    _one_line(*_run([*cmd, "--model", ""], capsys), "--model", "must not be empty")
+
+
+def test_usable_hbm_above_capacity_rejected(tmp_path, capsys):
+    f = _write(tmp_path, {"hardware": "h100-sxm", "model": "llama-3.1-8b",
+                          "overrides": {"hardware": {"hbm_usable_gb": 3000}}}, "sc.yaml")
+    _one_line(*_run(["predict", f], capsys), f, "overrides.hardware.hbm_usable_gb", "exceeds the capacity 80")
+
+
+def test_ep_that_does_not_divide_the_experts_rejected(capsys):
+    code, err = _run(["predict", "--hardware", "gb200-nvl72", "--model", "deepseek-v3", "--gpus", "7", "--tp", "1",
+                      "--ep", "7", "--dp-attention"], capsys)
+    _one_line(code, err, "deployment.ep", "ep=7 does not divide the 256 routed experts")
+
+
+def test_prefill_pool_layout_checked(tmp_path, capsys):
+    f = _write(tmp_path, {"hardware": "gb200-nvl72", "model": "deepseek-v3",
+                          "deployment": {"gpus": 8, "tp": 1, "ep": 8, "dp_attention": True, "serving": "disaggregated",
+                                         "decode_gpus": 8, "prefill": {"gpus": 8, "tp": 8, "ep": 1000}}}, "sc.yaml")
+    _one_line(*_run(["predict", f], capsys), "deployment.prefill.ep")
+
+
+def test_claimed_nan_rejected(tmp_path, capsys):
+    src = sorted((ROOT / "claims").glob("*.yaml"))[0].read_text()
+    assert "\nclaimed: " in src
+    f = tmp_path / "c.yaml"
+    f.write_text("\n".join("claimed: .nan" if ln.startswith("claimed:") else ln for ln in src.splitlines()) + "\n")
+    _one_line(*_run(["check", str(f)], capsys), str(f), "claimed", "finite")
+
+
+def test_variant_values_checked_when_loaded(tmp_path, capsys):
+    d = copy.deepcopy(H100)
+    d["variants"] = {"slow": {"description": "x", "specs": {"hbm_bandwidth_tbps": {
+        "value": -1, "status": "estimate", "source": "https://example.com"}}}}
+    f = _write(tmp_path, d)
+    _one_line(*_run(["predict", "--hardware", f, "--model", "llama-3.1-8b"], capsys), f, "variant 'slow'")
+
+
+@pytest.mark.parametrize("kind", ["hardware", "models", "workloads", "profiles", "claims"])
+def test_show_file_of_every_kind(tmp_path, capsys, kind):
+    src = sorted((ROOT / kind).glob("*.yaml"))[0]
+    f = tmp_path / "entry.yaml"           # not in a kind folder: the kind follows from the fields
+    f.write_text(src.read_text())
+    assert main(["show", str(f)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"[{kind}]"
+
+
+def test_json_number_out_of_range_rejected(tmp_path, capsys):
+    j = tmp_path / "config.json"
+    j.write_text('{"hidden_size": 1e999}')
+    _one_line(*_run(["models", "import", str(j)], capsys), str(j), "out of range")
+
+
+@pytest.mark.parametrize("argv,opt", [
+    (["attribute", "--from", "h100-sxm", "--to", "b200", "--model", "llama-3.1-8b", "--peak", "--layouts", "0"],
+     "--layouts"),
+    (["sensitivity", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--batch", "0"], "--batch"),
+    (["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--gpus", "0"], "--gpus"),
+    (["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--max-gpus", "-2"], "--max-gpus"),
+])
+def test_counts_below_one_rejected_by_the_parser(capsys, argv, opt):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1 and opt in err and ">= 1" in err
+
+
+def test_frontier_gpu_list_below_one_rejected(capsys):
+    _one_line(*_run(["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--gpus", "0,8"], capsys),
+              "--gpus", ">= 1")
+
+
+def test_very_deep_flow_nesting_fails_fast(tmp_path, capsys):
+    import time
+    y = tmp_path / "deep.yaml"
+    y.write_text("a: " + "[" * 200_000 + "]" * 200_000 + "\n")
+    t0 = time.perf_counter()
+    _one_line(*_run(["show", str(y)], capsys), str(y), "nested deeper")
+    assert time.perf_counter() - t0 < 2
+
+
+def test_unknown_variant_of_hardware_without_variants(capsys):
+    _one_line(*_run(["predict", "--hardware", "h100-sxm@bad", "--model", "llama-3.1-8b"], capsys),
+              "unknown variant 'bad'", "h100-sxm has no variants")
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+def test_hf_config_non_finite_integer_field(value):
+    import json
+    from perfmodel.importers.hf_config import import_hf_config
+    cfg = json.loads((ROOT / "tests" / "fixtures" / "hf_configs" / "deepseek-v3.json").read_text())
+    cfg["hidden_size"] = value
+    with pytest.raises(SpecError, match="hidden_size: expected an integer"):
+        import_hf_config(cfg)

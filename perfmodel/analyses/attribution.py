@@ -36,6 +36,7 @@ from ..engine.evaluate import Setup
 from ..errors import SpecError
 from ..spec_decoding import acceptance_length
 from ..specs.profile import PROFILE_PARAMS
+from ..formats import check_formats
 from .deployments import LAYOUT_COLUMNS, SERVING_MIX
 from .evaluation import evaluate_rows, workload_info
 from .frontier import X, candidates
@@ -306,6 +307,7 @@ def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k
         raise SpecError("give either --at-tps-per-user or --peak, not both", field="--peak")
     if at_tps_per_user is not None and not at_tps_per_user > 0:
         raise SpecError(f"must be > 0, got {at_tps_per_user}", field="--at-tps-per-user")
+    check_formats(weights, kv_cache, attention_weights)
     a, b = as_system(from_, profile), as_system(to, profile)
     m = as_model(model)
     wl = workload_info(workload)

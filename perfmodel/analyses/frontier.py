@@ -20,6 +20,7 @@ import pandas as pd
 from ..engine.bind import attention_format
 from ..engine.evaluate import evaluate
 from ..errors import SpecError
+from ..formats import check_formats
 from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points
 from .evaluation import evaluate_rows, workload_info
 from .systems import System, as_model, as_system
@@ -167,6 +168,7 @@ def frontier(hardware, model, workload="fixed-1k1k", profile="speed-of-light", *
     """
     if metric not in THROUGHPUT_METRICS:
         raise SpecError(f"unknown metric {metric!r}; choose from {list(THROUGHPUT_METRICS)}", field="metric")
+    check_formats(weights, kv_cache, attention_weights)
     sysm = as_system(hardware, profile)
     if hw_overrides or profile_overrides or acceptance_rate is not None:
         sysm = sysm.with_changes(hw_overrides, profile_overrides, acceptance_rate)

@@ -29,6 +29,7 @@ from ..errors import SpecError
 from ..spec_decoding import acceptance_length_expr
 from ..specs.hardware import HARDWARE_FIELDS
 from ..specs.profile import PROFILE_PARAMS
+from ..formats import check_formats
 from .deployments import SERVING_MIX
 from .frontier import X, frontier
 from .systems import HW_GROUP_OF, System, as_model, as_system, lengths_for
@@ -152,6 +153,7 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile="spe
     """
     if metric not in METRICS:
         raise SpecError(f"unknown metric {metric!r}; choose from {list(METRICS)}", field="metric")
+    check_formats(weights, kv_cache, attention_weights)
     sysm = as_system(system, profile)
     m = as_model(model)
     if point is None:

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SpecError
+from ..fileio import check_output, dumps_json, ensure_parent
+from .main import finite_float, positive_int
 
 TABLE_COLUMNS = ["serving", "weights", "gpus", "tp", "dp", "ep", "spec_tokens", "prefill_ratio", "kv_host_tier",
                  "batch", "tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "tpot_ms", "ttft_ms", "bound"]
@@ -19,9 +21,9 @@ METRICS = ["total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw", "total
 def _workload_args(p):
     p.add_argument("--model", required=True, help="model catalog id (or YAML path)")
     p.add_argument("--workload", default=None, help="workload catalog id (default fixed-1k1k)")
-    p.add_argument("--isl", type=float, help="custom workload: input tokens (with --osl)")
-    p.add_argument("--osl", type=float, help="custom workload: output tokens (with --isl)")
-    p.add_argument("--prefix-hit", type=float, default=0.0, help="custom workload: cached share of the input")
+    p.add_argument("--isl", type=finite_float, help="custom workload: input tokens (with --osl)")
+    p.add_argument("--osl", type=finite_float, help="custom workload: output tokens (with --isl)")
+    p.add_argument("--prefix-hit", type=finite_float, default=0.0, help="custom workload: cached share of the input")
     p.add_argument("--profile", default="speed-of-light", help="software profile (default speed-of-light)")
 
 
@@ -34,9 +36,9 @@ def _space_args(p, multi_weights=True):
     p.add_argument("--kv-cache", default="fp8", help="KV-cache format (default fp8)")
     p.add_argument("--spec-tokens", default="0,1,2,3,4", metavar="K,K,..",
                    help="draft tokens per step to enumerate (default 0,1,2,3,4; 0 = off)")
-    p.add_argument("--max-gpus", type=int, help="largest instance (default: the scale-up domain)")
+    p.add_argument("--max-gpus", type=positive_int, help="largest instance (default: the scale-up domain)")
     p.add_argument("--gpus", default=None, metavar="N,N,..", help="GPUs per instance to enumerate")
-    p.add_argument("--batch-points", type=int, default=64, help="log-grid batch sizes per deployment (default 64)")
+    p.add_argument("--batch-points", type=positive_int, default=64, help="log-grid batch sizes per deployment (default 64)")
     p.add_argument("--serving", action="append", default=None, choices=["aggregated", "decode_only", "disaggregated"],
                    help="serving modes (default aggregated, plus disaggregated where the engine supports it)")
     p.add_argument("--no-disaggregation", action="store_true", help="do not enumerate disaggregated serving")
@@ -52,12 +54,16 @@ def _ints(text: str | None, option: str):
         raise SpecError(f"expected comma-separated integers, got {text!r}", field=option) from None
     if not vals:
         raise SpecError("empty list", field=option)
+    if option == "--gpus" and min(vals) < 1:
+        raise SpecError(f"GPU counts must be >= 1, got {min(vals)}", field=option)
     return vals
 
 
 def _workload(args):
+    if not args.model.strip():
+        raise SpecError("must not be empty", field="--model")
     if args.isl is not None or args.osl is not None:
-        if args.isl is None or args.osl is None or args.isl <= 0 or args.osl <= 0:
+        if args.isl is None or args.osl is None or not (args.isl > 0 and args.osl > 0):
             raise SpecError("a custom workload needs both --isl and --osl, > 0", field="--isl/--osl")
         if not 0 <= args.prefix_hit < 1:
             raise SpecError(f"must lie in [0, 1), got {args.prefix_hit}", field="--prefix-hit")
@@ -91,7 +97,7 @@ def _num(v, digits=4):
         return str(bool(v))
     if isinstance(v, (int, float, np.floating, np.integer)):
         v = float(v)
-        if math.isnan(v):
+        if not math.isfinite(v):
             return "-"
         if v == int(v) and abs(v) < 1e9:
             return f"{int(v)}"
@@ -126,16 +132,8 @@ def _thin(df: pd.DataFrame, rows: int) -> pd.DataFrame:
 
 def _check_outputs(args):
     """Fail before the work when an output file cannot be written."""
-    from pathlib import Path
-    for opt in ("plot", "csv"):
-        path = getattr(args, opt, None)
-        if not path:
-            continue
-        p = Path(path)
-        if opt == "plot" and p.suffix.lower() != ".png":
-            raise SpecError(f"plot file must end in .png, got {path!r}", field="--plot")
-        if not p.parent.is_dir():
-            raise SpecError(f"directory {str(p.parent)!r} does not exist", field=f"--{opt}")
+    check_output(getattr(args, "plot", None), "--plot", (".png",))
+    check_output(getattr(args, "csv", None), "--csv")
 
 
 def _records(df: pd.DataFrame) -> list[dict]:
@@ -159,12 +157,12 @@ def run_frontier(args):
     kw = _frontier_kw(args)
     fronts = [frontier(h, args.model, wl, args.profile, metric=args.metric, **kw) for h in args.hardware]
     if args.csv:
-        pd.concat(fronts, ignore_index=True).to_csv(args.csv, index=False)
+        pd.concat(fronts, ignore_index=True).to_csv(ensure_parent(args.csv), index=False)
     if args.plot:
         from ..plots import frontier_plot
         frontier_plot(fronts, args.plot, metric=args.metric)
     if args.json:
-        print(json.dumps({"systems": [{**summary(f), "points": _records(f)} for f in fronts]}, indent=1, default=str))
+        print(dumps_json({"systems": [{**summary(f), "points": _records(f)} for f in fronts]}))
         return 0
     for f in fronts:
         s = summary(f)
@@ -192,12 +190,12 @@ def run_frontier(args):
 def _print_comparison(cmp, args, header: str):
     na, nb = cmp.names
     if args.csv:
-        cmp.curve.to_csv(args.csv, index=False)
+        cmp.curve.to_csv(ensure_parent(args.csv), index=False)
     if args.plot:
         from ..plots import comparison_plot
         comparison_plot(cmp, args.plot)
     if args.json:
-        print(json.dumps({"a": na, "b": nb, "summary": _records(cmp.summary), "curve": _records(cmp.curve),
+        print(dumps_json({"a": na, "b": nb, "summary": _records(cmp.summary), "curve": _records(cmp.curve),
                           "notes": {"a": cmp.a.attrs.get("notes", []), "b": cmp.b.attrs.get("notes", [])}}, indent=1))
         return 0
     print(header)
@@ -245,6 +243,8 @@ def run_whatif(args):
 def run_sensitivity(args):
     _check_outputs(args)
     from ..analyses.sensitivity import sensitivity
+    if args.top < 0:
+        raise SpecError("must be >= 0", field="--top")
     explicit = {k: getattr(args, k) for k in ("gpus", "tp", "ep", "pp", "batch") if getattr(args, k) is not None}
     if explicit and (args.at_tps_per_user is not None or args.peak):
         raise SpecError("give an explicit point (--gpus/--tp/--ep/--batch) or --at-tps-per-user/--peak, not both",
@@ -263,9 +263,9 @@ def run_sensitivity(args):
                      peak=args.peak or (point is None and args.at_tps_per_user is None),
                      weights=args.weights, kv_cache=args.kv_cache, metric=args.metric)
     if args.csv:
-        df.to_csv(args.csv, index=False)
+        df.to_csv(ensure_parent(args.csv), index=False)
     if args.json:
-        print(json.dumps({"system": df.attrs["system"], "metric": df.attrs["metric"], "point": df.attrs["point"],
+        print(dumps_json({"system": df.attrs["system"], "metric": df.attrs["metric"], "point": df.attrs["point"],
                           "tpot_ms": df.attrs["tpot_ms"], "at_capacity": df.attrs["at_capacity"],
                           "elasticities": _records(df)}, indent=1, default=str))
         return 0
@@ -301,12 +301,12 @@ def run_attribute(args):
                     metric=args.metric, weights=args.weights, kv_cache=args.kv_cache, space=_space(args),
                     layouts_per_side=args.layouts)
     if args.csv:
-        res.parts.to_csv(args.csv, index=False)
+        res.parts.to_csv(ensure_parent(args.csv), index=False)
     if args.plot:
         from ..plots import waterfall_plot
         waterfall_plot(res, args.plot)
     if args.json:
-        print(json.dumps(res.to_json(), indent=1))
+        print(dumps_json(res.to_json()))
         return 0
     m = res.meta
     print(f"attribution of {m['metric']} at {m['at']}: {m['to']} / {m['from']} = x{res.total_ratio:.4g}  "
@@ -371,10 +371,10 @@ def register(sub):
     p.add_argument("--hardware", required=True, metavar="H[:PROFILE]")
     _workload_args(p)
     where = p.add_argument_group("operating point (default: the frontier peak)")
-    where.add_argument("--at-tps-per-user", type=float, help="the first frontier point reaching X tok/s/user")
+    where.add_argument("--at-tps-per-user", type=finite_float, help="the first frontier point reaching X tok/s/user")
     where.add_argument("--peak", action="store_true", help="the frontier's peak throughput")
     for k in ("gpus", "tp", "ep", "pp", "batch"):
-        where.add_argument(f"--{k}", type=int)
+        where.add_argument(f"--{k}", type=positive_int)
     where.add_argument("--spec-tokens", type=int, default=None)
     where.add_argument("--serving", default="aggregated", choices=["aggregated", "decode_only"])
     p.add_argument("--weights", default="fp8")
@@ -393,11 +393,11 @@ def register(sub):
     p.add_argument("--to", required=True, metavar="H2[:P2]")
     _workload_args(p)
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--at-tps-per-user", type=float, help="compare at this interactivity")
+    where.add_argument("--at-tps-per-user", type=finite_float, help="compare at this interactivity")
     where.add_argument("--peak", action="store_true", help="compare peak throughput")
     p.add_argument("--metric", default="total_tps_per_gpu", choices=METRICS)
     _space_args(p, multi_weights=False)
-    p.add_argument("--layouts", type=int, default=16, help="best deployments taken from each side (default 16)")
+    p.add_argument("--layouts", type=positive_int, default=16, help="best deployments taken from each side (default 16)")
     p.add_argument("--plot", metavar="FILE.png", help="waterfall plot")
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--json", action="store_true", help="total_ratio and parts (name -> factor)")

@@ -62,12 +62,14 @@ def _check(args) -> int:
     from ..claims import check
     from ..claims.check import json_safe
     r = check(args.claim)
-    print(json.dumps(json_safe(r), indent=2) if args.json else format_check(r))
+    print(json.dumps(json_safe(r), indent=2, allow_nan=False) if args.json else format_check(r))
     return 0
 
 
 def _report(args) -> int:
+    from ..fileio import check_output_dir
     from ..report import build_report
+    check_output_dir(args.out, "--out")
     res = build_report(args.out)
     print(f"wrote {res['markdown']} ({res['claims']} claims, {res['figures']} figures, {res['csvs']} CSV files) "
           f"in {res['seconds']:.1f} s")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import json
+import math
 
+import numpy as np
 import pandas as pd
 
 from .. import describe
+from ..fileio import dumps_json
 
 
 def register(sub):
@@ -23,10 +25,11 @@ def register(sub):
 def run_list(args):
     df = describe.table(args.kind)
     if args.json:
-        print(df.to_json(orient="records", indent=1))
+        print(dumps_json(df.to_dict(orient="records")))
     else:
+        shown = df.replace([np.inf, -np.inf], np.nan)
         with pd.option_context("display.width", 200, "display.max_columns", 30):
-            print(df.to_string(index=False))
+            print(shown.to_string(index=False, na_rep="n/a"))
     return 0
 
 
@@ -38,7 +41,7 @@ def _lines(d: dict, indent: int = 0) -> list[str]:
             out += _lines(v, indent + 2)
         else:
             if isinstance(v, float):
-                v = f"{v:,.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
+                v = "n/a" if not math.isfinite(v) else f"{v:,.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
             out.append(" " * indent + f"{k}: {v}")
     return out
 
@@ -46,7 +49,7 @@ def _lines(d: dict, indent: int = 0) -> list[str]:
 def run_show(args):
     kind, d = describe.show(args.id)
     if args.json:
-        print(json.dumps(d, indent=1, default=str))
+        print(dumps_json(d))
     else:
         print(f"[{kind}]")
         print("\n".join(_lines(d)))

@@ -16,8 +16,39 @@ COMMANDS = ["listing", "predict_cmd", "models_cmd", "explain_cmd"]
 OPTIONAL_COMMANDS = ["analyses_cmd", "validate_cmd", "claims_cmd"]
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``perfmodel: error: ...``, status 2) like every other bad input."""
+
+    def error(self, message):
+        from ..errors import _cut
+        self.exit(2, f"{self.prog}: error: {_cut(message, 400)} (see {self.prog} --help)\n")
+
+
+def finite_float(text: str) -> float:
+    """argparse type: a finite number (float() alone accepts 'nan' and 'inf')."""
+    import math
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text[:40]!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text[:40]!r}")
+    return v
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (GPUs, parallel widths, batch, grid sizes)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="perfmodel", description="Analytical roofline model of LLM inference serving")
+    p = Parser(prog="perfmodel", description="Analytical roofline model of LLM inference serving")
     p.add_argument("--catalog", action="append", default=[], metavar="DIR",
                    help="extra catalog directory (hardware/, models/, ...); repeatable; also $PERFMODEL_CATALOG")
     sub = p.add_subparsers(dest="command", required=True)
@@ -42,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except SpecError as exc:
         print(f"perfmodel: error: {exc.line()}", file=sys.stderr)
+        return 2
+    except RecursionError:  # a nested input that slipped past the loaders' depth limit (perfmodel.fileio)
+        print("perfmodel: error: input nested too deeply", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0

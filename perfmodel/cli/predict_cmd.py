@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import json
+import math
 import sys
 
 from .. import api
+from ..fileio import dumps_json
 from ..specs.deployment import Scenario
+from .main import finite_float, positive_int
 
 KEY_COLUMNS = ["hardware", "model", "profile", "batch", "tpot_ms", "ttft_ms", "tps_per_user", "tps_per_user_e2e",
                "output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw", "mem_gb_per_gpu", "max_batch",
@@ -24,12 +26,13 @@ def register(sub):
     p.add_argument("--model")
     p.add_argument("--profile")
     p.add_argument("--workload", help="workload catalog id")
-    p.add_argument("--isl", type=float)
-    p.add_argument("--osl", type=float)
-    p.add_argument("--prefix-hit", type=float)
-    for k in ("gpus", "tp", "ep", "pp", "batch", "spec-tokens"):
-        p.add_argument(f"--{k}", type=int)
-    p.add_argument("--acceptance-length", type=float)
+    p.add_argument("--isl", type=finite_float)
+    p.add_argument("--osl", type=finite_float)
+    p.add_argument("--prefix-hit", type=finite_float)
+    for k in ("gpus", "tp", "ep", "pp", "batch"):
+        p.add_argument(f"--{k}", type=positive_int)
+    p.add_argument("--spec-tokens", type=int)
+    p.add_argument("--acceptance-length", type=finite_float)
     p.add_argument("--dp-attention", action="store_true", default=None)
     p.add_argument("--weights")
     p.add_argument("--kv-cache")
@@ -51,7 +54,9 @@ def _scenario(args) -> Scenario:
     from ..errors import SpecError, pydantic_to_spec_error
     base = api.load_scenario(args.scenario).model_dump() if args.scenario else {}
     for k in ("hardware", "model", "profile"):
-        if getattr(args, k):
+        if getattr(args, k) is not None:
+            if not getattr(args, k).strip():
+                raise SpecError("must not be empty", field=f"--{k}")
             base[k] = getattr(args, k)
     dep = base.get("deployment", {})
     for k in ("gpus", "tp", "ep", "pp", "batch", "spec_tokens", "acceptance_length", "dp_attention", "weights",
@@ -62,7 +67,7 @@ def _scenario(args) -> Scenario:
     base["deployment"] = dep
     if args.workload:
         base["workload"] = args.workload
-    elif args.isl or args.osl or args.prefix_hit is not None:
+    elif args.isl is not None or args.osl is not None or args.prefix_hit is not None:
         w = base.get("workload") if isinstance(base.get("workload"), dict) else {}
         w.update({k: v for k, v in (("isl", args.isl), ("osl", args.osl), ("prefix_hit", args.prefix_hit)) if v is not None})
         base["workload"] = w
@@ -83,9 +88,15 @@ def _scenario(args) -> Scenario:
 
 def run(args):
     from ..errors import SpecError
-    if not args.scenario and not (args.hardware and args.model):
+    if not args.scenario and (args.hardware is None or args.model is None):
         raise SpecError("give a scenario YAML, or at least --hardware and --model", field="scenario")
-    df = api.predict(_scenario(args))
+    scenario = _scenario(args)
+    try:
+        df = api.predict(scenario)
+    except SpecError as exc:   # a deployment/override problem names the scenario file it came from
+        if args.scenario and exc.field and exc.field.split(".")[0] in ("deployment", "overrides", "workload"):
+            raise exc.in_file(args.scenario) from None
+        raise
     if not df["fits"].iloc[0] and not args.allow_overflow:
         field = "deployment.gpus" if df["max_batch"].iloc[0] < 1 else "deployment.batch"
         raise SpecError(f"the deployment does not fit in memory: {df['fit_reason'].iloc[0]} "
@@ -99,12 +110,14 @@ def run(args):
         rec["breakdown"] = {
             "component_ms": {k[2:-3]: rec[k] for k in row.index if k.startswith("t_") and k.endswith("_ms")},
             "resource_ms": {k[4:-3]: rec[k] for k in row.index if k.startswith("res_")}}
-        print(json.dumps(rec, indent=1, default=str))
+        print(dumps_json(rec))
         return 0
     extra = [k for k in EXTRA_COLUMNS if k in row.index] + [k for k in row.index if k.startswith("tps_per_user_e2e_p")]
     for k in KEY_COLUMNS + extra:
         v = row[k]
-        print(f"{k:>20}: {v:,.4g}" if isinstance(v, float) else f"{k:>20}: {v}")
+        if isinstance(v, float):
+            v = f"{v:,.4g}" if math.isfinite(v) else "n/a"
+        print(f"{k:>20}: {v}")
     print("  decode step by resource (ms):")
     for k in row.index:
         if k.startswith("res_") and row[k] > 0:

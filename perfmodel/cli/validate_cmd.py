@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import SpecError
+from ..fileio import check_output, check_output_dir, ensure_parent
+
 DEFAULT_DATA = "data/shared/calibration.csv"
 
 
@@ -57,6 +60,9 @@ def run_validate(args):
     from ..validation.predict_rows import predict_rows, summary
     from ..validation.records import read_records
     from ..validation import report
+    check_output(args.out, "--out")
+    check_output(args.plot, "--plot", (".png",))
+    check_output(args.report, "--report", (".md",))
     per_file = {}
     for f in args.file:
         recs_f = read_records(f)
@@ -64,10 +70,14 @@ def run_validate(args):
     recs = [r for rs, _ in per_file.values() for r in rs]
     df = pd.concat([d.assign(file=f) for f, (_, d) in per_file.items()], ignore_index=True)
     s = summary(df)
+    if not s["predicted"]:
+        print(report.table_text(df))
+        raise SpecError(f"no row of {s['rows']} could be predicted (every status is 'unsupported: <reason>', "
+                        "above)", file=", ".join(args.file))
     if args.out:
-        df.to_csv(args.out, index=False, float_format="%.6g")
+        df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
     if args.plot:
-        report.plot(df, args.plot)
+        report.plot(df, ensure_parent(args.plot))
     if args.report:
         report.write_report(df, s, Path(args.report), data_file=" ".join(args.file), recs=recs,
                             extras=_extra_sections(args.samples, args.seed),
@@ -102,19 +112,23 @@ def run_crossval(args):
     import sys
     from ..validation.crossval import FOLDS, cross_validate, cv_markdown
     from ..validation.records import read_records
+    check_output(args.out, "--out")
+    check_output(args.report, "--report", (".md",))
     files = args.data or default_calibration_files()
     recs = {f: read_records(f) for f in files}
     targets = [r for f in files for r in recs[f]]
     df = cross_validate(targets, k=args.folds, progress=lambda m: print(m, file=sys.stderr, flush=True))
     df["file"] = [f for f in files for _ in recs[f]]
     if args.out:
-        df.to_csv(args.out, index=False, float_format="%.6g")
+        df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
     if args.report:
         cmd = "perfmodel crossval" + "".join(f" --data {f}" for f in args.data) + \
               (f" --folds {args.folds}" if args.folds != FOLDS else "") + f" --report {args.report}"
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(cv_markdown(df, targets, files, cmd))
     ok = df[df["status"] == "ok"]
+    if ok.empty:
+        raise SpecError(f"no row of {len(df)} could be predicted", file=", ".join(files))
     for met, g in ok.groupby("metric"):
         print(f"{met}: {len(g)} rows, median |error| {g['error_pct'].abs().median():.1f}%, signed median "
               f"{g['error_pct'].median():+.1f}%")
@@ -127,6 +141,7 @@ def run_calibrate(args):
     from .. import catalog
     from ..validation.calibrate import calibrate, write_profile
     from ..validation.records import read_records
+    check_output_dir(args.out_dir, "--out-dir")
     files = args.data or default_calibration_files()
     recs = [r for f in files for r in read_records(f)]
     res = calibrate(recs)

@@ -6,7 +6,8 @@ evaluate every output expression at once (common subexpressions shared), vectori
 Two caches: in memory (per process) and on disk (the generated numpy source, keyed by the model's content
 and a hash of the equations' source code), so a new process skips the sympy build and lambdify. The sympy
 expressions themselves are rebuilt on demand (``Compiled.exprs``: derivatives, explain). The disk cache lives
-in ``$PERFMODEL_CACHE`` (default ``~/.cache/perfmodel``; ``off`` disables it).
+in ``$PERFMODEL_CACHE`` (default ``~/.cache/perfmodel``; ``off`` disables it); file names are
+``model-<content hash>-<code hash>.json``, never built from the model's id.
 """
 
 from __future__ import annotations
@@ -141,7 +142,8 @@ def compiled(m: ModelSpec) -> CompiledModel:
     if k in _cache:
         return _cache[k]
     d = _cache_dir()
-    path = d / f"{m.id}-{k[:16]}-{_code_version()}.json" if d else None
+    # the name comes from hashes only, never from the model's id (user text: '../x', '/tmp/x', NUL, 300 chars)
+    path = d / f"model-{k[:24]}-{_code_version()}.json" if d else None
     parts = None
     if path is not None and path.is_file():
         try:
@@ -156,7 +158,7 @@ def compiled(m: ModelSpec) -> CompiledModel:
         if path is not None:
             try:
                 _save(path, parts)
-            except OSError:
+            except (OSError, ValueError):
                 pass
     _cache[k] = CompiledModel(m, parts["decode"], parts["prefill"])
     return _cache[k]

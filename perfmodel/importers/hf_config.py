@@ -28,6 +28,7 @@ ignores (norms, biases, sinks, output gates).
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -35,7 +36,8 @@ from typing import Any, Callable
 import yaml
 from pydantic import ValidationError
 
-from ..errors import SpecError, pydantic_to_spec_error
+from ..fileio import load_json
+from ..errors import SpecError, pydantic_to_spec_error, short
 from ..specs.model import ModelSpec
 
 DEFAULT_SOURCE = "Hugging Face config.json"
@@ -59,8 +61,8 @@ class _Cfg:
             if default is _MISSING:
                 raise SpecError(f"required for {self.arch} but missing", field=key)
             return default
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
-            raise SpecError(f"expected an integer, got {v!r}", field=key)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
+            raise SpecError(f"expected an integer, got {short(v)}", field=key)
         v = int(v)
         if positive and v <= 0:
             raise SpecError(f"expected a positive integer, got {v}", field=key)
@@ -552,14 +554,7 @@ def import_hf_config(config: dict, model_id: str | None = None, source: str = DE
 def import_hf_config_file(path: str, model_id: str | None = None) -> str:
     """Read a config.json and return model-spec YAML text. Errors are SpecError naming the file and the field."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise SpecError(f"cannot read file ({exc.strerror})", file=str(path)) from None
-    try:
-        cfg = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SpecError(f"malformed JSON: {exc.msg}", file=str(path), field=f"line {exc.lineno}") from None
+    cfg = load_json(p)
     if model_id is None and isinstance(cfg, dict) and not _hf_repo(cfg):
         stem = p.resolve().parent.name if p.name == "config.json" else p.stem
         model_id = _slug(stem)

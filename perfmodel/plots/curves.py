@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import SpecError
+from ..fileio import ensure_parent
 
 LABELS = {
     "total_tps_per_gpu": "Total tokens/s per GPU (input + output)",
@@ -29,8 +30,7 @@ def _save(fig, path) -> Path:
     p = Path(path)
     if p.suffix.lower() != ".png":
         raise SpecError(f"plot file must end in .png, got {str(p)!r}", field="--plot")
-    if not p.parent.exists():
-        raise SpecError(f"directory {str(p.parent)!r} does not exist", field="--plot")
+    ensure_parent(p)
     fig.savefig(p)
     return p
 

@@ -10,9 +10,9 @@ Status = Literal["datasheet", "announced", "estimate"]
 
 
 class Strict(BaseModel):
-    """Base for every spec: unknown keys are errors (a typo must not pass silently)."""
+    """Base for every spec: unknown keys are errors (a typo must not pass silently); numbers are finite."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)   # no NaN or inf in any spec
 
 
 class Sourced(Strict):

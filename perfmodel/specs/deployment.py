@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
-from ..formats import WEIGHT_BYTES
+from ..formats import WEIGHT_BYTES, weight_format_problem
 from .common import Strict
 
 Serving = Literal["aggregated", "disaggregated", "decode_only", "prefill_only"]
@@ -55,10 +55,10 @@ class Deployment(Strict):
 
     @model_validator(mode="after")
     def _layout(self):
-        if self.weights not in WEIGHT_BYTES:
-            raise ValueError(f"weights {self.weights!r} is not a known format {sorted(WEIGHT_BYTES)}")
-        if self.attention_weights and self.attention_weights not in WEIGHT_BYTES:
-            raise ValueError(f"attention_weights {self.attention_weights!r} is not a known format")
+        if weight_format_problem(self.weights):
+            raise ValueError(f"weights: {weight_format_problem(self.weights)}")
+        if self.attention_weights and weight_format_problem(self.attention_weights):
+            raise ValueError(f"attention_weights: {weight_format_problem(self.attention_weights)}")
         if self.gpus % (self.tp * self.pp):
             raise ValueError(f"gpus={self.gpus} is not a multiple of tp x pp = {self.tp * self.pp}")
         if not self.dp_attention and self.gpus != self.tp * self.pp:

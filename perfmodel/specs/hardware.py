@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from .common import Sourced, Strict, check_range
 
@@ -100,6 +100,14 @@ class HardwareSpec(Strict):
     def _variant_exists(self):
         if self.default_variant and self.default_variant not in self.variants:
             raise ValueError(f"default_variant {self.default_variant!r} is not among variants {sorted(self.variants)}")
+        for name, var in self.variants.items():   # values are checked when loaded, not when the variant is used
+            try:
+                HardwareSpecs.model_validate({**self.specs.model_dump(), **{k: v.model_dump() for k, v in
+                                                                           var.specs.items()}})
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                raise ValueError(f"variant {name!r}: {err.get('msg', 'invalid value').removeprefix('Value error, ')}"
+                                 ) from None
         return self
 
     def with_variant(self, variant: str | None) -> "HardwareSpec":
@@ -109,10 +117,16 @@ class HardwareSpec(Strict):
             return self
         if name not in self.variants:
             from ..errors import SpecError
-            raise SpecError(f"unknown variant {name!r}; choose one of {sorted(self.variants)}",
-                            field="variant")
+            from ..errors import short
+            choices = f"choose one of {', '.join(sorted(self.variants))}" if self.variants else \
+                f"{self.id} has no variants"
+            raise SpecError(f"unknown variant {short(name)}; {choices}", field="variant")
         specs = self.specs.model_copy(update=dict(self.variants[name].specs))
-        HardwareSpecs.model_validate(specs.model_dump())
+        try:
+            HardwareSpecs.model_validate(specs.model_dump())
+        except ValidationError as exc:
+            from ..errors import pydantic_to_spec_error
+            raise pydantic_to_spec_error(exc, prefix=f"variants.{name}.specs") from None
         return self.model_copy(update={"specs": specs, "id": f"{self.id}@{name}", "default_variant": None})
 
     def value(self, field: str) -> float | None:

@@ -273,7 +273,7 @@ def _sig(x: float) -> float:
 def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
     """Rewrite profiles/<pid>.yaml with the fitted values and ranges (other fields kept)."""
     src = catalog.resolve_path("profiles", pid)
-    data = yaml.safe_load(src.read_text())
+    data = catalog.load_yaml(src)
     values = {p: _sig(v) for p, v in result["values"].items()}
     ranges = {p: (_sig(lo), _sig(hi)) for p, (lo, hi) in result["ranges"].items()}
     data = _apply(data, values, ranges)

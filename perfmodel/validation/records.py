@@ -7,12 +7,15 @@ A malformed row raises a one-line SpecError naming the file, the line number and
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..errors import SpecError
+from ..errors import short
+from ..fileio import read_text
 from ..specs.common import Strict
 
 KINDS = ("point", "frontier", "ratio")
@@ -88,43 +91,48 @@ _FIELDS = set(Record.model_fields) - {"line"}
 def read_records(path: str | Path) -> list[Record]:
     """Parse and validate every row of a record CSV. Errors: ``FILE: line N: column: problem``."""
     path = Path(path)
-    try:
-        fh = path.open(newline="")
-    except OSError as exc:
-        raise SpecError(f"cannot read file ({exc.strerror})", file=str(path)) from None
+    text = read_text(path)
+    if not text.strip():
+        raise SpecError("empty file: expected a header line and at least one record", file=str(path))
+    fh = io.StringIO(text, newline="")
     out: list[Record] = []
     seen: dict[str, int] = {}
-    with fh:
-        reader = csv.DictReader(fh)
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        missing = [c for c in REQUIRED if c not in header]
-        if missing:
-            raise SpecError(f"missing column(s) {', '.join(missing)}", file=str(path), field="line 1")
-        reader.fieldnames = header
-        start = reader.line_num + 1
-        for raw in reader:
-            line = start
+    try:
+        with fh:
+            reader = csv.DictReader(fh)
+            header = [h.strip() for h in (reader.fieldnames or [])]
+            missing = [c for c in REQUIRED if c not in header]
+            if missing:
+                raise SpecError(f"missing column(s) {', '.join(missing)}", file=str(path), field="line 1")
+            reader.fieldnames = header
             start = reader.line_num + 1
-            if not any((v or "").strip() for k, v in raw.items() if k is not None):
-                continue  # blank line
-            if None in raw:
-                raise SpecError(f"{len(header) + len(raw[None])} cells for {len(header)} columns",
-                                file=str(path), field=f"line {line}")
-            data = {k: v.strip() for k, v in raw.items() if k in _FIELDS and v is not None and v.strip() != ""}
-            try:
-                rec = Record.model_validate({**data, "line": line})
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                col = ".".join(str(p) for p in err.get("loc", ())) or "row"
-                msg = err.get("msg", "invalid value").removeprefix("Value error, ")
-                if col in data:
-                    msg = f"{msg} (got {data[col]!r})"
-                raise SpecError(msg, file=str(path), field=f"line {line}: {col}") from None
-            if rec.id in seen:
-                raise SpecError(f"duplicate id {rec.id!r} (first on line {seen[rec.id]})", file=str(path),
-                                field=f"line {line}: id")
-            seen[rec.id] = line
-            out.append(rec)
+            for raw in reader:
+                line = start
+                start = reader.line_num + 1
+                if not any((v or "").strip() for k, v in raw.items() if k is not None):
+                    continue  # blank line
+                if None in raw:
+                    raise SpecError(f"{len(header) + len(raw[None])} cells for {len(header)} columns",
+                                    file=str(path), field=f"line {line}")
+                data = {k: v.strip() for k, v in raw.items() if k in _FIELDS and v is not None and v.strip() != ""}
+                try:
+                    rec = Record.model_validate({**data, "line": line})
+                except ValidationError as exc:
+                    err = exc.errors()[0]
+                    col = ".".join(str(p) for p in err.get("loc", ())) or "row"
+                    msg = err.get("msg", "invalid value").removeprefix("Value error, ")
+                    if col in data:
+                        msg = f"{msg} (got {short(data[col])})"
+                    raise SpecError(msg, file=str(path), field=f"line {line}: {col}") from None
+                if rec.id in seen:
+                    raise SpecError(f"duplicate id {rec.id!r} (first on line {seen[rec.id]})", file=str(path),
+                                    field=f"line {line}: id")
+                seen[rec.id] = line
+                out.append(rec)
+    except csv.Error as exc:
+        raise SpecError(f"malformed CSV: {exc}", file=str(path), field=f"line {reader.line_num}") from None
+    if not out:
+        raise SpecError("no records: the file has a header but no rows", file=str(path))
     return out
 
 

@@ -34,7 +34,7 @@ def summary_text(s: dict) -> str:
 
 def table_text(df: pd.DataFrame) -> str:
     cols = ["id", "hardware", "model", "metric", "measured", "predicted", "low", "high", "error_pct", "status"]
-    return df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}")
+    return df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="n/a")
 
 
 def plot(df: pd.DataFrame, path, held_out: pd.DataFrame | None = None) -> None:

@@ -1,0 +1,251 @@
+"""One loader per input format and one check per output path; every failure is a one-line SpecError.
+
+Inputs (YAML, JSON, CSV, catalog files, record files, Hugging Face configs) go through ``read_text``
+and the parsers below: undecodable bytes, syntax errors, nesting deeper than ``MAX_DEPTH``, duplicate keys
+and non-finite JSON constants become ``FILE: line N: problem``. Outputs go through ``check_output`` before
+any work starts (a directory given as a file, a wrong suffix, a parent that is a file) and ``ensure_parent``
+right before the write (missing parent directories are created: the user named them).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from .errors import SpecError, short
+
+MAX_DEPTH = 64
+"""Deepest nesting of mappings/lists accepted in a YAML or JSON input (the shipped files use < 10)."""
+
+
+def read_text(path: str | Path) -> str:
+    """The file's text, decoded as UTF-8 (a leading BOM is dropped)."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except IsADirectoryError:
+        raise SpecError("is a directory, expected a file", file=str(path)) from None
+    except OSError as exc:
+        raise SpecError(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
+    except ValueError as exc:  # e.g. an embedded NUL byte in the path
+        raise SpecError(f"bad file name ({exc})", file=repr(str(path))) from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise SpecError(f"not valid UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+                        file=str(path), field=f"line {line}") from None
+
+
+def _depth(node, limit: int) -> int:
+    """Nesting depth of parsed data, stopping early past ``limit`` (iterative: no recursion)."""
+    stack, deepest = [(node, 1)], 0
+    while stack:
+        n, d = stack.pop()
+        if isinstance(n, (dict, list, tuple)):
+            deepest = max(deepest, d)
+            if deepest > limit:
+                return deepest
+            stack.extend((c, d + 1) for c in (n.values() if isinstance(n, dict) else n))
+    return deepest
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate mapping keys and nesting deeper than MAX_DEPTH."""
+
+    def compose_node(self, parent, index):
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise yaml.constructor.ConstructorError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<: *base` may be overridden by explicit keys
+                try:
+                    key = self.construct_object(key_node, deep=True)
+                    hash(key)
+                except TypeError:
+                    continue  # the base class reports unhashable keys
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {short(key)} (first on line {seen[key] + 1})",
+                        key_node.start_mark)
+                seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
+def _flow_depth(text: str) -> tuple[int, int]:
+    """(deepest [ / { nesting outside quotes and comments, its line): a cheap pre-check, since PyYAML's
+    scanner takes quadratic time on deeply nested flow collections."""
+    depth = deepest = line = where = 0
+    quote = None
+    comment = False
+    for ch in text:
+        if ch == "\n":
+            line += 1
+            comment = False
+            continue
+        if comment:
+            continue
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            comment = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, where = depth, line
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return deepest, where + 1
+
+
+def parse_yaml(text: str, file: str | None = None):
+    """Parse YAML text with UniqueKeyLoader; any parser failure is a one-line SpecError naming ``file``."""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        deepest, line = _flow_depth(text)
+        if deepest > MAX_DEPTH:
+            raise SpecError(f"malformed YAML: nested deeper than {MAX_DEPTH} levels", file=file, field=f"line {line}")
+    try:
+        return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "YAML"
+        problem = getattr(exc, "problem", None) or "malformed YAML"
+        raise SpecError(f"malformed YAML: {problem}", file=file, field=where) from None
+    except RecursionError:
+        raise SpecError(f"malformed YAML: nested deeper than {MAX_DEPTH} levels", file=file) from None
+
+
+def load_yaml(path: str | Path):
+    """Read and parse one YAML file (any top-level type; callers check the shape)."""
+    return parse_yaml(read_text(path), str(path))
+
+
+def _pairs(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {short(k)}")
+        out[k] = v
+    return out
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _finite_float(text):
+    v = float(text)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return v
+
+
+def parse_json(text: str, file: str | None = None):
+    """Strict JSON: duplicate keys, NaN/Infinity and nesting beyond MAX_DEPTH are one-line SpecErrors."""
+    try:
+        data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant,
+                          parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"malformed JSON: {exc.msg}", file=file, field=f"line {exc.lineno}") from None
+    except ValueError as exc:
+        raise SpecError(f"malformed JSON: {exc}", file=file) from None
+    except RecursionError:
+        raise SpecError(f"malformed JSON: nested deeper than {MAX_DEPTH} levels", file=file) from None
+    if _depth(data, MAX_DEPTH) > MAX_DEPTH:
+        raise SpecError(f"malformed JSON: nested deeper than {MAX_DEPTH} levels", file=file)
+    return data
+
+
+def load_json(path: str | Path):
+    return parse_json(read_text(path), str(path))
+
+
+# ------------------------------------------------------------------ outputs
+def json_clean(o):
+    """Data made strict-JSON-safe: NaN and inf -> None (null), numpy/pandas scalars -> Python, tuples -> lists,
+    other objects -> str."""
+    import math
+    if isinstance(o, bool) or o is None or isinstance(o, (int, str)):
+        return o
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {str(k): json_clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple, set, frozenset)):
+        return [json_clean(v) for v in o]
+    if hasattr(o, "tolist"):       # numpy arrays and scalars
+        return json_clean(o.tolist())
+    if hasattr(o, "item"):
+        return json_clean(o.item())
+    if hasattr(o, "to_dict"):      # pandas Series
+        return json_clean(o.to_dict())
+    try:
+        import pandas as pd
+        if pd.isna(o):
+            return None
+    except (TypeError, ValueError, ImportError):
+        pass
+    return str(o)
+
+
+def dumps_json(o, indent: int | None = 1) -> str:
+    """Strict JSON (never NaN/Infinity): absent values are null (``json_clean``)."""
+    return json.dumps(json_clean(o), indent=indent, allow_nan=False)
+
+
+
+def check_output(path: str | None, option: str, suffixes: tuple[str, ...] | None = None) -> None:
+    """Fail before any work when ``path`` cannot be an output file: a directory, a wrong suffix, a parent
+    that is a file. A missing parent is fine (``ensure_parent`` creates it)."""
+    if not path:
+        return
+    p = Path(path)
+    if "\0" in str(path):
+        raise SpecError("file name contains a NUL byte", field=option)
+    if p.is_dir() or str(path).endswith(("/", "\\")):
+        raise SpecError(f"{short(str(path))} is a directory; give a file name", field=option)
+    if suffixes and p.suffix.lower() not in suffixes:
+        raise SpecError(f"file must end in {' or '.join(suffixes)}, got {short(str(path))}", field=option)
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise SpecError(f"{short(str(parent))} is a file, not a directory", field=option)
+            break
+
+
+def check_output_dir(path: str | None, option: str) -> None:
+    """Fail before any work when ``path`` cannot be an output directory (it, or an ancestor, is a file)."""
+    if not path:
+        return
+    if "\0" in str(path):
+        raise SpecError("directory name contains a NUL byte", field=option)
+    p = Path(path)
+    for q in (p, *p.parents):
+        if q.exists():
+            if not q.is_dir():
+                raise SpecError(f"{short(str(q))} is a file, not a directory", field=option)
+            break
+
+
+def ensure_parent(path: str | Path) -> str | Path:
+    """Create the missing parent directories of an output file; returns ``path``."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SpecError(f"cannot create directory ({exc.strerror or exc})", file=str(Path(path).parent)) from None
+    return path
