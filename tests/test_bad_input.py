@@ -495,3 +495,30 @@ def test_hf_config_non_finite_integer_field(value):
     cfg["hidden_size"] = value
     with pytest.raises(SpecError, match="hidden_size: expected an integer"):
         import_hf_config(cfg)
+
+
+def test_ambiguous_short_name_in_whatif_is_refused_with_the_choices(capsys):
+    from perfmodel.cli.main import main
+    rc = main(["whatif", "--hardware", "gb300-nvl72", "--model", "deepseek-v3", "--scale", "hbm=2.4"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "ambiguous" in err and "hbm_bandwidth" in err and "hbm_capacity" in err
+    assert "Traceback" not in err
+
+
+def test_memory_fit_message_agrees_with_max_batch():
+    import numpy as np
+
+    from perfmodel.engine.evaluate import _fit_reasons
+    r = _fit_reasons(np.array([False]), np.array([1690.7]), np.array([1691.0]), np.array([1e9]),
+                     np.array([1e8]), np.array([300.0]))
+    assert "at most 1690 sequences fit" in r[0]
+
+
+def test_version_flag(capsys):
+    import pytest as _pytest
+
+    from perfmodel import __version__
+    from perfmodel.cli.main import main
+    with _pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"perfmodel {__version__}"

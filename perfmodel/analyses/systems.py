@@ -25,7 +25,6 @@ from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 HW_ALIASES: dict[str, tuple[str, ...]] = {
     "hbm_bandwidth": ("hbm_bandwidth_tbps",),
     "hbm_capacity": ("hbm_capacity_gb", "hbm_usable_gb"),
-    "hbm": ("hbm_capacity_gb", "hbm_usable_gb"),
     "flops": ("bf16_dense_pflops", "fp8_dense_pflops", "fp4_dense_pflops"),
     "bf16_flops": ("bf16_dense_pflops",),
     "fp8_flops": ("fp8_dense_pflops",),
@@ -159,6 +158,16 @@ def acceptance_length(rate: float | None, k):
 
 
 # --------------------------------------------------------------------------- what-if changes
+# short names that could mean more than one thing: refused with the choices (never a silent guess)
+AMBIGUOUS_NAMES: dict[str, tuple[str, ...]] = {
+    "hbm": ("hbm_bandwidth (TB/s)", "hbm_capacity (GB)"),
+    "nvlink": ("nvlink_bandwidth (GB/s)", "nvlink_latency (us)"),
+    "scaleup": ("scaleup_bandwidth (GB/s)", "scaleup_latency (us)", "scaleup_domain (GPUs)"),
+    "host": ("host_link_bandwidth (GB/s)", "host_memory (GB)", "host_memory_bandwidth (GB/s)"),
+    "bandwidth": ("hbm_bandwidth (TB/s)", "nvlink_bandwidth (GB/s)", "nic_bandwidth (GB/s)"),
+}
+
+
 def hardware_targets(name: str) -> tuple[str, ...]:
     if name in HARDWARE_FIELDS:
         return (name,)
@@ -187,6 +196,9 @@ def resolve_changes(system: System, scale: dict[str, float] | None = None,
                 raise SpecError(f"{v!r} is not a number", field=f"{opt} {name}")
             if opt == "--scale" and v <= 0:
                 raise SpecError(f"scale factor must be > 0, got {v}", field=f"{opt} {name}")
+            if name in AMBIGUOUS_NAMES:
+                raise SpecError(f"{name!r} is ambiguous: name one of {', '.join(AMBIGUOUS_NAMES[name])}",
+                                field=f"{opt} {name}")
             targets = hardware_targets(name)
             if targets:
                 present = [f for f in targets if fields.get(f) is not None]

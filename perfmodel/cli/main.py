@@ -48,7 +48,9 @@ def positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
     p = Parser(prog="perfmodel", description="Analytical roofline model of LLM inference serving")
+    p.add_argument("--version", action="version", version=f"perfmodel {__version__}")
     p.add_argument("--catalog", action="append", default=[], metavar="DIR",
                    help="extra catalog directory (hardware/, models/, ...); repeatable; also $PERFMODEL_CATALOG")
     sub = p.add_subparsers(dest="command", required=True)

@@ -264,5 +264,5 @@ def _fit_reasons(fits, maxb, batch, w, kvs, mem_gb) -> np.ndarray:
                          f"({ki / 1e9:.2f} GB/GPU)" for wi, ki in zip(w[no_w], kvs[no_w])]
         over = bad & ~no_w
         reasons[over] = [f"batch {b:.0f} needs {m:.1f} GB/GPU; at most {mb:.0f} sequences fit"
-                         for b, m, mb in zip(batch[over], mem_gb[over], maxb[over])]
+                         for b, m, mb in zip(batch[over], mem_gb[over], np.floor(maxb[over]))]   # = max_batch
     return reasons
