@@ -29,10 +29,11 @@ def test_parts_multiply_to_total():
 
 def test_bandwidth_change_at_bandwidth_bound_point_is_all_bandwidth():
     """Decode alone at 100 tok/s/user is bandwidth-bound: a 1.25x on bandwidth and FLOPs is all bandwidth."""
-    a = System("b200")
-    b = System("b200", hw_overrides={"hbm_bandwidth_tbps": 7.7 * 1.25, "fp8_dense_pflops": 4.5 * 1.25})
+    a = System("b200", profile="speed-of-light")
+    b = System("b200", profile="speed-of-light",
+               hw_overrides={"hbm_bandwidth_tbps": 7.7 * 1.25, "fp8_dense_pflops": 4.5 * 1.25})
     space = DeploymentSpace(gpus=(1,), spec_tokens=(0,), batch_points=16, serving=("decode_only",))
-    r = attribute(a, b, "llama-3.1-70b", at_tps_per_user=100, space=space)
+    r = attribute(a, b, "llama-3.1-70b", profile="speed-of-light", at_tps_per_user=100, space=space)
     share = r.parts.set_index("name")["log_share"]
     assert share["hbm_bandwidth"] == pytest.approx(1.0, abs=0.02)
     assert abs(share["flops"]) < 0.02
@@ -41,9 +42,10 @@ def test_bandwidth_change_at_bandwidth_bound_point_is_all_bandwidth():
 
 def test_aggregated_serving_gives_flops_the_prefill_share():
     """Aggregated, the same request also prefills (compute-bound) in its cycle: FLOPs take a visible share."""
-    a = System("b200")
-    b = System("b200", hw_overrides={"hbm_bandwidth_tbps": 7.7 * 1.25, "fp8_dense_pflops": 4.5 * 1.25})
-    r = attribute(a, b, "llama-3.1-70b", at_tps_per_user=100, space=ONE_GPU)
+    a = System("b200", profile="speed-of-light")
+    b = System("b200", profile="speed-of-light",
+               hw_overrides={"hbm_bandwidth_tbps": 7.7 * 1.25, "fp8_dense_pflops": 4.5 * 1.25})
+    r = attribute(a, b, "llama-3.1-70b", profile="speed-of-light", at_tps_per_user=100, space=ONE_GPU)
     share = r.parts.set_index("name")["log_share"]
     assert 0.02 < share["flops"] < 0.3
     assert share["hbm_bandwidth"] > 0.7

@@ -350,7 +350,7 @@ def test_predict_json_without_price_is_strict_json(tmp_path, capsys):
 
 def test_frontier_json_is_strict_for_aggregated_peaks(capsys):
     assert main(["frontier", "--model", "deepseek-v3", "--hardware", "gb200-nvl72", "--json",
-                 "--batch-points", "4"]) == 0
+                 "--profile", "dynamo-trtllm", "--batch-points", "4"]) == 0
     d = _strict(capsys.readouterr().out)
     pts = d["systems"][0]["points"]
     assert any(p["prefill_gpus"] is None for p in pts)

@@ -40,7 +40,7 @@ from ..formats import check_formats
 from .deployments import LAYOUT_COLUMNS, SERVING_MIX
 from .evaluation import evaluate_rows, workload_info
 from .frontier import X, candidates
-from .systems import HW_GROUPS, System, as_model, as_system
+from .systems import DEFAULT_PROFILE, HW_GROUPS, System, as_model, as_system
 
 METRICS = ("total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw", "total_tokens_per_usd")
 MAX_EXACT = 11          # players: 2^11 coalitions x deployments per evaluate call
@@ -293,7 +293,7 @@ def _log_values(game: dict, masks: np.ndarray) -> np.ndarray:
     return np.log(by_c)
 
 
-def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k", profile="speed-of-light", *,
+def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
               at_tps_per_user: float | None = None, peak: bool = False, metric: str = "total_tps_per_gpu",
               weights: str = "fp8", kv_cache: str = "fp8", attention_weights: str | None = None, space=None,
               layouts_per_side: int = 16, iterations: int = 14) -> Attribution:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..errors import SpecError
 from .frontier import X, frontier, read_at
-from .systems import System, as_system
+from .systems import DEFAULT_PROFILE, System, as_system
 
 
 @dataclass
@@ -79,7 +79,7 @@ def compare_frontiers(a: pd.DataFrame, b: pd.DataFrame, points: int = 60) -> Com
     return Comparison(a, b, ratio_curve(a, b, points), peak_summary(a, b))
 
 
-def compare(a: System | str, b: System | str, model, workload="fixed-1k1k", profile="speed-of-light", *,
+def compare(a: System | str, b: System | str, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
             points: int = 60, **frontier_kw) -> Comparison:
     """Frontier of A and of B (``HARDWARE[:PROFILE]`` or System), their ratio A/B along the curve and at peak."""
     sa, sb = as_system(a, profile), as_system(b, profile)

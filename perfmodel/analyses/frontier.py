@@ -23,7 +23,7 @@ from ..errors import SpecError
 from ..formats import check_formats
 from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points
 from .evaluation import evaluate_rows, workload_info
-from .systems import System, as_model, as_system
+from .systems import DEFAULT_PROFILE, System, as_model, as_system
 
 X = "tps_per_user"
 Y = "total_tps_per_gpu"
@@ -105,7 +105,7 @@ def _annotate(b: _Block, idx: np.ndarray | None, sysm: System, m, attention_weig
     return pd.DataFrame(cols)
 
 
-def candidates(system: System | str, model, workload="fixed-1k1k", *, profile="speed-of-light",
+def candidates(system: System | str, model, workload="fixed-1k1k", *, profile=DEFAULT_PROFILE,
                weights=("fp8",), kv_cache: str = "fp8", attention_weights: str | None = None,
                space: DeploymentSpace | None = None, fitting_only: bool = True) -> pd.DataFrame:
     """Every enumerated operating point, evaluated, with its deployment columns.
@@ -154,7 +154,7 @@ def pareto(df: pd.DataFrame, x: str = X, y: str = Y) -> pd.DataFrame:
     return df.iloc[pareto_index(df[x].to_numpy(), df[y].to_numpy())].reset_index(drop=True)
 
 
-def frontier(hardware, model, workload="fixed-1k1k", profile="speed-of-light", *, weights=("fp8",),
+def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *, weights=("fp8",),
              kv_cache: str = "fp8", attention_weights: str | None = None, space: DeploymentSpace | None = None,
              hw_overrides: dict | None = None, profile_overrides: dict | None = None,
              acceptance_rate: float | None = None, metric: str = Y, refine: int = 128) -> pd.DataFrame:

@@ -28,11 +28,11 @@ from ..engine.evaluate import POINT_COLUMNS, chunk_mixture, evaluate, symbol_inp
 from ..errors import SpecError
 from ..spec_decoding import acceptance_length_expr
 from ..specs.hardware import HARDWARE_FIELDS
-from ..specs.profile import PROFILE_PARAMS
+from ..specs.profile import DISCRETE_PARAMS, PROFILE_PARAMS
 from ..formats import check_formats
 from .deployments import SERVING_MIX
 from .frontier import X, frontier
-from .systems import HW_GROUP_OF, System, as_model, as_system, lengths_for
+from .systems import DEFAULT_PROFILE, HW_GROUP_OF, System, as_model, as_system, lengths_for
 
 _DERIV_CACHE: dict[int, tuple] = {}
 OPERATING = {"B": "batch", "acc": "acceptance_length"}
@@ -127,7 +127,7 @@ def field_symbols(fields: dict, weights: str, attn_fmt: str) -> dict[str, list[s
     return out
 
 
-def operating_point(system: System | str, model, workload="fixed-1k1k", profile="speed-of-light", *,
+def operating_point(system: System | str, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
                     at_tps_per_user: float | None = None, peak: bool = False, metric: str = "total_tps_per_gpu",
                     **frontier_kw) -> pd.Series:
     """A frontier point: the first one reaching ``at_tps_per_user`` (an enumerated deployment), or the peak."""
@@ -142,7 +142,7 @@ def operating_point(system: System | str, model, workload="fixed-1k1k", profile=
     return front.iloc[int(front[m].to_numpy().argmax())]
 
 
-def sensitivity(system: System | str, model, workload="fixed-1k1k", profile="speed-of-light", *,
+def sensitivity(system: System | str, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
                 point: dict | pd.Series | None = None, at_tps_per_user: float | None = None, peak: bool = False,
                 weights: str = "fp8", kv_cache: str = "fp8", attention_weights: str | None = None,
                 metric: str = "total_tps_per_gpu", **frontier_kw) -> pd.DataFrame:
@@ -231,6 +231,8 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile="spe
                      "capacity_elasticity": sum(e_cap.get(s, 0.0) for s in syms)})
     pvals = {**sysm.profile_spec().values(), **sysm.profile_overrides}
     for name, (sym, _k) in PROFILE_SYMBOLS.items():
+        if name in DISCRETE_PARAMS:       # switches and integer limits have no elasticity
+            continue
         desc, _lo, _hi, group = PROFILE_PARAMS[name]
         rows.append({"parameter": name, "kind": "profile", "group": group, "value": pvals[name], "unit": desc,
                      "symbols": sym, "elasticity": e_thr(sym), "capacity_elasticity": e_cap.get(sym, 0.0)})

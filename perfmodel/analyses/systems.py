@@ -22,6 +22,10 @@ from ..specs.model import MoE, ModelSpec
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 
 # short name -> hardware fields it stands for (all present ones are scaled together)
+# the profile analyses use when none is given: a calibrated engine (speed-of-light is an upper bound no engine
+# reaches; name it explicitly for the roofline)
+DEFAULT_PROFILE = "vllm"
+
 HW_ALIASES: dict[str, tuple[str, ...]] = {
     "hbm_bandwidth": ("hbm_bandwidth_tbps",),
     "hbm_capacity": ("hbm_capacity_gb", "hbm_usable_gb"),
@@ -69,14 +73,14 @@ class System:
     """Hardware and software profile, with optional overrides (spec units)."""
 
     hardware: str | HardwareSpec
-    profile: str | ProfileSpec = "speed-of-light"
+    profile: str | ProfileSpec = DEFAULT_PROFILE
     hw_overrides: dict = field(default_factory=dict)
     profile_overrides: dict = field(default_factory=dict)
     acceptance_rate: float | None = None   # None: the profile's spec_decoding.acceptance_rate
     label: str | None = None
 
     @classmethod
-    def parse(cls, text: str, default_profile: str = "speed-of-light") -> "System":
+    def parse(cls, text: str, default_profile: str = DEFAULT_PROFILE) -> "System":
         """``HARDWARE[:PROFILE]`` (hardware ids may carry ``@variant``)."""
         if not text or not text.strip():
             raise SpecError("empty system; expected HARDWARE[:PROFILE]", field="system")
@@ -127,11 +131,11 @@ class System:
         return self.fields().get("price_usd_per_gpu_hour")
 
 
-def as_system(x, profile: str | ProfileSpec = "speed-of-light") -> System:
+def as_system(x, profile: str | ProfileSpec = DEFAULT_PROFILE) -> System:
     if isinstance(x, System):
         return x
     if isinstance(x, str) and ":" in x:
-        return System.parse(x, profile if isinstance(profile, str) else "speed-of-light")
+        return System.parse(x, profile if isinstance(profile, str) else DEFAULT_PROFILE)
     return System(x, profile)
 
 

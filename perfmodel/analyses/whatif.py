@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .compare import Comparison, compare_frontiers
 from .frontier import frontier
-from .systems import System, as_system, resolve_changes
+from .systems import DEFAULT_PROFILE, System, as_system, resolve_changes
 
 
 def describe_changes(scale: dict | None, set_: dict | None) -> str:
@@ -24,7 +24,7 @@ def changed_system(system: System, scale: dict | None = None, set_: dict | None 
     return new.with_changes(label=f"{system.name} [{describe_changes(scale, set_)}]")
 
 
-def whatif(hardware, model, workload="fixed-1k1k", profile="speed-of-light", *, scale: dict | None = None,
+def whatif(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *, scale: dict | None = None,
            set_: dict | None = None, points: int = 60, **frontier_kw) -> Comparison:
     """New frontier (A) against the baseline (B) and their ratio along the curve."""
     base = as_system(hardware, profile)

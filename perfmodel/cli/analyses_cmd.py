@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..analyses.systems import DEFAULT_PROFILE
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
 from .main import finite_float, positive_int
@@ -24,7 +25,8 @@ def _workload_args(p):
     p.add_argument("--isl", type=finite_float, help="custom workload: input tokens (with --osl)")
     p.add_argument("--osl", type=finite_float, help="custom workload: output tokens (with --isl)")
     p.add_argument("--prefix-hit", type=finite_float, default=0.0, help="custom workload: cached share of the input")
-    p.add_argument("--profile", default="speed-of-light", help="software profile (default speed-of-light)")
+    p.add_argument("--profile", default=DEFAULT_PROFILE,
+                   help=f"software profile (default {DEFAULT_PROFILE}, calibrated; speed-of-light = the roofline bound)")
 
 
 def _space_args(p, multi_weights=True):

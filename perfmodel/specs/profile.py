@@ -78,6 +78,10 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
 }
 
 
+# switches and integer limits: no derivative (sensitivity skips them; what-if --set changes them)
+DISCRETE_PARAMS = frozenset({"custom_allreduce_max_gpus", "kv_budget_after_weights", "kv_reserve_full_length"})
+
+
 class SpecDecoding(Strict):
     """Default speculative decoding of this engine (a deployment may override)."""
 
