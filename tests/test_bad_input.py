@@ -522,3 +522,12 @@ def test_version_flag(capsys):
     with _pytest.raises(SystemExit) as e:
         main(["--version"])
     assert e.value.code == 0 and capsys.readouterr().out.strip() == f"perfmodel {__version__}"
+
+
+def test_predict_csv_writes_to_the_file_it_is_given(tmp_path, capsys):
+    from perfmodel.cli.main import main
+    out = tmp_path / "sub" / "row.csv"
+    assert main(["predict", "--hardware", "h200-sxm", "--model", "llama-3.1-8b", "--csv", str(out)]) == 0
+    assert out.read_text().startswith("hardware,") or "tpot_ms" in out.read_text().splitlines()[0]
+    assert main(["predict", "--hardware", "h200-sxm", "--model", "llama-3.1-8b", "--csv"]) == 0
+    assert "tpot_ms" in capsys.readouterr().out

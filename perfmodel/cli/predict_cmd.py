@@ -6,7 +6,7 @@ import math
 import sys
 
 from .. import api
-from ..fileio import dumps_json
+from ..fileio import check_output, dumps_json, ensure_parent
 from ..specs.deployment import Scenario
 from .main import finite_float, positive_int
 
@@ -44,7 +44,9 @@ def register(sub):
                         "instead of stopping with an error")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true")
-    fmt.add_argument("--csv", action="store_true")
+    fmt.add_argument("--csv", nargs="?", const="-", default=None, metavar="FILE",
+                     help="write the row as CSV to FILE (as --csv does in every other command); "
+                          "without FILE, to standard output")
     p.set_defaults(func=run)
 
 
@@ -88,6 +90,11 @@ def _scenario(args) -> Scenario:
 
 def run(args):
     from ..errors import SpecError
+    if args.csv and args.csv != "-":
+        if args.csv.lower().endswith((".yaml", ".yml")):
+            raise SpecError(f"{args.csv} looks like a scenario; give it before --csv, or --csv FILE.csv",
+                            field="--csv")
+        check_output(args.csv, "--csv", (".csv",))
     if not args.scenario and (args.hardware is None or args.model is None):
         raise SpecError("give a scenario YAML, or at least --hardware and --model", field="scenario")
     scenario = _scenario(args)
@@ -101,8 +108,13 @@ def run(args):
         field = "deployment.gpus" if df["max_batch"].iloc[0] < 1 else "deployment.batch"
         raise SpecError(f"the deployment does not fit in memory: {df['fit_reason'].iloc[0]} "
                         "(--allow-overflow prints the numbers anyway)", field=field)
-    if args.csv:
+    if args.csv == "-":
         df.to_csv(sys.stdout, index=False)
+        return 0
+    if args.csv:
+        ensure_parent(args.csv)
+        df.to_csv(args.csv, index=False)
+        print(f"wrote {args.csv}")
         return 0
     row = df.iloc[0]
     if args.json:
