@@ -531,3 +531,20 @@ def test_predict_csv_writes_to_the_file_it_is_given(tmp_path, capsys):
     assert out.read_text().startswith("hardware,") or "tpot_ms" in out.read_text().splitlines()[0]
     assert main(["predict", "--hardware", "h200-sxm", "--model", "llama-3.1-8b", "--csv"]) == 0
     assert "tpot_ms" in capsys.readouterr().out
+
+
+def test_catalog_is_accepted_after_the_subcommand(tmp_path, capsys):
+    import shutil
+
+    from perfmodel import catalog
+    from perfmodel.cli.main import main
+    (tmp_path / "hardware").mkdir()
+    src = catalog.resolve_path("hardware", "h100-sxm")
+    text = src.read_text().replace("id: h100-sxm", "id: my-h100", 1)
+    (tmp_path / "hardware" / "my-h100.yaml").write_text(text)
+    try:
+        assert main(["show", "my-h100", "--catalog", str(tmp_path)]) == 0
+        assert "my-h100" in capsys.readouterr().out
+    finally:
+        catalog._user_dirs.clear()
+        shutil.rmtree(tmp_path / "hardware")

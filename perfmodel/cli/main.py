@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         mod.register(sub)
+    # --catalog is accepted after the subcommand too (perfmodel predict --catalog DIR ...)
+    for sp_ in sub.choices.values():
+        sp_.add_argument("--catalog", action="append", dest="catalog_after", default=[], metavar="DIR",
+                         help="extra catalog directory (also accepted before the subcommand)")
     return p
 
 
@@ -70,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         from .. import catalog
-        for d in args.catalog:
+        for d in [*args.catalog, *getattr(args, "catalog_after", [])]:
             catalog.add_user_catalog(d)
         return int(args.func(args) or 0)
     except SpecError as exc:
