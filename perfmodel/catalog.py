@@ -133,9 +133,12 @@ def resolve_path(kind: str, name: str) -> Path:
     idx = _index(kind, tuple(catalog_roots()))[0]
     if name in idx:
         return idx[name]
-    close = difflib.get_close_matches(name, list(idx), n=3, cutoff=0.4)
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(sorted(idx)[:12])}"
-    raise SpecError(f"unknown {kind} id {name!r}{hint}", field=kind)
+    close = difflib.get_close_matches(name, list(idx), n=3, cutoff=0.4)   # same kind only
+    known = sorted(idx)
+    listed = ", ".join(known[:12]) + (f", ... ({len(known)} in all; perfmodel list {kind})" if len(known) > 12 else "")
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {listed}"
+    label = kind[:-1] if kind.endswith("s") else kind            # 'models' -> 'model'
+    raise SpecError(f"unknown {label} id {name!r}{hint}", field=kind)
 
 
 @lru_cache(maxsize=256)

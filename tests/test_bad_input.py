@@ -548,3 +548,10 @@ def test_catalog_is_accepted_after_the_subcommand(tmp_path, capsys):
     finally:
         catalog._user_dirs.clear()
         shutil.rmtree(tmp_path / "hardware")
+
+
+def test_unknown_id_lists_are_marked_when_cut(capsys):
+    from perfmodel.cli.main import main
+    assert main(["predict", "--hardware", "h100-sxm", "--model", "zzzzqqq"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown model id 'zzzzqqq'" in err and "... (" in err and "perfmodel list models" in err
