@@ -109,12 +109,6 @@ def profile_values(profile: ProfileSpec, overrides: dict[str, float] | None = No
         if not lo <= v <= hi:
             raise SpecError(f"{v} is outside the physical range {lo}-{hi}", field=f"overrides.profile.{k}")
         vals[k] = float(v)
-    cap, usable = vals.get("hbm_capacity_gb"), vals.get("hbm_usable_gb")
-    if cap and usable and usable > cap:
-        if "hbm_usable_gb" in (overrides or {}):
-            raise SpecError(f"usable HBM {usable:g} GB exceeds the capacity {cap:g} GB",
-                            field="overrides.hardware.hbm_usable_gb")
-        vals["hbm_usable_gb"] = cap   # a what-if with less HBM: software cannot use more than there is
     return vals
 
 
