@@ -16,7 +16,7 @@ Method (reproducible, deterministic):
     dynamo-X profile with no records at all inherits the fit of X. Every other parameter keeps its catalog value.
   * plausible range of each fitted parameter: value +- 1.645 sigma from the Gauss-Newton covariance scaled by
     the residual scatter (a 90% interval), clipped to the search range.
-  * a fitted parameter on an edge of its search range is reported (``at_range_edge``): the data pull past a
+  * a fitted parameter on (within EDGE_SHARE of) an edge of its search range is reported (``at_range_edge``): the data pull past a
     plausible value, the sign of a missing mechanism.
 """
 
@@ -45,6 +45,7 @@ FIT_PARAMS: dict[str, tuple[float, float]] = {
     "kernel_overhead_us": (0.0, 8.0), "step_overhead_ms": (0.0, 5.0), "seq_overhead_us": (0.0, 60.0),
     "moe_imbalance": (1.0, 3.0), "request_overhead_ms": (0.0, 400.0), "arrival_burst": (0.0, 1.0),
     "workspace_gb": (1.0, 20.0)}
+EDGE_SHARE = 0.05        # a fit within 5% of its search range from a bound is reported as on the edge
 JAC_STEP = 0.02          # forward-difference step in the scaled [0, 1] parameter space
 F_SCALE = 0.3            # soft-L1 scale in ln units: rows beyond ~35% error count linearly, not squared
 MAX_NFEV = 25
@@ -139,7 +140,7 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
         v = float(lo[j] + sol.x[j] * (hi[j] - lo[j]))
         half = max(1.645 * sigma[j], 1e-3 * (hi[j] - lo[j]))
         values[p], ranges[p] = v, (max(lo[j], v - half), min(hi[j], v + half))
-    edge = [p for j, p in enumerate(fit) if sol.x[j] <= 1e-3 or sol.x[j] >= 1 - 1e-3]
+    edge = [p for j, p in enumerate(fit) if sol.x[j] <= EDGE_SHARE or sol.x[j] >= 1 - EDGE_SHARE]
     at_bound = [p for p in edge if p.startswith("eff_") and np.isclose(values[p], bounds[p][1])]
     ids = [pl.records[i].id for i in np.flatnonzero(used)]
     return {"values": values, "ranges": ranges, "loss": loss, "rows": ids,
