@@ -39,10 +39,10 @@ def table(kind: str) -> pd.DataFrame:
                          "fp8_pflops": sp["fp8_dense_pflops"], "fp4_pflops": sp.get("fp4_dense_pflops"),
                          "scaleup_gbps": sp["scaleup_bandwidth_gbps"], "domain": int(sp["scaleup_domain_gpus"]),
                          "host_link_gbps": sp["host_link_bandwidth_gbps"], "ridge_fp8": round(s["ridge_flop_per_byte"]["fp8"]),
-                         "variants": ",".join(s["variants"])})
+                         "variants": list(s["variants"])})
         elif kind == "models":
             s = model_summary(spec)
-            rows.append({"id": i, "aliases": ",".join(spec.aliases), "layers": s["layers"],
+            rows.append({"id": i, "aliases": list(spec.aliases), "layers": s["layers"],
                          "total_params_b": round(s["total_params"] / 1e9, 1),
                          "active_params_b": round(s["active_params_per_token"] / 1e9, 1),
                          "kv_bytes_per_token_bf16": s["kv_bytes_per_token"]["bf16"],

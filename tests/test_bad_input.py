@@ -555,3 +555,13 @@ def test_unknown_id_lists_are_marked_when_cut(capsys):
     assert main(["predict", "--hardware", "h100-sxm", "--model", "zzzzqqq"]) == 2
     err = capsys.readouterr().err
     assert "unknown model id 'zzzzqqq'" in err and "... (" in err and "perfmodel list models" in err
+
+
+def test_list_models_json_gives_aliases_as_a_list(capsys):
+    import json
+
+    from perfmodel.cli.main import main
+    assert main(["list", "models", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    v3 = next(r for r in rows if r["id"] == "deepseek-v3")
+    assert isinstance(v3["aliases"], list) and "deepseek-r1" in v3["aliases"]

@@ -27,7 +27,8 @@ def run_list(args):
     if args.json:
         print(dumps_json(df.to_dict(orient="records")))
     else:
-        shown = df.replace([np.inf, -np.inf], np.nan)
+        shown = df.map(lambda v: ",".join(v) if isinstance(v, list) else v)   # lists read as a, b in text
+        shown = shown.replace([np.inf, -np.inf], np.nan)
         with pd.option_context("display.width", 200, "display.max_columns", 30):
             print(shown.to_string(index=False, na_rep="n/a"))
     return 0
