@@ -31,13 +31,25 @@ def equations_doc() -> str:
     return "\n".join(parts)
 
 
+def latex_names() -> dict:
+    """Symbol -> LaTeX with the name read literally: BW_hbm -> \\mathrm{BW}_{\\mathrm{hbm}} (sympy would read the
+    'bm' of 'hbm' as a bold modifier and digits as subscripts)."""
+    out = {}
+    for name, sym in S.items():
+        head, _, tail = name.partition("_")
+        out[sym] = rf"\mathrm{{{head}}}_{{\mathrm{{{tail}}}}}" if tail else (name if len(name) == 1 else
+                                                                        rf"\mathrm{{{name}}}")
+    return out
+
+
 def explain(model: ModelSpec, latex: bool = False) -> str:
     """Markdown text: notation, then per layer group the decode-step terms of one layer."""
     b = StepBuilder(model)
     s = S
     ph = Phase(seqs=s["B"], dec_tokens=s["B"] * s["q"], pf_tokens=0, L_dec=s["L"], L_pf=0, kv_ctx=s["L"],
                logits=s["B"] * s["q"], speedup=s["s_dec"])
-    fmt = sp.latex if latex else (lambda e: sp.sstr(sp.simplify(e) if e.count_ops() < 60 else e))
+    fmt = (lambda e: sp.latex(e, symbol_names=latex_names())) if latex else \
+        (lambda e: sp.sstr(sp.simplify(e) if e.count_ops() < 60 else e))
     out = [f"# Decode-step equations of {model.id} (one layer of each group; pp = 1, no mixed prefill)", "",
            "## Notation", "", notation_markdown(), "",
            "Kernel time = max(compute, memory) / s_dec; layer = max(t_floor, sum of kernels) + visible link "

@@ -19,3 +19,11 @@ def test_equations_doc_is_current():
     from perfmodel.explain import equations_doc
     doc = Path(__file__).resolve().parent.parent / "docs" / "equations.md"
     assert doc.read_text().strip() == equations_doc().strip()
+
+
+def test_latex_reads_names_literally_and_extrema_print_as_min_max():
+    tex = explain(catalog.model("deepseek-v3"), latex=True)
+    assert r"\mathrm{BW}_{\mathrm{hbm}}" in tex and "boldsymbol" not in tex
+    assert "SMax" not in tex and "SMin" not in tex and r"\max\left(" in tex
+    text = explain(catalog.model("llama-3.1-8b"))
+    assert "SMin" not in text and "SMax" not in text and "min(" in text

@@ -37,6 +37,14 @@ class _Extremum(sp.Function):
         diff = (a - b) if argindex == 1 else (b - a)
         return sp.Heaviside(self._sign * diff, sp.S.Half)
 
+    _word = "max"
+
+    def _sympystr(self, printer):
+        return f"{self._word}({printer._print(self.args[0])}, {printer._print(self.args[1])})"
+
+    def _latex(self, printer):
+        return rf"\{self._word}\left({printer._print(self.args[0])}, {printer._print(self.args[1])}\right)"
+
 
 class SMax(_Extremum):
     """max(a, b); lambdified to numpy.maximum."""
@@ -47,6 +55,7 @@ class SMin(_Extremum):
 
     _numeric = staticmethod(sp.Min)
     _sign = -1
+    _word = "min"
 
 
 def smax(a, b):
