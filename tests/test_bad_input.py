@@ -565,3 +565,10 @@ def test_list_models_json_gives_aliases_as_a_list(capsys):
     rows = json.loads(capsys.readouterr().out)
     v3 = next(r for r in rows if r["id"] == "deepseek-v3")
     assert isinstance(v3["aliases"], list) and "deepseek-r1" in v3["aliases"]
+
+
+def test_prefix_hit_alone_names_the_missing_lengths(capsys):
+    from perfmodel.cli.main import main
+    assert main(["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--prefix-hit", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "--isl and --osl" in err and "Field required" not in err and "FixedWorkload" not in err

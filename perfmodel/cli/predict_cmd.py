@@ -72,6 +72,10 @@ def _scenario(args) -> Scenario:
     elif args.isl is not None or args.osl is not None or args.prefix_hit is not None:
         w = base.get("workload") if isinstance(base.get("workload"), dict) else {}
         w.update({k: v for k, v in (("isl", args.isl), ("osl", args.osl), ("prefix_hit", args.prefix_hit)) if v is not None})
+        missing = [f"--{k}" for k in ("isl", "osl") if k not in w]
+        if missing:
+            raise SpecError(f"give {' and '.join(missing)} with --isl/--osl/--prefix-hit (or a --workload id)",
+                            field=missing[0])
         base["workload"] = w
     ov = base.setdefault("overrides", {"hardware": {}, "profile": {}})
     for item in args.set:
