@@ -41,8 +41,12 @@ def test_per_user_speed_never_rises_and_aggregate_never_falls_with_batch(model, 
     assert np.all(np.diff(df["tps_per_user"].to_numpy()) <= tol * df["tps_per_user"].max())
     # aggregated: more clients never lower throughput until prefill saturates (then each chunk step also
     # carries a larger decode batch, so prefill capacity, and the throughput it bounds, may fall)
+    # GEMM tiles add a sawtooth: one token past a 64-row tile boundary pads a whole tile (gemm_shape.py), so the
+    # aggregate may dip by a tile's share where GEMMs are compute-bound (the step time itself never falls)
     below = df[df["prefill_utilization"] < 0.8]
-    assert np.all(np.diff(below["output_tps_per_gpu"].to_numpy()) >= -tol * df["output_tps_per_gpu"].max())
+    assert np.all(np.diff(below["output_tps_per_gpu"].to_numpy()) >= -2e-2 * df["output_tps_per_gpu"].max())
+    if mix == 0:
+        assert np.all(np.diff(df["step_ms"].to_numpy()) >= -1e-9 * df["step_ms"].max())
 
 
 @SETTINGS

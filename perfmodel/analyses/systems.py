@@ -33,6 +33,7 @@ HW_ALIASES: dict[str, tuple[str, ...]] = {
     "bf16_flops": ("bf16_dense_pflops",),
     "fp8_flops": ("fp8_dense_pflops",),
     "fp4_flops": ("fp4_dense_pflops",),
+    "sms": ("sm_count",),
     "nvlink_bandwidth": ("scaleup_bandwidth_gbps",),
     "scaleup_bandwidth": ("scaleup_bandwidth_gbps",),
     "nvlink_latency": ("scaleup_latency_us",),
@@ -55,7 +56,7 @@ HW_ALIASES: dict[str, tuple[str, ...]] = {
 HW_GROUPS: dict[str, tuple[str, ...]] = {
     "hbm_bandwidth": ("hbm_bandwidth_tbps",),
     "hbm_capacity": ("hbm_capacity_gb", "hbm_usable_gb"),
-    "flops": ("bf16_dense_pflops", "fp8_dense_pflops", "fp4_dense_pflops"),
+    "flops": ("bf16_dense_pflops", "fp8_dense_pflops", "fp4_dense_pflops", "sm_count"),
     "scaleup_link": ("scaleup_bandwidth_gbps", "scaleup_latency_us", "scaleup_domain_gpus"),
     "scaleout_link": ("nic_bandwidth_gbps",),
     "host_link": ("host_link_bandwidth_gbps", "host_memory_gb", "host_memory_bandwidth_gbps"),

@@ -22,6 +22,7 @@ HW_SYMBOLS = {
     "scaleup_latency_us": ("lat_link", 1e-6),
     "nic_bandwidth_gbps": ("BW_nic", 1e9),
     "scaleup_domain_gpus": ("D_dom", 1.0),
+    "sm_count": ("n_sm", 1.0),
     "host_link_bandwidth_gbps": ("BW_host", 1e9),
     "host_memory_bandwidth_gbps": ("BW_hmem", 1e9),
 }
@@ -31,7 +32,7 @@ PROFILE_SYMBOLS = {
     "eff_weights": ("e_w", 1.0), "eff_kv": ("e_kv", 1.0), "eff_gemm": ("e_mm", 1.0), "eff_gemm_fp4": ("e_mm4", 1.0),
     "eff_attention": ("e_at", 1.0), "eff_link": ("e_ln", 1.0), "overlap": ("ovl", 1.0),
     "collective_latency_us": ("t_coll", 1e-6),
-    "custom_allreduce_max_gpus": ("n_cus", 1.0), "layer_floor_us": ("t_floor", 1e-6),
+    "custom_allreduce_max_gpus": ("n_cus", 1.0), "gemm_tile_m": ("M_t", 1.0), "gemm_tile_n": ("N_t", 1.0), "layer_floor_us": ("t_floor", 1e-6),
     "kernel_overhead_us": ("t_kern", 1e-6),
     "step_overhead_ms": ("t_step", 1e-3), "seq_overhead_us": ("t_seq", 1e-6),
     "request_overhead_ms": ("t_req", 1e-3), "arrival_burst": ("phi", 1.0), "prefill_chunk_tokens": ("N_ch", 1.0), "moe_imbalance": ("imb", 1.0), "workspace_gb": ("C_ws", 1e9),

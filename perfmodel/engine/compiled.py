@@ -55,7 +55,7 @@ class Compiled:
         return dict(zip(self.names, out))
 
 
-NUMPY_MODULES = [{"ceiling": np.ceil, "Heaviside": lambda x, h0=0.5: np.heaviside(x, h0), "SMax": np.maximum,
+NUMPY_MODULES = [{"ceiling": np.ceil, "Heaviside": lambda x, h0=0.5: np.heaviside(x, h0), "SMax": np.maximum, "Ceil": np.ceil, "Floor": np.floor,
                   "SMin": np.minimum}, "numpy"]
 """lambdify ``modules`` that map the equations' own functions to numpy (for derivatives compiled elsewhere)."""
 

@@ -58,6 +58,49 @@ class SMin(_Extremum):
     _word = "min"
 
 
+class _Step(sp.Function):
+    """ceil/floor that sympy keeps unevaluated for symbols and differentiates as 0 (piecewise constant, so
+    sensitivities see the smooth terms); lambdified to numpy.ceil / numpy.floor."""
+
+    nargs = 1
+    _numeric = staticmethod(sp.ceiling)
+    _word, _left, _right = "ceil", r"\lceil ", r" \rceil"
+
+    @classmethod
+    def eval(cls, a):
+        if a.is_Number:
+            return cls._numeric(a)
+        return None
+
+    def fdiff(self, argindex=1):
+        return sp.S.Zero
+
+    def _sympystr(self, printer):
+        return f"{self._word}({printer._print(self.args[0])})"
+
+    def _latex(self, printer):
+        return rf"{self._left}{printer._print(self.args[0])}{self._right}"
+
+
+class Ceil(_Step):
+    """ceil(a); lambdified to numpy.ceil."""
+
+
+class Floor(_Step):
+    """floor(a); lambdified to numpy.floor."""
+
+    _numeric = staticmethod(sp.floor)
+    _word, _left, _right = "floor", r"\lfloor ", r" \rfloor"
+
+
+def ceil_(a):
+    return Ceil(sp.sympify(a))
+
+
+def floor_(a):
+    return Floor(sp.sympify(a))
+
+
 def smax(a, b):
     return SMax(sp.sympify(a), sp.sympify(b))
 

@@ -9,7 +9,9 @@ Attention-DP ranks: decode tokens split evenly, T_gpu = T_dec/dp + n_pf/dp_pf wi
 dp_pf = min(dp, max(1, n_pf/new)): a request is prefilled on one rank and the ranks synchronize at each
 MoE all-to-all, so the step waits for the busiest rank.
 For each layer group (n layers of attention kind A and FFN kind F):
-    GEMM rates F e, e = e_mm, or e_mm4 for formats on FP4 tensor cores (gemm_eff)
+    GEMM rates F e, e = e_mm, or e_mm4 for formats on FP4 tensor cores (gemm_eff); a GEMM's compute time is
+                           its issued work (token rows padded to M_t-row tiles, tiles over n_sm SMs in waves:
+                           gemm_shape.py) over F e; its FLOP tally counts the useful work
     attention projections: 2 P_A T/(dp tp) FLOPs at F_a;   P_A b_a / tp bytes
     attention core:        [B q core_A(L) + n_pf core_A(L_pf)] / (pp dp tp) FLOPs at F_bf16, indexer at F_fp8;
                            B/(pp dp) kv_read_A(L) / shard_A + T/dp kv_write_A / shard_A bytes
@@ -47,6 +49,7 @@ from ..specs.model import ModelSpec
 from .attention import AttentionCost
 from .collectives import allreduce_latency, alltoall_latency
 from .ffn import FFNCost
+from .gemm_shape import dense_issued_flops, grouped_issued_flops
 from .roofline import Tally, allreduce_bytes, collective_bandwidth, indicator_gt1, smax, smin
 from .symbols import S
 
@@ -101,7 +104,8 @@ class StepBuilder:
         kernels = []
 
         p_a = self.attn_params[attn]
-        kernels.append(("attn_proj", 2 * p_a * T_gpu / tp / rate_mm(s["F_a"]), p_a * s["b_a"] / tp / hbm_w))
+        kernels.append(("attn_proj", dense_issued_flops(p_a / tp, T_gpu, self.h) / rate_mm(s["F_a"]),
+                        p_a * s["b_a"] / tp / hbm_w))
         tally.count("flops_gemm_attn", 2 * p_a * T_gpu / tp, weight)
         tally.count("bytes_weights", p_a * s["b_a"] / tp, weight)
         core = (ph.dec_tokens / dp * A.core_flops(ph.L_dec, "decode")
@@ -120,7 +124,7 @@ class StepBuilder:
                         core / tp / (s["F_bf16"] * s["e_at"]) + idx / tp / (s["F_fp8"] * s["e_at"]),
                         kv_bytes / hbm_kv))
         if F.dense_params:
-            kernels.append(("ffn", 2 * F.dense_params * T_gpu / tp / rate_mm(s["F_x"]),
+            kernels.append(("ffn", dense_issued_flops(F.dense_params / tp, T_gpu, self.h) / rate_mm(s["F_x"]),
                             F.dense_params * s["b_x"] / tp / hbm_w))
             tally.count("flops_gemm_ffn", 2 * F.dense_params * T_gpu / tp, weight)
             tally.count("bytes_weights", F.dense_params * s["b_x"] / tp, weight)
@@ -131,9 +135,12 @@ class StepBuilder:
         if F.is_moe:
             k = F.f.top_k
             # the busiest EP rank: random routing spread (vanishes at large T) times the structural skew imb
-            ex_flops = 2 * F.expert_params * T * k * s["imb"] * F.busiest_rank_load(T, ep) / (ep * mtp)
-            ex_bytes = F.busiest_rank_experts(T, ep) * F.expert_params * s["b_x"] / mtp
-            kernels.append(("experts", ex_flops / rate_mm(s["F_x"]), ex_bytes / hbm_w))
+            pairs = T * k * s["imb"] * F.busiest_rank_load(T, ep) / ep      # routed pairs on the busiest rank
+            active = F.busiest_rank_experts(T, ep)
+            ex_flops = 2 * F.expert_params * pairs / mtp
+            ex_bytes = active * F.expert_params * s["b_x"] / mtp
+            ex_issued = grouped_issued_flops(F.expert_params / mtp, pairs, active, F.dispatch_dim)
+            kernels.append(("experts", ex_issued / rate_mm(s["F_x"]), ex_bytes / hbm_w))
             tally.count("flops_gemm_ffn", ex_flops, weight)
             tally.count("bytes_weights", ex_bytes, weight)
             # Tokens live on their attention-DP rank; with dp = 1 (TP attention) every GPU already holds
@@ -191,7 +198,8 @@ class StepBuilder:
         p = self.m.vocab_size * self.h
         tally.count("flops_gemm_attn", 2 * p * ph.logits / self.dp / S["tp"], weight)
         tally.count("bytes_weights", p * s["b_e"] / s["tp"], weight)
-        tally.add("lm_head", 2 * p * ph.logits / self.dp / S["tp"] / (s["F_a"] * self.gemm_eff(s["F_a"])) / ph.speedup,
+        issued = dense_issued_flops(p / s["tp"], ph.logits / self.dp, self.h)
+        tally.add("lm_head", issued / (s["F_a"] * self.gemm_eff(s["F_a"])) / ph.speedup,
                   p * s["b_e"] / s["tp"] / (s["BW_hbm"] * s["e_w"]) / ph.speedup, weight)
 
     def prefill_ranks(self, ph: Phase):

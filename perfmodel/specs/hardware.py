@@ -21,6 +21,7 @@ HARDWARE_FIELDS: dict[str, tuple[float, float, str, bool]] = {
     "bf16_dense_pflops": (0.01, 1000, "PFLOP/s dense", True),
     "fp8_dense_pflops": (0.01, 1000, "PFLOP/s dense", True),
     "fp4_dense_pflops": (0.01, 1000, "PFLOP/s dense", False),
+    "sm_count": (1, 4096, "SMs (NVIDIA) or CUs (AMD) per GPU", True),
     "scaleup_bandwidth_gbps": (10, 50000, "GB/s per GPU per direction", True),
     "scaleup_domain_gpus": (1, 4096, "GPUs", True),
     "scaleup_latency_us": (0.05, 1000, "microseconds", True),
@@ -43,6 +44,8 @@ class HardwareSpecs(Strict):
     bf16_dense_pflops: Sourced = Field(description="Dense BF16 tensor FLOP/s, PFLOP/s")
     fp8_dense_pflops: Sourced = Field(description="Dense FP8 tensor FLOP/s, PFLOP/s")
     fp4_dense_pflops: Sourced | None = Field(None, description="Dense FP4 tensor FLOP/s; absent = no native FP4")
+    sm_count: Sourced = Field(description="Streaming multiprocessors (NVIDIA) or compute units (AMD) per GPU: the "
+                              "units GEMM tiles are scheduled on (wave quantization)")
     scaleup_bandwidth_gbps: Sourced = Field(description="Scale-up (NVLink/IF) bandwidth per GPU per direction, GB/s")
     scaleup_domain_gpus: Sourced = Field(description="GPUs in one scale-up domain")
     scaleup_latency_us: Sourced = Field(description="One-way latency of a small scale-up transfer, us")
