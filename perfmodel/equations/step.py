@@ -16,8 +16,10 @@ For each layer group (n layers of attention kind A and FFN kind F):
     attention core:        [B q core_A(L) + n_pf core_A(L_pf)] / (pp dp tp) FLOPs at F_bf16, indexer at F_fp8;
                            B/(pp dp) kv_read_A(L) / shard_A + T/dp kv_write_A / shard_A bytes
     dense FFN / shared:    2 P_d T/(dp tp) FLOPs at F_x;       P_d b_x / tp bytes
-    routed experts:        2 P_e T k imb l(T) / (ep moe_tp) FLOPs;  D_max(T) P_e b_x / moe_tp bytes  (busiest EP
-                           rank: l = random-routing load spread, D_max = its distinct experts; ffn.py)
+    routed experts:        2 P_e T k imb l(T) / (ep moe_tp) FLOPs at F e e_gg;  D_max(T) P_e b_x / moe_tp bytes
+                           (busiest EP rank: l = random-routing load spread, D_max = its distinct experts; ffn.py;
+                           the hot-expert skew imb applies across EP ranks only, ep > 1; e_gg = the grouped
+                           GEMM's rate relative to a dense GEMM of the same format)
     links: TP all-reduce after attention and after the FFN when tp > 1. The MoE exchange exists only with
            attention-DP (dp > 1; under TP attention every GPU already holds every token). Decode (flat
            all-to-all): each GPU receives T (1 - (1 - 1/ep)^k)(1 - 1/dp) d (b_dsp + b_act) bytes, the non-local
@@ -135,12 +137,15 @@ class StepBuilder:
         if F.is_moe:
             k = F.f.top_k
             # the busiest EP rank: random routing spread (vanishes at large T) times the structural skew imb
-            pairs = T * k * s["imb"] * F.busiest_rank_load(T, ep) / ep      # routed pairs on the busiest rank
+            # routed pairs on the busiest rank: the hot-expert skew exists only across EP ranks (ep > 1); with
+            # ep = 1 every GPU holds a slice of every expert and the load is even
+            skew = 1 + (s["imb"] - 1) * indicator_gt1(ep)
+            pairs = T * k * skew * F.busiest_rank_load(T, ep) / ep
             active = F.busiest_rank_experts(T, ep)
             ex_flops = 2 * F.expert_params * pairs / mtp
             ex_bytes = active * F.expert_params * s["b_x"] / mtp
             ex_issued = grouped_issued_flops(F.expert_params / mtp, pairs, active, F.dispatch_dim)
-            kernels.append(("experts", ex_issued / rate_mm(s["F_x"]), ex_bytes / hbm_w))
+            kernels.append(("experts", ex_issued / (rate_mm(s["F_x"]) * s["e_gg"]), ex_bytes / hbm_w))
             tally.count("flops_gemm_ffn", ex_flops, weight)
             tally.count("bytes_weights", ex_bytes, weight)
             # Tokens live on their attention-DP rank; with dp = 1 (TP attention) every GPU already holds

@@ -73,6 +73,7 @@ _TABLE = [
     Sym("e_mm", "1", "achieved fraction of tensor FLOP/s in GEMMs", "profile"),
     Sym("e_mm4", "1", "achieved fraction of FP4 tensor FLOP/s in 4-bit GEMMs", "profile"),
     Sym("e_at", "1", "achieved fraction of tensor FLOP/s in attention", "profile"),
+    Sym("e_gg", "1", "grouped (MoE expert) GEMM rate relative to a dense GEMM of the same format", "profile"),
     Sym("M_t", "tokens", "token rows per GEMM output tile (a GEMM's rows are padded to a multiple)", "profile"),
     Sym("N_t", "columns", "output columns per GEMM tile", "profile"),
     Sym("e_ln", "1", "achieved fraction of link bandwidth", "profile"),

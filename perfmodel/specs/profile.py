@@ -36,6 +36,9 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
     "eff_gemm": ("achieved fraction of dense tensor FLOP/s in GEMMs (per format)", 0.01, 1.0, "kernels"),
     "eff_gemm_fp4": ("achieved fraction of dense FP4 tensor FLOP/s in 4-bit (block-scaled NVFP4 / MXFP4) GEMMs; "
                      "defaults to eff_gemm", 0.01, 1.0, "kernels"),
+    "eff_grouped_gemm": ("achieved rate of the grouped (MoE expert) GEMM relative to a dense GEMM of the same "
+                         "format (fused-MoE kernels: per-expert tiles with short reductions under expert TP, "
+                         "gather/scatter of routed tokens, fewer tuned configurations)", 0.05, 1.0, "kernels"),
     "eff_attention": ("achieved fraction of BF16 tensor FLOP/s in attention kernels", 0.01, 1.0, "kernels"),
     "eff_link": ("achieved fraction of scale-up / NIC bandwidth in collectives", 0.01, 1.0, "communication"),
     "overlap": ("share of communication hidden behind compute (two-batch overlap etc.)", 0.0, 1.0, "communication"),
@@ -67,7 +70,7 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
     "prefill_chunk_tokens": ("chunked-prefill token budget per step (vLLM max_num_batched_tokens, SGLang "
                              "chunked_prefill_size, TensorRT-LLM max_num_tokens): a request's prefill spans "
                              "ceil(new / budget) steps", 256.0, 131072.0, "scheduling"),
-    "moe_imbalance": ("structural routing skew: busiest EP rank's expert load over the mean at large batch, on top of the random-routing spread the equations compute (>= 1)", 1.0, 8.0, "scheduling"),
+    "moe_imbalance": ("structural routing skew: busiest EP rank's expert load over the mean at large batch, on top of the random-routing spread the equations compute (>= 1; only with ep > 1: with one EP rank the load is even)", 1.0, 8.0, "scheduling"),
     "workspace_gb": ("HBM reserved for activations, CUDA graphs, runtime, GB per GPU", 0.0, 200.0, "memory"),
     "mem_fraction": ("the engine's memory fraction: of all usable HBM, or (kv_budget_after_weights = 1) of the HBM "
                      "left after weights and workspace", 0.1, 1.0, "memory"),
@@ -114,6 +117,7 @@ class ProfileSpec(Strict):
     eff_kv: Param
     eff_gemm: Param
     eff_gemm_fp4: Param = Field(None, description="4-bit GEMM efficiency; absent = eff_gemm")  # type: ignore
+    eff_grouped_gemm: Param = _p(1.0)
     eff_attention: Param
     eff_link: Param
     overlap: Param

@@ -44,7 +44,7 @@ FIT_PARAMS: dict[str, tuple[float, float]] = {
     "eff_weights": (0.3, 1.0), "eff_kv": (0.2, 1.0), "eff_gemm": (0.15, 1.0), "eff_attention": (0.1, 1.0),
     "kernel_overhead_us": (0.0, 8.0), "step_overhead_ms": (0.0, 5.0), "seq_overhead_us": (0.0, 60.0),
     "moe_imbalance": (1.0, 3.0), "request_overhead_ms": (0.0, 400.0), "arrival_burst": (0.0, 1.0),
-    "workspace_gb": (1.0, 20.0)}
+    "workspace_gb": (1.0, 20.0), "eff_grouped_gemm": (0.1, 1.0)}
 EDGE_SHARE = 0.05        # a fit within 5% of its search range from a bound is reported as on the edge
 JAC_STEP = 0.02          # forward-difference step in the scaled [0, 1] parameter space
 F_SCALE = 0.3            # soft-L1 scale in ln units: rows beyond ~35% error count linearly, not squared
