@@ -63,7 +63,9 @@ def setup_for(hardware, model, profile, dep: Deployment, hw_overrides=None, prof
 def deployment_points(dep: Deployment, lengths: dict[str, float], acc: float) -> dict:
     return {"batch": np.nan if dep.batch is None else dep.batch, "gpus": dep.gpus, "tp": dep.tp,
             "ep": dep.ep, "pp": dep.pp, "spec_tokens": dep.spec_tokens, "acc": acc,
-            "mix": 1.0 if dep.serving == "aggregated" else 0.0, "cold": dep.kv_cold_share, **lengths}
+            "mix": 1.0 if dep.serving == "aggregated" else 0.0, "cold": dep.kv_cold_share,
+            "concurrency": np.nan if dep.concurrency is None else dep.concurrency,
+            "arrival_rate": np.nan if dep.arrival_rate is None else dep.arrival_rate, **lengths}
 
 
 def layout_problem(model, gpus: int, tp: int, ep: int, pp: int = 1) -> tuple[str, str] | None:
@@ -147,6 +149,10 @@ def predict(scenario: Scenario) -> pd.DataFrame:
     elif agentic_wl:
         a = wl.agentic
         pause = a.tool_pause_s.mean_value
+        pts["concurrency"] = np.nan        # live sessions set the batch below; they are not queued clients
+        if dep.arrival_rate is not None:
+            raise SpecError("an agentic workload runs sessions, not an arrival rate: give concurrency (live "
+                            "sessions per instance)", field="deployment.arrival_rate")
         if dep.concurrency is not None:
             pts["batch"] = float(sessions_to_batch(setup, pts, pause, dep.concurrency, dep.kv_host_tier)[0])
         elif np.isnan(pts["batch"]):

@@ -39,18 +39,18 @@ def test_prefill_flops_are_2_active_params_tokens_plus_attention():
     m = catalog.model("llama-3.1-70b")
     p = param_counts(m)
     S = 2048
-    # GEMM shape (equations/gemm_shape.py): 2048 tokens = 32 tiles of 64 rows, so no row padding; output tiles of
-    # 128 columns over H100's 132 SMs leave the last wave part empty:
-    #   attention projections N = (8192 + 2 x 1024 + 8192) = 18432 columns -> 144 x 32 = 4608 tiles, 35 waves
-    #   FFN (gate, up, down as one K = 8192 GEMM) N = 3 x 28672 = 86016 -> 672 x 32 = 21504 tiles, 163 waves
-    u_attn, u_ffn = 4608 / (35 * 132), 21504 / (163 * 132)
+    # GEMM shape (equations/gemm_shape.py): 2048 tokens = 16 row tiles of 128 (the largest tile), so no row
+    # padding; output tiles of 128 columns over H100's 132 SMs leave the last wave part empty:
+    #   attention projections N = (8192 + 2 x 1024 + 8192) = 18432 columns -> 144 x 16 = 2304 tiles, 18 waves
+    #   FFN (gate, up, down as one K = 8192 GEMM) N = 3 x 28672 = 86016 -> 672 x 16 = 10752 tiles, 82 waves
+    u_attn, u_ffn = 2304 / (18 * 132), 10752 / (82 * 132)
     linear = 2 * p.attention * S / u_attn + 2 * p.ffn_total * S / u_ffn
     attn = 80 * 4 * 64 * 128 * S * (S / 2)                            # causal: mean context S/2
     row = api.predict(Scenario.model_validate(SCENARIO)).iloc[0]
     # fp8 GEMMs at 1.98 PF, attention at bf16 0.99 PF; prefill is compute-bound here
     # the LM head runs on the last token only: its roofline is the bf16 weight read (its one token is padded to
-    # a 64-row tile, still far below the ridge)
-    lm_head = max(2 * p.lm_head * 64 / 1.98e15, 2.0 * p.lm_head / 3.35e12)
+    # the smallest 16-row tile, still far below the ridge)
+    lm_head = max(2 * p.lm_head * 16 / 1.98e15, 2.0 * p.lm_head / 3.35e12)
     expected = linear / 1.98e15 + attn / 0.99e15 + lm_head
     assert row["prefill_ms"] == pytest.approx(expected * 1e3, rel=1e-6)
     assert row["ttft_ms"] == pytest.approx(row["prefill_ms"] + row["tpot_ms"], rel=1e-9)

@@ -31,22 +31,22 @@ def test_per_user_speed_never_rises_and_aggregate_never_falls_with_batch(model, 
     df = evaluate(_setup(model), _points(model, batch, isl, osl, spec, mix))
     df = df[df["fits"]]
     assert len(df) >= 1
-    # decode alone: strictly monotone. Aggregated, each prefill chunk stalls the whole step (EP ranks step
-    # together), so where prefill dominates the work (isl >> osl) a few more clients add stalls as fast as
-    # they add output and throughput may dip before the ranks' chunks overlap: the property is asserted
-    # for decode-dominated lengths, to 2% (the per-request view's 1 / B approximation of the mixing)
+    # Aggregated, each prefill chunk stalls the whole step (EP ranks step together), so where prefill dominates
+    # the work (isl >> osl) a few more clients add stalls as fast as they add output and throughput may dip
+    # before the ranks' chunks overlap: the property is asserted for decode-dominated lengths
     if mix > 0 and isl > 4 * osl:
         return
-    tol = 1e-9 if mix == 0 else 2e-2
+    # tolerance: the per-request view's 1 / B approximation of the mixing (aggregated), and the GEMM wave
+    # sawtooth (a batch whose tiles fill the last wave better can step faster than a slightly smaller one)
+    tol = 2e-2
     assert np.all(np.diff(df["tps_per_user"].to_numpy()) <= tol * df["tps_per_user"].max())
     # aggregated: more clients never lower throughput until prefill saturates (then each chunk step also
     # carries a larger decode batch, so prefill capacity, and the throughput it bounds, may fall)
-    # GEMM tiles add a sawtooth: one token past a 64-row tile boundary pads a whole tile (gemm_shape.py), so the
-    # aggregate may dip by a tile's share where GEMMs are compute-bound (the step time itself never falls)
+    # GEMM tiles add a sawtooth where GEMMs are compute-bound: a batch that starts a new wave of tiles over the
+    # SMs leaves that wave part empty (gemm_shape.py; test_gemm_shape has a 6% case), so the aggregate may dip
+    # by up to a wave's share
     below = df[df["prefill_utilization"] < 0.8]
-    assert np.all(np.diff(below["output_tps_per_gpu"].to_numpy()) >= -2e-2 * df["output_tps_per_gpu"].max())
-    if mix == 0:
-        assert np.all(np.diff(df["step_ms"].to_numpy()) >= -1e-9 * df["step_ms"].max())
+    assert np.all(np.diff(below["output_tps_per_gpu"].to_numpy()) >= -0.1 * df["output_tps_per_gpu"].max())
 
 
 @SETTINGS

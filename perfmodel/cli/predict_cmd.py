@@ -33,6 +33,12 @@ def register(sub):
         p.add_argument(f"--{k}", type=positive_int)
     p.add_argument("--spec-tokens", type=int)
     p.add_argument("--acceptance-length", type=finite_float)
+    p.add_argument("--concurrency", type=finite_float, metavar="C",
+                   help="clients in flight per instance: a closed loop, each sends its next request when the last "
+                        "one ends (agentic workloads: live sessions); sets the running batch and the TTFT queue")
+    p.add_argument("--rate", dest="arrival_rate", type=finite_float, metavar="REQ_PER_S",
+                   help="open loop: requests/s arriving at one instance (Poisson); sets the running batch and "
+                        "the TTFT queue (P50 ttft_ms, P90 ttft_p90_ms)")
     p.add_argument("--dp-attention", action="store_true", default=None)
     p.add_argument("--weights")
     p.add_argument("--kv-cache")
@@ -62,7 +68,7 @@ def _scenario(args) -> Scenario:
             base[k] = getattr(args, k)
     dep = base.get("deployment", {})
     for k in ("gpus", "tp", "ep", "pp", "batch", "spec_tokens", "acceptance_length", "dp_attention", "weights",
-              "kv_cache", "serving"):
+              "kv_cache", "serving", "concurrency", "arrival_rate"):
         v = getattr(args, k)
         if v is not None:
             dep[k] = v
@@ -109,8 +115,12 @@ def run(args):
             raise exc.in_file(args.scenario) from None
         raise
     if not df["fits"].iloc[0] and not args.allow_overflow:
+        reason = df["fit_reason"].iloc[0]
+        if reason.startswith("arrival_rate"):
+            raise SpecError(f"{reason} (--allow-overflow prints the numbers at its capacity anyway)",
+                            field="deployment.arrival_rate")
         field = "deployment.gpus" if df["max_batch"].iloc[0] < 1 else "deployment.batch"
-        raise SpecError(f"the deployment does not fit in memory: {df['fit_reason'].iloc[0]} "
+        raise SpecError(f"the deployment does not fit in memory: {reason} "
                         "(--allow-overflow prints the numbers anyway)", field=field)
     if args.csv == "-":
         df.to_csv(sys.stdout, index=False)

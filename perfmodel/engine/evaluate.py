@@ -31,7 +31,9 @@ from .queueing import serving_load
 POINT_COLUMNS = ("batch", "gpus", "tp", "ep", "pp", "spec_tokens", "acc", "isl", "osl", "new", "mix")
 # share of requests whose prefix is reloaded from the host tier; share of KV decode reads from the host tier
 # concurrency: clients in flight per instance in a closed loop (NaN: the batch; above the batch they queue)
-OPTIONAL_COLUMNS = {"reload": 0.0, "cold": 0.0, "pool_reload": 0.0, "concurrency": np.nan}
+# arrival_rate: requests/s arriving at an instance in an open loop (NaN: closed loop or a fixed batch)
+OPTIONAL_COLUMNS = {"reload": 0.0, "cold": 0.0, "pool_reload": 0.0, "concurrency": np.nan, "arrival_rate": np.nan}
+OPEN_LOOP_SUBSTITUTIONS = 5   # evaluations of the open-loop batch root B = lambda S(B) (secant passes)
 RESOURCES = {"r_compute_s": "compute", "r_memory_s": "hbm_bandwidth", "t_link_s": "link", "t_lat_total_s": "latency"}
 
 
@@ -131,8 +133,34 @@ def evaluate(setup: Setup, points: dict, which: str = "value", symbol_values: di
             sustained = np.where(load["prefill_saturated"], load["x_per_s"] * load["slot_s"],
                                  p["batch"] * np.minimum(1.0, want / load["clients_needed"]))
             p["batch"] = np.where(by_clients, np.clip(sustained, 1.0, cap), p["batch"])
+        by_rate = solve & np.isfinite(p["arrival_rate"])
+        if by_rate.any():
+            p["batch"] = np.where(by_rate, open_loop_batch(cm, p, vals, t_pf, cap), p["batch"])
     d, load = decode_under_load(cm, p, vals, t_pf)
     return _frame(setup, p, d, pf, vals, load)
+
+
+def open_loop_batch(cm, p: dict, vals: dict, t_pf, cap) -> np.ndarray:
+    """The running batch of an open loop at lambda requests/s (Little on the slots): the root of
+    B = lambda S(B), S = T_own + osl TPOT the time a request holds a KV slot. S is nearly linear in B, so
+    secant passes on the line through the last two evaluations, B' = lambda a / (1 - lambda c) with
+    S ~ a + c B, converge in a few vectorized evaluations (OPEN_LOOP_SUBSTITUTIONS), from B = 1 and
+    B = lambda S(1); clipped to [1, cap]. Where lambda c >= 1 or the root lies past the running capacity the
+    batch is the capacity (``serving_load`` then reports the queue as unstable)."""
+    lam = p["arrival_rate"]
+    slot = lambda b: decode_under_load(cm, {**p, "batch": b}, vals, t_pf)[1]["slot_s"]  # noqa: E731
+    b0 = np.ones_like(p["batch"])
+    s0 = slot(b0)
+    b1 = np.clip(lam * s0, 1.0, cap)
+    for _ in range(OPEN_LOOP_SUBSTITUTIONS - 1):
+        s1 = slot(b1)
+        moved = np.abs(b1 - b0) > 1e-9 * b1
+        c = np.where(moved, (s1 - s0) / np.where(moved, b1 - b0, 1.0), 0.0)
+        a = s1 - c * b1
+        denom = 1 - lam * c
+        b2 = np.where(denom > 0, lam * a / np.where(denom > 0, denom, 1.0), cap)
+        b0, s0, b1 = b1, s1, np.clip(np.where(np.isfinite(b2), b2, cap), 1.0, cap)
+    return np.where(np.isfinite(lam), b1, p["batch"])
 
 
 def decode_under_load(cm, p: dict, vals: dict, t_pf) -> tuple[dict, dict]:
@@ -234,7 +262,8 @@ def _frame(setup: Setup, p, d, pf, vals, load) -> pd.DataFrame:
     mem_gb = full(d["mem_bytes_per_gpu"]) / 1e9
     host_kv = full(d["host_kv_bytes_per_gpu"])
     host_cap = full(np.asarray(vals["C_host"]) * np.asarray(vals["f_mem"]))   # host-tier bytes per GPU
-    fits = (p["batch"] <= maxb) & (host_kv <= host_cap)
+    stable = np.broadcast_to(load.get("queue_stable", True), (n,))
+    fits = (p["batch"] <= maxb) & (host_kv <= host_cap) & stable
     if (host_kv > 0).any():
         maxb = np.minimum(maxb, np.where(host_kv > 0, p["batch"] * host_cap / np.maximum(host_kv, 1e-300), np.inf))
     cols.update(
@@ -243,7 +272,7 @@ def _frame(setup: Setup, p, d, pf, vals, load) -> pd.DataFrame:
         kv_gb_per_gpu=p["batch"] * p["tp"] * p["pp"] / p["gpus"] * kvs / 1e9, mem_gb_per_gpu=mem_gb,
         max_batch=np.maximum(np.floor(maxb), 0), fits=fits,
         bound=np.where(fits, np.where(p["batch"] >= np.floor(maxb) * 0.999, "capacity:" + bound, bound), "capacity"),
-        fit_reason=_fit_reasons(fits, maxb, p["batch"], w, kvs, mem_gb),
+        fit_reason=_fit_reasons(fits | ~stable, maxb, p["batch"], w, kvs, mem_gb, stable, p["arrival_rate"]),
         # InferenceX record names, so measured and modeled curves overlay
         intvty=tps_user, tput_per_gpu=total_gpu, output_tput_per_gpu=out_gpu,
     )
@@ -255,8 +284,12 @@ def _rate_name(fmt: str) -> str:
     return COMPUTE_RATE[fmt]
 
 
-def _fit_reasons(fits, maxb, batch, w, kvs, mem_gb) -> np.ndarray:
+def _fit_reasons(fits, maxb, batch, w, kvs, mem_gb, stable=None, rate=None) -> np.ndarray:
     reasons = np.full(len(fits), "fits", dtype=object)
+    if stable is not None and not np.all(stable):
+        bad = ~np.asarray(stable)
+        reasons[bad] = [f"arrival_rate {r:.3g} requests/s exceeds what the instance serves (the queue grows without "
+                        f"bound)" for r in np.broadcast_to(rate, bad.shape)[bad]]
     bad = ~fits
     if bad.any():
         no_w = bad & (maxb < 1)

@@ -127,7 +127,8 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
     t_s = t_pf. Decode-only points (a phase measured alone) keep TTFT = t_pf + step0 and
     X = B acc / (osl step0). Returns arrays: x_per_s, rho, decode_share, chunk_share, step_s, tpot_s,
     slot_s, clients_needed, concurrency, capacity_wait_s, prefill_saturated, prefill_queue_s, ttft_mean_s,
-    ttft_p50_s, ttft_p90_s.
+    ttft_p50_s, ttft_p90_s, queue_stable.
+    Points with a finite ``arrival_rate`` (requests/s per instance) are an open loop instead (``open_loop``).
     """
     batch = p["batch"]
     servers = p["gpus"] / (p["tp"] * p["pp"])
@@ -150,4 +151,34 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
         out[k] = np.array(np.broadcast_to(alone[k], batch.shape), dtype=float)
         out[k][mixed] = agg[k]
     out["prefill_saturated"] = out["prefill_saturated"] > 0
+    out["queue_stable"] = np.ones(batch.shape, dtype=bool)
+    rate = np.broadcast_to(np.asarray(p.get("arrival_rate", np.nan), float), batch.shape)
+    opened = mixed & np.isfinite(rate)
+    if opened.any():
+        _open_loop_into(out, opened, rate, batch, p, vals, t_own, t_serve, servers)
     return out
+
+
+def _open_loop_into(out: dict, sel, rate, batch, p: dict, vals: dict, t_own, t_serve, servers) -> None:
+    """Replace the closed loop by the open loop at ``rate`` requests/s on the points ``sel`` (aggregated).
+
+    The steps, TPOT and slot time are those of the running batch (B = rate S, solved by evaluate); the
+    throughput is the arrival rate, the prefill queue is at rho = rate t_s / c with the step in progress as the
+    residual (t_st = step), and Little's law gives the requests in the system, rate (E[TTFT] + osl TPOT).
+    Stable only if rho < 1 and the batch the rate needs fits (rate S <= B): otherwise the queue grows without
+    bound, ``queue_stable`` is False and the TTFT terms are NaN (reported as n/a, never as a number)."""
+    b = lambda v: np.broadcast_to(np.asarray(v, float), batch.shape)[sel]  # noqa: E731
+    lam = rate[sel]
+    ol = open_loop(lam, b(vals["t_req"]), out["step_s"][sel], b(t_own), b(t_serve), b(servers))
+    stable = (ol["rho"] < 1) & (lam * out["slot_s"][sel] <= batch[sel] * (1 + 1e-6))
+    nan = lambda v: np.where(stable, v, np.nan)  # noqa: E731
+    for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "prefill_queue_s"):
+        out[k][sel] = nan(ol[k])
+    out["x_per_s"][sel] = lam
+    out["rho"][sel] = np.minimum(ol["rho"], 1.0)
+    out["capacity_wait_s"][sel] = 0.0
+    in_system = lam * (ol["ttft_mean_s"] + out["slot_s"][sel] - b(t_own))
+    out["concurrency"][sel] = nan(in_system)
+    out["clients_needed"][sel] = nan(in_system)
+    out["prefill_saturated"][sel] = ol["rho"] >= 1
+    out["queue_stable"][sel] = stable

@@ -50,8 +50,11 @@ class Deployment(Strict):
                                                                 "that decode reads straight from host memory")
     kv_pool_gb_per_gpu: float = Field(0.0, ge=0, le=10000, description="Agentic: spare HBM per GPU elsewhere in the "
                                       "scale-up domain pooled (Mooncake-style) for paused sessions' KV, GB")
-    concurrency: float | None = Field(None, gt=0, description="Agentic workloads: live sessions per instance "
-                                                              "(sets the decode batch)")
+    concurrency: float | None = Field(None, gt=0, le=1e7, description="Clients in flight per instance: agentic "
+                                      "workloads, live sessions (sets the decode batch); fixed workloads, a closed "
+                                      "loop (each client sends its next request when the last one ends)")
+    arrival_rate: float | None = Field(None, gt=0, le=1e7, description="Open loop: requests/s arriving at one "
+                                       "instance (Poisson); the running batch and the TTFT queue follow from it")
 
     @model_validator(mode="after")
     def _layout(self):
@@ -69,6 +72,8 @@ class Deployment(Strict):
             raise ValueError(f"acceptance_length {self.acceptance_length} exceeds spec_tokens + 1")
         if self.kv_cold_share and not self.kv_host_tier:
             raise ValueError("kv_cold_share needs kv_host_tier: true")
+        if self.arrival_rate is not None and (self.concurrency is not None or self.batch is not None):
+            raise ValueError("arrival_rate sets the running batch: give it without batch or concurrency")
         if self.serving == "disaggregated" and self.prefill is None:
             raise ValueError("disaggregated serving needs a 'prefill' pool")
         return self

@@ -49,10 +49,12 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
                                   "_SUPPORTED_WORLD_SIZES = [2, 4, 6, 8]); TensorRT-LLM: 16 "
                                   "(cpp/tensorrt_llm/kernels/customAllReduceKernels.h, MAX_RANKS_PER_NODE)",
                                   1.0, 72.0, "communication"),
-    "gemm_tile_m": ("token rows per GEMM output tile: a GEMM's tokens are padded to a multiple, each MoE expert's "
-                    "separately (DeepGEMM: 64- or 128-row blocks for masked decode layouts, 128-row alignment of "
-                    "contiguous grouped layouts, https://github.com/deepseek-ai/DeepGEMM ; Hopper wgmma issues 64 "
-                    "rows per warpgroup)", 8.0, 512.0, "kernels"),
+    "gemm_tile_m": ("largest row tile of a GEMM: more tokens are padded to a multiple of it, each MoE expert's "
+                    "separately (DeepGEMM: 64-256-row blocks, 128-row alignment of contiguous grouped layouts, "
+                    "https://github.com/deepseek-ai/DeepGEMM)", 8.0, 512.0, "kernels"),
+    "gemm_tile_m_min": ("smallest row tile of a GEMM: fewer tokens (per expert, for MoE) are padded to it "
+                        "(swap-AB puts tokens in the MMA's 8-256-wide N dimension; Triton MoE kernels use "
+                        "16-row blocks)", 1.0, 512.0, "kernels"),
     "gemm_tile_n": ("output columns per GEMM tile (the tile count against the SMs sets the waves; CUTLASS and "
                     "DeepGEMM default to 128-column tiles for large GEMMs)", 8.0, 512.0, "kernels"),
     "layer_floor_us": ("minimum time of one layer's kernels per step (launch/sync floor), us", 0.0, 1000.0, "latency"),
@@ -88,7 +90,7 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
 
 
 # switches and integer limits: no derivative (sensitivity skips them; what-if --set changes them)
-DISCRETE_PARAMS = frozenset({"custom_allreduce_max_gpus", "gemm_tile_m", "gemm_tile_n", "kv_budget_after_weights", "kv_reserve_full_length"})
+DISCRETE_PARAMS = frozenset({"custom_allreduce_max_gpus", "gemm_tile_m", "gemm_tile_m_min", "gemm_tile_n", "kv_budget_after_weights", "kv_reserve_full_length"})
 
 
 class SpecDecoding(Strict):
@@ -123,7 +125,8 @@ class ProfileSpec(Strict):
     overlap: Param
     collective_latency_us: Param
     custom_allreduce_max_gpus: Param = _p(8.0)
-    gemm_tile_m: Param = _p(64.0)
+    gemm_tile_m: Param = _p(128.0)
+    gemm_tile_m_min: Param = _p(16.0)
     gemm_tile_n: Param = _p(128.0)
     layer_floor_us: Param
     kernel_overhead_us: Param = _p(0.0)
