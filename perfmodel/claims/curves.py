@@ -7,7 +7,9 @@ analyses' ``candidates``) and caches them, so every claim, plot and CSV of a rep
 Envelopes are taken on the interactivity axis the claim names:
 
 - ``itl``: ``tps_per_user`` = accepted tokens / decode step time (InferenceX ``intvty``, 1/ITL);
-- ``e2e``: ``tps_per_user_e2e`` = OSL / (TTFT + OSL x TPOT), TPOT per output token, the E2E-normalised axis.
+- ``e2e``: ``tps_per_user_e2e`` = OSL / (E[TTFT] + OSL x TPOT), TPOT per output token, the E2E-normalised axis;
+- ``e2e_p50`` / ``e2e_p90``: ``tps_per_user_e2e_p50`` / ``_p90`` = OSL / (P50 or P90 TTFT + OSL x TPOT), the
+  axes a claim at P50 or P90 is read on (AgentX quotes P90).
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ from ..analyses.frontier import candidates, pareto
 from ..analyses.systems import System
 from ..specs.profile import PROFILE_PARAMS
 
-AXES = {"itl": "tps_per_user", "e2e": "tps_per_user_e2e"}
+AXES = {"itl": "tps_per_user", "e2e": "tps_per_user_e2e", "e2e_p50": "tps_per_user_e2e_p50",
+        "e2e_p90": "tps_per_user_e2e_p90"}
 AXIS_TEXT = {"itl": "tokens/s per user = 1 / inter-token latency (decode only)",
-             "e2e": "tokens/s per user = OSL / end-to-end latency (incl. TTFT and queueing)"}
+             "e2e": "tokens/s per user = OSL / end-to-end latency (incl. TTFT and queueing)",
+             "e2e_p50": "P50 tokens/s per user = OSL / P50 end-to-end latency (the queue's P50 TTFT)",
+             "e2e_p90": "P90 tokens/s per user = OSL / P90 end-to-end latency (the queue's P90 TTFT)"}
 
 # which end of a profile range is the slow one (True: the low end is slow, e.g. an efficiency)
 LOW_IS_SLOW = {name: not (name.endswith("_us") or name.endswith("_ms") or name in ("moe_imbalance", "workspace_gb"))

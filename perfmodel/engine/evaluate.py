@@ -6,7 +6,9 @@ Derived metrics (InferenceX definitions, ../shared/reference/metrics-and-claims.
     tps_per_user       = 1000 / tpot_ms = acc / step     (ITL-based interactivity, 'intvty')
     TTFT               = request overhead + queueing + own prefill (engine/queueing.py; ttft_ms is the P50,
                          ttft_p90_ms the P90, ttft_mean_ms the mean)
-    tps_per_user_e2e   = osl / (E[TTFT] + osl TPOT)      (E2E-normalized interactivity)
+    tps_per_user_e2e   = osl / (E[TTFT] + osl TPOT)      (E2E-normalized interactivity, mean TTFT)
+    tps_per_user_e2e_p50, _p90 = osl / (TTFT_P50 or _P90 + osl TPOT)   (P50 / P90 over requests of the workload's lengths: the slow
+                         tail AgentX quotes; the queue's P90 wait, equations/queueing.py)
     output_tps_per_gpu = X osl / G, X = requests/s of the closed loop (Little's law, queueing.py);
                          decode_only points: B acc / (step G)
     total_tps_per_gpu  = output_tps_per_gpu (isl + osl) / osl   (input counted incl. cached prefix)
@@ -233,6 +235,8 @@ def _frame(setup: Setup, p, d, pf, vals, load) -> pd.DataFrame:
         "capacity_wait_ms": load["capacity_wait_s"] * 1e3, "request_rate_per_s": load["x_per_s"],
         "prefill_utilization": load["rho"], "chunk_step_share": load["chunk_step_share"],
         "tps_per_user": tps_user, "tps_per_user_e2e": p["osl"] / (ttft_mean + p["osl"] * tpot),
+        "tps_per_user_e2e_p50": p["osl"] / (ttft + p["osl"] * tpot),
+        "tps_per_user_e2e_p90": p["osl"] / (load["ttft_p90_s"] + p["osl"] * tpot),
         "output_tps_per_gpu": out_gpu, "total_tps_per_gpu": total_gpu,
         "total_tps_per_mw": total_gpu / power * 1e6, "output_tps_per_mw": out_gpu / power * 1e6,
         "power_basis": np.full(n, power_basis, dtype=object),

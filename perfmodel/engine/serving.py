@@ -79,6 +79,8 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     price = setup.price()
     out["total_tokens_per_usd"] = out["total_tps_per_gpu"] * 3600 / price if price else np.nan
     out["tps_per_user_e2e"] = p["osl"] / (ttft + p["osl"] * tpot)
+    out["tps_per_user_e2e_p50"] = p["osl"] / (load["ttft_p50_s"] + p["osl"] * tpot)
+    out["tps_per_user_e2e_p90"] = p["osl"] / (load["ttft_p90_s"] + p["osl"] * tpot)
     out["bound"] = np.where(load["prefill_saturated"], "prefill_pool", out["bound"])
     out["tput_per_gpu"], out["output_tput_per_gpu"] = out["total_tps_per_gpu"], out["output_tps_per_gpu"]
     return out
@@ -151,13 +153,18 @@ def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists,
     """AgentX e2e_norm_intvty_q = 1 / percentile_q(E2E_i / OSL_i), per operating point.
 
     Requests i are drawn (fixed seed, N_SAMPLES) from the workload's log-normal distributions of context,
-    new tokens and output length (independent). Per request: E2E_i = TTFT_i + OSL_i TPOT, with
-    TTFT_i = the prefill of its own new tokens after its cached prefix + one decode step (queueing as in the
-    point's TTFT: the point's TTFT minus its own median-request prefill). Evaluated as one (points x samples)
-    array through the compiled prefill equations.
+    new tokens and output length, and a uniform u_i for its place in the prefill queue (all independent).
+    Per request: E2E_i = TTFT_i + OSL_i TPOT, with
+        TTFT_i = base + W_i + prefill(new_i after its cached prefix) + one decode step,
+        W_i = (E[W] / rho) max(0, ln(rho / (1 - u_i)))       (the queue's exponential tail, P(W > 0) = rho,
+                                                               mean E[W]: equations/queueing.py)
+    where base = E[TTFT] - E[W] - the point's own prefill - a step (request overhead, capacity wait, the step in
+    progress, the decode batch riding along its chunks). So the percentile sees the queue's spread, not only
+    its mean. Evaluated as one (points x samples) array through the compiled prefill equations.
     """
     rng = np.random.default_rng(12345)
     z = rng.standard_normal((3, N_SAMPLES))
+    u = np.random.default_rng(54321).uniform(size=N_SAMPLES)
     ctx = _lognormal_samples(dists.context_tokens, z[0])
     new = np.minimum(_lognormal_samples(dists.new_tokens_per_turn, z[1]), ctx)
     osl = _lognormal_samples(dists.output_tokens, z[2])
@@ -175,8 +182,11 @@ def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists,
     tpot = df["tpot_ms"].to_numpy()[:, None] / 1e3
     step = df["step_ms"].to_numpy()[:, None] / 1e3
     own = df["prefill_ms"].to_numpy()[:, None] / 1e3
-    extra = np.maximum(df["ttft_ms"].to_numpy()[:, None] / 1e3 - own - step, 0.0)   # queueing etc.
-    ttft = extra + pre + step
+    w_mean = np.nan_to_num(df["prefill_queue_ms"].to_numpy()[:, None] / 1e3)
+    rho = np.clip(np.nan_to_num(df["prefill_utilization"].to_numpy()[:, None]), 1e-12, 1 - 1e-9)
+    base = np.maximum(df["ttft_mean_ms"].to_numpy()[:, None] / 1e3 - w_mean - own - step, 0.0)
+    wait = w_mean / rho * np.maximum(0.0, np.log(rho / (1 - u[None, :])))
+    ttft = base + wait + pre + step
     ratio = (ttft + osl[None, :] * tpot) / osl[None, :]
     return 1.0 / np.percentile(ratio, percentile, axis=1)
 
