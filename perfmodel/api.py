@@ -44,9 +44,10 @@ def workload_lengths(w: FixedWorkload | WorkloadSpec | str) -> dict[str, float]:
     # Sessions: the context grows by (new + output) tokens a turn, so the mean context over N turns is
     # c0 + (N - 1)/2 (new + osl); the first turn prefills its whole initial context c0 uncached, which
     # adds c0 / N uncached tokens per turn on average. The prefix-hit rate 1 - new/isl follows.
-    turns = a.turns.mean_value
-    c0 = min(max(isl - (turns - 1) / 2 * (new + osl), 0.0), isl)
-    new = new + c0 / turns
+    if a.turns is not None:
+        turns = a.turns.mean_value
+        c0 = min(max(isl - (turns - 1) / 2 * (new + osl), 0.0), isl)
+        new = new + c0 / turns
     if a.max_hit_rate is not None:
         new = max(new, isl * (1 - a.max_hit_rate))
     return {"isl": isl, "osl": osl, "new": min(new, isl)}
@@ -146,7 +147,7 @@ def predict(scenario: Scenario) -> pd.DataFrame:
         df = disaggregated(setup, pts, {"gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep}, instances, pf.instances)
     elif agentic_wl:
         a = wl.agentic
-        pause = a.tool_pause_s.mean_value
+        pause = a.pause_s
         if dep.concurrency is not None:
             pts["batch"] = float(sessions_to_batch(setup, pts, pause, dep.concurrency, dep.kv_host_tier)[0])
         elif np.isnan(pts["batch"]):

@@ -35,7 +35,7 @@ def workload_info(workload) -> WorkloadInfo:
     lengths = lengths_for(w)
     if isinstance(w, WorkloadSpec):
         if w.kind == "agentic":
-            return WorkloadInfo(lengths, True, float(w.agentic.tool_pause_s.median), w.id)
+            return WorkloadInfo(lengths, True, float(w.agentic.pause_s), w.id)
         return WorkloadInfo(lengths, False, 0.0, w.id)
     return WorkloadInfo(lengths, False, 0.0, "custom")
 
