@@ -218,7 +218,14 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
         raise Unsupported("input_tps_per_gpu is only modeled for prefill_only rows")
     pts, pooled = point_inputs(rec, m)
     conc = pts["concurrency"]
-    if pooled:
+    agentic_wl = _agentic_workload(rec)
+    if agentic_wl is not None:
+        df, pts = _eval_agentic(rec, ctx, pts, m, pooled, agentic_wl)
+        conc, pooled = pts["concurrency"], True      # per-GPU figures already count every GPU
+        note.append(f"modeled prefix hit {float(np.median(df['prefix_hit'])):.1%} (ceiling "
+                    f"{agentic_wl.agentic.max_hit_rate if agentic_wl.agentic.max_hit_rate is not None else float('nan'):.0%}), "
+                    f"evicted {float(np.median(df['evicted_share'])):.1%}, routing {df['routing'].iloc[0]}")
+    elif pooled:
         df = _eval_disaggregated(rec, ctx, pts, m)
     else:
         df = eval_points(ctx, pts, 1)
@@ -257,6 +264,51 @@ def _eval_disaggregated(rec: Record, ctx: Ctx, pts: dict, model) -> pd.DataFrame
     p, vals = _tile(ctx, pts, 1)
     return disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
                          instances=pool["instances"], pf_instances=pool["pf_instances"], symbol_values=vals)
+
+
+def _agentic_workload(rec: Record):
+    """The row's workload spec when it is agentic (sessions), else None."""
+    if not rec.workload:
+        return None
+    w = catalog.workload(rec.workload)
+    return w if w.kind == "agentic" else None
+
+
+def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> tuple[pd.DataFrame, dict]:
+    """An agentic point row: sessions with prefix-cache residency (engine/serving.agentic), on disaggregated
+    pools when the row is disaggregated (engine/serving.agentic_disaggregated). The published concurrency is
+    spread over the workers (aggregated: gpus / instance GPUs; disaggregated: the decode instances); prefix
+    routing runs over those workers. A disaggregated row without worker columns gets prefill instances laid out
+    like the decode instance (prefill_gpus / instance GPUs of them). KV host tier: off (not published)."""
+    from ..engine.serving import agentic, agentic_disaggregated
+    G = pts["gpus"]
+    if rec.serving == "disaggregated":
+        if not (rec.prefill_gpus and rec.decode_gpus):
+            raise Unsupported("disaggregated agentic row without prefill_gpus / decode_gpus")
+        if pooled:
+            pool = prefill_pool(rec, model)
+        else:
+            if rec.prefill_gpus % G or rec.decode_gpus % G:
+                raise Unsupported(f"prefill_gpus {rec.prefill_gpus:g} / decode_gpus {rec.decode_gpus:g} are not "
+                                  f"whole instances of {G:g} GPUs; give prefill_workers / decode_workers")
+            pool = dict(pf_gpus=G, pf_tp=pts["tp"], pf_ep=pts["ep"], instances=rec.decode_gpus / G,
+                        pf_instances=rec.prefill_gpus / G)
+        conc = rec.concurrency / pool["instances"] if rec.concurrency is not None else np.nan
+        pts = {**pts, "concurrency": conc, "mix": 0.0}
+        p, vals = _tile(ctx, pts, 1)
+        df = agentic_disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
+                                   pool["instances"], pool["pf_instances"], w.agentic.pause_s, False,
+                                   symbol_values=vals)
+        return df, pts
+    if not rec.dp_attention and rec.tp and rec.gpus and rec.gpus > rec.tp and rec.gpus % rec.tp == 0 \
+            and not _valid(model, rec.tp, rec.tp, min(pts["ep"], rec.tp)):
+        G = float(rec.tp)        # plain TP workers (the recipes' "2 workers x TP4"), not one attention-DP instance
+        pts = {**pts, "gpus": G, "tp": G, "ep": min(pts["ep"], G)}
+    workers = max((rec.gpus or G) / G, 1.0)
+    conc = rec.concurrency / workers if rec.concurrency is not None else np.nan
+    pts = {**pts, "concurrency": conc}
+    p, vals = _tile(ctx, pts, 1)
+    return agentic(ctx.setup, p, w.agentic.pause_s, False, symbol_values=vals, workers=workers), pts
 
 
 def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, float, float]]:

@@ -1,0 +1,128 @@
+"""Prefix-cache residency (engine/prefix_cache.py): hand-checked equations, and the agentic engine using them."""
+
+import numpy as np
+import pytest
+
+from perfmodel import catalog
+from perfmodel.arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
+from perfmodel.engine import prefix_cache as pc
+from perfmodel.engine.evaluate import Setup
+from perfmodel.engine.serving import agentic, agentic_disaggregated
+
+
+def test_working_set_law_by_hand():
+    # ceiling 0.9; capacity 10 prefixes against a working set of 40: 0.9 x 10/40 = 0.225; a cache larger than
+    # the working set keeps the ceiling
+    np.testing.assert_allclose(pc.working_set_hit(0.9, [10.0, 50.0], [40.0, 40.0]), [0.225, 0.9])
+
+
+def test_lru_exponential_gaps_survival_matches_simulation():
+    # the derivation: with exponential reuse gaps, the LRU stack distance of a prefix is (P - 1)(1 - e^-x),
+    # x ~ Exp(1); it survives in n slots with probability n / (P - 1). A direct Monte Carlo of that quantity:
+    rng = np.random.default_rng(0)
+    P, n = 200, 50
+    d = (P - 1) * (1 - np.exp(-rng.exponential(size=200_000)))
+    assert abs((d < n).mean() - n / (P - 1)) < 0.005
+    shares, ev = pc.tier_shares(np.array([P]), [np.array([n])])
+    np.testing.assert_allclose(shares[0], n / P)
+    np.testing.assert_allclose(ev, 1 - n / P)
+
+
+def test_tier_bands_by_hand():
+    # 100 waiting prefixes; HBM 20, pool 10, host 30 -> shares 0.2, 0.1, 0.3, evicted 0.4
+    shares, ev = pc.tier_shares(np.array([100.0, 10.0, 0.0]), [np.full(3, 20.0), np.full(3, 10.0), np.full(3, 30.0)])
+    np.testing.assert_allclose([s[0] for s in shares], [0.2, 0.1, 0.3])
+    np.testing.assert_allclose(ev, [0.4, 0.0, 0.0])
+    # 10 waiting fit in HBM alone; nobody waiting: no shares, nothing evicted
+    np.testing.assert_allclose([s[1] for s in shares], [1.0, 0.0, 0.0])
+    np.testing.assert_allclose([s[2] for s in shares], [0.0, 0.0, 0.0])
+
+
+def test_random_routing_by_hand():
+    # 4 workers: each sees 4x the waiting prefixes; the copy found is E[j] = 4 turns old:
+    # isl 100k, new 2k, osl 500 -> cached 100k - 2k - 3 (2.5k) = 90.5k tokens (session-aware: 98k)
+    np.testing.assert_allclose(pc.competing(10.0, 4.0, "random"), 40.0)
+    np.testing.assert_allclose(pc.competing(10.0, 4.0, "session"), 10.0)
+    np.testing.assert_allclose(pc.cached_prefix_tokens(100e3, 2e3, 500, 4, "random"), 90.5e3)
+    np.testing.assert_allclose(pc.cached_prefix_tokens(100e3, 2e3, 500, 4, "session"), 98e3)
+    # half the prefixes evicted, 256 tokens lost to the snapshot boundary: 100k - 0.5 (98k - 256)
+    np.testing.assert_allclose(pc.uncached_input(100e3, 2e3, 500, 0.5, 1, "session", 256), 100e3 - 0.5 * 97_744)
+    with pytest.raises(ValueError, match="routing"):
+        pc.competing(1.0, 1.0, "sticky")
+
+
+def test_snapshots_by_hand():
+    # fixed state 100 MB, 1 kB/token, 10k-token prefix: plain 110 MB; interval 1024 -> ceil(10000/1024) = 10
+    # snapshots: (10 x 100 + 10) / 110 = 9.18x the bytes; boundary-only: 1x; lost tokens 512 / osl / none
+    np.testing.assert_allclose(pc.snapshot_factor(1e3, 100e6, 10e3, 1024), 1010 / 110)
+    np.testing.assert_allclose(pc.snapshot_factor(1e3, 100e6, 10e3, None), 1.0)
+    np.testing.assert_allclose(pc.snapshot_factor(1e3, 0.0, 10e3, 1024), 1.0)
+    np.testing.assert_allclose(pc.snapshot_lost_tokens(100e6, 400.0, 1024), 512.0)
+    np.testing.assert_allclose(pc.snapshot_lost_tokens(100e6, 400.0, None), 400.0)
+    np.testing.assert_allclose(pc.snapshot_lost_tokens(0.0, 400.0, 1024), 0.0)
+
+
+def _setup(model, hw="gb200-nvl72", profile="dynamo-vllm", weights="fp8"):
+    return Setup(catalog.hardware(hw), catalog.model(model), catalog.profile(profile), weights=weights, kv_cache="fp8")
+
+
+def test_kimi_k3_linear_state_snapshots_cost_capacity():
+    # Kimi K3: 69 KDA layers hold ~429 MiB of recurrent state per sequence; every cached prefix stores one
+    # snapshot per 1024 tokens under dynamo-vllm, so far fewer prefixes fit than plain sequences
+    s = _setup("kimi-k3")
+    m = s.model
+    fixed, per_tok = kv_fixed_bytes_per_sequence(m, "fp8"), kv_bytes_per_token(m, "fp8")
+    assert 400 * 2**20 < fixed < 460 * 2**20
+    f = pc.snapshot_factor(per_tok, fixed, 142_000, 1024)
+    assert f > 10
+    pts = dict(batch=np.array([8.0]), gpus=8, tp=8, ep=8, pp=1, spec_tokens=0, acc=1.0, isl=142_000, osl=444,
+               new=4260, mix=1.0)
+    snap = agentic(s, pts, 4.9, False)
+    s.profile = s.profile.model_copy(update={"prefix_cache": s.profile.prefix_cache.model_copy(
+        update={"state_snapshot_interval_tokens": None})})
+    plain = agentic(s, pts, 4.9, False)
+    assert snap["cache_capacity_gb_per_gpu"].iloc[0] == pytest.approx(plain["cache_capacity_gb_per_gpu"].iloc[0])
+    assert snap["cache_working_set_gb_per_gpu"].iloc[0] > 5 * plain["cache_working_set_gb_per_gpu"].iloc[0]
+    assert snap["evicted_share"].iloc[0] >= plain["evicted_share"].iloc[0]
+    # a hit loses 512 tokens (interval / 2) with interval snapshots, the previous output (444) with boundary ones
+    assert snap["uncached_input"].iloc[0] >= 4260 + 512 - 1e-6
+    assert plain["uncached_input"].iloc[0] >= 4260 + 444 - 1e-6
+
+
+def test_full_attention_model_needs_no_snapshots():
+    s = _setup("deepseek-v3")
+    pts = dict(batch=np.array([4.0]), gpus=8, tp=8, ep=8, pp=1, spec_tokens=0, acc=1.0, isl=50_000, osl=400,
+               new=5000, mix=1.0)
+    df = agentic(s, pts, 0.0, False)
+    assert df["uncached_input"].iloc[0] == pytest.approx(5000)     # nothing lost, nothing evicted
+    assert df["prefix_hit"].iloc[0] == pytest.approx(0.9)
+
+
+def test_hit_falls_as_working_set_outgrows_capacity_and_host_tier_restores_it():
+    # many closed-loop clients of one instance: their prefixes outgrow spare HBM, the host tier holds more
+    s = _setup("deepseek-v3", profile="vllm")
+    clients = np.array([16.0, 256.0, 4096.0])
+    pts = dict(batch=np.full(3, 16.0), concurrency=clients, gpus=8, tp=8, ep=8, pp=1, spec_tokens=0, acc=1.0,
+               isl=60_000, osl=400, new=6000, mix=1.0)
+    off = agentic(s, pts, 0.0, False)
+    on = agentic(s, pts, 0.0, True)
+    hit = off["prefix_hit"].to_numpy()
+    assert hit[0] > hit[1] > hit[2]
+    assert np.all(on["prefix_hit"].to_numpy() >= hit - 1e-12) and on["prefix_hit"].iloc[2] > hit[2]
+    # the law itself: evicted = 1 - capacity / working set where the working set exceeds the capacity
+    ws, cap = off["cache_working_set_gb_per_gpu"].to_numpy(), off["cache_capacity_gb_per_gpu"].to_numpy()
+    big = ws > cap
+    assert big.any()
+    np.testing.assert_allclose(off["evicted_share"].to_numpy()[big] * off["sessions"].to_numpy()[big]
+                               / (off["sessions"].to_numpy()[big] - 16.0), 1 - cap[big] / ws[big], rtol=1e-6)
+
+
+def test_agentic_disaggregated_caches_prefixes_on_prefill_pool():
+    s = _setup("deepseek-v4.1-flash", weights="mxfp4")
+    pts = dict(batch=np.nan, concurrency=np.array([64.0, 20_000.0]), gpus=4, tp=4, ep=4, pp=1, spec_tokens=0,
+               acc=1.0, isl=94_200, osl=400, new=9420, mix=0.0)
+    d = agentic_disaggregated(s, pts, dict(gpus=4, tp=4, ep=4), 1.0, 2.0, 0.0, False)
+    assert np.all(d["serving"] == "disaggregated")
+    assert d["evicted_share"].iloc[0] == 0 and d["evicted_share"].iloc[1] > 0
+    assert d["prefix_hit"].iloc[1] < d["prefix_hit"].iloc[0]
+    np.testing.assert_allclose(d["sessions_per_gpu"] * 12, d["sessions"])   # all 12 GPUs counted
