@@ -128,9 +128,16 @@ def _env_metric(col: str) -> str:
 
 def _value(store: CurveStore, side: Side, model: str, wl: str, at: OperatingPoint, axis: str, col: str,
            x: float | None = None) -> tuple[float, float]:
-    """(value of ``col`` at the point, curve end) for one side. NaN when the point lies beyond the curve."""
+    """(value of ``col`` at the point, curve end) for one side. NaN when the point lies beyond the curve.
+    agents_per_gpu: the most sessions per GPU over every evaluated point within the SLO (analyses/agents.py);
+    NaN when no point meets it."""
     env = store.envelope(side, model, wl, axis, _env_metric(col))
     end = curve_end(env, axis)
+    if col == "agents_per_gpu":
+        from ..analyses.agents import SLO, agents_per_gpu
+        slo = SLO(x if x is not None else at.tps_per_user, at.ttft_ms, at.percentile or 50.0)
+        res = agents_per_gpu(store.points(side, model, wl), slo)
+        return (float("nan") if res.value is None else res.value), end
     if at.point == "max_speed" or col == "tps_per_user":
         return end, end
     if at.point == "peak" and x is None:
