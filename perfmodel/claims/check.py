@@ -123,7 +123,7 @@ def _axis(at: OperatingPoint | None) -> str:
 
 def _env_metric(col: str) -> str:
     """The metric an envelope is taken on (TTFT and per-user speed are read off the throughput envelope)."""
-    return "total_tps_per_gpu" if col in ("ttft_s", "tps_per_user") else col
+    return "total_tps_per_gpu" if col in ("ttft_s", "tps_per_user", "agents_per_gpu") else col
 
 
 def _value(store: CurveStore, side: Side, model: str, wl: str, at: OperatingPoint, axis: str, col: str,
@@ -419,7 +419,7 @@ def _check_single(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out:
         unit = ""
     else:
         inside = lambda c, a, b: _inside(c, a, b, claim.qualifier)  # noqa: E731
-        unit = {"tps_per_user": " tok/s/user", "ttft_s": " s"}.get(col, "")
+        unit = {"tps_per_user": " tok/s/user", "ttft_s": " s", "agents_per_gpu": " sessions/GPU"}.get(col, "")
     if x is not None and claim.kind != "delta":
         out["sensitivity"] = {f"x{f:g}": {"tps_per_user": x * f,
                                           "value": _f(_value(store, S, model, wl, at, axis, col, x * f)[0])}
@@ -498,6 +498,8 @@ def _describe_point(p: OperatingPoint | None) -> str:
         s += f", P{p.percentile:g}"
     if p.interactivity:
         s += f", {p.interactivity} axis"
+    if p.ttft_ms:
+        s += f", TTFT <= {p.ttft_ms:g} ms"
     return s
 
 
