@@ -126,3 +126,27 @@ def test_agentic_disaggregated_caches_prefixes_on_prefill_pool():
     assert d["evicted_share"].iloc[0] == 0 and d["evicted_share"].iloc[1] > 0
     assert d["prefix_hit"].iloc[1] < d["prefix_hit"].iloc[0]
     np.testing.assert_allclose(d["sessions_per_gpu"] * 12, d["sessions"])   # all 12 GPUs counted
+
+
+def test_median_request_ttft_replaces_the_mean_requests_prefill():
+    from perfmodel.engine.compiled import compiled
+    from perfmodel.engine.evaluate import prefill_inputs
+    from perfmodel.specs.workload import Agentic
+    s = _setup("deepseek-v3", profile="vllm")
+    pts = dict(batch=np.array([8.0]), gpus=8, tp=8, ep=8, pp=1, spec_tokens=0, acc=1.0, isl=50_000, osl=400,
+               new=5000, mix=1.0)
+    same = Agentic(context_tokens={"median": 50_000}, new_tokens_per_turn={"median": 5000},
+                   output_tokens={"median": 400}, max_hit_rate=0.9)
+    df = agentic(s, pts, 1.0, False, dists=same)
+    np.testing.assert_allclose(df["ttft_ms"], df["ttft_mean_request_ms"])      # median request = mean request
+    skew = Agentic(context_tokens={"median": 25_000, "mean": 50_000}, new_tokens_per_turn={"median": 2500,
+                   "mean": 5000}, output_tokens={"median": 400}, max_hit_rate=0.9)
+    df2 = agentic(s, pts, 1.0, False, dists=skew)
+    vals = s.symbol_values()
+    t = lambda isl, new: float(np.asarray(compiled(s.model).prefill(prefill_inputs(  # noqa: E731
+        dict(gpus=np.array([8.0]), tp=np.array([8.0]), ep=np.array([8.0]), pp=np.array([1.0]),
+             isl=np.array([isl]), new=np.array([new])), vals))["prefill_s"]).ravel()[0])
+    # deepseek-v3 (MLA, no fixed state): nothing lost, nothing evicted -> u50 = 2500
+    expect = df2["ttft_mean_request_ms"].iloc[0] + (t(25_000, 2500) - t(50_000, 5000)) * 1e3
+    np.testing.assert_allclose(df2["ttft_ms"].iloc[0], expect, rtol=1e-9)
+    assert df2["ttft_ms"].iloc[0] < df2["ttft_mean_request_ms"].iloc[0]

@@ -30,6 +30,7 @@ class WorkloadInfo:
     agentic: bool = False
     pause_s: float = 0.0
     name: str = "custom"
+    dists: object = None          # agentic: the workload's length distributions (specs.workload.Agentic)
 
 
 def workload_info(workload) -> WorkloadInfo:
@@ -37,7 +38,7 @@ def workload_info(workload) -> WorkloadInfo:
     lengths = lengths_for(w)
     if isinstance(w, WorkloadSpec):
         if w.kind == "agentic":
-            return WorkloadInfo(lengths, True, float(w.agentic.pause_s), w.id)
+            return WorkloadInfo(lengths, True, float(w.agentic.pause_s), w.id, w.agentic)
         return WorkloadInfo(lengths, False, 0.0, w.id)
     return WorkloadInfo(lengths, False, 0.0, "custom")
 
@@ -89,9 +90,10 @@ def _evaluate_mode(setup, rows: pd.DataFrame, wl: WorkloadInfo, code: int) -> pd
               "ep": rows["pf_ep"].to_numpy(float)}
         if wl.agentic:
             return agentic_disaggregated(setup, {**pts, "mix": 0.0}, pf, rows["instances"].to_numpy(float),
-                                         rows["pf_instances"].to_numpy(float), wl.pause_s, tier).reset_index(drop=True)
+                                         rows["pf_instances"].to_numpy(float), wl.pause_s, tier,
+                                         dists=wl.dists).reset_index(drop=True)
         return disaggregated(setup, {**pts, "mix": 0.0}, pf, rows["instances"].to_numpy(float),
                              rows["pf_instances"].to_numpy(float)).reset_index(drop=True)
     if wl.agentic and mode == "aggregated":
-        return agentic(setup, pts, wl.pause_s, tier).reset_index(drop=True)
+        return agentic(setup, pts, wl.pause_s, tier, dists=wl.dists).reset_index(drop=True)
     return evaluate(setup, pts)

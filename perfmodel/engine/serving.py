@@ -28,7 +28,7 @@ from .prefix_cache import competing, snapshot_factor, snapshot_lost_tokens, tier
 from .queueing import closed_loop
 from .evaluate import PREFILL_TOKENS_PER_GPU, Setup, _arrays, evaluate, prefill_inputs, prefill_step
 
-__all__ = ["PREFILL_TOKENS_PER_GPU", "agentic", "agentic_disaggregated", "best_spec_tokens", "disaggregated", "sessions_to_batch"]
+__all__ = ["PREFILL_TOKENS_PER_GPU", "agentic", "agentic_disaggregated", "median_request_ttft_ms", "best_spec_tokens", "disaggregated", "sessions_to_batch"]
 
 
 
@@ -96,6 +96,29 @@ def _snapshots(setup: Setup, isl, osl):
             snapshot_lost_tokens(fixed, osl, interval))
 
 
+def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists, evicted, workers, routing,
+                           symbol_values: dict) -> np.ndarray:
+    """P50 TTFT of the median request, ms. The closed loop's P50 TTFT is built around the MEAN request's own
+    prefill (throughput needs means); a median is read at the median request: context L50 = the context
+    median, uncached tokens u50 = uncached_input(L50, new50, osl50, evicted) (prefix_cache.py, same routing and
+    snapshot losses). P50 = TTFT_p50 - prefill(mean request) + prefill(median request), on ``layout`` (the
+    instance that prefills: the aggregated instance, or one prefill instance)."""
+    n = len(np.asarray(ttft_ms))
+    L50 = dists.context_tokens.median
+    new50 = min(dists.new_tokens_per_turn.median, L50)
+    osl50 = dists.output_tokens.median
+    f = lambda v: np.broadcast_to(np.asarray(v, float), (n,))  # noqa: E731
+    _, lost = _snapshots(setup, f(L50), f(osl50))
+    u50 = uncached_input(f(L50), f(new50), f(osl50), f(evicted), workers, routing, lost)
+    mean_isl = f(layout["isl"])
+    base = {k: f(layout[k]) for k in ("gpus", "tp", "ep")}
+    base["pp"] = f(layout.get("pp", 1.0))
+    cm = compiled(setup.model)
+    t = lambda isl, new: np.broadcast_to(np.asarray(cm.prefill(prefill_inputs(  # noqa: E731
+        {**base, "isl": isl, "new": new}, symbol_values))["prefill_s"], float), (n,))
+    return np.asarray(ttft_ms, float) + (t(f(L50), u50) - t(mean_isl, f(mean_new))) * 1e3
+
+
 def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterations: int = 3,
             dists=None, percentile: float | None = None, symbol_values: dict | None = None,
             pool_gb_per_gpu: float = 0.0, workers=1.0, routing: str | None = None) -> pd.DataFrame:
@@ -111,7 +134,9 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     In a uniform deployment every GPU's spare HBM already serves its own sessions, so the pool is only what
     other GPUs (e.g. a prefill pool) leave free.
     Fixed point (vectorized, a few iterations): eviction raises the uncached input, which lengthens TTFT,
-    which changes how many sessions are live.
+    which changes how many sessions are live. With ``dists`` (the workload's length distributions)
+    ``ttft_ms`` is the median request's P50 (``median_request_ttft_ms``; the mean request's is
+    ``ttft_mean_request_ms``).
     """
     p = _arrays(points)
     routing = routing or setup.profile.prefix_cache.routing
@@ -160,12 +185,16 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw)
         df[f"tps_per_user_e2e_p{percentile:g}"] = q
         df[f"e2e_norm_intvty_p{percentile:g}"] = q
+    if dists is not None:
+        df["ttft_mean_request_ms"] = df["ttft_ms"]
+        df["ttft_ms"] = median_request_ttft_ms(setup, p, df["ttft_ms"].to_numpy(), df["uncached_input"].to_numpy(),
+                                               dists, evicted, workers, routing, hw)
     return df
 
 
 def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances, pause_s: float,
                           host_tier: bool, iterations: int = 3, symbol_values: dict | None = None,
-                          routing: str | None = None) -> pd.DataFrame:
+                          routing: str | None = None, dists=None) -> pd.DataFrame:
     """Agentic sessions on disaggregated pools: a turn's uncached suffix is prefilled on the prefill pool, its
     KV moves to the decode pool, decode runs there (``disaggregated``).
 
@@ -176,6 +205,8 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     pf_instances prefill workers and follow the working-set law of engine/prefix_cache.py. A host-tier hit
     reloads its prefix over the prefill GPUs' host links before the prefill (added to TTFT; overlapped with
     other requests' prefill, so not to the prefill pool's rate). The KV transfer moves the whole context.
+    With ``dists`` (the workload's length distributions) ``ttft_ms`` is the median request's P50
+    (``median_request_ttft_ms``, on one prefill instance; the mean request's is ``ttft_mean_request_ms``).
     """
     p = _arrays(points)
     vals = symbol_values if symbol_values is not None else setup.symbol_values()
@@ -216,6 +247,11 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     out["cache_capacity_gb_per_gpu"] = (hbm_prefixes + host_prefixes) * per_session / pf_dp / 1e9
     out["host_reload_ms"] = reload_s * 1e3
     out["routing"] = routing
+    if dists is not None:
+        out["ttft_mean_request_ms"] = out["ttft_ms"]
+        out["ttft_ms"] = median_request_ttft_ms(setup, {**pfp, "isl": isl}, out["ttft_ms"].to_numpy(),
+                                                out["uncached_input"].to_numpy(), dists, evicted, pinst, routing,
+                                                vals)
     return out
 
 

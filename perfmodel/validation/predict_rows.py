@@ -280,7 +280,8 @@ def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> t
     pools when the row is disaggregated (engine/serving.agentic_disaggregated). The published concurrency is
     spread over the workers (aggregated: gpus / instance GPUs; disaggregated: the decode instances); prefix
     routing runs over those workers. A disaggregated row without worker columns gets prefill instances laid out
-    like the decode instance (prefill_gpus / instance GPUs of them). KV host tier: off (not published)."""
+    like the decode instance (prefill_gpus / instance GPUs of them). KV host tier: off (not published).
+    ttft_ms is the median request's P50 (the record format's TTFT is a median)."""
     from ..engine.serving import agentic, agentic_disaggregated
     G = pts["gpus"]
     if rec.serving == "disaggregated":
@@ -299,7 +300,7 @@ def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> t
         p, vals = _tile(ctx, pts, 1)
         df = agentic_disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
                                    pool["instances"], pool["pf_instances"], w.agentic.pause_s, False,
-                                   symbol_values=vals)
+                                   symbol_values=vals, dists=w.agentic)
         return df, pts
     if not rec.dp_attention and rec.tp and rec.gpus and rec.gpus > rec.tp and rec.gpus % rec.tp == 0 \
             and not _valid(model, rec.tp, rec.tp, min(pts["ep"], rec.tp)):
@@ -309,7 +310,8 @@ def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> t
     conc = rec.concurrency / workers if rec.concurrency is not None else np.nan
     pts = {**pts, "concurrency": conc}
     p, vals = _tile(ctx, pts, 1)
-    return agentic(ctx.setup, p, w.agentic.pause_s, False, symbol_values=vals, workers=workers), pts
+    return agentic(ctx.setup, p, w.agentic.pause_s, False, symbol_values=vals, workers=workers,
+                   dists=w.agentic), pts
 
 
 def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, float, float]]:
