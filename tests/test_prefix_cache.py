@@ -54,33 +54,50 @@ def test_random_routing_by_hand():
 def test_snapshots_by_hand():
     # fixed state 100 MB, 1 kB/token, 10k-token prefix: plain 110 MB; interval 1024 -> ceil(10000/1024) = 10
     # snapshots: (10 x 100 + 10) / 110 = 9.18x the bytes; boundary-only: 1x; lost tokens 512 / osl / none
-    np.testing.assert_allclose(pc.snapshot_factor(1e3, 100e6, 10e3, 1024), 1010 / 110)
-    np.testing.assert_allclose(pc.snapshot_factor(1e3, 100e6, 10e3, None), 1.0)
-    np.testing.assert_allclose(pc.snapshot_factor(1e3, 0.0, 10e3, 1024), 1.0)
-    np.testing.assert_allclose(pc.snapshot_lost_tokens(100e6, 400.0, 1024), 512.0)
-    np.testing.assert_allclose(pc.snapshot_lost_tokens(100e6, 400.0, None), 400.0)
-    np.testing.assert_allclose(pc.snapshot_lost_tokens(0.0, 400.0, 1024), 0.0)
+    np.testing.assert_allclose(pc.snapshot_factor(1e3, [(100e6, 1024)], 10e3), 1010 / 110)
+    np.testing.assert_allclose(pc.snapshot_factor(1e3, [(100e6, None)], 10e3), 1.0)
+    np.testing.assert_allclose(pc.snapshot_factor(1e3, [(0.0, 1024)], 10e3), 1.0)
+    np.testing.assert_allclose(pc.snapshot_lost_tokens([(100e6, 1024)], 400.0), 512.0)
+    np.testing.assert_allclose(pc.snapshot_lost_tokens([(100e6, None)], 400.0), 400.0)
+    np.testing.assert_allclose(pc.snapshot_lost_tokens([(0.0, 1024)], 400.0), 0.0)
+    # two kinds: a 10 MB window ring every 1024 tokens and a 100 MB state at the prompt end only:
+    # (10 x 10 + 1 x 100 + 10) / (10 + 100 + 10) = 210 / 120; the hit is the shorter one: loses max(512, 400)
+    two = [(10e6, 1024), (100e6, None)]
+    np.testing.assert_allclose(pc.snapshot_factor(1e3, two, 10e3), 210 / 120)
+    np.testing.assert_allclose(pc.snapshot_lost_tokens(two, 400.0), 512.0)
+
+
+def test_fixed_states_split_window_rings_from_linear_state():
+    m = catalog.model("kimi-k3")
+    (win, wi), (lin, li) = pc.fixed_states(m, "fp8", 1024, None)
+    assert (wi, li) == (1024, None) and win == 0 and 400 * 2**20 < lin < 460 * 2**20
+    (win, _), (lin, _) = pc.fixed_states(catalog.model("deepseek-v4.1-flash"), "fp8")
+    assert win > 0 and lin == 0
+    assert win + lin == pytest.approx(kv_fixed_bytes_per_sequence(catalog.model("deepseek-v4.1-flash"), "fp8"))
 
 
 def _setup(model, hw="gb200-nvl72", profile="dynamo-vllm", weights="fp8"):
     return Setup(catalog.hardware(hw), catalog.model(model), catalog.profile(profile), weights=weights, kv_cache="fp8")
 
 
+def _with_linear_interval(s, interval):
+    s.profile = s.profile.model_copy(update={"prefix_cache": s.profile.prefix_cache.model_copy(
+        update={"linear_snapshot_interval_tokens": interval})})
+    return s
+
+
 def test_kimi_k3_linear_state_snapshots_cost_capacity():
-    # Kimi K3: 69 KDA layers hold ~429 MiB of recurrent state per sequence; every cached prefix stores one
-    # snapshot per 1024 tokens under dynamo-vllm, so far fewer prefixes fit than plain sequences
-    s = _setup("kimi-k3")
+    # Kimi K3: 69 KDA layers hold ~429 MiB of recurrent state per sequence; storing one snapshot per 1024 tokens
+    # of every cached prefix makes a prefix far costlier than a plain sequence
+    s = _with_linear_interval(_setup("kimi-k3"), 1024)
     m = s.model
     fixed, per_tok = kv_fixed_bytes_per_sequence(m, "fp8"), kv_bytes_per_token(m, "fp8")
-    assert 400 * 2**20 < fixed < 460 * 2**20
-    f = pc.snapshot_factor(per_tok, fixed, 142_000, 1024)
-    assert f > 10
+    f = pc.snapshot_factor(per_tok, pc.fixed_states(m, "fp8", None, 1024), 142_000)
+    assert f > 10 and fixed > 0
     pts = dict(batch=np.array([8.0]), gpus=8, tp=8, ep=8, pp=1, spec_tokens=0, acc=1.0, isl=142_000, osl=444,
                new=4260, mix=1.0)
     snap = agentic(s, pts, 4.9, False)
-    s.profile = s.profile.model_copy(update={"prefix_cache": s.profile.prefix_cache.model_copy(
-        update={"state_snapshot_interval_tokens": None})})
-    plain = agentic(s, pts, 4.9, False)
+    plain = agentic(_with_linear_interval(s, None), pts, 4.9, False)
     assert snap["cache_capacity_gb_per_gpu"].iloc[0] == pytest.approx(plain["cache_capacity_gb_per_gpu"].iloc[0])
     assert snap["cache_working_set_gb_per_gpu"].iloc[0] > 5 * plain["cache_working_set_gb_per_gpu"].iloc[0]
     assert snap["evicted_share"].iloc[0] >= plain["evicted_share"].iloc[0]

@@ -24,7 +24,7 @@ import pandas as pd
 from ..arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
 from ..spec_decoding import acceptance_length
 from .compiled import compiled
-from .prefix_cache import competing, snapshot_factor, snapshot_lost_tokens, tier_shares, uncached_input
+from .prefix_cache import competing, fixed_states, snapshot_factor, snapshot_lost_tokens, tier_shares, uncached_input
 from .queueing import closed_loop
 from .evaluate import PREFILL_TOKENS_PER_GPU, Setup, _arrays, evaluate, prefill_inputs, prefill_step
 
@@ -89,11 +89,9 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
 
 def _snapshots(setup: Setup, isl, osl):
     """(snapshot bytes factor, tokens lost per hit) of the model's fixed state under the profile's policy."""
-    m, fmt = setup.model, setup.kv_cache
-    interval = setup.profile.prefix_cache.state_snapshot_interval_tokens
-    fixed = kv_fixed_bytes_per_sequence(m, fmt)
-    return (snapshot_factor(kv_bytes_per_token(m, fmt), fixed, isl, interval),
-            snapshot_lost_tokens(fixed, osl, interval))
+    m, fmt, pc = setup.model, setup.kv_cache, setup.profile.prefix_cache
+    states = fixed_states(m, fmt, pc.window_snapshot_interval_tokens, pc.linear_snapshot_interval_tokens)
+    return snapshot_factor(kv_bytes_per_token(m, fmt), states, isl), snapshot_lost_tokens(states, osl)
 
 
 def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists, evicted, workers, routing,

@@ -115,10 +115,12 @@ class PrefixCache(Strict):
     routing: Literal["session", "random"] = Field(
         "session", description="session: a session's next turn goes to the worker holding its prefix (KV-aware "
                                "routing); random: any worker")
-    state_snapshot_interval_tokens: int | None = Field(
-        None, gt=0, description="Tokens between stored snapshots of per-sequence fixed state (linear-attention "
-                                "recurrent state, sliding-window rings) kept for prefix reuse; None: one snapshot "
-                                "at each request's prompt end")
+    window_snapshot_interval_tokens: int | None = Field(
+        None, gt=0, description="Tokens between the sliding-window tails kept for prefix reuse (a window ring per "
+                                "snapshot); None: one tail at each request's prompt end")
+    linear_snapshot_interval_tokens: int | None = Field(
+        None, gt=0, description="Tokens between stored linear-attention state snapshots (recurrent + conv state "
+                                "per snapshot); None: one snapshot at each request's prompt end")
     source: str | None = None
 
 
