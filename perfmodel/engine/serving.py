@@ -87,6 +87,41 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     return out
 
 
+def _take(d: dict, idx, n: int) -> dict:
+    """The entries of a points / symbol mapping at ``idx``: per-point arrays (length n) are indexed."""
+    return {k: (np.asarray(v)[idx] if np.ndim(v) == 1 and np.size(v) == n else v) for k, v in d.items()}
+
+
+def _merge(frame: pd.DataFrame, sub: pd.DataFrame, idx) -> pd.DataFrame:
+    """``frame`` with its rows ``idx`` replaced by ``sub`` (same columns)."""
+    cols = {c: frame[c].to_numpy().copy() for c in frame.columns}
+    for c in frame.columns:
+        v = sub[c].to_numpy()
+        if cols[c].dtype != v.dtype and cols[c].dtype != object:
+            cols[c] = cols[c].astype(np.result_type(cols[c].dtype, v.dtype))
+        cols[c][idx] = v
+    return pd.DataFrame(cols)
+
+
+def _evaluate_unique(setup: Setup, pts: dict, vals: dict, keys) -> pd.DataFrame:
+    """``evaluate`` once per distinct combination of ``keys`` (every other point column equal across points,
+    scalar symbols), mapped back to every point; per-point symbol arrays evaluate every point."""
+    n = len(pts["gpus"])
+    if any(np.ndim(v) == 1 and np.size(v) == n and n > 1 for v in vals.values()):
+        return evaluate(setup, pts, symbol_values=vals)
+    key = np.stack([np.broadcast_to(np.asarray(pts[k], float), (n,)) for k in keys], axis=1)
+    uniq, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    if len(uniq) == n:
+        return evaluate(setup, pts, symbol_values=vals)
+    sub = evaluate(setup, _take(pts, first, n), symbol_values=vals)
+    return sub.iloc[np.ravel(inverse)].reset_index(drop=True)
+
+
+def _moved(a, b, scale=1.0) -> np.ndarray:
+    """Where a fixed-point iterate still moves: |a - b| > 1e-6 x scale (1e-6 absolute for shares)."""
+    return np.abs(np.asarray(a, float) - np.asarray(b, float)) > 1e-6 * np.asarray(scale, float)
+
+
 def _snapshots(setup: Setup, isl, osl):
     """(snapshot bytes factor, tokens lost per hit) of the model's fixed state under the profile's policy."""
     m, fmt, pc = setup.model, setup.kv_cache, setup.profile.prefix_cache
@@ -146,9 +181,10 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     new = uncached_input(isl, base_new, osl, zeros, workers, routing, lost)
     hw = symbol_values if symbol_values is not None else setup.symbol_values()
     host_bytes = hw["C_host"] * hw["f_mem"]
-    for _ in range(iterations):
-        pts = {**points, "new": new, "reload": reload, "pool_reload": pool_reload}
-        df = evaluate(setup, pts, symbol_values=hw)
+    n = len(base_new)
+    pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload}
+    df = evaluate(setup, pts, symbol_values=hw)
+    for it in range(iterations):
         batch = df["batch"].to_numpy(float)
         tpot = df["tpot_ms"].to_numpy() / 1e3
         t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
@@ -162,8 +198,16 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         pool_sessions = pool_gb_per_gpu * 1e9 / per_session * dp
         (s_hbm, s_pool, s_host), evicted = tier_shares(competing(paused, workers, routing),
                                                        [spare_hbm, pool_sessions, host_sessions])
-        reload, pool_reload = s_host, s_pool
-        new = uncached_input(isl, base_new, osl, evicted, workers, routing, lost)
+        new_next = uncached_input(isl, base_new, osl, evicted, workers, routing, lost)
+        if it == iterations - 1:
+            break
+        changed = _moved(new_next, new, isl) | _moved(s_host, reload) | _moved(s_pool, pool_reload)
+        new, reload, pool_reload = new_next, s_host, s_pool
+        if not changed.any():
+            break
+        idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
+        sub = {**p, "new": new, "reload": reload, "pool_reload": pool_reload}
+        df = _merge(df, evaluate(setup, _take(sub, idx, n), symbol_values=_take(hw, idx, n)), idx)
     df = df.copy()
     in_host = s_host * paused
     df["host_kv_gb_per_gpu"] = (active_host + in_host * per_session / dp) / 1e9
@@ -216,7 +260,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     inst, pinst = np.broadcast_to(np.asarray(instances, float), (n,)), np.broadcast_to(np.asarray(pf_instances, float), (n,))
     pfp = {**{k: p[k] for k in p}, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()},
            "batch": np.ones(n), "mix": np.zeros(n), "pp": np.ones(n), "concurrency": np.full(n, np.nan)}
-    cap = evaluate(setup, pfp, symbol_values=vals)
+    cap = _evaluate_unique(setup, pfp, vals, ("gpus", "tp", "ep", "isl", "osl", "spec_tokens", "acc"))
     per_session = np.maximum(cap["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
     pf_dp = pfp["gpus"] / pfp["tp"]
     hbm_prefixes = np.maximum(cap["max_batch"].to_numpy() - 1.0, 0.0) / f_snap
@@ -224,16 +268,31 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     bw_host = np.minimum(vals["BW_host"], vals["BW_hmem"]) * vals["e_ln"]
     evicted, s_host = np.zeros(n), np.zeros(n)
     new = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost)
-    for _ in range(iterations):
-        reload_s = s_host * request_kv_bytes(setup, isl - new) / (pfp["gpus"] * bw_host)
-        out = disaggregated(setup, {**points, "new": new}, pf, instances, pf_instances, symbol_values=vals,
-                            extra_prefill_s=reload_s)
+    reload_s = np.zeros(n)
+    pf_arr = {k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}
+
+    def run(idx=None):
+        sel = (lambda d: d) if idx is None else (lambda d: _take(d, idx, n))  # noqa: E731
+        return disaggregated(setup, sel({**p, "new": new}), sel(pf_arr), sel({"i": inst})["i"],
+                             sel({"i": pinst})["i"], symbol_values=sel(vals), extra_prefill_s=sel({"r": reload_s})["r"])
+
+    out = run()
+    for it in range(iterations):
         batch = out["batch"].to_numpy(float)
         t_busy = out["ttft_mean_ms"].to_numpy() / 1e3 + osl * out["tpot_ms"].to_numpy() / 1e3
         sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)        # per decode instance
         paused = inst * (sessions - batch) / np.maximum(pinst, 1e-9)                # per prefill instance
         (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes])
-        new = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost)
+        new_next = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost)
+        reload_next = s_host * request_kv_bytes(setup, isl - new_next) / (pfp["gpus"] * bw_host)
+        if it == iterations - 1:
+            break
+        changed = _moved(new_next, new, isl) | _moved(reload_next, reload_s)
+        new, reload_s = new_next, reload_next
+        if not changed.any():
+            break
+        idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
+        out = _merge(out, run(idx), idx)
     out = out.copy()
     total = inst * p["gpus"] + pinst * pfp["gpus"]
     out["sessions"] = sessions
