@@ -167,3 +167,19 @@ def test_median_request_ttft_replaces_the_mean_requests_prefill():
     expect = df2["ttft_mean_request_ms"].iloc[0] + (t(25_000, 2500) - t(50_000, 5000)) * 1e3
     np.testing.assert_allclose(df2["ttft_ms"].iloc[0], expect, rtol=1e-9)
     assert df2["ttft_ms"].iloc[0] < df2["ttft_mean_request_ms"].iloc[0]
+
+
+def test_predict_agentic_disaggregated_scenario_hits_the_live_sessions():
+    from perfmodel import api
+    from perfmodel.specs.deployment import Scenario
+    sc = Scenario.model_validate({
+        "hardware": "gb200-nvl72", "model": "deepseek-v4.1-flash", "profile": "dynamo-vllm",
+        "workload": "mooncake-agentic",
+        "deployment": {"gpus": 4, "tp": 4, "ep": 4, "weights": "mxfp4", "spec_tokens": 3, "concurrency": 100,
+                       "serving": "disaggregated", "decode_gpus": 4,
+                       "prefill": {"gpus": 4, "tp": 4, "ep": 4, "instances": 2}}})
+    row = api.predict(sc).iloc[0]
+    assert row["serving"] == "disaggregated" and row["prefill_gpus"] == 8 and row["decode_gpus"] == 4
+    assert row["sessions"] == pytest.approx(100, rel=0.02)          # the batch solved for 100 live sessions
+    assert row["sessions_per_gpu"] == pytest.approx(row["sessions"] / 12)
+    assert 0 < row["prefix_hit"] <= 0.9

@@ -13,7 +13,7 @@ Dimensions now:
 - speculative decoding: drafts per step, with the acceptance length a = (1 - p^(k+1)) / (1 - p) from the
   profile's per-draft acceptance rate p (no drafts when the engine does no speculative decoding);
 - serving: ``aggregated`` (prefill mixed into decode steps, mix = 1); ``disaggregated`` when the profile's
-  engine supports it and the workload is fixed-length: a prefill pool of instances laid out like the decode
+  engine supports it: a prefill pool of instances laid out like the decode
   instance, at several prefill:decode GPU ratios (``pf_instances`` per decode instance; a fraction means several
   decode instances share one prefill instance, a cluster-level xPyD average), for agentic sessions too (their
   prefixes cached on the prefill pool, engine/serving.agentic_disaggregated); ``decode_only``
