@@ -91,10 +91,12 @@ def test_multi_domain_candidates_for_a_model_no_node_holds():
 
 def test_claim_schema_accepts_agents_per_gpu_at_an_slo():
     from perfmodel.specs.claim import ClaimSpec
-    base = dict(id="x", title="t", source="https://example.org/x", quote="q", kind="absolute", systems=[{"hardware": "h100-sxm", "profile": "vllm"}],
+    base = dict(id="x", title="t", source="https://example.org/x", quote="q", kind="absolute",
+                systems=[{"hardware": "h100-sxm", "profile": "vllm"}],
                 model="llama-3.3-70b", workload="fixed-1k1k", metric={"quantity": "agents_per_gpu"}, claimed=10,
                 date="2026-12-01")
-    c = ClaimSpec.model_validate({**base, "at": {"point": "speed", "tps_per_user": 20, "ttft_ms": 2000, "interactivity": "itl", "percentile": 50}})
+    c = ClaimSpec.model_validate({**base, "at": {"point": "speed", "tps_per_user": 20, "ttft_ms": 2000,
+                                                 "interactivity": "itl", "percentile": 50}})
     assert c.metric.column == "agents_per_gpu" and c.at.ttft_ms == 2000
     with pytest.raises(ValueError, match="agents_per_gpu claim is read at an SLO"):
         ClaimSpec.model_validate({**base, "at": "peak"})

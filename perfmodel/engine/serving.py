@@ -28,7 +28,8 @@ from .prefix_cache import competing, fixed_states, snapshot_factor, snapshot_los
 from .queueing import closed_loop
 from .evaluate import PREFILL_TOKENS_PER_GPU, Setup, _arrays, evaluate, prefill_inputs, prefill_step
 
-__all__ = ["PREFILL_TOKENS_PER_GPU", "agentic", "agentic_disaggregated", "median_request_ttft_ms", "best_spec_tokens", "disaggregated", "sessions_to_batch"]
+__all__ = ["PREFILL_TOKENS_PER_GPU", "agentic", "agentic_disaggregated", "best_spec_tokens", "disaggregated",
+           "median_request_ttft_ms", "sessions_to_batch"]
 
 
 
@@ -61,7 +62,8 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     bw = np.where(in_domain, vals["BW_link"], vals["BW_nic"]) * vals["e_ln"] * pfp["gpus"]
     transfer = request_kv_bytes(setup, p["isl"]) / bw
     load = closed_loop(inst * p["concurrency"], inst * p["batch"], vals["t_req"], step, step, np.zeros(n),
-                       p["acc"], p["osl"], one + transfer + np.asarray(extra_prefill_s, float), pinst / r_p, pinst, vals["phi"])
+                       p["acc"], p["osl"], one + transfer + np.asarray(extra_prefill_s, float), pinst / r_p, pinst,
+                       vals["phi"])
     r = load["x_per_s"]
     tpot = step / p["acc"]
     out = dec.copy()
@@ -257,7 +259,8 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     n = len(base_new)
     f_snap, lost = _snapshots(setup, isl, osl)
     clients = np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"])
-    inst, pinst = np.broadcast_to(np.asarray(instances, float), (n,)), np.broadcast_to(np.asarray(pf_instances, float), (n,))
+    inst = np.broadcast_to(np.asarray(instances, float), (n,))
+    pinst = np.broadcast_to(np.asarray(pf_instances, float), (n,))
     pfp = {**{k: p[k] for k in p}, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()},
            "batch": np.ones(n), "mix": np.zeros(n), "pp": np.ones(n), "concurrency": np.full(n, np.nan)}
     cap = _evaluate_unique(setup, pfp, vals, ("gpus", "tp", "ep", "isl", "osl", "spec_tokens", "acc"))

@@ -223,8 +223,9 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
     if agentic_wl is not None:
         df, pts = _eval_agentic(rec, ctx, pts, m, pooled, agentic_wl)
         conc, pooled = pts["concurrency"], True      # per-GPU figures already count every GPU
+        ceiling = agentic_wl.agentic.max_hit_rate
         note.append(f"modeled prefix hit {float(np.median(df['prefix_hit'])):.1%} (ceiling "
-                    f"{agentic_wl.agentic.max_hit_rate if agentic_wl.agentic.max_hit_rate is not None else float('nan'):.0%}), "
+                    f"{'n/a' if ceiling is None else f'{ceiling:.0%}'}), "
                     f"evicted {float(np.median(df['evicted_share'])):.1%}, routing {df['routing'].iloc[0]}")
     elif pooled:
         df = _eval_disaggregated(rec, ctx, pts, m)
