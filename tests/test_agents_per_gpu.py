@@ -106,3 +106,8 @@ def test_claim_schema_accepts_agents_per_gpu_at_an_slo():
     v, (lo, hi) = out["model"]["value"], out["model"]["band"]
     assert np.isfinite(v) and 0 < lo <= v <= hi and "TTFT <= 2000 ms" in out["at"]
     assert "sessions/GPU" in out["reason"]
+    # an SLO no deployment meets: the verdict says which SLO field binds
+    bad = ClaimSpec.model_validate({**base, "at": {"point": "speed", "tps_per_user": 20, "ttft_ms": 1,
+                                                   "interactivity": "itl", "percentile": 50}})
+    out = check(bad)
+    assert out["verdict"] == "implausible" and out["reason"].endswith("slo.ttft_ms")

@@ -405,6 +405,14 @@ def _check_single(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out:
     at = claim.to if claim.kind == "delta" else claim.at
     axis = _axis(at)
     v, end = val(S, axis)
+    if col == "agents_per_gpu" and math.isnan(v) and claim.kind != "delta":
+        from ..analyses.agents import SLO, agents_per_gpu
+        res = agents_per_gpu(store.points(S, model, wl), SLO(at.tps_per_user, at.ttft_ms, at.percentile or 50.0))
+        out["model"] = {"value": None, "band": [None, None], "speed_of_light": None}
+        out["systems"] = [{"name": S.name, "hardware": hw, "profile": prof, "profile_assumed": assumed,
+                           "max_tps_per_user": end}]
+        return _verdict(out, "implausible", None, f"no modeled deployment meets the SLO {res.slo.text()}: "
+                                                  f"{res.reason}")
     lo, hi = _band([val(S.but(corner=c), axis)[0] for c in ("pess", "value", "opt")])
     sol, _ = val(Side(hw, "speed-of-light", gpus=S.gpus), axis)
     out["model"] = {"value": _f(v), "band": [_f(lo), _f(hi)], "speed_of_light": _f(sol)}
