@@ -183,3 +183,18 @@ def test_predict_agentic_disaggregated_scenario_hits_the_live_sessions():
     assert row["sessions"] == pytest.approx(100, rel=0.02)          # the batch solved for 100 live sessions
     assert row["sessions_per_gpu"] == pytest.approx(row["sessions"] / 12)
     assert 0 < row["prefix_hit"] <= 0.9
+
+
+def test_frontier_enumerates_agentic_sessions_on_disaggregated_pools():
+    from perfmodel.analyses.deployments import DeploymentSpace
+    from perfmodel.analyses.frontier import candidates
+    space = DeploymentSpace(gpus=(4,), spec_tokens=(0,), batch_points=4)
+    c = candidates("gb200-nvl72", "deepseek-v4.1-flash", "mooncake-agentic", profile="dynamo-vllm",
+                   weights=("mxfp4",), space=space)
+    dis = c[c["serving"] == "disaggregated"]
+    assert len(dis) and dis["kv_host_tier"].any() and not dis["kv_host_tier"].all()
+    # every GPU of both pools counted; hits at or below the trace's 90% ceiling
+    np.testing.assert_allclose(dis["sessions_per_gpu"], dis["sessions"] * dis["decode_gpus"] / dis["gpus"]
+                               / (dis["decode_gpus"] + dis["prefill_gpus"]))
+    assert (c["prefix_hit"] <= 0.9 + 1e-9).all() and (c["prefix_hit"] > 0).all()
+    assert "disaggregation not enumerated" not in " ".join(c.attrs["notes"])
