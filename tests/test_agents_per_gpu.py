@@ -111,3 +111,18 @@ def test_claim_schema_accepts_agents_per_gpu_at_an_slo():
                                                    "interactivity": "itl", "percentile": 50}})
     out = check(bad)
     assert out["verdict"] == "implausible" and out["reason"].endswith("slo.ttft_ms")
+
+
+def test_frontier_cli_reports_agents_per_gpu(capsys):
+    import json
+    from perfmodel.cli.main import main
+    fast = ["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-70b", "--batch-points", "8",
+            "--spec-tokens", "0"]
+    assert main([*fast, "--slo-tps-per-user", "20", "--slo-ttft-ms", "2000"]) == 0
+    line = [x for x in capsys.readouterr().out.splitlines() if "agents_per_gpu" in x][0]
+    assert "sessions/GPU within the SLO >= 20 tok/s/user p50, TTFT p50 <= 2000 ms" in line
+    assert main([*fast, "--slo-tps-per-user", "5000", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)["systems"][0]
+    assert s["agents_per_gpu"] is None and s["agents_reason"].endswith("slo.tps_per_user")
+    assert main([*fast, "--slo-ttft-ms", "100"]) == 2
+    assert "--slo-ttft-ms" in capsys.readouterr().err
