@@ -28,6 +28,24 @@ def test_lru_exponential_gaps_survival_matches_simulation():
     np.testing.assert_allclose(ev, 1 - n / P)
 
 
+def test_lru_cache_simulation_matches_the_working_set_law():
+    # sessions returning in random order (independent exponential gaps = uniform reference order): an LRU cache
+    # of n prefixes over P sessions hits n / P (a direct simulation of the cache, not of the formula)
+    from collections import OrderedDict
+    rng = np.random.default_rng(1)
+    P, n = 120, 30
+    cache, hits, refs = OrderedDict(), 0, rng.integers(0, P, 40_000)
+    for i, r in enumerate(refs):
+        if r in cache:
+            hits += i >= 5000          # after a warm-up
+            cache.move_to_end(r)
+        else:
+            cache[r] = True
+            if len(cache) > n:
+                cache.popitem(last=False)
+    np.testing.assert_allclose(hits / (len(refs) - 5000), pc.working_set_hit(1.0, n, P), atol=0.01)
+
+
 def test_tier_bands_by_hand():
     # 100 waiting prefixes; HBM 20, pool 10, host 30 -> shares 0.2, 0.1, 0.3, evicted 0.4
     shares, ev = pc.tier_shares(np.array([100.0, 10.0, 0.0]), [np.full(3, 20.0), np.full(3, 10.0), np.full(3, 30.0)])
