@@ -44,9 +44,10 @@ def workload_lengths(w: FixedWorkload | WorkloadSpec | str) -> dict[str, float]:
     # Sessions: the context grows by (new + output) tokens a turn, so the mean context over N turns is
     # c0 + (N - 1)/2 (new + osl); the first turn prefills its whole initial context c0 uncached, which
     # adds c0 / N uncached tokens per turn on average. The prefix-hit rate 1 - new/isl follows.
-    turns = a.turns.mean_value
-    c0 = min(max(isl - (turns - 1) / 2 * (new + osl), 0.0), isl)
-    new = new + c0 / turns
+    if a.turns is not None:
+        turns = a.turns.mean_value
+        c0 = min(max(isl - (turns - 1) / 2 * (new + osl), 0.0), isl)
+        new = new + c0 / turns
     if a.max_hit_rate is not None:
         new = max(new, isl * (1 - a.max_hit_rate))
     return {"isl": isl, "osl": osl, "new": min(new, isl)}
@@ -123,9 +124,10 @@ def predict(scenario: Scenario) -> pd.DataFrame:
     disaggregated (deployment.prefill is the prefill pool; deployment.decode_gpus the decode pool).
     An agentic workload (catalog kind 'agentic') evaluates sessions with tool pauses: the decode batch is
     the sessions generating; deployment.concurrency (live sessions per instance) sets it instead of batch;
-    deployment.kv_host_tier keeps paused sessions' KV in host memory.
+    deployment.kv_host_tier keeps paused sessions' KV in host memory. Agentic and disaggregated together: the
+    prefixes are cached on the prefill pool (engine/serving.agentic_disaggregated).
     """
-    from .engine.serving import agentic, disaggregated, sessions_to_batch
+    from .engine.serving import agentic, agentic_disaggregated, disaggregated, sessions_to_batch
 
     dep = scenario.deployment
     setup = setup_for(scenario.hardware, scenario.model, scenario.profile, dep,
@@ -137,22 +139,42 @@ def predict(scenario: Scenario) -> pd.DataFrame:
     lengths = workload_lengths(wl)
     pts = deployment_points(dep, lengths, acc)
     agentic_wl = isinstance(wl, WorkloadSpec) and wl.kind == "agentic"
+    if agentic_wl:
+        pts["concurrency"] = np.nan        # live sessions set the batch below; they are not queued clients
+        if dep.arrival_rate is not None:
+            raise SpecError("an agentic workload runs sessions, not an arrival rate: give concurrency (live "
+                            "sessions per instance)", field="deployment.arrival_rate")
     if dep.serving == "disaggregated":
         pf = dep.prefill
         instances = (dep.decode_gpus or dep.gpus) / dep.gpus
         if instances != int(instances):
             raise SpecError(f"decode_gpus={dep.decode_gpus} is not a multiple of gpus={dep.gpus}",
                             field="deployment.decode_gpus")
-        if np.isnan(pts["batch"]):
-            pts["batch"] = max(float(evaluate(setup, {**pts, "mix": 0.0})["max_batch"].iloc[0]), 1.0)
-        df = disaggregated(setup, pts, {"gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep}, instances, pf.instances)
+        pfd = {"gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep}
+        cap = None
+        if np.isnan(pts["batch"]) or (agentic_wl and dep.concurrency is not None):
+            cap = max(float(evaluate(setup, {**pts, "mix": 0.0})["max_batch"].iloc[0]), 1.0)
+        if agentic_wl:
+            a = wl.agentic
+            if dep.concurrency is not None:
+                # live sessions per decode instance -> decode batch: sessions rise with the batch, so one
+                # vectorized call over a log grid of batches and an interpolation (no loop per point)
+                grid = np.unique(np.round(np.geomspace(1.0, cap, 96)))
+                g = agentic_disaggregated(setup, {**pts, "batch": grid}, pfd, instances, pf.instances, a.pause_s,
+                                          dep.kv_host_tier)
+                sess = np.maximum.accumulate(g["sessions"].to_numpy())
+                pts["batch"] = float(np.interp(dep.concurrency, sess, grid))
+            elif np.isnan(pts["batch"]):
+                pts["batch"] = cap
+            df = agentic_disaggregated(setup, pts, pfd, instances, pf.instances, a.pause_s, dep.kv_host_tier,
+                                       dists=a)
+        else:
+            if np.isnan(pts["batch"]):
+                pts["batch"] = cap
+            df = disaggregated(setup, pts, pfd, instances, pf.instances)
     elif agentic_wl:
         a = wl.agentic
-        pause = a.tool_pause_s.mean_value
-        pts["concurrency"] = np.nan        # live sessions set the batch below; they are not queued clients
-        if dep.arrival_rate is not None:
-            raise SpecError("an agentic workload runs sessions, not an arrival rate: give concurrency (live "
-                            "sessions per instance)", field="deployment.arrival_rate")
+        pause = a.pause_s
         if dep.concurrency is not None:
             pts["batch"] = float(sessions_to_batch(setup, pts, pause, dep.concurrency, dep.kv_host_tier)[0])
         elif np.isnan(pts["batch"]):

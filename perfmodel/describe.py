@@ -56,7 +56,8 @@ def table(kind: str) -> pd.DataFrame:
                 from .api import workload_lengths
                 w = workload_lengths(spec)
                 row.update(isl=round(w["isl"]), osl=round(w["osl"]), prefix_hit=round(1 - w["new"] / w["isl"], 4),
-                           turns=spec.agentic.turns.mean_value, tool_pause_s=spec.agentic.tool_pause_s.mean_value)
+                           turns=spec.agentic.turns.mean_value if spec.agentic.turns else None,
+                           tool_pause_s=spec.agentic.pause_s)
             rows.append(row)
         elif kind == "profiles":
             rows.append({"id": i, "engine": spec.engine, **{k: round(x, 3) for k, x in spec.values().items()}})

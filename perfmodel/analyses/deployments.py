@@ -13,11 +13,13 @@ Dimensions now:
 - speculative decoding: drafts per step, with the acceptance length a = (1 - p^(k+1)) / (1 - p) from the
   profile's per-draft acceptance rate p (no drafts when the engine does no speculative decoding);
 - serving: ``aggregated`` (prefill mixed into decode steps, mix = 1); ``disaggregated`` when the profile's
-  engine supports it and the workload is fixed-length: a prefill pool of instances laid out like the decode
+  engine supports it: a prefill pool of instances laid out like the decode
   instance, at several prefill:decode GPU ratios (``pf_instances`` per decode instance; a fraction means several
-  decode instances share one prefill instance, a cluster-level xPyD average); ``decode_only``
+  decode instances share one prefill instance, a cluster-level xPyD average), for agentic sessions too (their
+  prefixes cached on the prefill pool, engine/serving.agentic_disaggregated); ``decode_only``
   (mix = 0, the decode pool alone) is opt-in because it does not pay for prefill;
-- KV host tier off/on, for agentic workloads (paused sessions' KV) when the engine supports it.
+- KV host tier off/on, for agentic workloads (paused sessions' KV; on the prefill pool when disaggregated) when
+  the engine supports it.
 Batch: per attention-DP rank from 1 to the capacity on a log grid (batch = dp x per-rank batch).
 """
 
@@ -169,9 +171,6 @@ def serving(rows: pd.DataFrame, ctx: Context) -> pd.DataFrame:
     if not ctx.disaggregation:
         ctx.notes.append("disaggregation off: the profile's engine does not support it")
         return base
-    if ctx.agentic:
-        ctx.notes.append("disaggregation not enumerated for agentic sessions (the engine models them aggregated)")
-        return base
     ratios = pd.DataFrame({"prefill_ratio": np.asarray(sp.prefill_ratios, dtype=float)})
     dis = rows.merge(ratios, how="cross")
     dis["serving"], dis["mix"] = "disaggregated", 0.0
@@ -188,7 +187,7 @@ def kv_tier(rows: pd.DataFrame, ctx: Context) -> pd.DataFrame:
     if not ctx.kv_host_tier:
         ctx.notes.append("KV host tier off: the profile's engine does not support it")
         return rows
-    on = rows[rows["serving"] == "aggregated"].assign(kv_host_tier=True)
+    on = rows[rows["serving"].isin(("aggregated", "disaggregated"))].assign(kv_host_tier=True)
     return pd.concat([rows, on], ignore_index=True)
 
 

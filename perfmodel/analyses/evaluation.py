@@ -3,6 +3,8 @@
 - aggregated / decode_only, fixed workload      -> ``engine.evaluate.evaluate``
 - disaggregated, fixed workload                 -> ``engine.serving.disaggregated`` (prefill pool per row)
 - aggregated, agentic workload (KV tier off/on) -> ``engine.serving.agentic`` (sessions, pauses, KV residency)
+- disaggregated, agentic workload (KV tier off/on) -> ``engine.serving.agentic_disaggregated`` (prefixes cached
+  on the prefill pool)
 Rows are grouped by mode (``evaluate_rows`` returns the order). ``setup_for(mask)`` returns the Setup for a
 subset of rows (the same Setup for a frontier; per-row symbol arrays for attribution coalitions).
 """
@@ -16,7 +18,7 @@ import pandas as pd
 
 from .. import catalog
 from ..engine.evaluate import evaluate
-from ..engine.serving import agentic, disaggregated
+from ..engine.serving import agentic, agentic_disaggregated, disaggregated
 from ..specs.workload import WorkloadSpec
 from .deployments import points
 from .systems import lengths_for
@@ -28,6 +30,7 @@ class WorkloadInfo:
     agentic: bool = False
     pause_s: float = 0.0
     name: str = "custom"
+    dists: object = None          # agentic: the workload's length distributions (specs.workload.Agentic)
 
 
 def workload_info(workload) -> WorkloadInfo:
@@ -35,7 +38,7 @@ def workload_info(workload) -> WorkloadInfo:
     lengths = lengths_for(w)
     if isinstance(w, WorkloadSpec):
         if w.kind == "agentic":
-            return WorkloadInfo(lengths, True, float(w.agentic.tool_pause_s.median), w.id)
+            return WorkloadInfo(lengths, True, float(w.agentic.pause_s), w.id, w.agentic)
         return WorkloadInfo(lengths, False, 0.0, w.id)
     return WorkloadInfo(lengths, False, 0.0, "custom")
 
@@ -85,8 +88,12 @@ def _evaluate_mode(setup, rows: pd.DataFrame, wl: WorkloadInfo, code: int) -> pd
     if mode == "disaggregated":
         pf = {"gpus": rows["pf_gpus"].to_numpy(float), "tp": rows["pf_tp"].to_numpy(float),
               "ep": rows["pf_ep"].to_numpy(float)}
+        if wl.agentic:
+            return agentic_disaggregated(setup, {**pts, "mix": 0.0}, pf, rows["instances"].to_numpy(float),
+                                         rows["pf_instances"].to_numpy(float), wl.pause_s, tier,
+                                         dists=wl.dists).reset_index(drop=True)
         return disaggregated(setup, {**pts, "mix": 0.0}, pf, rows["instances"].to_numpy(float),
                              rows["pf_instances"].to_numpy(float)).reset_index(drop=True)
     if wl.agentic and mode == "aggregated":
-        return agentic(setup, pts, wl.pause_s, tier).reset_index(drop=True)
+        return agentic(setup, pts, wl.pause_s, tier, dists=wl.dists).reset_index(drop=True)
     return evaluate(setup, pts)

@@ -34,7 +34,8 @@ DEPLOYMENT_COLUMNS = ["hardware", "profile", "model", "weights", "attention_weig
                       "prefill_ratio", "prefill_gpus", "decode_gpus", "kv_host_tier", "batch"]
 CURVE_COLUMNS = ["tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "intvty", "tput_per_gpu",
                  "output_tput_per_gpu", "total_tps_per_mw", "total_tokens_per_usd", "tpot_ms", "ttft_ms",
-                 "tps_per_user_e2e", "tps_per_user_e2e_p50", "tps_per_user_e2e_p90", "bound", "mem_gb_per_gpu", "max_batch", "sessions_per_gpu", "evicted_share"]
+                 "tps_per_user_e2e", "tps_per_user_e2e_p50", "tps_per_user_e2e_p90", "bound", "mem_gb_per_gpu",
+                 "max_batch", "sessions_per_gpu", "evicted_share", "prefix_hit"]
 
 
 def _formats(weights) -> list[str]:

@@ -128,14 +128,21 @@ def _axis(at: OperatingPoint | None) -> str:
 
 def _env_metric(col: str) -> str:
     """The metric an envelope is taken on (TTFT and per-user speed are read off the throughput envelope)."""
-    return "total_tps_per_gpu" if col in ("ttft_s", "tps_per_user") else col
+    return "total_tps_per_gpu" if col in ("ttft_s", "tps_per_user", "agents_per_gpu") else col
 
 
 def _value(store: CurveStore, side: Side, model: str, wl: str, at: OperatingPoint, axis: str, col: str,
            x: float | None = None) -> tuple[float, float]:
-    """(value of ``col`` at the point, curve end) for one side. NaN when the point lies beyond the curve."""
+    """(value of ``col`` at the point, curve end) for one side. NaN when the point lies beyond the curve.
+    agents_per_gpu: the most sessions per GPU over every evaluated point within the SLO (analyses/agents.py);
+    NaN when no point meets it."""
     env = store.envelope(side, model, wl, axis, _env_metric(col))
     end = curve_end(env, axis)
+    if col == "agents_per_gpu":
+        from ..analyses.agents import SLO, agents_per_gpu
+        slo = SLO(x if x is not None else at.tps_per_user, at.ttft_ms, at.percentile or 50.0)
+        res = agents_per_gpu(store.points(side, model, wl), slo)
+        return (float("nan") if res.value is None else res.value), end
     if at.point == "max_speed" or col == "tps_per_user":
         return end, end
     if at.point == "peak" and x is None:
@@ -403,6 +410,14 @@ def _check_single(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out:
     at = claim.to if claim.kind == "delta" else claim.at
     axis = _axis(at)
     v, end = val(S, axis)
+    if col == "agents_per_gpu" and math.isnan(v) and claim.kind != "delta":
+        from ..analyses.agents import SLO, agents_per_gpu
+        res = agents_per_gpu(store.points(S, model, wl), SLO(at.tps_per_user, at.ttft_ms, at.percentile or 50.0))
+        out["model"] = {"value": None, "band": [None, None], "speed_of_light": None}
+        out["systems"] = [{"name": S.name, "hardware": hw, "profile": prof, "profile_assumed": assumed,
+                           "max_tps_per_user": end}]
+        return _verdict(out, "implausible", None, f"no modeled deployment meets the SLO {res.slo.text()}: "
+                                                  f"{res.reason}")
     lo, hi = _band([val(S.but(corner=c), axis)[0] for c in ("pess", "value", "opt")])
     sol, _ = val(Side(hw, "speed-of-light", gpus=S.gpus), axis)
     out["model"] = {"value": _f(v), "band": [_f(lo), _f(hi)], "speed_of_light": _f(sol)}
@@ -417,7 +432,7 @@ def _check_single(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out:
         unit = ""
     else:
         inside = lambda c, a, b: _inside(c, a, b, claim.qualifier)  # noqa: E731
-        unit = {"tps_per_user": " tok/s/user", "ttft_s": " s"}.get(col, "")
+        unit = {"tps_per_user": " tok/s/user", "ttft_s": " s", "agents_per_gpu": " sessions/GPU"}.get(col, "")
     if x is not None and claim.kind != "delta":
         out["sensitivity"] = {f"x{f:g}": {"tps_per_user": x * f,
                                           "value": _f(_value(store, S, model, wl, at, axis, col, x * f)[0])}
@@ -496,6 +511,8 @@ def _describe_point(p: OperatingPoint | None) -> str:
         s += f", P{p.percentile:g}"
     if p.interactivity:
         s += f", {p.interactivity} axis"
+    if p.ttft_ms:
+        s += f", TTFT <= {p.ttft_ms:g} ms"
     return s
 
 

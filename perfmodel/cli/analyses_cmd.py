@@ -157,16 +157,19 @@ def run_frontier(args):
         raise SpecError("must be >= 0", field="--rows")
     wl = _workload(args)
     kw = _frontier_kw(args)
+    slo = _slo(args)
     fronts = [frontier(h, args.model, wl, args.profile, metric=args.metric, **kw) for h in args.hardware]
+    agents = [_agents(h, args, wl, kw, slo) for h in args.hardware] if slo else [None] * len(fronts)
     if args.csv:
         pd.concat(fronts, ignore_index=True).to_csv(ensure_parent(args.csv), index=False)
     if args.plot:
         from ..plots import frontier_plot
         frontier_plot(fronts, args.plot, metric=args.metric)
     if args.json:
-        print(dumps_json({"systems": [{**summary(f), "points": _records(f)} for f in fronts]}))
+        print(dumps_json({"systems": [{**summary(f), **_agents_json(a), "points": _records(f)}
+                                      for f, a in zip(fronts, agents)]}))
         return 0
-    for f in fronts:
+    for f, a in zip(fronts, agents):
         s = summary(f)
         print(f"{s['system']}  model={f['model'].iloc[0]}  workload={s['workload']} "
               f"(isl {f.attrs['isl']:g}, osl {f.attrs['osl']:g})")
@@ -178,6 +181,8 @@ def run_frontier(args):
               f"[{_dep_line(s['max_tps_per_user_deployment'])}]")
         print(f"  peak {args.metric}: {s[f'peak_{args.metric}']:,.1f} at {s['tps_per_user_at_peak']:,.1f} tok/s/user  "
               f"[{_dep_line(s['peak_deployment'])}]")
+        if a is not None:
+            print(_agents_line(a))
         print(_table(_thin(f, args.rows), TABLE_COLUMNS if args.metric in TABLE_COLUMNS
                      else TABLE_COLUMNS[:-5] + [args.metric] + TABLE_COLUMNS[-5:]))
         print()
@@ -186,6 +191,41 @@ def run_frontier(args):
     if args.plot:
         print(f"wrote {args.plot}")
     return 0
+
+
+def _slo(args):
+    """The --slo-* options as an SLO (None without --slo-tps-per-user)."""
+    from ..analyses.agents import SLO
+    if args.slo_tps_per_user is None:
+        if args.slo_ttft_ms is not None:
+            raise SpecError("a TTFT limit needs the speed floor --slo-tps-per-user", field="--slo-ttft-ms")
+        return None
+    return SLO(args.slo_tps_per_user, args.slo_ttft_ms, args.slo_percentile)
+
+
+def _agents(h, args, wl, kw, slo):
+    from ..analyses.agents import capacity
+    return capacity(h, args.model, wl, slo, args.profile, **kw)
+
+
+def _agents_line(a) -> str:
+    if a.value is None:
+        return f"  agents_per_gpu: none meet the SLO {a.slo.text()}: {a.reason}"
+    d = {k: a.row[k] for k in ("serving", "weights", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio",
+                               "kv_host_tier", "batch") if k in a.row.index}
+    return (f"  agents_per_gpu: {a.value:,.2f} sessions/GPU within the SLO {a.slo.text()} (at "
+            f"{a.row['tps_per_user']:,.1f} tok/s/user, TTFT {a.row[a.slo.ttft_column]:,.0f} ms)  [{_dep_line(d)}]")
+
+
+def _agents_json(a) -> dict:
+    if a is None:
+        return {}
+    out = {"agents_per_gpu": a.value, "agents_slo": a.slo.text(), "agents_reason": a.reason}
+    if a.row is not None:
+        out["agents_deployment"] = {k: (v.item() if hasattr(v, "item") else v) for k, v in a.row.items()
+                                    if k in ("serving", "gpus", "tp", "dp", "ep", "spec_tokens", "batch",
+                                             "prefill_ratio", "kv_host_tier", "tps_per_user", "ttft_ms")}
+    return out
 
 
 # ------------------------------------------------------------------ compare / whatif
@@ -342,6 +382,10 @@ def register(sub):
     p.add_argument("--csv", metavar="FILE", help="write every frontier point (all systems) to FILE")
     p.add_argument("--plot", metavar="FILE.png", help="plot the frontier(s), log interactivity axis")
     p.add_argument("--json", action="store_true")
+    slo = p.add_argument_group("agents_per_gpu (AA-AgentPerf): the most sessions per GPU within an SLO")
+    slo.add_argument("--slo-tps-per-user", type=finite_float, metavar="X", help="per-user speed floor, tok/s/user")
+    slo.add_argument("--slo-ttft-ms", type=finite_float, metavar="MS", help="TTFT limit, ms")
+    slo.add_argument("--slo-percentile", type=finite_float, default=50.0, help="percentile of both (default 50)")
     p.set_defaults(func=run_frontier)
 
     p = sub.add_parser("compare", help="ratio A/B of two systems' frontiers along interactivity and at peak")

@@ -24,10 +24,12 @@ import pandas as pd
 from ..arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
 from ..spec_decoding import acceptance_length
 from .compiled import compiled
+from .prefix_cache import competing, fixed_states, snapshot_factor, snapshot_lost_tokens, tier_shares, uncached_input
 from .queueing import closed_loop
 from .evaluate import PREFILL_TOKENS_PER_GPU, Setup, _arrays, evaluate, prefill_inputs, prefill_step
 
-__all__ = ["PREFILL_TOKENS_PER_GPU", "agentic", "best_spec_tokens", "disaggregated", "sessions_to_batch"]
+__all__ = ["PREFILL_TOKENS_PER_GPU", "agentic", "agentic_disaggregated", "best_spec_tokens", "disaggregated",
+           "median_request_ttft_ms", "sessions_to_batch"]
 
 
 
@@ -38,8 +40,10 @@ def request_kv_bytes(setup: Setup, tokens) -> np.ndarray:
 
 
 def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
-                  symbol_values: dict | None = None) -> pd.DataFrame:
-    """Evaluate a disaggregated deployment. ``pf`` holds the prefill pool's gpus/tp/ep (per instance)."""
+                  symbol_values: dict | None = None, extra_prefill_s=0.0) -> pd.DataFrame:
+    """Evaluate a disaggregated deployment. ``pf`` holds the prefill pool's gpus/tp/ep (per instance).
+    ``extra_prefill_s``: seconds added to each request's own prefill latency (e.g. a host-tier prefix reload
+    overlapped with other requests' prefill: TTFT only, not the prefill pool's rate)."""
     vals = symbol_values if symbol_values is not None else setup.symbol_values()
     p = _arrays({**points, "mix": 0.0})
     dec = evaluate(setup, p, symbol_values=vals)      # a NaN batch is solved there (capacity, concurrency)
@@ -58,7 +62,8 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     bw = np.where(in_domain, vals["BW_link"], vals["BW_nic"]) * vals["e_ln"] * pfp["gpus"]
     transfer = request_kv_bytes(setup, p["isl"]) / bw
     load = closed_loop(inst * p["concurrency"], inst * p["batch"], vals["t_req"], step, step, np.zeros(n),
-                       p["acc"], p["osl"], one + transfer, pinst / r_p, pinst, vals["phi"])
+                       p["acc"], p["osl"], one + transfer + np.asarray(extra_prefill_s, float), pinst / r_p, pinst,
+                       vals["phi"])
     r = load["x_per_s"]
     tpot = step / p["acc"]
     out = dec.copy()
@@ -86,59 +91,230 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     return out
 
 
+def _take(d: dict, idx, n: int) -> dict:
+    """The entries of a points / symbol mapping at ``idx``: per-point arrays (length n) are indexed."""
+    return {k: (np.asarray(v)[idx] if np.ndim(v) == 1 and np.size(v) == n else v) for k, v in d.items()}
+
+
+def _merge(frame: pd.DataFrame, sub: pd.DataFrame, idx) -> pd.DataFrame:
+    """``frame`` with its rows ``idx`` replaced by ``sub`` (same columns)."""
+    cols = {c: frame[c].to_numpy().copy() for c in frame.columns}
+    for c in frame.columns:
+        v = sub[c].to_numpy()
+        if cols[c].dtype != v.dtype and cols[c].dtype != object:
+            cols[c] = cols[c].astype(np.result_type(cols[c].dtype, v.dtype))
+        cols[c][idx] = v
+    return pd.DataFrame(cols)
+
+
+def _evaluate_unique(setup: Setup, pts: dict, vals: dict, keys) -> pd.DataFrame:
+    """``evaluate`` once per distinct combination of ``keys`` (every other point column equal across points,
+    scalar symbols), mapped back to every point; per-point symbol arrays evaluate every point."""
+    n = len(pts["gpus"])
+    if any(np.ndim(v) == 1 and np.size(v) == n and n > 1 for v in vals.values()):
+        return evaluate(setup, pts, symbol_values=vals)
+    key = np.stack([np.broadcast_to(np.asarray(pts[k], float), (n,)) for k in keys], axis=1)
+    uniq, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    if len(uniq) == n:
+        return evaluate(setup, pts, symbol_values=vals)
+    sub = evaluate(setup, _take(pts, first, n), symbol_values=vals)
+    return sub.iloc[np.ravel(inverse)].reset_index(drop=True)
+
+
+def _moved(a, b, scale=1.0) -> np.ndarray:
+    """Where a fixed-point iterate still moves: |a - b| > 1e-6 x scale (1e-6 absolute for shares)."""
+    return np.abs(np.asarray(a, float) - np.asarray(b, float)) > 1e-6 * np.asarray(scale, float)
+
+
+def _snapshots(setup: Setup, isl, osl):
+    """(snapshot bytes factor, tokens lost per hit) of the model's fixed state under the profile's policy."""
+    m, fmt, pc = setup.model, setup.kv_cache, setup.profile.prefix_cache
+    states = fixed_states(m, fmt, pc.window_snapshot_interval_tokens, pc.linear_snapshot_interval_tokens)
+    return snapshot_factor(kv_bytes_per_token(m, fmt), states, isl), snapshot_lost_tokens(states, osl)
+
+
+def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists, evicted, workers, routing,
+                           symbol_values: dict) -> np.ndarray:
+    """P50 TTFT of the median request, ms. The closed loop's P50 TTFT is built around the MEAN request's own
+    prefill (throughput needs means); a median is read at the median request: context L50 = the context
+    median, uncached tokens u50 = uncached_input(L50, new50, osl50, evicted) (prefix_cache.py, same routing and
+    snapshot losses). P50 = TTFT_p50 - prefill(mean request) + prefill(median request), on ``layout`` (the
+    instance that prefills: the aggregated instance, or one prefill instance)."""
+    n = len(np.asarray(ttft_ms))
+    L50 = dists.context_tokens.median
+    new50 = min(dists.new_tokens_per_turn.median, L50)
+    osl50 = dists.output_tokens.median
+    f = lambda v: np.broadcast_to(np.asarray(v, float), (n,))  # noqa: E731
+    _, lost = _snapshots(setup, f(L50), f(osl50))
+    u50 = uncached_input(f(L50), f(new50), f(osl50), f(evicted), workers, routing, lost)
+    mean_isl = f(layout["isl"])
+    base = {k: f(layout[k]) for k in ("gpus", "tp", "ep")}
+    base["pp"] = f(layout.get("pp", 1.0))
+    cm = compiled(setup.model)
+    t = lambda isl, new: np.broadcast_to(np.asarray(cm.prefill(prefill_inputs(  # noqa: E731
+        {**base, "isl": isl, "new": new}, symbol_values))["prefill_s"], float), (n,))
+    return np.asarray(ttft_ms, float) + (t(f(L50), u50) - t(mean_isl, f(mean_new))) * 1e3
+
+
 def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterations: int = 3,
             dists=None, percentile: float | None = None, symbol_values: dict | None = None,
-            pool_gb_per_gpu: float = 0.0) -> pd.DataFrame:
+            pool_gb_per_gpu: float = 0.0, workers=1.0, routing: str | None = None) -> pd.DataFrame:
     """Evaluate agentic sessions at decode batch B (sessions generating). Adds live sessions and KV residency.
 
-    Tiers for paused sessions' KV, in order: spare HBM of the instance; ``pool_gb_per_gpu`` of spare HBM
-    elsewhere in the scale-up domain pooled Mooncake-style (reloaded over the scale-up link); the host tier
-    (reloaded over the host link); else eviction (re-prefill). In a uniform deployment every GPU's spare HBM
-    already serves its own sessions, so the pool is only what other GPUs (e.g. a prefill pool) leave free.
+    Live sessions per instance S = max(B (t_busy + pause) / t_busy, clients), clients = the closed loop's
+    ``concurrency`` (clients waiting for a slot hold a prefix too). The S - B non-running prefixes compete for
+    the cache tiers, in order: spare HBM of the instance; ``pool_gb_per_gpu`` of spare HBM elsewhere in the
+    scale-up domain pooled Mooncake-style (reloaded over the scale-up link); the host tier (reloaded over the
+    host link); else eviction (re-prefill of the whole context). Shares follow the LRU working-set law of
+    engine/prefix_cache.py (survive = min(1, capacity / working set)), with the profile's routing over
+    ``workers`` instances and the model's state snapshots (bytes per cached prefix, tokens lost per hit).
+    In a uniform deployment every GPU's spare HBM already serves its own sessions, so the pool is only what
+    other GPUs (e.g. a prefill pool) leave free.
     Fixed point (vectorized, a few iterations): eviction raises the uncached input, which lengthens TTFT,
-    which changes how many sessions are live.
+    which changes how many sessions are live. With ``dists`` (the workload's length distributions)
+    ``ttft_ms`` is the median request's P50 (``median_request_ttft_ms``; the mean request's is
+    ``ttft_mean_request_ms``).
     """
     p = _arrays(points)
-    base_new = p["new"].copy()
-    evicted = np.zeros_like(base_new)
-    reload = np.zeros_like(base_new)
-    pool_reload = np.zeros_like(base_new)
+    routing = routing or setup.profile.prefix_cache.routing
+    base_new, isl, osl = p["new"].copy(), p["isl"], p["osl"]
+    f_snap, lost = _snapshots(setup, isl, osl)
+    clients = np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"])
+    zeros = np.zeros_like(base_new)
+    evicted, reload, pool_reload = zeros, zeros, zeros
+    new = uncached_input(isl, base_new, osl, zeros, workers, routing, lost)
     hw = symbol_values if symbol_values is not None else setup.symbol_values()
     host_bytes = hw["C_host"] * hw["f_mem"]
-    for _ in range(iterations):
-        pts = {**points, "new": base_new + evicted * (p["isl"] - base_new), "reload": reload,
-               "pool_reload": pool_reload}
-        df = evaluate(setup, pts, symbol_values=hw)
+    n = len(base_new)
+    pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload}
+    df = evaluate(setup, pts, symbol_values=hw)
+    for it in range(iterations):
+        batch = df["batch"].to_numpy(float)
         tpot = df["tpot_ms"].to_numpy() / 1e3
-        t_busy = df["ttft_ms"].to_numpy() / 1e3 + p["osl"] * tpot
-        sessions = p["batch"] * (t_busy + pause_s) / t_busy
-        paused = sessions - p["batch"]
-        spare_hbm = np.maximum(df["max_batch"].to_numpy() - p["batch"], 0)   # sessions' worth of spare HBM
-        per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0)
+        t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
+        sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)
+        paused = sessions - batch
+        per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
+        spare_hbm = np.maximum(df["max_batch"].to_numpy() - batch, 0) / f_snap   # prefixes' worth of spare HBM
         dp = p["gpus"] / (p["tp"] * p["pp"])
         active_host = df["host_kv_gb_per_gpu"].to_numpy() * 1e9       # cold KV of generating sessions
-        host_sessions = np.maximum(host_bytes - active_host, 0) / per_session * dp if host_tier else 0.0
-        in_hbm = np.minimum(paused, spare_hbm)
-        in_pool = np.minimum(paused - in_hbm, pool_gb_per_gpu * 1e9 / per_session * dp)
-        in_host = np.minimum(paused - in_hbm - in_pool, host_sessions)
-        share = lambda x: np.where(paused > 0, x / np.maximum(paused, 1e-9), 0.0)  # noqa: E731
-        evicted, reload, pool_reload = share(paused - in_hbm - in_pool - in_host), share(in_host), share(in_pool)
+        host_sessions = np.maximum(host_bytes - active_host, 0) / per_session * dp if host_tier else zeros
+        pool_sessions = pool_gb_per_gpu * 1e9 / per_session * dp
+        (s_hbm, s_pool, s_host), evicted = tier_shares(competing(paused, workers, routing),
+                                                       [spare_hbm, pool_sessions, host_sessions])
+        new_next = uncached_input(isl, base_new, osl, evicted, workers, routing, lost)
+        if it == iterations - 1:
+            break
+        changed = _moved(new_next, new, isl) | _moved(s_host, reload) | _moved(s_pool, pool_reload)
+        new, reload, pool_reload = new_next, s_host, s_pool
+        if not changed.any():
+            break
+        idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
+        sub = {**p, "new": new, "reload": reload, "pool_reload": pool_reload}
+        df = _merge(df, evaluate(setup, _take(sub, idx, n), symbol_values=_take(hw, idx, n)), idx)
     df = df.copy()
+    in_host = s_host * paused
     df["host_kv_gb_per_gpu"] = (active_host + in_host * per_session / dp) / 1e9
     df["host_capacity_gb_per_gpu"] = host_bytes / 1e9 if host_tier else 0.0
     safe = np.where(sessions > 0, sessions, 1.0)
     df["sessions"] = sessions
     df["sessions_per_gpu"] = sessions / p["gpus"]
-    df["kv_in_hbm_share"] = np.where(sessions > 0, (p["batch"] + in_hbm) / safe, 1.0)
-    df["kv_in_pool_share"] = np.where(sessions > 0, in_pool / safe, 0.0)
+    df["kv_in_hbm_share"] = np.where(sessions > 0, (batch + s_hbm * paused) / safe, 1.0)
+    df["kv_in_pool_share"] = np.where(sessions > 0, s_pool * paused / safe, 0.0)
     df["kv_in_host_share"] = np.where(sessions > 0, in_host / safe, 0.0)
-    df["evicted_share"] = np.where(sessions > 0, (paused - in_hbm - in_pool - in_host) / safe, 0.0)
-    df["prefix_hit"] = 1 - df["uncached_input"] / p["isl"]
+    df["evicted_share"] = np.where(sessions > 0, evicted * paused / safe, 0.0)
+    df["prefix_hit"] = 1 - df["uncached_input"] / isl
+    df["cache_working_set_gb_per_gpu"] = competing(paused, workers, routing) * per_session / dp / 1e9
+    df["cache_capacity_gb_per_gpu"] = (spare_hbm + pool_sessions + host_sessions) * per_session / dp / 1e9
+    df["routing"] = routing
     if dists is not None and percentile is not None:
         q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw)
         df[f"tps_per_user_e2e_p{percentile:g}"] = q
         df[f"e2e_norm_intvty_p{percentile:g}"] = q
+    if dists is not None:
+        df["ttft_mean_request_ms"] = df["ttft_ms"]
+        df["ttft_ms"] = median_request_ttft_ms(setup, p, df["ttft_ms"].to_numpy(), df["uncached_input"].to_numpy(),
+                                               dists, evicted, workers, routing, hw)
     return df
+
+
+def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances, pause_s: float,
+                          host_tier: bool, iterations: int = 3, symbol_values: dict | None = None,
+                          routing: str | None = None, dists=None) -> pd.DataFrame:
+    """Agentic sessions on disaggregated pools: a turn's uncached suffix is prefilled on the prefill pool, its
+    KV moves to the decode pool, decode runs there (``disaggregated``).
+
+    The reusable prefixes live in the prefill pool's cache (KV-aware routing picks the prefill worker holding a
+    session's prefix): per prefill instance, the spare HBM of its KV budget (max_batch at its layout less the
+    one request in flight) plus, with ``host_tier``, its GPUs' host memory. Live sessions per decode instance
+    S = max(B (t_busy + pause) / t_busy, clients); the instances (S - B) non-running prefixes spread over the
+    pf_instances prefill workers and follow the working-set law of engine/prefix_cache.py. A host-tier hit
+    reloads its prefix over the prefill GPUs' host links before the prefill (added to TTFT; overlapped with
+    other requests' prefill, so not to the prefill pool's rate). The KV transfer moves the whole context.
+    With ``dists`` (the workload's length distributions) ``ttft_ms`` is the median request's P50
+    (``median_request_ttft_ms``, on one prefill instance; the mean request's is ``ttft_mean_request_ms``).
+    """
+    p = _arrays(points)
+    vals = symbol_values if symbol_values is not None else setup.symbol_values()
+    routing = routing or setup.profile.prefix_cache.routing
+    base_new, isl, osl = p["new"].copy(), p["isl"], p["osl"]
+    n = len(base_new)
+    f_snap, lost = _snapshots(setup, isl, osl)
+    clients = np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"])
+    inst = np.broadcast_to(np.asarray(instances, float), (n,))
+    pinst = np.broadcast_to(np.asarray(pf_instances, float), (n,))
+    pfp = {**{k: p[k] for k in p}, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()},
+           "batch": np.ones(n), "mix": np.zeros(n), "pp": np.ones(n), "concurrency": np.full(n, np.nan)}
+    cap = _evaluate_unique(setup, pfp, vals, ("gpus", "tp", "ep", "isl", "osl", "spec_tokens", "acc"))
+    per_session = np.maximum(cap["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
+    pf_dp = pfp["gpus"] / pfp["tp"]
+    hbm_prefixes = np.maximum(cap["max_batch"].to_numpy() - 1.0, 0.0) / f_snap
+    host_prefixes = vals["C_host"] * vals["f_mem"] / per_session * pf_dp if host_tier else np.zeros(n)
+    bw_host = np.minimum(vals["BW_host"], vals["BW_hmem"]) * vals["e_ln"]
+    evicted, s_host = np.zeros(n), np.zeros(n)
+    new = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost)
+    reload_s = np.zeros(n)
+    pf_arr = {k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}
+
+    def run(idx=None):
+        sel = (lambda d: d) if idx is None else (lambda d: _take(d, idx, n))  # noqa: E731
+        return disaggregated(setup, sel({**p, "new": new}), sel(pf_arr), sel({"i": inst})["i"],
+                             sel({"i": pinst})["i"], symbol_values=sel(vals), extra_prefill_s=sel({"r": reload_s})["r"])
+
+    out = run()
+    for it in range(iterations):
+        batch = out["batch"].to_numpy(float)
+        t_busy = out["ttft_mean_ms"].to_numpy() / 1e3 + osl * out["tpot_ms"].to_numpy() / 1e3
+        sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)        # per decode instance
+        paused = inst * (sessions - batch) / np.maximum(pinst, 1e-9)                # per prefill instance
+        (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes])
+        new_next = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost)
+        reload_next = s_host * request_kv_bytes(setup, isl - new_next) / (pfp["gpus"] * bw_host)
+        if it == iterations - 1:
+            break
+        changed = _moved(new_next, new, isl) | _moved(reload_next, reload_s)
+        new, reload_s = new_next, reload_next
+        if not changed.any():
+            break
+        idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
+        out = _merge(out, run(idx), idx)
+    out = out.copy()
+    total = inst * p["gpus"] + pinst * pfp["gpus"]
+    out["sessions"] = sessions
+    out["sessions_per_gpu"] = inst * sessions / total
+    out["evicted_share"] = evicted
+    out["kv_in_host_share"] = s_host
+    out["prefix_hit"] = 1 - out["uncached_input"] / isl
+    out["cache_working_set_gb_per_gpu"] = competing(paused, pinst, routing) * per_session / pf_dp / 1e9
+    out["cache_capacity_gb_per_gpu"] = (hbm_prefixes + host_prefixes) * per_session / pf_dp / 1e9
+    out["host_reload_ms"] = reload_s * 1e3
+    out["routing"] = routing
+    if dists is not None:
+        out["ttft_mean_request_ms"] = out["ttft_ms"]
+        out["ttft_ms"] = median_request_ttft_ms(setup, {**pfp, "isl": isl}, out["ttft_ms"].to_numpy(),
+                                                out["uncached_input"].to_numpy(), dists, evicted, pinst, routing,
+                                                vals)
+    return out
 
 
 N_SAMPLES = 256

@@ -82,8 +82,10 @@ class Metric(Strict):
     take neither.
     """
 
-    quantity: Literal["throughput", "tps_per_user", "ttft_s"] = Field(
-        "throughput", description="throughput (aggregate tokens/s), tps_per_user (interactivity), or ttft_s")
+    quantity: Literal["throughput", "tps_per_user", "ttft_s", "agents_per_gpu"] = Field(
+        "throughput", description="throughput (aggregate tokens/s), tps_per_user (interactivity), ttft_s, or "
+                                  "agents_per_gpu (AA-AgentPerf: most concurrent sessions per GPU within an SLO; "
+                                  "read at point 'speed' = the speed floor, with the TTFT limit at.ttft_ms)")
     tokens: Literal["total", "output"] | None = Field(
         None, description="Tokens counted: total = input incl. cached + output; output = generated only")
     per: Literal["gpu", "mw", "dollar", "rack"] | None = Field(
@@ -137,6 +139,8 @@ class OperatingPoint(Strict):
         None, gt=0, lt=100, description="Percentile of the per-user speed distribution, e.g. 90 for P90")
     interactivity: Literal["itl", "e2e"] | None = Field(
         None, description="itl: 1/ITL (decode only); e2e: OSL / end-to-end latency (incl. TTFT and queueing)")
+    ttft_ms: float | None = Field(
+        None, gt=0, description="TTFT limit of an SLO, ms (metric agents_per_gpu; the speed floor is tps_per_user)")
 
     @model_validator(mode="before")
     @classmethod
@@ -329,6 +333,11 @@ class ClaimSpec(Strict):
                 raise ValueError("metric: a max_interactivity claim is in tps_per_user")
             if self.at.point != "max_speed":
                 raise ValueError("at: a max_interactivity claim is read at point 'max_speed'")
+        if self.metric is not None and self.metric.quantity == "agents_per_gpu":
+            for name, op in (("at", self.at), ("from", self.from_), ("to", self.to)):
+                if op is not None and op.point != "speed":
+                    raise ValueError(f"{name}: an agents_per_gpu claim is read at an SLO: point 'speed' with "
+                                     "tps_per_user (the speed floor) and ttft_ms (the TTFT limit)")
         if k in ("ratio", "spec_ratio", "absolute", "max_interactivity") and self.claimed <= 0:
             raise ValueError(f"claimed: a {k} claim needs a positive number, got {self.claimed}")
 

@@ -6,6 +6,8 @@ uncertainty bands (Monte Carlo over the profile) and claim checks.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from .common import Strict
@@ -109,6 +111,21 @@ class Features(Strict):
     cuda_graphs: bool = True
 
 
+class PrefixCache(Strict):
+    """How the engine keeps and routes reusable prefixes (engine/prefix_cache.py)."""
+
+    routing: Literal["session", "random"] = Field(
+        "session", description="session: a session's next turn goes to the worker holding its prefix (KV-aware "
+                               "routing); random: any worker")
+    window_snapshot_interval_tokens: int | None = Field(
+        None, gt=0, description="Tokens between the sliding-window tails kept for prefix reuse (a window ring per "
+                                "snapshot); None: one tail at each request's prompt end")
+    linear_snapshot_interval_tokens: int | None = Field(
+        None, gt=0, description="Tokens between stored linear-attention state snapshots (recurrent + conv state "
+                                "per snapshot); None: one snapshot at each request's prompt end")
+    source: str | None = None
+
+
 class ProfileSpec(Strict):
     id: str
     name: str
@@ -144,6 +161,7 @@ class ProfileSpec(Strict):
     decode_speedup: Param = _p(1.0)
     spec_decoding: SpecDecoding = SpecDecoding()
     features: Features = Features()
+    prefix_cache: PrefixCache = PrefixCache()
 
     @model_validator(mode="before")
     @classmethod

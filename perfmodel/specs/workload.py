@@ -44,13 +44,26 @@ class Dist(Strict):
 class Agentic(Strict):
     """Multi-turn agentic sessions (AgentX, AA-AgentPerf)."""
 
-    turns: Dist = Field(description="Turns (requests) per session")
+    turns: Dist | None = Field(None, description="Turns (requests) per session; None: the trace's reuse ceiling "
+                               "(max_hit_rate) is token-weighted over the whole trace and already counts first turns")
     context_tokens: Dist = Field(description="Input tokens per request (cached prefix + new), over all turns")
     new_tokens_per_turn: Dist = Field(description="Uncached new input tokens per turn (tool output, user text)")
     output_tokens: Dist = Field(description="Output tokens per turn")
-    tool_pause_s: Dist = Field(description="Pause between a turn's end and the next request (tool latency)")
+    tool_pause_s: Dist | None = Field(None, description="Pause between a turn's end and the next request (tool "
+                                      "latency), s; None: a closed-loop replay, the next request follows at once")
     max_hit_rate: float | None = Field(None, ge=0, le=1, description="Published prefix-hit ceiling, for checks")
     max_output_tokens: int | None = Field(None, gt=0)
+
+    @property
+    def pause_s(self) -> float:
+        """Mean pause between turns, s (0 for a closed-loop replay without pauses)."""
+        return self.tool_pause_s.mean_value if self.tool_pause_s is not None else 0.0
+
+    @model_validator(mode="after")
+    def _turns_or_ceiling(self):
+        if self.turns is None and self.max_hit_rate is None:
+            raise ValueError("turns: give the turns per session, or max_hit_rate (a trace-wide reuse ceiling)")
+        return self
 
 
 class WorkloadSpec(Strict):

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -218,7 +219,15 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
         raise Unsupported("input_tps_per_gpu is only modeled for prefill_only rows")
     pts, pooled = point_inputs(rec, m)
     conc = pts["concurrency"]
-    if pooled:
+    agentic_wl = _agentic_workload(rec)
+    if agentic_wl is not None:
+        df, pts = _eval_agentic(rec, ctx, pts, m, pooled, agentic_wl)
+        conc, pooled = pts["concurrency"], True      # per-GPU figures already count every GPU
+        ceiling = agentic_wl.agentic.max_hit_rate
+        note.append(f"modeled prefix hit {float(np.median(df['prefix_hit'])):.1%} (ceiling "
+                    f"{'n/a' if ceiling is None else f'{ceiling:.0%}'}), "
+                    f"evicted {float(np.median(df['evicted_share'])):.1%}, routing {df['routing'].iloc[0]}")
+    elif pooled:
         df = _eval_disaggregated(rec, ctx, pts, m)
     else:
         df = eval_points(ctx, pts, 1)
@@ -259,6 +268,53 @@ def _eval_disaggregated(rec: Record, ctx: Ctx, pts: dict, model) -> pd.DataFrame
                          instances=pool["instances"], pf_instances=pool["pf_instances"], symbol_values=vals)
 
 
+def _agentic_workload(rec: Record):
+    """The row's workload spec when it is agentic (sessions), else None."""
+    if not rec.workload:
+        return None
+    w = catalog.workload(rec.workload)
+    return w if w.kind == "agentic" else None
+
+
+def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> tuple[pd.DataFrame, dict]:
+    """An agentic point row: sessions with prefix-cache residency (engine/serving.agentic), on disaggregated
+    pools when the row is disaggregated (engine/serving.agentic_disaggregated). The published concurrency is
+    spread over the workers (aggregated: gpus / instance GPUs; disaggregated: the decode instances); prefix
+    routing runs over those workers. A disaggregated row without worker columns gets prefill instances laid out
+    like the decode instance (prefill_gpus / instance GPUs of them). KV host tier: off (not published).
+    ttft_ms is the median request's P50 (the record format's TTFT is a median)."""
+    from ..engine.serving import agentic, agentic_disaggregated
+    G = pts["gpus"]
+    if rec.serving == "disaggregated":
+        if not (rec.prefill_gpus and rec.decode_gpus):
+            raise Unsupported("disaggregated agentic row without prefill_gpus / decode_gpus")
+        if pooled:
+            pool = prefill_pool(rec, model)
+        else:
+            if rec.prefill_gpus % G or rec.decode_gpus % G:
+                raise Unsupported(f"prefill_gpus {rec.prefill_gpus:g} / decode_gpus {rec.decode_gpus:g} are not "
+                                  f"whole instances of {G:g} GPUs; give prefill_workers / decode_workers")
+            pool = dict(pf_gpus=G, pf_tp=pts["tp"], pf_ep=pts["ep"], instances=rec.decode_gpus / G,
+                        pf_instances=rec.prefill_gpus / G)
+        conc = rec.concurrency / pool["instances"] if rec.concurrency is not None else np.nan
+        pts = {**pts, "concurrency": conc, "mix": 0.0}
+        p, vals = _tile(ctx, pts, 1)
+        df = agentic_disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
+                                   pool["instances"], pool["pf_instances"], w.agentic.pause_s, False,
+                                   symbol_values=vals, dists=w.agentic)
+        return df, pts
+    if not rec.dp_attention and rec.tp and rec.gpus and rec.gpus > rec.tp and rec.gpus % rec.tp == 0 \
+            and not _valid(model, rec.tp, rec.tp, min(pts["ep"], rec.tp)):
+        G = float(rec.tp)        # plain TP workers (the recipes' "2 workers x TP4"), not one attention-DP instance
+        pts = {**pts, "gpus": G, "tp": G, "ep": min(pts["ep"], G)}
+    workers = max((rec.gpus or G) / G, 1.0)
+    conc = rec.concurrency / workers if rec.concurrency is not None else np.nan
+    pts = {**pts, "concurrency": conc}
+    p, vals = _tile(ctx, pts, 1)
+    return agentic(ctx.setup, p, w.agentic.pause_s, False, symbol_values=vals, workers=workers,
+                   dists=w.agentic), pts
+
+
 def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, float, float]]:
     moe = is_moe(model)
     if instance is not None or rec.tp is not None or rec.ep is not None:
@@ -285,8 +341,22 @@ def spec_depths(rec: Record, m) -> tuple[int, ...]:
     return FRONTIER_SPEC_DEPTHS if m.mtp is not None else (0,)
 
 
-def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
-    """Best modeled value per sample (S,) on the frontier, read at at_tps_per_user (or the peak)."""
+def multi_domain_candidates(model, domain: int) -> list[tuple[float, float, float]]:
+    """Instances of 2 and 4 scale-up domains (over the NIC), for a model no single domain holds: MoE with
+    attention-DP + EP over all GPUs, or TP = one domain x EP over all; dense with TP over all GPUs."""
+    outs = []
+    for k in (2, 4):
+        G = float(k * domain)
+        outs += [(G, 1.0, G), (G, float(domain), G)] if is_moe(model) else [(G, G, 1.0)]
+    return [c for c in outs if not _valid(model, *c)]
+
+
+def frontier_value(rec: Record, ctx: Ctx, cands_override: list | None = None) -> np.ndarray:
+    """Best modeled value per sample (S,) on the frontier, read at at_tps_per_user (or the peak).
+
+    A row that publishes no layout, on a model none of the single-node candidates holds in memory, is searched
+    again over instances of 2 and 4 scale-up domains (``multi_domain_candidates``: e.g. DeepSeek-R1 FP8, 671 GB
+    of weights, needs two 8 x 80 GB H100 nodes)."""
     isl, osl, new = lengths(rec)
     m = ctx.setup.model
     disagg = rec.serving == "disaggregated"
@@ -295,7 +365,7 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
         # a decode worker spans its EP group (attention-DP over the same GPUs): D20 EP4 = 5 workers of 4 GPUs
         # (one 20-GPU instance would need expert-TP 5, which does not divide the expert width)
         inst = rec.ep
-    problems = {c: _valid(m, *c) for c in _candidates(rec, m, inst)}
+    problems = {c: _valid(m, *c) for c in (cands_override or _candidates(rec, m, inst))}
     cands = [c for c, why in problems.items() if not why]
     if not cands:
         raise Unsupported(f"layout: {next(iter(problems.values()))}")
@@ -351,14 +421,93 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
         if target is not None and np.isfinite(peak_user).any():
             raise Unsupported(f"modeled frontier ends at {np.nanmax(peak_user):.0f} tok/s/user, below the "
                               f"target {target:g}")
-        raise Unsupported("no candidate deployment fits in memory")
+        unpublished = inst is None and rec.tp is None and rec.ep is None
+        if cands_override is None and unpublished and not np.isfinite(peak_user).any():
+            domain = int(ctx.setup.symbol_values()["D_dom"])
+            more = multi_domain_candidates(m, domain)
+            if more:
+                return frontier_value(rec, ctx, cands_override=more)
+        raise Unsupported("no candidate deployment fits in memory" + (
+            f" (up to {4 * int(ctx.setup.symbol_values()['D_dom'])} GPUs)" if cands_override else ""))
     return best
+
+
+TTFT_LIMIT = re.compile(r"TTFT[^0-9<>=]{0,24}?(?:<=|<|\u2264|under|below|within|limit(?:\s+of)?)\s*"
+                        r"([0-9][0-9,]*(?:\.[0-9]+)?)\s*(ms|s)\b", re.IGNORECASE)
+
+
+def slo_of(rec: Record):
+    """The SLO of an agents_per_gpu row: speed floor at_tps_per_user, TTFT limit from the notes ('TTFT < 5 s'),
+    at P90 when the notes say p90, else P50 (the record format's default percentile)."""
+    from ..analyses.agents import SLO
+    if rec.at_tps_per_user is None:
+        raise Unsupported("agents_per_gpu row without at_tps_per_user (the SLO's speed floor)")
+    m = TTFT_LIMIT.search(rec.notes or "")
+    if m is None:
+        raise Unsupported("agents_per_gpu row: no TTFT limit in notes (write it as 'TTFT < 5 s')")
+    limit = float(m.group(1).replace(",", "")) * (1.0 if m.group(2).lower() == "ms" else 1e3)
+    q = 90.0 if re.search(r"\bp90\b", rec.notes or "", re.IGNORECASE) else 50.0
+    return SLO(rec.at_tps_per_user, limit, q)
+
+
+_AGENTS_CACHE: dict = {}
+
+
+def predict_agents(rec: Record, hardware: str, profile: ProfileSpec, note: list) -> float:
+    """agents_per_gpu (analyses/agents.py) over the enumerated deployments of the row's system, model and
+    workload; the published gpus / tp / ep / spec_tokens / serving constrain the search. Evaluated once per
+    (row, hardware, profile): the central and the band call share it."""
+    key = (rec.model_dump_json(), hardware, profile.model_dump_json())
+    if key not in _AGENTS_CACHE:
+        n: list = []
+        _AGENTS_CACHE.clear()
+        _AGENTS_CACHE[key] = (_predict_agents(rec, hardware, profile, n), n)
+    value, n = _AGENTS_CACHE[key]
+    note.extend(x for x in n if x not in note)
+    return value
+
+
+def _predict_agents(rec: Record, hardware: str, profile: ProfileSpec, note: list) -> float:
+    from ..analyses.agents import capacity
+    from ..analyses.deployments import DeploymentSpace
+    from ..analyses.systems import System
+    slo = slo_of(rec)
+    m = catalog.model(rec.model)
+    kw = {}
+    inst = rec.decode_gpus if rec.serving == "disaggregated" else rec.gpus
+    if inst and rec.serving == "disaggregated" and rec.decode_workers:
+        inst = rec.decode_gpus // rec.decode_workers
+    if inst:
+        kw["gpus"] = (int(inst),)
+    if rec.tp:
+        kw["tp"] = (int(rec.tp),)
+    if rec.ep:
+        kw["ep"] = (int(rec.ep),)
+    if rec.spec_tokens is not None:
+        kw["spec_tokens"] = (int(rec.spec_tokens),)
+    if rec.serving == "aggregated":
+        kw["disaggregation"] = False
+    elif rec.serving == "disaggregated":
+        kw["serving"] = ()
+    wl = rec.workload or {"isl": rec.isl, "osl": rec.osl, "prefix_hit": rec.prefix_hit or 0.0}
+    if not rec.workload and (rec.isl is None or rec.osl is None):
+        raise Unsupported("agents_per_gpu row without a workload or isl / osl")
+    res = capacity(System(hardware, profile), m, wl, slo, weights=(rec.weights or "fp8",),
+                   kv_cache=rec.kv_cache or "fp8", space=DeploymentSpace(**kw))
+    if res.value is None:
+        raise Unsupported(f"SLO {slo.text()} not met: {res.reason}")
+    note.append(f"SLO {slo.text()}; at {res.row['serving']} gpus={res.row['gpus']:g} tp={res.row['tp']:g} "
+                f"batch={res.row['batch']:g}; band not sampled (central profile)")
+    return float(res.value)
 
 
 def predict_values(rec: Record, hardware: str, profile: ProfileSpec, params: dict[str, np.ndarray],
                    note: list | None = None) -> np.ndarray:
     """Predicted value of ``rec`` for each parameter sample, shape (S,). Raises Unsupported."""
     note = [] if note is None else note
+    if rec.metric == "agents_per_gpu":
+        n = len(next(iter(params.values())))
+        return np.full(n, predict_agents(rec, hardware, profile, note))
     ctx = make_ctx(hardware, rec, profile, params)
     if rec.kind == "point":
         return predict_point(rec, ctx, note)

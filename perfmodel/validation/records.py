@@ -21,7 +21,7 @@ from ..specs.common import Strict
 KINDS = ("point", "frontier", "ratio")
 SERVING = ("aggregated", "disaggregated", "prefill_only", "decode_only")
 METRICS = ("output_tps_per_gpu", "total_tps_per_gpu", "input_tps_per_gpu", "tps_per_user", "tpot_ms", "ttft_ms",
-           "total_tps_per_mw", "max_tps_per_user")
+           "total_tps_per_mw", "max_tps_per_user", "agents_per_gpu")
 REQUIRED = ("id", "kind", "hardware", "model", "metric", "value")
 
 
