@@ -22,9 +22,27 @@ def hardware_summary(hw: HardwareSpec) -> dict:
             "fp4_dense_eflops": (v["fp4_dense_pflops"] or 0) * n / 1e3, "fp8_dense_eflops": v["fp8_dense_pflops"] * n / 1e3,
             "host_memory_tb": v["host_memory_gb"] * n / 1e3,
             "power_kw": (v["allin_power_w"] or v["gpu_tdp_w"]) * n / 1e3}
+    present = [f for f in HARDWARE_FIELDS if getattr(hw.specs, f) is not None]
     return {"id": hw.id, "name": hw.name, "specs": {k: x for k, x in v.items() if x is not None},
-            "status": {f: getattr(hw.specs, f).status for f in HARDWARE_FIELDS if getattr(hw.specs, f) is not None},
-            "ridge_flop_per_byte": ridge, "domain_totals": rack, "variants": sorted(hw.variants)}
+            "status": {f: getattr(hw.specs, f).status for f in present},
+            "sources": {f: _source_line(getattr(hw.specs, f)) for f in present},
+            "ridge_flop_per_byte": ridge, "domain_totals": rack,
+            "variants": {name: _variant_changes(hw, name) for name in sorted(hw.variants)}}
+
+
+def _source_line(sv) -> str:
+    """'status: source (note)' for one sourced value."""
+    return f"{sv.status}: {sv.source}" + (f" ({sv.note})" if sv.note else "")
+
+
+def _variant_changes(hw: HardwareSpec, name: str) -> dict:
+    """What a variant changes: its description and, per field, 'base -> variant value [status]'."""
+    var = hw.variants[name]
+    changes = {}
+    for f, sv in var.specs.items():
+        base = getattr(hw.specs, f)
+        changes[f] = f"{base.value:g} -> {sv.value:g} [{sv.status}]" if base is not None else f"{sv.value:g} [{sv.status}]"
+    return {"description": var.description, "changes": changes, "select": f"{hw.id}@{name}"}
 
 
 def table(kind: str) -> pd.DataFrame:
@@ -76,7 +94,7 @@ def show(name: str) -> tuple[str, dict]:
         try:
             spec = catalog.load(kind, name)
         except SpecError as exc:
-            if "unknown" in exc.problem:
+            if "unknown" in exc.problem and "unknown variant" not in exc.problem:
                 continue
             raise
         if kind == "hardware":

@@ -572,3 +572,14 @@ def test_prefix_hit_alone_names_the_missing_lengths(capsys):
     assert main(["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--prefix-hit", "0.5"]) == 2
     err = capsys.readouterr().err
     assert "--isl and --osl" in err and "Field required" not in err and "FixedWorkload" not in err
+
+
+def test_show_lists_sources_variant_changes_and_refuses_a_wrong_variant_with_the_choices(capsys):
+    from perfmodel.cli.main import main
+    assert main(["show", "vr200-nvl72"]) == 0
+    out = capsys.readouterr().out
+    assert "sources:" in out and "hbm_bandwidth_tbps: announced: http" in out
+    assert "hbm_bandwidth_tbps: 22 -> 20 [estimate]" in out and "select: vr200-nvl72@hbm-20tbps" in out
+    assert main(["show", "vr200-nvl72@hbm-21tbps"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown variant 'hbm-21tbps'" in err and "hbm-20tbps" in err and len(err.strip().splitlines()) == 1
