@@ -583,3 +583,10 @@ def test_show_lists_sources_variant_changes_and_refuses_a_wrong_variant_with_the
     assert main(["show", "vr200-nvl72@hbm-21tbps"]) == 2
     err = capsys.readouterr().err
     assert "unknown variant 'hbm-21tbps'" in err and "hbm-20tbps" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_typo_in_an_id_is_reported_before_a_deployment_shape_problem(capsys):
+    from perfmodel.cli.main import main
+    assert main(["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-70bx", "--gpus", "3", "--tp", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown model id 'llama-3.1-70bx'" in err and "llama-3.1-70b" in err and "tp x pp" not in err

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pandas as pd
@@ -12,6 +11,7 @@ from ..analyses.systems import DEFAULT_PROFILE
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
 from .main import finite_float, positive_int
+from ..numfmt import fmt_number
 
 TABLE_COLUMNS = ["serving", "weights", "gpus", "tp", "dp", "ep", "spec_tokens", "prefill_ratio", "kv_host_tier",
                  "batch", "tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "tpot_ms", "ttft_ms", "bound"]
@@ -95,16 +95,7 @@ def _frontier_kw(args, multi_weights=True):
 
 
 def _num(v, digits=4):
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, (int, float, np.floating, np.integer)):
-        v = float(v)
-        if not math.isfinite(v):
-            return "-"
-        if v == int(v) and abs(v) < 1e9:
-            return f"{int(v)}"
-        return f"{v:,.0f}" if abs(v) >= 10 ** (digits - 1) else f"{v:.{digits}g}"
-    return str(v)
+    return fmt_number(v, digits, na="-")
 
 
 def _table(df: pd.DataFrame, cols: list[str]) -> str:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd
 
 from .. import describe
 from ..fileio import dumps_json
+from ..numfmt import fmt_number
 
 
 def register(sub):
@@ -41,9 +41,7 @@ def _lines(d: dict, indent: int = 0) -> list[str]:
             out.append(" " * indent + f"{k}:")
             out += _lines(v, indent + 2)
         else:
-            if isinstance(v, float):
-                v = "n/a" if not math.isfinite(v) else f"{v:,.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
-            out.append(" " * indent + f"{k}: {v}")
+            out.append(" " * indent + f"{k}: {fmt_number(v)}")
     return out
 
 

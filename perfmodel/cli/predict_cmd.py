@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import sys
 
 from .. import api
 from ..fileio import check_output, dumps_json, ensure_parent
 from ..specs.deployment import Scenario
 from .main import finite_float, positive_int
+from ..numfmt import fmt_number
 
 KEY_COLUMNS = ["hardware", "model", "profile", "batch", "tpot_ms", "ttft_ms", "tps_per_user", "tps_per_user_e2e",
                "output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw", "mem_gb_per_gpu", "max_batch",
@@ -92,10 +92,21 @@ def _scenario(args) -> Scenario:
             ov.setdefault("hardware", {})[k] = float(v)
         except ValueError:
             raise SpecError(f"{v!r} is not a number", field=f"--set {k}") from None
+    _check_ids(base)
     try:
         return Scenario.model_validate(base)
     except ValidationError as exc:
         raise pydantic_to_spec_error(exc, file=args.scenario or "command line") from None
+
+
+def _check_ids(base: dict) -> None:
+    """Resolve the catalog ids first, so a typo in an id is the error reported, not a deployment shape."""
+    from .. import catalog
+    for key, load in (("hardware", catalog.hardware), ("model", catalog.model), ("profile", catalog.profile),
+                      ("workload", catalog.workload)):
+        v = base.get(key)
+        if isinstance(v, str):
+            load(v)
 
 
 def run(args):
@@ -141,15 +152,13 @@ def run(args):
     extra = [k for k in EXTRA_COLUMNS if k in row.index] + [k for k in row.index if k.startswith("tps_per_user_e2e_p")]
     for k in KEY_COLUMNS + extra:
         v = row[k]
-        if isinstance(v, float):
-            v = f"{v:,.4g}" if math.isfinite(v) else "n/a"
-        print(f"{k:>20}: {v}")
+        print(f"{k:>20}: {fmt_number(v)}")
     print("  decode step by resource (ms):")
     for k in row.index:
         if k.startswith("res_") and row[k] > 0:
-            print(f"{k[4:-3]:>20}: {row[k]:.4g}")
+            print(f"{k[4:-3]:>20}: {fmt_number(row[k])}")
     print("  decode step by component (ms):")
     for k in row.index:
         if k.startswith("t_") and k.endswith("_ms") and row[k] > 0:
-            print(f"{k[2:-3]:>20}: {row[k]:.4g}")
+            print(f"{k[2:-3]:>20}: {fmt_number(row[k])}")
     return 0 if row["fits"] else 1
