@@ -78,7 +78,10 @@ def comparison_plot(cmp, path, metric: str = "total_tps_per_gpu", title: str | N
     ax.set_ylim(bottom=0)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper right", fontsize=8)
-    ax.set_title(title or "Frontiers (dotted: where each curve ends) and the ratio A/B")
+    a = cmp.a
+    wl = a.attrs.get("workload", "")
+    model = a["model"].iloc[0] if "model" in a and len(a) else ""
+    ax.set_title(title or f"{model} - {wl}: frontiers (dotted: where each curve ends) and the ratio A/B")
     c = cmp.curve
     axr.plot(c["tps_per_user"], c["ratio"], color="black", linewidth=1.6, label="A/B per GPU")
     if "ratio_per_mw" in c:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import numpy as np
+from matplotlib.ticker import FuncFormatter, LogLocator
 
 from .curves import _figure, _save
 
@@ -36,10 +37,18 @@ def waterfall_plot(attr, path, title: str | None = None):
             fontsize=9, fontweight="bold")
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_yscale("log")
+    # ticks at 1, 2, 3, 5 x powers of ten, written as plain multiples (x1.5 reads better than 10^0.18)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(1.5, 4.0, 7.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     ax.set_xticks(np.arange(n + 1), names, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(f"multiple of {attr.meta.get('from')}")
-    text = title or (f"{attr.meta.get('to')} / {attr.meta.get('from')}: {attr.meta.get('metric')} at "
-                     f"{attr.meta.get('at')} (blue: hardware, orange: software)")
+    m = attr.meta
+    kinds = [k for k in COLORS if (parts["kind"] == k).any()]       # the key names only what is drawn
+    key = ", ".join(f"{COLORS[k].removeprefix('tab:')}: {k}" for k in kinds)
+    text = title or (f"{m.get('model')} - {m.get('workload')}: {m.get('to')} / {m.get('from')}, {m.get('metric')} "
+                     f"at {m.get('at')}" + (f" ({key})" if key else ""))
     ax.set_title("\n".join(textwrap.wrap(text, 110)), fontsize=9)
     ax.grid(True, axis="y", which="both", alpha=0.3)
     return _save(fig, path)

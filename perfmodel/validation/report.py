@@ -37,40 +37,54 @@ def table_text(df: pd.DataFrame) -> str:
     return df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="n/a")
 
 
+PLOT_PANELS = {   # metric family -> (metrics, axis label with unit)
+    "TPOT": (("tpot_ms",), "TPOT, ms per output token"),
+    "TTFT": (("ttft_ms",), "TTFT, ms"),
+    "throughput": (("output_tps_per_gpu", "total_tps_per_gpu", "input_tps_per_gpu"), "tokens/s per GPU"),
+    "per user": (("tps_per_user", "max_tps_per_user"), "tokens/s per user"),
+}
+ANNOTATE_WORST = 6    # ids written next to the worst rows of each panel (all ids would be unreadable)
+
+
 def plot(df: pd.DataFrame, path, held_out: pd.DataFrame | None = None) -> None:
-    """Predicted vs measured, log-log, one marker per hardware; ``held_out`` rows (never fitted) are drawn as
-    grey hollow markers on the same axes."""
+    """Predicted vs measured, log-log, one panel per metric family (its unit on the axes), one marker per
+    hardware, the 5-95% band as bars; the ANNOTATE_WORST worst rows of a panel carry their ids. ``held_out``
+    rows (never fitted) are grey hollow markers on the same axes."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     ok = df[df["status"] == "ok"]
-    fig, ax = plt.subplots(figsize=(6.5, 6))
+    h = held_out[held_out["status"] == "ok"] if held_out is not None and len(held_out) else ok.iloc[:0]
+    panels = [(name, m, label) for name, (m, label) in PLOT_PANELS.items()
+              if ok["metric"].isin(m).any() or h["metric"].isin(m).any()]
+    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(4.6 * max(len(panels), 1), 4.8), squeeze=False)
     markers = "osD^v<>ph*X"
-    for i, (hw, g) in enumerate(ok.groupby("hardware")):
-        yerr = np.vstack([g["predicted"] - g["low"], g["high"] - g["predicted"]]).clip(0)
-        ax.errorbar(g["measured"], g["predicted"], yerr=yerr, fmt=markers[i % len(markers)], label=hw,
-                    capsize=2, alpha=0.85)
-        for _, r in g.iterrows():
+    hw_marker = {hw: markers[i % len(markers)] for i, hw in enumerate(sorted(ok["hardware"].unique()))}
+    for ax, (name, metrics, label) in zip(axes[0], panels):
+        g_all, hh = ok[ok["metric"].isin(metrics)], h[h["metric"].isin(metrics)]
+        for hw, g in g_all.groupby("hardware"):
+            yerr = np.vstack([g["predicted"] - g["low"], g["high"] - g["predicted"]]).clip(0)
+            ax.errorbar(g["measured"], g["predicted"], yerr=yerr, fmt=hw_marker[hw], label=hw, capsize=1.5,
+                        alpha=0.6, markersize=3.5, elinewidth=0.5)
+        if len(hh):
+            ax.scatter(hh["measured"], hh["predicted"], facecolors="none", edgecolors="grey", s=24,
+                       label="held out (never fitted)")
+        both = pd.concat([g_all, hh])
+        worst = both.reindex(both["error_pct"].abs().sort_values(ascending=False).index).head(ANNOTATE_WORST)
+        for _, r in worst.iterrows():
             ax.annotate(r["id"], (r["measured"], r["predicted"]), fontsize=6, xytext=(3, 3),
                         textcoords="offset points")
-    both = ok
-    if held_out is not None and (held_out["status"] == "ok").any():
-        h = held_out[held_out["status"] == "ok"]
-        ax.scatter(h["measured"], h["predicted"], facecolors="none", edgecolors="grey", s=28,
-                   label="held out (never fitted)")
-        for _, r in h.iterrows():
-            ax.annotate(r["id"], (r["measured"], r["predicted"]), fontsize=5, color="grey", xytext=(3, -7),
-                        textcoords="offset points")
-        both = pd.concat([ok, h])
-    lo = min(both["measured"].min(), both["low"].min(), both["predicted"].min()) * 0.7
-    hi = max(both["measured"].max(), both["high"].max(), both["predicted"].max()) * 1.4
-    x = np.array([lo, hi])
-    ax.plot(x, x, "k-", lw=0.8)
-    ax.plot(x, x * 1.25, "k:", lw=0.6)
-    ax.plot(x, x * 0.75, "k:", lw=0.6)
-    ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel="measured", ylabel="predicted",
-           title="perfmodel: predicted vs measured (bars: 5-95% band; dotted: ±25%)")
-    ax.legend(fontsize=7)
+        lo = min(both["measured"].min(), both["predicted"].min()) * 0.7
+        hi = max(both["measured"].max(), both["predicted"].max()) * 1.4
+        x = np.array([lo, hi])
+        ax.plot(x, x, "k-", lw=0.8)
+        ax.plot(x, x * 1.25, "k:", lw=0.6)
+        ax.plot(x, x * 0.75, "k:", lw=0.6)
+        ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel=f"measured {label}",
+               ylabel=f"predicted {label}", title=f"{name}: {len(both)} rows")
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(fontsize=6, loc="upper left")
+    fig.suptitle("perfmodel: predicted vs measured (bars: 5-95% band; solid: equal; dotted: ±25%)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
