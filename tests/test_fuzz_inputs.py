@@ -5,9 +5,20 @@ NaN / inf / a negative / a huge value / a long string, deep nesting, an empty fi
 For every case: no traceback (only exit 0 or a one-line error with status 2), no NaN/inf in the output (JSON is
 strict), nothing written outside the temporary folder, and the same output on a rerun.
 
-The default slice (80 catalog cases, 12 record cases) runs in CI in about 10 s. The full corpus (1,500 catalog
-cases over the five kinds, 100 record cases; a few minutes) runs with ``PERFMODEL_FUZZ_FULL=1 python -m pytest
-tests/test_fuzz_inputs.py``.
+Commands and inputs covered:
+  * ``show FILE`` (text and JSON): mutated hardware, model, workload, profile and claim files;
+  * ``validate FILE``: mutated record CSVs;
+  * ``predict --hardware/--model/--profile FILE``: mutated spec files in place of a catalog id (files that still
+    load but are physically odd must give numbers or a one-line error, never NaN);
+  * ``predict SCENARIO``: mutated scenario files (text and JSON);
+  * ``models import CONFIG.json``: mutated Hugging Face configs (tests/fixtures/hf_configs);
+  * ``check CLAIM.yaml --json``: mutated claim files (full corpus only: each case evaluates two frontiers).
+Flag values (negative, NaN, zero, unknown formats) are covered by tests/test_bad_input.py.
+
+The default slice (80 catalog, 12 record, 12 spec, 4 scenario and 6 config cases) runs in CI in well under a
+minute. The full corpus (1,500 catalog cases over the five kinds, 100 record cases, 450 spec cases, 100 scenario
+cases, 150 config cases and 60 claim cases: 2,360; several minutes) runs with ``PERFMODEL_FUZZ_FULL=1 python -m
+pytest tests/test_fuzz_inputs.py``.
 """
 
 import json
@@ -124,4 +135,93 @@ def test_validate_mutated_record_file(tmp_path, capsys, monkeypatch, name, data)
         assert len(err.strip().splitlines()) == 1 and err.startswith("perfmodel: error: "), err
     else:
         assert "nan%" not in out.lower()
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+# ---------------------------------------------------------------- the other commands that read user input
+SPEC_FLAGS = {"hardware": "--hardware", "models": "--model", "profiles": "--profile"}
+PREDICT_ARGS = ["--gpus", "8", "--tp", "8", "--batch", "16", "--isl", "1024", "--osl", "128", "--json"]
+BASE_IDS = {"--hardware": "h100-sxm", "--model": "llama-3.1-8b", "--profile": "vllm"}
+
+
+def _spec_cases(n_per_kind: int, seed: int = 16):
+    """Mutated hardware, model and profile files, each fed to predict in place of a catalog id."""
+    rng = random.Random(seed)
+    out = []
+    for kind, flag in SPEC_FLAGS.items():
+        files = sorted((ROOT / kind).glob("*.yaml"))
+        for i in range(n_per_kind):
+            f = rng.choice(files)
+            op, data = _mutate(f.read_bytes(), rng)
+            out.append((f"predict-{kind}-{i}-{f.stem}-{op}", flag, data))
+    return out
+
+
+SPEC_CASES = _spec_cases(150 if FULL else 4)
+
+
+@pytest.mark.parametrize("name,flag,data", SPEC_CASES, ids=[c[0] for c in SPEC_CASES])
+def test_predict_with_a_mutated_spec_file(tmp_path, capsys, monkeypatch, name, flag, data):
+    """A spec that loads but is physically odd must still give numbers or a one-line error, never NaN."""
+    monkeypatch.chdir(tmp_path)
+    f = tmp_path / "spec.yaml"
+    f.write_bytes(data)
+    ids = {**BASE_IDS, flag: str(f)}
+    argv = ["predict", *[x for k, v in ids.items() for x in (k, v)], *PREDICT_ARGS]
+    before = sorted(tmp_path.rglob("*"))
+    res = _run(argv, capsys)
+    _check(*res, as_json=True)
+    assert _run(argv, capsys) == res
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def _file_cases(pattern: str, n: int, seed: int):
+    rng = random.Random(seed)
+    files = sorted(ROOT.glob(pattern))
+    out = []
+    for i in range(n):
+        f = rng.choice(files)
+        op, data = _mutate(f.read_bytes(), rng)
+        out.append((f"{f.stem}-{i}-{op}", data))
+    return out
+
+
+SCENARIO_CASES = _file_cases("examples/*.yaml", 100 if FULL else 4, 17)
+HF_CASES = _file_cases("tests/fixtures/hf_configs/*.json", 150 if FULL else 6, 18)
+CLAIM_CASES = _file_cases("claims/*.yaml", 60, 19) if FULL else []
+
+
+@pytest.mark.parametrize("name,data", SCENARIO_CASES, ids=[c[0] for c in SCENARIO_CASES])
+def test_predict_a_mutated_scenario(tmp_path, capsys, monkeypatch, name, data):
+    monkeypatch.chdir(tmp_path)
+    f = tmp_path / "scenario.yaml"
+    f.write_bytes(data)
+    before = sorted(tmp_path.rglob("*"))
+    for as_json in (False, True):
+        res = _run(["predict", str(f)] + (["--json"] if as_json else []), capsys)
+        _check(*res, as_json)
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("name,data", HF_CASES, ids=[c[0] for c in HF_CASES])
+def test_import_a_mutated_hugging_face_config(tmp_path, capsys, monkeypatch, name, data):
+    monkeypatch.chdir(tmp_path)
+    f = tmp_path / "config.json"
+    f.write_bytes(data)
+    before = sorted(tmp_path.rglob("*"))
+    res = _run(["models", "import", str(f), "--id", "fuzzed"], capsys)
+    _check(*res, as_json=False)
+    assert _run(["models", "import", str(f), "--id", "fuzzed"], capsys) == res
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("name,data", CLAIM_CASES, ids=[c[0] for c in CLAIM_CASES])
+def test_check_a_mutated_claim(tmp_path, capsys, monkeypatch, name, data):
+    """Full corpus only (a claim check evaluates two systems' frontiers: seconds per case)."""
+    monkeypatch.chdir(tmp_path)
+    f = tmp_path / "claim.yaml"
+    f.write_bytes(data)
+    before = sorted(tmp_path.rglob("*"))
+    res = _run(["check", str(f), "--json"], capsys)
+    _check(*res, as_json=True)
     assert sorted(tmp_path.rglob("*")) == before
