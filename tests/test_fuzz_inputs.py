@@ -191,37 +191,35 @@ HF_CASES = _file_cases("tests/fixtures/hf_configs/*.json", 150 if FULL else 6, 1
 CLAIM_CASES = _file_cases("claims/*.yaml", 60, 19) if FULL else []
 
 
-@pytest.mark.parametrize("name,data", SCENARIO_CASES, ids=[c[0] for c in SCENARIO_CASES])
-def test_predict_a_mutated_scenario(tmp_path, capsys, monkeypatch, name, data):
+def _file_case(tmp_path, capsys, monkeypatch, fname: str, data: bytes, argvs, rerun: bool = True):
+    """Write ``data`` to ``fname`` in a scratch directory and run each argv (``{f}`` is the file): no
+    traceback, strict JSON where asked, no NaN, nothing written; the first run repeated byte for byte."""
     monkeypatch.chdir(tmp_path)
-    f = tmp_path / "scenario.yaml"
+    f = tmp_path / fname
     f.write_bytes(data)
     before = sorted(tmp_path.rglob("*"))
-    for as_json in (False, True):
-        res = _run(["predict", str(f)] + (["--json"] if as_json else []), capsys)
-        _check(*res, as_json)
+    first = None
+    for argv in argvs:
+        argv = [str(f) if a == "{f}" else a for a in argv]
+        res = _run(argv, capsys)
+        _check(*res, as_json="--json" in argv)
+        first = first or (argv, res)
+    if rerun:
+        assert _run(first[0], capsys) == first[1]
     assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("name,data", SCENARIO_CASES, ids=[c[0] for c in SCENARIO_CASES])
+def test_predict_a_mutated_scenario(tmp_path, capsys, monkeypatch, name, data):
+    _file_case(tmp_path, capsys, monkeypatch, "scenario.yaml", data, [["predict", "{f}"], ["predict", "{f}", "--json"]])
 
 
 @pytest.mark.parametrize("name,data", HF_CASES, ids=[c[0] for c in HF_CASES])
 def test_import_a_mutated_hugging_face_config(tmp_path, capsys, monkeypatch, name, data):
-    monkeypatch.chdir(tmp_path)
-    f = tmp_path / "config.json"
-    f.write_bytes(data)
-    before = sorted(tmp_path.rglob("*"))
-    res = _run(["models", "import", str(f), "--id", "fuzzed"], capsys)
-    _check(*res, as_json=False)
-    assert _run(["models", "import", str(f), "--id", "fuzzed"], capsys) == res
-    assert sorted(tmp_path.rglob("*")) == before
+    _file_case(tmp_path, capsys, monkeypatch, "config.json", data, [["models", "import", "{f}", "--id", "fuzzed"]])
 
 
 @pytest.mark.parametrize("name,data", CLAIM_CASES, ids=[c[0] for c in CLAIM_CASES])
 def test_check_a_mutated_claim(tmp_path, capsys, monkeypatch, name, data):
     """Full corpus only (a claim check evaluates two systems' frontiers: seconds per case)."""
-    monkeypatch.chdir(tmp_path)
-    f = tmp_path / "claim.yaml"
-    f.write_bytes(data)
-    before = sorted(tmp_path.rglob("*"))
-    res = _run(["check", str(f), "--json"], capsys)
-    _check(*res, as_json=True)
-    assert sorted(tmp_path.rglob("*")) == before
+    _file_case(tmp_path, capsys, monkeypatch, "claim.yaml", data, [["check", "{f}", "--json"]], rerun=False)
