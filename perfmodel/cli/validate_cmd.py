@@ -46,7 +46,7 @@ def register(sub):
     x.set_defaults(func=run_crossval)
 
     c = sub.add_parser("calibrate", help="fit shared profile parameters per engine family; rewrite "
-                                         "profiles/<engine>.yaml")
+                                         "profiles/<engine>.yaml (about 2-3 minutes on 2 cores)")
     _add_data_argument(c)
     c.add_argument("--seed", type=int, default=0, help="seed (the least-squares fit is deterministic; kept for the record)")
     c.add_argument("--out-dir", default=None, help="directory for the profile YAML (default: the catalog profiles/)")
@@ -144,7 +144,12 @@ def run_calibrate(args):
     check_output_dir(args.out_dir, "--out-dir")
     files = args.data or default_calibration_files()
     recs = [r for f in files for r in read_records(f)]
+    import time
+    t0 = time.perf_counter()
+    print(f"calibrating on {len(recs):,} records from {len(files)} files (about 2-3 minutes on 2 cores) ...",
+          flush=True)
     res = calibrate(recs)
+    print(f"fitted in {time.perf_counter() - t0:.0f} s")
     out_dir = Path(args.out_dir) if args.out_dir else catalog.builtin_root() / "profiles"
     cmd = "perfmodel calibrate " + " ".join(f"--data {f}" for f in files) + f" --seed {args.seed}"
     for pid, r in res.items():
