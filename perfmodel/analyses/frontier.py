@@ -19,9 +19,10 @@ import pandas as pd
 
 from ..engine.bind import attention_format
 from ..engine.evaluate import evaluate
+from ..engine.pools import PoolSearch, cluster_budget
 from ..errors import SpecError
 from ..formats import check_formats
-from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points
+from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points, prefill_layouts
 from .evaluation import evaluate_rows, workload_info
 from .systems import DEFAULT_PROFILE, System, as_model, as_system
 
@@ -31,10 +32,12 @@ THROUGHPUT_METRICS = ("total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_
                       "total_tokens_per_usd")
 DEPLOYMENT_COLUMNS = ["hardware", "profile", "model", "weights", "attention_weights", "kv_cache", "serving",
                       "gpus", "tp", "dp", "dp_attention", "ep", "pp", "spec_tokens", "acceptance_length",
-                      "prefill_ratio", "prefill_gpus", "decode_gpus", "kv_host_tier", "batch"]
+                      "instances", "pf_instances", "pf_gpus", "pf_tp", "pf_dp", "pf_ep", "prefill_ratio",
+                      "prefill_gpus", "decode_gpus", "kv_host_tier", "batch"]
 CURVE_COLUMNS = ["tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "intvty", "tput_per_gpu",
                  "output_tput_per_gpu", "total_tps_per_mw", "total_tokens_per_usd", "tpot_ms", "ttft_ms",
-                 "tps_per_user_e2e", "bound", "mem_gb_per_gpu", "max_batch", "sessions_per_gpu", "evicted_share"]
+                 "tps_per_user_e2e", "bound", "mem_gb_per_gpu", "max_batch", "sessions_per_gpu", "evicted_share",
+                 "prefill_utilization", "prefill_queue_ms", "kv_transfer_ms"]
 
 
 def _formats(weights) -> list[str]:
@@ -48,6 +51,7 @@ class _Block:
     df: pd.DataFrame
     grid: pd.DataFrame
     weights: str
+    pools: PoolSearch | None = None
 
 
 CHUNK = 250_000   # operating points per evaluate call: bounded memory for any grid size
@@ -62,6 +66,9 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
     feats = sysm.profile_spec().features
     rows, notes = layouts(m, domain, sysm.spec_rate(), space, disaggregation=feats.disaggregation,
                           kv_host_tier=feats.kv_host_tier, agentic=wl.agentic)
+    pools = None
+    if (rows["serving"] == "disaggregated").any():
+        pools = PoolSearch(prefill_layouts(m, domain, space), cluster_budget(domain, space.max_disagg_gpus))
     blocks, n_cand, n_fit = [], 0, 0
     for w in _formats(weights):
         setup = sysm.setup(m, weights=w, kv_cache=kv_cache, attention_weights=attention_weights)
@@ -69,7 +76,7 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
         grid_all = batch_grid(rows, probe["max_batch"].to_numpy(), space.batch_points, space.max_batch)
         for start in range(0, len(grid_all), CHUNK):
             grid = grid_all if len(grid_all) <= CHUNK else grid_all.iloc[start:start + CHUNK].reset_index(drop=True)
-            df, order = evaluate_rows(lambda mask: setup, grid, wl)
+            df, order = evaluate_rows(lambda mask: setup, grid, wl, pools)
             if not (order == np.arange(len(order))).all():
                 grid = grid.iloc[order].reset_index(drop=True)
             fits = df["fits"].to_numpy()
@@ -78,7 +85,7 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
                 keep = pareto_index(np.where(fits, df[X].to_numpy(), np.nan),
                                     np.where(fits, df[reduce].to_numpy(), np.nan))
                 df, grid = df.iloc[keep].reset_index(drop=True), grid.iloc[keep].reset_index(drop=True)
-            blocks.append(_Block(df, grid, w))
+            blocks.append(_Block(df, grid, w, pools))
     if not blocks:
         raise SpecError(f"{m.id} does not fit on {sysm.name} in any enumerated deployment "
                         f"(up to {space.max_gpus or domain} GPUs per instance)", field="model")
@@ -226,10 +233,10 @@ def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n) -> 
         rows, cap = rows[first].drop(columns="batch"), b.df["max_batch"].to_numpy()[sel][first]
         grid = batch_grid(rows.reset_index(drop=True), cap, n)
         setup = sysm.setup(m, weights=b.weights, kv_cache=kv_cache, attention_weights=attention_weights)
-        df, order = evaluate_rows(lambda mask: setup, grid, wl)
+        df, order = evaluate_rows(lambda mask: setup, grid, wl, b.pools)
         if not (order == np.arange(len(order))).all():
             grid = grid.iloc[order].reset_index(drop=True)
-        out.append(_Block(df, grid, b.weights))
+        out.append(_Block(df, grid, b.weights, b.pools))
     return out
 
 

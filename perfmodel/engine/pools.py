@@ -1,0 +1,176 @@
+"""Disaggregated pool search: the prefill pool's layout and both pools' instance counts, vectorized.
+
+A disaggregated deployment is ``instances`` (n_d) decode instances of D GPUs each (the decode layout of the
+operating point) fed by ``pf_instances`` (n_p) prefill instances of P GPUs each with their own layout
+(pf_tp, pf_ep, attention-DP pf_dp = P / pf_tp). Units: seconds, requests/s, GPUs.
+
+Prefill layouts (``prefill_capability``): per candidate layout j,
+    r_j   = T_j / (new t_pf(T_j))            requests/s one prefill instance serves, T_j = max(8192 P_j, new)
+                                              tokens per prefill step taking t_pf(T_j) s (engine/evaluate.py)
+    l_j   = t_pf(new)                        one request's prefill alone (its share of TTFT)
+    fits  = weights plus one sequence's KV per attention-DP rank fit in HBM (the decode probe at batch = dp)
+Only layouts no other layout beats on all of (r_j / P_j up, l_j down, P_j down) are searched
+(``prefill_front``): a layout with lower throughput per GPU, higher latency and no finer granularity never
+gives a better operating point.
+
+Rate matching (``size_pools``), per decode operating point (batch B per instance, step s, acc accepted
+tokens per step) and prefill layout j:
+    S     = l_j + t_kv + osl s / acc         a request's slot time in the decode pool (t_kv: KV transfer)
+    a     = B / S                            requests/s one decode instance consumes
+    n_p   = floor(n_d a / r_j) or ceil(...)  (at least 1): the prefill instances bracketing the demand
+    X     = min(n_d a, n_p r_j)              requests/s of the deployment: the slower pool sets it
+    y     = X (isl + osl) / (n_d D + n_p P_j)   tokens/s per GPU (all GPUs of both pools)
+n_d runs over DECODE_COUNTS, (n_d, n_p, j) must satisfy n_d D + n_p P_j <= the GPU budget, and the choice
+with the highest y is kept (ties: the lower l_j + t_kv, then the fewer GPUs). Rate matching is therefore
+enforced by construction: the prefill pool is the integer count closest to the decode demand on either
+side; when it is the floor, the deployment runs at the prefill pool's rate, and the closed loop
+(engine/queueing.closed_loop, called once on the chosen counts) reports it as bound ``prefill_pool``.
+The x axis of the frontier (tokens/s per user = acc / s) does not depend on the prefill pool, so keeping
+only the best y per decode point loses no point of the envelope for any per-GPU metric (they are all
+proportional to y on one system).
+
+GPU budget: both pools inside the scale-up domain when it is large (an NVL72 rack: KV moves over NVLink),
+else up to ``budget`` GPUs across nodes (KV over the NIC: engine/serving._pool_transfer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import SpecError
+from .evaluate import Setup, _arrays, evaluate, prefill_inputs, prefill_step
+from .compiled import compiled
+from .serving import _pool_transfer, _pooled
+
+DECODE_COUNTS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
+DEFAULT_CLUSTER_GPUS = 64     # across nodes over the NIC when the scale-up domain is smaller (8 nodes of 8)
+
+
+@dataclass(frozen=True)
+class PoolSearch:
+    """Prefill layouts to choose from (columns gpus, tp, ep; pp = 1) and the GPU budget of both pools."""
+
+    layouts: pd.DataFrame
+    budget: int
+
+    def __post_init__(self):
+        if self.layouts.empty:
+            raise SpecError("no prefill layout to search", field="prefill")
+        if self.budget < 2:
+            raise SpecError(f"a disaggregated deployment needs at least 2 GPUs (budget {self.budget})",
+                            field="max_disagg_gpus")
+
+
+def cluster_budget(domain: int, max_gpus: int | None = None) -> int:
+    """GPUs both pools may use: ``max_gpus`` if given, else the domain or DEFAULT_CLUSTER_GPUS if larger."""
+    return int(max_gpus) if max_gpus else max(int(domain), DEFAULT_CLUSTER_GPUS)
+
+
+def prefill_capability(setup: Setup, layouts: pd.DataFrame, lengths: dict, vals: dict | None = None) -> pd.DataFrame:
+    """Per prefill layout: ``rate_per_s`` (r_j, one instance), ``latency_s`` (l_j) and ``fits``."""
+    vals = vals if vals is not None else setup.symbol_values()
+    n = len(layouts)
+    g, tp, ep = (layouts[c].to_numpy(float) for c in ("gpus", "tp", "ep"))
+    pts = _arrays({"batch": g / tp, "gpus": g, "tp": tp, "ep": ep, "pp": 1.0, "spec_tokens": 0.0, "acc": 1.0,
+                   "mix": 0.0, **lengths})
+    probe = evaluate(setup, pts, symbol_values=vals)
+    one = np.broadcast_to(np.asarray(compiled(setup.model).prefill(prefill_inputs(pts, vals))["prefill_s"], float),
+                          (n,))
+    tok, step = prefill_step(setup, pts, vals)
+    rate = tok / np.maximum(pts["new"], 1.0) / step
+    return layouts.assign(rate_per_s=np.broadcast_to(rate, (n,)), latency_s=one,
+                          fits=probe["fits"].to_numpy()).reset_index(drop=True)
+
+
+def prefill_front(cap: pd.DataFrame) -> pd.DataFrame:
+    """Fitting layouts not dominated on (rate per GPU up, latency down, GPUs down); exact O(n^2) on a small table."""
+    c = cap[cap["fits"]].reset_index(drop=True)
+    if c.empty:
+        return c
+    r = c["rate_per_s"].to_numpy() / c["gpus"].to_numpy()
+    lat, g = c["latency_s"].to_numpy(), c["gpus"].to_numpy()
+    ge = (r[None, :] >= r[:, None]) & (lat[None, :] <= lat[:, None]) & (g[None, :] <= g[:, None])
+    gt = (r[None, :] > r[:, None]) | (lat[None, :] < lat[:, None]) | (g[None, :] < g[:, None])
+    dominated = (ge & gt).any(axis=1)
+    keep = c[~dominated]
+    return keep.drop_duplicates(["gpus", "rate_per_s", "latency_s"]).reset_index(drop=True)
+
+
+def size_pools(a_fn, D, front: pd.DataFrame, isl, osl, budget: int):
+    """Best (layout index j, n_d, n_p, y) per point. ``a_fn(j, P_j, n_total)`` -> (a, t_own): the requests/s one
+    decode instance consumes and the request's prefill + transfer time, per point (arrays), for layout j at
+    total GPUs n_total (points x counts). Loops over the few prefill layouts and counts, never over points."""
+    D = np.asarray(D, float)
+    n = len(D)
+    tokens = np.broadcast_to(np.asarray(isl, float) + np.asarray(osl, float), (n,))[:, None]
+    nd = np.asarray(DECODE_COUNTS, float)[None, :]                     # (1, c)
+    best_y = np.full(n, -np.inf)
+    best_own = np.full(n, np.inf)
+    best = np.zeros((n, 3))                                            # j, n_d, n_p
+    for j, (P, r) in enumerate(zip(front["gpus"].to_numpy(float), front["rate_per_s"].to_numpy(float))):
+        for rnd in (np.floor, np.ceil):
+            # the count depends on a, which depends (through the transfer link) on the total: two passes
+            a, own = a_fn(j, P, nd * D[:, None] + P)
+            npf = np.maximum(rnd(nd * a / r - 1e-9 if rnd is np.ceil else nd * a / r + 1e-9), 1.0)
+            total = nd * D[:, None] + npf * P
+            a, own = a_fn(j, P, total)
+            x = np.minimum(nd * a, npf * r)
+            y = np.where(total <= budget, x * tokens / total, -np.inf)
+            k = np.argmax(y, axis=1)                                   # first max: the fewest decode instances
+            yk = y[np.arange(n), k]
+            ok = k[:, None] == np.arange(y.shape[1])[None, :]
+            ownk = (own * ok).sum(axis=1)
+            better = (yk > best_y * (1 + 1e-9)) | ((yk >= best_y * (1 - 1e-9)) & (ownk < best_own))
+            better &= np.isfinite(yk)
+            best_y = np.where(better, yk, best_y)
+            best_own = np.where(better, ownk, best_own)
+            best = np.where(better[:, None], np.stack([np.full(n, j), nd[0, k], npf[np.arange(n), k]], 1), best)
+    return best[:, 0].astype(int), best[:, 1], best[:, 2], best_y
+
+
+def disaggregated_search(setup: Setup, points: dict, search: PoolSearch, symbol_values: dict | None = None
+                         ) -> pd.DataFrame:
+    """Decode operating points (``points``: the decode layout and batch per point) with the prefill layout and both
+    pools' counts chosen by ``size_pools``; TTFT, throughput and bound from the closed loop on the chosen counts.
+    Adds ``pool_fits`` (a split within the budget exists) and folds it into ``fits``/``fit_reason``."""
+    vals = symbol_values if symbol_values is not None else setup.symbol_values()
+    p = _arrays({**points, "mix": 0.0})
+    dec = evaluate(setup, p, symbol_values=vals)
+    p["batch"] = dec["batch"].to_numpy(float)
+    lengths = {k: float(np.asarray(p[k]).flat[0]) for k in ("isl", "osl", "new")}
+    front = prefill_front(prefill_capability(setup, search.layouts, lengths, vals))
+    n = len(dec)
+    if front.empty:
+        raise SpecError(f"{setup.model.id} fits in no prefill layout on {setup.hardware.id}", field="prefill")
+    step = dec["step_ms"].to_numpy() / 1e3
+    osl_t = p["osl"] * step / p["acc"]
+    lat = front["latency_s"].to_numpy(float)
+
+    def a_fn(j, P, total):
+        own = lat[j] + _transfer_2d(setup, p, vals, P, total)
+        return p["batch"][:, None] / (own + osl_t[:, None]), own
+
+    j, nd, npf, y = size_pools(a_fn, p["gpus"], front, p["isl"], p["osl"], search.budget)
+    ok = np.isfinite(y)
+    nd, npf = np.where(ok, nd, 1.0), np.where(ok, npf, 1.0)
+    pf = {k: front[c].to_numpy(float)[j] for k, c in (("gpus", "gpus"), ("tp", "tp"), ("ep", "ep"))}
+    out = _pooled(setup, p, dec, pf, nd, npf, vals)
+    fits = out["fits"].to_numpy() & ok
+    reason = out["fit_reason"].to_numpy(object).copy()
+    small = ~ok & out["fits"].to_numpy()
+    if small.any():
+        reason[small] = [f"decode instance of {g:.0f} GPUs plus the smallest fitting prefill instance "
+                         f"({front['gpus'].min():.0f} GPUs) exceed the {search.budget}-GPU budget"
+                         for g in p["gpus"][small]]
+    out["pool_fits"], out["fits"], out["fit_reason"] = ok, fits, reason
+    out["bound"] = np.where(ok, out["bound"], "pool_budget")
+    return out
+
+
+def _transfer_2d(setup: Setup, p: dict, vals: dict, P: float, total: np.ndarray) -> np.ndarray:
+    """KV transfer (s) per point x count: ``_pool_transfer`` broadcast over the counts axis."""
+    col = lambda d: {k: (np.asarray(v)[:, None] if np.ndim(v) == 1 else v) for k, v in d.items()}  # noqa: E731
+    return _pool_transfer(setup, col(p), col(vals), P, total)
