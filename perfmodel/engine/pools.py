@@ -9,9 +9,9 @@ Prefill layouts (``prefill_capability``): per candidate layout j,
                                               tokens per prefill step taking t_pf(T_j) s (engine/evaluate.py)
     l_j   = t_pf(new)                        one request's prefill alone (its share of TTFT)
     fits  = weights plus one sequence's KV per attention-DP rank fit in HBM (the decode probe at batch = dp)
-Only layouts no other layout beats on all of (r_j / P_j up, l_j down, P_j down) are searched
-(``prefill_front``): a layout with lower throughput per GPU, higher latency and no finer granularity never
-gives a better operating point.
+Only layouts no other layout beats on both r_j / P_j (up) and P_j (down) are searched (``prefill_front``;
+among equals the lowest l_j): a layout with lower throughput per GPU and no finer granularity never gives a
+higher throughput per GPU.
 
 Rate matching (``size_pools``), per decode operating point (batch B per instance, step s, acc accepted
 tokens per step) and prefill layout j:
@@ -43,7 +43,7 @@ import pandas as pd
 from ..errors import SpecError
 from .evaluate import Setup, _arrays, evaluate, prefill_inputs, prefill_step
 from .compiled import compiled
-from .serving import _pool_transfer, _pooled
+from .serving import _pooled, request_kv_bytes
 
 DECODE_COUNTS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
 DEFAULT_CLUSTER_GPUS = 64     # across nodes over the NIC when the scale-up domain is smaller (8 nodes of 8)
@@ -86,48 +86,48 @@ def prefill_capability(setup: Setup, layouts: pd.DataFrame, lengths: dict, vals:
 
 
 def prefill_front(cap: pd.DataFrame) -> pd.DataFrame:
-    """Fitting layouts not dominated on (rate per GPU up, latency down, GPUs down); exact O(n^2) on a small table."""
-    c = cap[cap["fits"]].reset_index(drop=True)
+    """Fitting layouts not dominated on (rate per GPU up, GPUs down), ties broken by the lower latency.
+
+    Throughput per GPU and granularity (the integer counts round in steps of P GPUs) set an operating point's
+    throughput; the latency only adds to the slot time and TTFT, so it picks among equals. Exact O(n^2) on a
+    small table (the layouts of one domain)."""
+    c = cap[cap["fits"]].sort_values(["gpus", "latency_s"]).drop_duplicates(["gpus", "rate_per_s"])
+    c = c.reset_index(drop=True)
     if c.empty:
         return c
-    r = c["rate_per_s"].to_numpy() / c["gpus"].to_numpy()
-    lat, g = c["latency_s"].to_numpy(), c["gpus"].to_numpy()
-    ge = (r[None, :] >= r[:, None]) & (lat[None, :] <= lat[:, None]) & (g[None, :] <= g[:, None])
-    gt = (r[None, :] > r[:, None]) | (lat[None, :] < lat[:, None]) | (g[None, :] < g[:, None])
-    dominated = (ge & gt).any(axis=1)
-    keep = c[~dominated]
-    return keep.drop_duplicates(["gpus", "rate_per_s", "latency_s"]).reset_index(drop=True)
+    r, g = c["rate_per_s"].to_numpy() / c["gpus"].to_numpy(), c["gpus"].to_numpy()
+    ge = (r[None, :] >= r[:, None]) & (g[None, :] <= g[:, None])
+    gt = (r[None, :] > r[:, None]) | (g[None, :] < g[:, None])
+    return c[~(ge & gt).any(axis=1)].reset_index(drop=True)
 
 
-def size_pools(a_fn, D, front: pd.DataFrame, isl, osl, budget: int):
-    """Best (layout index j, n_d, n_p, y) per point. ``a_fn(j, P_j, n_total)`` -> (a, t_own): the requests/s one
-    decode instance consumes and the request's prefill + transfer time, per point (arrays), for layout j at
-    total GPUs n_total (points x counts). Loops over the few prefill layouts and counts, never over points."""
+def size_pools(D, front: pd.DataFrame, demand, tokens, domain: float, budget: int):
+    """Best (layout index j, n_d, n_p, y) per point (``size_pools`` in the module docstring).
+
+    ``demand(j)`` -> (a_in, a_out, own_in, own_out): requests/s one decode instance consumes and the request's
+    prefill + KV transfer (s), per point, with both pools inside one scale-up domain (transfer over the link) or
+    not (over the NIC). ``tokens``: isl + osl per point. Loops over the few prefill layouts, never over points."""
     D = np.asarray(D, float)
     n = len(D)
-    tokens = np.broadcast_to(np.asarray(isl, float) + np.asarray(osl, float), (n,))[:, None]
+    rows = np.arange(n)
+    tokens = np.broadcast_to(np.asarray(tokens, float), (n,))[:, None]
     nd = np.asarray(DECODE_COUNTS, float)[None, :]                     # (1, c)
-    best_y = np.full(n, -np.inf)
-    best_own = np.full(n, np.inf)
+    best_y, best_own = np.full(n, -np.inf), np.full(n, np.inf)
     best = np.zeros((n, 3))                                            # j, n_d, n_p
     for j, (P, r) in enumerate(zip(front["gpus"].to_numpy(float), front["rate_per_s"].to_numpy(float))):
-        for rnd in (np.floor, np.ceil):
-            # the count depends on a, which depends (through the transfer link) on the total: two passes
-            a, own = a_fn(j, P, nd * D[:, None] + P)
-            npf = np.maximum(rnd(nd * a / r - 1e-9 if rnd is np.ceil else nd * a / r + 1e-9), 1.0)
+        a_in, a_out, own_in, own_out = demand(j)
+        need = nd * a_in[:, None] / r                                  # prefill instances the demand needs
+        for npf in (np.maximum(np.floor(need + 1e-9), 1.0), np.ceil(need - 1e-9)):
             total = nd * D[:, None] + npf * P
-            a, own = a_fn(j, P, total)
-            x = np.minimum(nd * a, npf * r)
-            y = np.where(total <= budget, x * tokens / total, -np.inf)
+            inside = total <= domain
+            x = np.minimum(nd * np.where(inside, a_in[:, None], a_out[:, None]), npf * r)
+            y = np.where((total <= budget) & (npf >= 1), x * tokens / total, -np.inf)
             k = np.argmax(y, axis=1)                                   # first max: the fewest decode instances
-            yk = y[np.arange(n), k]
-            ok = k[:, None] == np.arange(y.shape[1])[None, :]
-            ownk = (own * ok).sum(axis=1)
-            better = (yk > best_y * (1 + 1e-9)) | ((yk >= best_y * (1 - 1e-9)) & (ownk < best_own))
-            better &= np.isfinite(yk)
-            best_y = np.where(better, yk, best_y)
-            best_own = np.where(better, ownk, best_own)
-            best = np.where(better[:, None], np.stack([np.full(n, j), nd[0, k], npf[np.arange(n), k]], 1), best)
+            yk = y[rows, k]
+            ownk = np.where(inside[rows, k], own_in, own_out)
+            better = np.isfinite(yk) & ((yk > best_y * (1 + 1e-9)) | ((yk >= best_y * (1 - 1e-9)) & (ownk < best_own)))
+            best_y, best_own = np.where(better, yk, best_y), np.where(better, ownk, best_own)
+            best[better] = np.stack([np.full(n, j), nd[0, k], npf[rows, k]], 1)[better]
     return best[:, 0].astype(int), best[:, 1], best[:, 2], best_y
 
 
@@ -142,35 +142,29 @@ def disaggregated_search(setup: Setup, points: dict, search: PoolSearch, symbol_
     p["batch"] = dec["batch"].to_numpy(float)
     lengths = {k: float(np.asarray(p[k]).flat[0]) for k in ("isl", "osl", "new")}
     front = prefill_front(prefill_capability(setup, search.layouts, lengths, vals))
-    n = len(dec)
     if front.empty:
         raise SpecError(f"{setup.model.id} fits in no prefill layout on {setup.hardware.id}", field="prefill")
-    step = dec["step_ms"].to_numpy() / 1e3
-    osl_t = p["osl"] * step / p["acc"]
-    lat = front["latency_s"].to_numpy(float)
+    osl_t = p["osl"] * dec["step_ms"].to_numpy() / 1e3 / p["acc"]
+    kvb = request_kv_bytes(setup, p["isl"])
+    lat, gp = front["latency_s"].to_numpy(float), front["gpus"].to_numpy(float)
+    per_bw = lambda bw: kvb / (bw * vals["e_ln"])                      # noqa: E731  (s per GPU of links)
 
-    def a_fn(j, P, total):
-        own = lat[j] + _transfer_2d(setup, p, vals, P, total)
-        return p["batch"][:, None] / (own + osl_t[:, None]), own
+    def demand(j):
+        own_in, own_out = lat[j] + per_bw(vals["BW_link"]) / gp[j], lat[j] + per_bw(vals["BW_nic"]) / gp[j]
+        return p["batch"] / (own_in + osl_t), p["batch"] / (own_out + osl_t), own_in, own_out
 
-    j, nd, npf, y = size_pools(a_fn, p["gpus"], front, p["isl"], p["osl"], search.budget)
+    j, nd, npf, y = size_pools(p["gpus"], front, demand, p["isl"] + p["osl"], float(np.max(vals["D_dom"])),
+                               search.budget)
     ok = np.isfinite(y)
     nd, npf = np.where(ok, nd, 1.0), np.where(ok, npf, 1.0)
-    pf = {k: front[c].to_numpy(float)[j] for k, c in (("gpus", "gpus"), ("tp", "tp"), ("ep", "ep"))}
+    pf = {k: front[k].to_numpy(float)[j] for k in ("gpus", "tp", "ep")}
     out = _pooled(setup, p, dec, pf, nd, npf, vals)
     fits = out["fits"].to_numpy() & ok
     reason = out["fit_reason"].to_numpy(object).copy()
     small = ~ok & out["fits"].to_numpy()
     if small.any():
         reason[small] = [f"decode instance of {g:.0f} GPUs plus the smallest fitting prefill instance "
-                         f"({front['gpus'].min():.0f} GPUs) exceed the {search.budget}-GPU budget"
-                         for g in p["gpus"][small]]
+                         f"({gp.min():.0f} GPUs) exceed the {search.budget}-GPU budget" for g in p["gpus"][small]]
     out["pool_fits"], out["fits"], out["fit_reason"] = ok, fits, reason
     out["bound"] = np.where(ok, out["bound"], "pool_budget")
     return out
-
-
-def _transfer_2d(setup: Setup, p: dict, vals: dict, P: float, total: np.ndarray) -> np.ndarray:
-    """KV transfer (s) per point x count: ``_pool_transfer`` broadcast over the counts axis."""
-    col = lambda d: {k: (np.asarray(v)[:, None] if np.ndim(v) == 1 else v) for k, v in d.items()}  # noqa: E731
-    return _pool_transfer(setup, col(p), col(vals), P, total)
