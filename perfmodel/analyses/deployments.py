@@ -216,6 +216,8 @@ def layouts(model: ModelSpec, domain: int, spec_rate: float | None, space: Deplo
     for dim in DIMENSIONS:
         rows = dim(rows, ctx)
     if rows is None or rows.empty:
+        if not space_or_default(space).serving and ctx.notes:
+            raise SpecError(f"--serving disaggregated alone, but {ctx.notes[-1]}", field="serving")
         raise SpecError(f"no deployment of {model.id} to enumerate (domain {domain} GPUs)", field="deployment")
     return rows.reset_index(drop=True), ctx.notes
 
@@ -229,8 +231,13 @@ def prefill_layouts(model: ModelSpec, domain: int, space: DeploymentSpace | None
     out = parallelism(None, Context(model, int(domain), None, pspace))
     if out.empty:
         raise SpecError(f"no prefill layout of {model.id} within pf_gpus={sp.pf_gpus} pf_tp={sp.pf_tp} "
-                        f"pf_ep={sp.pf_ep} (domain {domain} GPUs)", field="pf_gpus")
+                        f"pf_ep={sp.pf_ep} (domain {domain} GPUs)",
+                        field=next((f for f in ("pf_tp", "pf_ep", "pf_gpus") if getattr(sp, f)), "pf_gpus"))
     return out
+
+
+def space_or_default(space: DeploymentSpace | None) -> DeploymentSpace:
+    return space or DeploymentSpace()
 
 
 def points(rows: pd.DataFrame, lengths: dict[str, float]) -> dict:
