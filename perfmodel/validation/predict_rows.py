@@ -8,6 +8,9 @@ Documented defaults for blank cells ("not published"):
   * acceptance: acceptance_length if published, else a sourced prior for the record's token source and model
     (acceptance_priors.py: random-token benchmarks accept almost every draft), else the profile's per-draft
     acceptance rate; a = (1 - p^(k+1)) / (1 - p) (the profile rate is sampled in its range for the band).
+  * disaggregated point rows with prefill_gpus and decode_gpus: decode instances of decode_gpus / decode_workers
+    GPUs (blank decode_workers: the worker the row's tp / ep describe, ``decode_workers``) fed by the prefill
+    pool (``prefill_pool``), evaluated as that deployment (engine/serving.disaggregated);
   * point rows, instance size: decode_gpus (decode_only / disaggregated) or gpus; blank gpus -> max(tp, ep) with
     attention DP, else tp.  blank tp -> 1 with attention DP, else all GPUs of the instance.  blank ep -> the
     instance size for MoE models, 1 for dense ones.
@@ -183,13 +186,13 @@ def point_inputs(rec: Record, m) -> tuple[dict, bool]:
     when the row names its prefill and decode workers (evaluated with serving.disaggregated)."""
     isl, osl, new = lengths(rec)
     inst = rec.decode_gpus if rec.serving in ("decode_only", "disaggregated") else rec.gpus
-    pooled = rec.serving == "disaggregated" and bool(rec.prefill_workers and rec.decode_workers and rec.prefill_gpus)
+    pooled = rec.serving == "disaggregated" and bool(rec.prefill_gpus and rec.decode_gpus)
     if pooled:
-        inst = rec.decode_gpus // rec.decode_workers if rec.decode_gpus else inst
+        inst = rec.decode_gpus // decode_workers(rec)
     G, tp, ep = layout(rec, m, inst or rec.gpus)
     if (why := _valid(m, G, tp, ep)):
         raise Unsupported(f"layout: {why}")
-    per_instance = 1 / rec.decode_workers if pooled else (G / rec.gpus if rec.gpus and rec.gpus > G else 1.0)
+    per_instance = 1 / decode_workers(rec) if pooled else (G / rec.gpus if rec.gpus and rec.gpus > G else 1.0)
     conc = np.nan
     if rec.metric == "max_tps_per_user":
         batch = 1.0
@@ -235,18 +238,36 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
     return out
 
 
+def decode_workers(rec: Record) -> int:
+    """Decode instances of a disaggregated row: ``decode_workers``; blank -> the worker the row's layout
+    describes (``tp``, ``ep`` and ``dp_attention`` are one decode instance's, data/README.md): an attention-DP
+    worker spans its EP group (ep GPUs), a TP worker max(tp, ep) GPUs, when that divides decode_gpus; else one
+    instance of decode_gpus (so the expert-TP of a layout is never computed over several workers' GPUs)."""
+    if rec.decode_workers:
+        return int(rec.decode_workers)
+    size = (rec.ep if rec.dp_attention else max(rec.tp or 0, rec.ep or 0)) or 0
+    if size and rec.decode_gpus and rec.decode_gpus % size == 0:
+        return int(rec.decode_gpus // size)
+    return 1
+
+
 def prefill_pool(rec: Record, model) -> dict:
     """A disaggregated row's pools: ``decode_workers`` decode instances (the row's tp / ep / dp_attention)
     fed by ``prefill_workers`` prefill instances of prefill_gpus / prefill_workers GPUs (prefill_tp /
-    prefill_ep): dict(pf_gpus, pf_tp, pf_ep, instances, pf_instances)."""
-    Gp = rec.prefill_gpus / rec.prefill_workers
+    prefill_ep; blank prefill_workers: one instance unless the prefill_tp / prefill_ep layout spans fewer GPUs
+    than prefill_gpus, then prefill_gpus / its size): dict(pf_gpus, pf_tp, pf_ep, instances, pf_instances)."""
+    workers = rec.prefill_workers
+    if not workers:
+        size = (rec.prefill_ep if rec.prefill_dp_attention else max(rec.prefill_tp or 0, rec.prefill_ep or 0)) or 0
+        workers = rec.prefill_gpus // size if size and rec.prefill_gpus % size == 0 else 1
+    Gp = rec.prefill_gpus / workers
     dp = bool(rec.prefill_dp_attention)
     tpp = float(rec.prefill_tp or (1 if dp else Gp))
     epp = float(rec.prefill_ep or (Gp if is_moe(model) else 1))
     if (why := _valid(model, Gp, tpp, epp)):
         raise Unsupported(f"prefill layout: {why}")
-    return dict(pf_gpus=float(Gp), pf_tp=tpp, pf_ep=epp, instances=float(rec.decode_workers),
-                pf_instances=float(rec.prefill_workers))
+    return dict(pf_gpus=float(Gp), pf_tp=tpp, pf_ep=epp, instances=float(decode_workers(rec)),
+                pf_instances=float(workers))
 
 
 def _eval_disaggregated(rec: Record, ctx: Ctx, pts: dict, model) -> pd.DataFrame:
