@@ -141,7 +141,10 @@ def disaggregated_search(setup: Setup, points: dict, search: PoolSearch, symbol_
     dec = evaluate(setup, p, symbol_values=vals)
     p["batch"] = dec["batch"].to_numpy(float)
     lengths = {k: float(np.asarray(p[k]).flat[0]) for k in ("isl", "osl", "new")}
-    front = prefill_front(prefill_capability(setup, search.layouts, lengths, vals))
+    # the prefill table is per layout: with per-point parameter arrays (a Monte Carlo band) the pool is chosen
+    # at the profile's central values and then evaluated at every point's own
+    scalar = all(np.ndim(v) == 0 for v in vals.values())
+    front = prefill_front(prefill_capability(setup, search.layouts, lengths, vals if scalar else None))
     if front.empty:
         raise SpecError(f"{setup.model.id} fits in no prefill layout on {setup.hardware.id}", field="prefill")
     osl_t = p["osl"] * dec["step_ms"].to_numpy() / 1e3 / p["acc"]

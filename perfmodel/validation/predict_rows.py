@@ -254,17 +254,32 @@ def decode_workers(rec: Record) -> int:
 def prefill_pool(rec: Record, model) -> dict:
     """A disaggregated row's pools: ``decode_workers`` decode instances (the row's tp / ep / dp_attention)
     fed by ``prefill_workers`` prefill instances of prefill_gpus / prefill_workers GPUs (prefill_tp /
-    prefill_ep; blank prefill_workers: one instance unless the prefill_tp / prefill_ep layout spans fewer GPUs
-    than prefill_gpus, then prefill_gpus / its size): dict(pf_gpus, pf_tp, pf_ep, instances, pf_instances)."""
+    prefill_ep; blank tp: all the instance's GPUs, or 1 with prefill_dp_attention; blank ep: the instance
+    for MoE models). Blank prefill_workers: prefill_gpus over the size a published prefill_tp / prefill_ep
+    layout spans; with no published layout either, the fewest workers whose default layout the model can
+    be split into (heads over tp, expert width over expert-TP, experts over ep: P12 of a 128-head model is
+    three TP4 workers). Returns dict(pf_gpus, pf_tp, pf_ep, instances, pf_instances)."""
+    from ..api import expert_problem
+    dp = bool(rec.prefill_dp_attention)
+    moe = is_moe(model)
+
+    def pool(workers):
+        Gp = rec.prefill_gpus / workers
+        tpp = float(rec.prefill_tp or (1 if dp else Gp))
+        epp = float(rec.prefill_ep or (Gp if moe else 1))
+        why = _valid(model, Gp, tpp, epp) or (expert_problem(model, int(epp)) if Gp == int(Gp) else None)
+        return Gp, tpp, epp, why
+
     workers = rec.prefill_workers
     if not workers:
-        size = (rec.prefill_ep if rec.prefill_dp_attention else max(rec.prefill_tp or 0, rec.prefill_ep or 0)) or 0
-        workers = rec.prefill_gpus // size if size and rec.prefill_gpus % size == 0 else 1
-    Gp = rec.prefill_gpus / workers
-    dp = bool(rec.prefill_dp_attention)
-    tpp = float(rec.prefill_tp or (1 if dp else Gp))
-    epp = float(rec.prefill_ep or (Gp if is_moe(model) else 1))
-    if (why := _valid(model, Gp, tpp, epp)):
+        size = (rec.prefill_ep if dp else max(rec.prefill_tp or 0, rec.prefill_ep or 0)) or 0
+        if size:
+            workers = rec.prefill_gpus // size if rec.prefill_gpus % size == 0 else 1
+        else:
+            fits = [w for w in range(1, rec.prefill_gpus + 1) if rec.prefill_gpus % w == 0 and not pool(w)[3]]
+            workers = fits[0] if fits else 1
+    Gp, tpp, epp, why = pool(workers)
+    if why:
         raise Unsupported(f"prefill layout: {why}")
     return dict(pf_gpus=float(Gp), pf_tp=tpp, pf_ep=epp, instances=float(decode_workers(rec)),
                 pf_instances=float(workers))
@@ -298,6 +313,20 @@ def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, f
     return outs
 
 
+def _eval_disaggregated_grid(rec: Record, ctx: Ctx, pts: dict, nb: int, G: float, model, search) -> pd.DataFrame:
+    """A disaggregated frontier row over a batch grid: the published split (decode workers of G GPUs tiling
+    decode_gpus, the prefill pool of ``prefill_pool``) through the closed loop, or, without a published split,
+    the pool search (engine/pools.py) choosing the prefill layout and both counts per point."""
+    from ..engine.pools import disaggregated_search
+    from ..engine.serving import disaggregated
+    p, vals = _tile(ctx, pts, nb)
+    if search is not None:
+        return disaggregated_search(ctx.setup, p, search, symbol_values=vals)
+    pool = prefill_pool(rec.model_copy(update={"decode_workers": int(rec.decode_gpus // G)}), model)
+    return disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
+                         instances=pool["instances"], pf_instances=pool["pf_instances"], symbol_values=vals)
+
+
 def spec_depths(rec: Record, m) -> tuple[int, ...]:
     """Draft depths a frontier row searches: the published spec_tokens; blank on a model that ships a draft
     head (the curve is the best over configurations, depth unstated) -> FRONTIER_SPEC_DEPTHS; else 0."""
@@ -320,12 +349,15 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
     cands = [c for c, why in problems.items() if not why]
     if not cands:
         raise Unsupported(f"layout: {next(iter(problems.values()))}")
-    pf_rate = None
-    if disagg:
-        if not (rec.prefill_gpus and rec.decode_gpus):
-            raise Unsupported("disaggregated frontier row without prefill_gpus / decode_gpus")
-        Gp = float(rec.prefill_gpus)
-        pf_rate = prefill_rate(ctx, Gp, 1.0 if is_moe(m) else min(Gp, 8.0), Gp if is_moe(m) else 1.0, isl, new)
+    split = disagg and bool(rec.prefill_gpus and rec.decode_gpus)
+    search = None
+    if disagg and not split:
+        from ..analyses.deployments import DeploymentSpace, prefill_layouts
+        from ..engine.pools import PoolSearch, cluster_budget
+        domain = int(ctx.setup.symbol_values()["D_dom"])
+        search = PoolSearch(prefill_layouts(m, domain, DeploymentSpace(
+            pf_tp=(rec.prefill_tp,) if rec.prefill_tp else None, pf_ep=(rec.prefill_ep,) if rec.prefill_ep else None)),
+            cluster_budget(domain, rec.gpus))
     metric = rec.metric
     S = ctx.n
     best = np.full(S, -np.inf)
@@ -334,32 +366,33 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
     for (G, tp, ep), k in itertools.product(cands, spec_depths(rec, m)):
         kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
         grid = BATCH_GRID
+        if split and rec.decode_gpus % G:
+            continue                                                 # decode workers of G GPUs must tile decode_gpus
         if FRONTIER_HINTS == "constrain" and rec.concurrency is not None:
-            if disagg:
+            if split:
                 cap = rec.concurrency * G / rec.decode_gpus          # concurrency spread over the decode workers
+            elif disagg:
+                cap = rec.concurrency
             else:
                 cap = rec.concurrency * (G / rec.gpus if (rec.gpus and rec.gpus > G) else 1.0)
             grid = np.unique(np.append(grid[grid < cap], cap))
         nb = len(grid)
         pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(k),
                    isl=isl, osl=osl, new=new, mix=0.0 if disagg else 1.0)
-        df = eval_points(kctx, pts, nb)
+        if disagg:
+            df = _eval_disaggregated_grid(rec, kctx, pts, nb, G, m, search)
+        else:
+            df = eval_points(kctx, pts, nb)
         fits = df["fits"].to_numpy().reshape(S, nb)
         user = df["tps_per_user"].to_numpy(float).reshape(S, nb)
         if metric in ("tps_per_user", "max_tps_per_user"):
             val = user
         elif metric in ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw"):
-            out_rate = df["output_tps_per_gpu"].to_numpy(float).reshape(S, nb) * G  # tokens/s of the instance
-            if disagg:
-                out_rate = out_rate * rec.decode_gpus / G                           # all decode workers
-                total_g = float(rec.gpus or (rec.prefill_gpus + rec.decode_gpus))
-                out_rate = np.minimum(out_rate, (pf_rate * rec.prefill_gpus)[:, None] * osl / max(new, 1.0))
-                per_gpu = out_rate / total_g
-            else:
-                per_gpu = out_rate / G
-            val = per_gpu if metric == "output_tps_per_gpu" else per_gpu * (isl + osl) / osl
-            if metric == "total_tps_per_mw":
-                val = val / ctx.setup.power_w()[0] * 1e6
+            # disaggregated: every GPU of both pools counted (engine/serving._pooled); a published gpus that
+            # differs from prefill_gpus + decode_gpus is the denominator of the measured figure
+            val = df[metric].to_numpy(float).reshape(S, nb)
+            if split and rec.gpus:
+                val = val * (rec.prefill_gpus + rec.decode_gpus) / rec.gpus
         else:
             raise Unsupported(f"metric {metric} on a frontier row")
         ok = fits & np.isfinite(val)
