@@ -143,7 +143,17 @@ def predict(scenario: Scenario) -> pd.DataFrame:
                             field="deployment.decode_gpus")
         if np.isnan(pts["batch"]):
             pts["batch"] = max(float(evaluate(setup, {**pts, "mix": 0.0})["max_batch"].iloc[0]), 1.0)
+        # the prefill instance holds the weights plus a request's KV per attention-DP rank while it prefills
+        probe = evaluate(setup, {**pts, "gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep, "pp": 1, "batch": pf.gpus / pf.tp,
+                                 "spec_tokens": 0, "acc": 1.0, "mix": 0.0})
+        if not bool(probe["fits"].iloc[0]):
+            raise SpecError(f"the prefill instance ({pf.gpus} GPUs, tp={pf.tp}, ep={pf.ep}) does not fit: "
+                            f"{probe['fit_reason'].iloc[0]}", field="deployment.prefill.gpus")
         df = disaggregated(setup, pts, {"gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep}, instances, pf.instances)
+        if bool(df["bound"].eq("prefill_pool").iloc[0]):
+            df["note"] = (f"deployment.prefill: {pf.instances} prefill instance(s) of {pf.gpus} GPUs cannot "
+                                "keep up with the decode pool; the request rate is the prefill pool's (bound "
+                                "prefill_pool); add prefill instances")
     elif agentic_wl:
         a = wl.agentic
         pause = a.tool_pause_s.mean_value

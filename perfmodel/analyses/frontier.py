@@ -69,7 +69,7 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
     pools = None
     if (rows["serving"] == "disaggregated").any():
         pools = PoolSearch(prefill_layouts(m, domain, space), cluster_budget(domain, space.max_disagg_gpus))
-    blocks, n_cand, n_fit = [], 0, 0
+    blocks, n_cand, n_fit, budget_reason = [], 0, 0, []
     for w in _formats(weights):
         setup = sysm.setup(m, weights=w, kv_cache=kv_cache, attention_weights=attention_weights)
         probe = evaluate(setup, {**points(rows, wl.lengths), "batch": rows["dp"].to_numpy()})
@@ -80,6 +80,8 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
             if not (order == np.arange(len(order))).all():
                 grid = grid.iloc[order].reset_index(drop=True)
             fits = df["fits"].to_numpy()
+            if "pool_fits" in df and not budget_reason and df["pool_fits"].eq(False).any():
+                budget_reason.append(df["fit_reason"][df["pool_fits"].eq(False).to_numpy()].iloc[0])
             n_cand, n_fit = n_cand + len(df), n_fit + int(fits.sum())
             if reduce:
                 keep = pareto_index(np.where(fits, df[X].to_numpy(), np.nan),
@@ -90,7 +92,7 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
         raise SpecError(f"{m.id} does not fit on {sysm.name} in any enumerated deployment "
                         f"(up to {space.max_gpus or domain} GPUs per instance)", field="model")
     meta = dict(candidates=n_cand, fitting=n_fit, deployments=len(rows) * len(_formats(weights)),
-                notes=notes, isl=wl.lengths["isl"], osl=wl.lengths["osl"], workload=wl.name)
+                notes=notes, pool_budget=budget_reason[:1], isl=wl.lengths["isl"], osl=wl.lengths["osl"], workload=wl.name)
     return blocks, meta
 
 
@@ -183,6 +185,9 @@ def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
     blocks, meta = _evaluate(sysm, m, workload, weights, kv_cache, attention_weights, space, reduce=metric)
     xs, ys, fits = _xy(blocks, metric)
     if not np.isfinite(ys).any():
+        budget = meta.get("pool_budget")
+        if budget:
+            raise SpecError(f"no disaggregated split fits: {budget[0]}", field="max_disagg_gpus")
         raise SpecError(f"no enumerated deployment of {m.id} fits on {sysm.name}", field="model")
     keep = pareto_index(xs, ys)
     n_fit = meta["fitting"]
