@@ -335,8 +335,9 @@ def spec_depths(rec: Record, m) -> tuple[int, ...]:
     return FRONTIER_SPEC_DEPTHS if m.mtp is not None else (0,)
 
 
-def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
+def frontier_value(rec: Record, ctx: Ctx, note: list | None = None) -> np.ndarray:
     """Best modeled value per sample (S,) on the frontier, read at at_tps_per_user (or the peak)."""
+    note = [] if note is None else note
     isl, osl, new = lengths(rec)
     m = ctx.setup.model
     disagg = rec.serving == "disaggregated"
@@ -360,46 +361,66 @@ def frontier_value(rec: Record, ctx: Ctx) -> np.ndarray:
             cluster_budget(domain, rec.gpus))
     metric = rec.metric
     S = ctx.n
-    best = np.full(S, -np.inf)
-    peak_user = np.full(S, -np.inf)
     target = rec.at_tps_per_user
-    for (G, tp, ep), k in itertools.product(cands, spec_depths(rec, m)):
-        kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
-        grid = BATCH_GRID
-        if split and rec.decode_gpus % G:
-            continue                                                 # decode workers of G GPUs must tile decode_gpus
-        if FRONTIER_HINTS == "constrain" and rec.concurrency is not None:
-            if split:
-                cap = rec.concurrency * G / rec.decode_gpus          # concurrency spread over the decode workers
-            elif disagg:
-                cap = rec.concurrency
+
+    def scan(cands):
+        best = np.full(S, -np.inf)
+        peak_user = np.full(S, -np.inf)
+        fit_any = False
+        for (G, tp, ep), k in itertools.product(cands, spec_depths(rec, m)):
+            kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
+            grid = BATCH_GRID
+            if split and rec.decode_gpus % G:
+                continue                                                 # decode workers of G GPUs must tile decode_gpus
+            if FRONTIER_HINTS == "constrain" and rec.concurrency is not None:
+                if split:
+                    cap = rec.concurrency * G / rec.decode_gpus          # concurrency spread over the decode workers
+                elif disagg:
+                    cap = rec.concurrency
+                else:
+                    cap = rec.concurrency * (G / rec.gpus if (rec.gpus and rec.gpus > G) else 1.0)
+                grid = np.unique(np.append(grid[grid < cap], cap))
+            nb = len(grid)
+            pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(k),
+                       isl=isl, osl=osl, new=new, mix=0.0 if disagg else 1.0)
+            if disagg:
+                df = _eval_disaggregated_grid(rec, kctx, pts, nb, G, m, search)
             else:
-                cap = rec.concurrency * (G / rec.gpus if (rec.gpus and rec.gpus > G) else 1.0)
-            grid = np.unique(np.append(grid[grid < cap], cap))
-        nb = len(grid)
-        pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(k),
-                   isl=isl, osl=osl, new=new, mix=0.0 if disagg else 1.0)
-        if disagg:
-            df = _eval_disaggregated_grid(rec, kctx, pts, nb, G, m, search)
-        else:
-            df = eval_points(kctx, pts, nb)
-        fits = df["fits"].to_numpy().reshape(S, nb)
-        user = df["tps_per_user"].to_numpy(float).reshape(S, nb)
-        if metric in ("tps_per_user", "max_tps_per_user"):
-            val = user
-        elif metric in ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw"):
-            # disaggregated: every GPU of both pools counted (engine/serving._pooled); a published gpus that
-            # differs from prefill_gpus + decode_gpus is the denominator of the measured figure
-            val = df[metric].to_numpy(float).reshape(S, nb)
-            if split and rec.gpus:
-                val = val * (rec.prefill_gpus + rec.decode_gpus) / rec.gpus
-        else:
-            raise Unsupported(f"metric {metric} on a frontier row")
-        ok = fits & np.isfinite(val)
-        peak_user = np.maximum(peak_user, np.where(ok, user, -np.inf).max(axis=1))
-        if target is not None and metric not in ("tps_per_user", "max_tps_per_user"):
-            ok = ok & (user >= target)
-        best = np.maximum(best, np.where(ok, val, -np.inf).max(axis=1))
+                df = eval_points(kctx, pts, nb)
+            fits = df["fits"].to_numpy().reshape(S, nb)
+            user = df["tps_per_user"].to_numpy(float).reshape(S, nb)
+            if metric in ("tps_per_user", "max_tps_per_user"):
+                val = user
+            elif metric in ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw"):
+                # disaggregated: every GPU of both pools counted (engine/serving._pooled); a published gpus that
+                # differs from prefill_gpus + decode_gpus is the denominator of the measured figure
+                val = df[metric].to_numpy(float).reshape(S, nb)
+                if split and rec.gpus:
+                    val = val * (rec.prefill_gpus + rec.decode_gpus) / rec.gpus
+            else:
+                raise Unsupported(f"metric {metric} on a frontier row")
+            ok = fits & np.isfinite(val)
+            fit_any = fit_any or bool(fits.any())
+            peak_user = np.maximum(peak_user, np.where(ok, user, -np.inf).max(axis=1))
+            if target is not None and metric not in ("tps_per_user", "max_tps_per_user"):
+                ok = ok & (user >= target)
+            best = np.maximum(best, np.where(ok, val, -np.inf).max(axis=1))
+        return best, peak_user, fit_any
+
+    best, peak_user, fit_any = scan(cands)
+    if not fit_any and not (inst or rec.gpus or rec.tp or rec.ep):
+        # nothing on one scale-up domain holds the weights (DeepSeek-R1 FP8 on 8 x H100): an engine runs the
+        # instance over the fewest whole domains that do, its collectives crossing the NIC (equations/collectives)
+        domain = int(ctx.setup.symbol_values()["D_dom"])
+        for nodes in (2, 4, 8):
+            G = float(nodes * domain)
+            multi = [(G, float(t), G if is_moe(m) else 1.0) for t in (1, 2, 4, 8, G) if G % t == 0
+                     and (is_moe(m) or t == G)]
+            multi = [c for c in dict.fromkeys(multi) if not _valid(m, *c)]
+            best, peak_user, fit_any = scan(multi)
+            if fit_any:
+                note.append(f"no layout on one {domain}-GPU domain fits the weights; instances of {nodes} domains")
+                break
     best = np.where(np.isfinite(best), best, np.nan)
     if np.isnan(best).all():
         if target is not None and np.isfinite(peak_user).any():
@@ -416,7 +437,7 @@ def predict_values(rec: Record, hardware: str, profile: ProfileSpec, params: dic
     ctx = make_ctx(hardware, rec, profile, params)
     if rec.kind == "point":
         return predict_point(rec, ctx, note)
-    return frontier_value(rec, ctx)
+    return frontier_value(rec, ctx, note)
 
 
 def predict_record(rec: Record, profile: ProfileSpec, params: dict[str, np.ndarray],
