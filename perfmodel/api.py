@@ -75,12 +75,17 @@ def layout_problem(model, gpus: int, tp: int, ep: int, pp: int = 1) -> tuple[str
     for name, a in model.attention.items():
         heads = getattr(a, "heads", None) or getattr(a, "v_heads", None)
         if heads and heads % tp:
-            return f"tp={tp} does not divide the {heads} heads of attention {name!r}", "deployment.tp"
+            return (f"tp={tp} does not divide the {heads} heads of attention {name!r} (attention TP shards whole "
+                    "heads)", "deployment.tp")
+    if moes and gpus % (pp * ep):
+        return (f"pp x ep = {pp} x {ep} does not divide the instance's {gpus} GPUs (each GPU holds one expert "
+                "shard of one stage)", "deployment.ep")
     expert_tp = gpus // (pp * ep)
     for f in moes:
         if expert_tp < 1 or f.expert_intermediate % expert_tp:
-            return (f"expert-TP gpus/(pp x ep) = {expert_tp} does not divide the expert width "
-                    f"{f.expert_intermediate}; raise ep", "deployment.ep")
+            return (f"expert-TP gpus/(pp x ep) = {gpus}/({pp} x {ep}) = {expert_tp} does not divide the expert "
+                    f"width {f.expert_intermediate} (expert TP shards each expert's intermediate dimension); "
+                    "raise ep", "deployment.ep")
     return None
 
 
