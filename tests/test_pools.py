@@ -103,3 +103,18 @@ def test_frontier_disaggregated_only_and_bad_splits():
     assert e.value.field == "serving"
     with pytest.raises(SpecError):
         PoolSearch(pd.DataFrame(columns=["gpus", "tp", "ep"]), 8)
+
+
+def test_ttft_limit_keeps_prefill_pools_up_and_an_unmeetable_slo_is_an_error():
+    sp = DeploymentSpace(batch_points=12, spec_tokens=(0,), max_ttft_ms=1500)
+    f = frontier("h200-sxm", "llama-3.3-70b", "fixed-1k1k", "dynamo-trtllm", space=sp, refine=16)
+    assert (f["ttft_ms"] <= 1500).all()
+    d = f[f["serving"] == "disaggregated"]
+    assert len(d) and not (d["bound"] == "prefill_pool").any()   # n_p r >= n_d a: never the prefill pool's rate
+    with pytest.raises(SpecError, match="lowest modeled") as e:
+        frontier("h200-sxm", "llama-3.3-70b", "fixed-1k1k", "dynamo-trtllm", refine=0,
+                 space=DeploymentSpace(batch_points=4, spec_tokens=(0,), max_ttft_ms=1.0))
+    assert e.value.field == "max_ttft_ms"
+    with pytest.raises(SpecError) as e:
+        DeploymentSpace(max_ttft_ms=float("nan"))
+    assert e.value.field == "max_ttft_ms"

@@ -55,6 +55,7 @@ class DeploymentSpace:
     pf_tp: tuple[int, ...] | None = None
     pf_ep: tuple[int, ...] | None = None
     max_disagg_gpus: int | None = None       # GPUs of both pools (None: engine/pools.cluster_budget)
+    max_ttft_ms: float | None = None         # TTFT SLO (P50): points above it do not count; prefill pools keep up
     kv_host_tier: bool = True                # enumerate on (and off) when the profile supports it
     batch_points: int = 64                   # log-grid points per deployment, 1 .. capacity
     max_batch: int | None = None             # optional cap on sequences in flight per instance
@@ -68,6 +69,9 @@ class DeploymentSpace:
             raise SpecError("batch_points must be >= 1", field="batch_points")
         if any(k < 0 or k > 16 for k in self.spec_tokens):
             raise SpecError("spec_tokens must lie in 0..16", field="spec_tokens")
+        if self.max_ttft_ms is not None and not (np.isfinite(self.max_ttft_ms) and self.max_ttft_ms > 0):
+            raise SpecError(f"max_ttft_ms must be a positive number of ms, got {self.max_ttft_ms!r}",
+                            field="max_ttft_ms")
         if self.max_disagg_gpus is not None and self.max_disagg_gpus < 2:
             raise SpecError(f"max_disagg_gpus={self.max_disagg_gpus}: a prefill and a decode instance need at "
                             "least 2 GPUs", field="max_disagg_gpus")

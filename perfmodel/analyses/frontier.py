@@ -52,6 +52,20 @@ class _Block:
     grid: pd.DataFrame
     weights: str
     pools: PoolSearch | None = None
+    max_ttft_ms: float | None = None
+
+
+def _slo(df: pd.DataFrame, max_ttft_ms: float | None) -> pd.DataFrame:
+    """Points above the TTFT limit (P50 ``ttft_ms``) do not count: fits False, with the reason."""
+    if max_ttft_ms is None or df.empty:
+        return df
+    over = df["fits"].to_numpy() & ~(df["ttft_ms"].to_numpy() <= max_ttft_ms)
+    if over.any():
+        df = df.copy()
+        df.loc[over, "fits"] = False
+        df.loc[over, "fit_reason"] = [f"TTFT {t:.0f} ms above max_ttft_ms {max_ttft_ms:g}"
+                                      for t in df["ttft_ms"].to_numpy()[over]]
+    return df
 
 
 CHUNK = 250_000   # operating points per evaluate call: bounded memory for any grid size
@@ -68,8 +82,9 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
                           kv_host_tier=feats.kv_host_tier, agentic=wl.agentic)
     pools = None
     if (rows["serving"] == "disaggregated").any():
-        pools = PoolSearch(prefill_layouts(m, domain, space), cluster_budget(domain, space.max_disagg_gpus))
-    blocks, n_cand, n_fit, budget_reason = [], 0, 0, []
+        pools = PoolSearch(prefill_layouts(m, domain, space), cluster_budget(domain, space.max_disagg_gpus),
+                           keep_up=space.max_ttft_ms is not None)
+    blocks, n_cand, n_fit, budget_reason, best_ttft = [], 0, 0, [], np.inf
     for w in _formats(weights):
         setup = sysm.setup(m, weights=w, kv_cache=kv_cache, attention_weights=attention_weights)
         probe = evaluate(setup, {**points(rows, wl.lengths), "batch": rows["dp"].to_numpy()})
@@ -79,6 +94,10 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
             df, order = evaluate_rows(lambda mask: setup, grid, wl, pools)
             if not (order == np.arange(len(order))).all():
                 grid = grid.iloc[order].reset_index(drop=True)
+            fits_mem = df["fits"].to_numpy()
+            if fits_mem.any():
+                best_ttft = min(best_ttft, float(np.nanmin(np.where(fits_mem, df["ttft_ms"].to_numpy(), np.inf))))
+            df = _slo(df, space.max_ttft_ms)
             fits = df["fits"].to_numpy()
             if "pool_fits" in df and not budget_reason and df["pool_fits"].eq(False).any():
                 budget_reason.append(df["fit_reason"][df["pool_fits"].eq(False).to_numpy()].iloc[0])
@@ -87,12 +106,12 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
                 keep = pareto_index(np.where(fits, df[X].to_numpy(), np.nan),
                                     np.where(fits, df[reduce].to_numpy(), np.nan))
                 df, grid = df.iloc[keep].reset_index(drop=True), grid.iloc[keep].reset_index(drop=True)
-            blocks.append(_Block(df, grid, w, pools))
+            blocks.append(_Block(df, grid, w, pools, space.max_ttft_ms))
     if not blocks:
         raise SpecError(f"{m.id} does not fit on {sysm.name} in any enumerated deployment "
                         f"(up to {space.max_gpus or domain} GPUs per instance)", field="model")
     meta = dict(candidates=n_cand, fitting=n_fit, deployments=len(rows) * len(_formats(weights)),
-                notes=notes, pool_budget=budget_reason[:1], isl=wl.lengths["isl"], osl=wl.lengths["osl"], workload=wl.name)
+                notes=notes, pool_budget=budget_reason[:1], lowest_ttft_ms=best_ttft, isl=wl.lengths["isl"], osl=wl.lengths["osl"], workload=wl.name)
     return blocks, meta
 
 
@@ -186,6 +205,10 @@ def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
     xs, ys, fits = _xy(blocks, metric)
     if not np.isfinite(ys).any():
         budget = meta.get("pool_budget")
+        limit = (space or DeploymentSpace()).max_ttft_ms
+        if limit is not None and np.isfinite(meta["lowest_ttft_ms"]) and meta["lowest_ttft_ms"] > limit:
+            raise SpecError(f"no deployment of {m.id} on {sysm.name} meets TTFT <= {limit:g} ms (the lowest "
+                            f"modeled is {meta['lowest_ttft_ms']:.0f} ms)", field="max_ttft_ms")
         if budget:
             raise SpecError(f"no disaggregated split fits: {budget[0]}", field="max_disagg_gpus")
         raise SpecError(f"no enumerated deployment of {m.id} fits on {sysm.name}", field="model")
@@ -241,7 +264,7 @@ def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n) -> 
         df, order = evaluate_rows(lambda mask: setup, grid, wl, b.pools)
         if not (order == np.arange(len(order))).all():
             grid = grid.iloc[order].reset_index(drop=True)
-        out.append(_Block(df, grid, b.weights, b.pools))
+        out.append(_Block(_slo(df, b.max_ttft_ms), grid, b.weights, b.pools, b.max_ttft_ms))
     return out
 
 

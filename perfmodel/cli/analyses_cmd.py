@@ -47,6 +47,8 @@ def _space_args(p, multi_weights=True):
     p.add_argument("--max-disagg-gpus", type=positive_int, default=None, metavar="N",
                    help="GPUs of both pools of a disaggregated deployment (default: the scale-up domain, or 64 "
                         "across nodes over the NIC when the domain is smaller)")
+    p.add_argument("--max-ttft-ms", type=finite_float, default=None, metavar="MS",
+                   help="TTFT limit (P50): points above it are off the frontier, and prefill pools must keep up")
     p.add_argument("--pf-gpus", default=None, metavar="N,N,..", help="prefill instance sizes to search")
     p.add_argument("--pf-tp", default=None, metavar="N,N,..", help="prefill attention TP degrees to search")
     p.add_argument("--pf-ep", default=None, metavar="N,N,..", help="prefill EP degrees to search")
@@ -92,7 +94,7 @@ def _space(args):
     kw = dict(spec_tokens=_ints(args.spec_tokens, "--spec-tokens"), batch_points=args.batch_points,
               max_gpus=args.max_gpus, gpus=_ints(args.gpus, "--gpus"), serving=serving,
               disaggregation=disagg, kv_host_tier=not args.no_kv_tier,
-              max_disagg_gpus=getattr(args, "max_disagg_gpus", None))
+              max_disagg_gpus=getattr(args, "max_disagg_gpus", None), max_ttft_ms=getattr(args, "max_ttft_ms", None))
     for opt in ("pf_gpus", "pf_tp", "pf_ep"):
         kw[opt] = _ints(getattr(args, opt, None), "--" + opt.replace("_", "-"))
     return DeploymentSpace(**kw)

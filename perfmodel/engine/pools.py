@@ -23,7 +23,8 @@ tokens per step) and prefill layout j:
 n_d runs over DECODE_COUNTS, (n_d, n_p, j) must satisfy n_d D + n_p P_j <= the GPU budget, and the choice
 with the highest y is kept (ties: the lower l_j + t_kv, then the fewer GPUs). Rate matching is therefore
 enforced by construction: the prefill pool is the integer count closest to the decode demand on either
-side; when it is the floor, the deployment runs at the prefill pool's rate, and the closed loop
+side (only the ceiling, n_p r >= n_d a, under a TTFT limit: ``PoolSearch.keep_up``); when it is the floor,
+the deployment runs at the prefill pool's rate, and the closed loop
 (engine/queueing.closed_loop, called once on the chosen counts) reports it as bound ``prefill_pool``.
 The x axis of the frontier (tokens/s per user = acc / s) does not depend on the prefill pool, so keeping
 only the best y per decode point loses no point of the envelope for any per-GPU metric (they are all
@@ -55,6 +56,7 @@ class PoolSearch:
 
     layouts: pd.DataFrame
     budget: int
+    keep_up: bool = False      # only splits whose prefill pool keeps up with decode (n_p r >= n_d a): a TTFT SLO
 
     def __post_init__(self):
         if self.layouts.empty:
@@ -101,12 +103,13 @@ def prefill_front(cap: pd.DataFrame) -> pd.DataFrame:
     return c[~(ge & gt).any(axis=1)].reset_index(drop=True)
 
 
-def size_pools(D, front: pd.DataFrame, demand, tokens, domain: float, budget: int):
+def size_pools(D, front: pd.DataFrame, demand, tokens, domain: float, budget: int, keep_up: bool = False):
     """Best (layout index j, n_d, n_p, y) per point (``size_pools`` in the module docstring).
 
     ``demand(j)`` -> (a_in, a_out, own_in, own_out): requests/s one decode instance consumes and the request's
     prefill + KV transfer (s), per point, with both pools inside one scale-up domain (transfer over the link) or
-    not (over the NIC). ``tokens``: isl + osl per point. Loops over the few prefill layouts, never over points."""
+    not (over the NIC). ``tokens``: isl + osl per point. ``keep_up``: drop the splits whose prefill pool is the
+    slower (its queue, and TTFT, grow with the load). Loops over the few prefill layouts, never over points."""
     D = np.asarray(D, float)
     n = len(D)
     rows = np.arange(n)
@@ -121,7 +124,10 @@ def size_pools(D, front: pd.DataFrame, demand, tokens, domain: float, budget: in
             total = nd * D[:, None] + npf * P
             inside = total <= domain
             x = np.minimum(nd * np.where(inside, a_in[:, None], a_out[:, None]), npf * r)
-            y = np.where((total <= budget) & (npf >= 1), x * tokens / total, -np.inf)
+            allowed = (total <= budget) & (npf >= 1)
+            if keep_up:
+                allowed &= npf * r >= nd * np.where(inside, a_in[:, None], a_out[:, None]) * (1 - 1e-9)
+            y = np.where(allowed, x * tokens / total, -np.inf)
             k = np.argmax(y, axis=1)                                   # first max: the fewest decode instances
             yk = y[rows, k]
             ownk = np.where(inside[rows, k], own_in, own_out)
@@ -157,7 +163,7 @@ def disaggregated_search(setup: Setup, points: dict, search: PoolSearch, symbol_
         return p["batch"] / (own_in + osl_t), p["batch"] / (own_out + osl_t), own_in, own_out
 
     j, nd, npf, y = size_pools(p["gpus"], front, demand, p["isl"] + p["osl"], float(np.max(vals["D_dom"])),
-                               search.budget)
+                               search.budget, search.keep_up)
     ok = np.isfinite(y)
     nd, npf = np.where(ok, nd, 1.0), np.where(ok, npf, 1.0)
     pf = {k: front[k].to_numpy(float)[j] for k in ("gpus", "tp", "ep")}
