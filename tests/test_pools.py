@@ -118,3 +118,18 @@ def test_ttft_limit_keeps_prefill_pools_up_and_an_unmeetable_slo_is_an_error():
     with pytest.raises(SpecError) as e:
         DeploymentSpace(max_ttft_ms=float("nan"))
     assert e.value.field == "max_ttft_ms"
+
+
+def test_predict_names_a_prefill_instance_that_does_not_fit_and_one_that_cannot_keep_up():
+    from perfmodel import api
+    from perfmodel.specs.deployment import Scenario
+    dep = dict(gpus=32, tp=1, ep=32, dp_attention=True, weights="nvfp4", batch=4096, serving="disaggregated",
+               decode_gpus=64, prefill=dict(gpus=4, tp=1, ep=4, dp_attention=True, instances=1))
+    sc = dict(hardware="gb200-nvl72", model="deepseek-v3", profile="dynamo-trtllm", workload="fixed-1k1k")
+    row = api.predict(Scenario.model_validate({**sc, "deployment": dep})).iloc[0]
+    assert row["bound"] == "prefill_pool" and row["note"].startswith("deployment.prefill:")
+    assert row["total_tps_per_gpu"] > 0
+    small = {**dep, "prefill": dict(gpus=1, tp=1, ep=1, instances=1)}
+    with pytest.raises(SpecError, match="does not fit") as e:
+        api.predict(Scenario.model_validate({**sc, "deployment": small}))
+    assert e.value.field == "deployment.prefill.gpus"
