@@ -111,6 +111,10 @@ def test_ttft_limit_keeps_prefill_pools_up_and_an_unmeetable_slo_is_an_error():
     assert (f["ttft_ms"] <= 1500).all()
     d = f[f["serving"] == "disaggregated"]
     assert len(d) and not (d["bound"] == "prefill_pool").any()   # n_p r >= n_d a: never the prefill pool's rate
+    # a tighter limit: more prefill instances per decode instance where the prefill queue would break it
+    t = frontier("h200-sxm", "llama-3.3-70b", "fixed-1k1k", "dynamo-trtllm", refine=0,
+                 space=DeploymentSpace(batch_points=12, spec_tokens=(0,), serving=(), max_ttft_ms=400))
+    assert (t["ttft_ms"] <= 400).all() and len(t) >= 3
     with pytest.raises(SpecError, match="lowest modeled") as e:
         frontier("h200-sxm", "llama-3.3-70b", "fixed-1k1k", "dynamo-trtllm", refine=0,
                  space=DeploymentSpace(batch_points=4, spec_tokens=(0,), max_ttft_ms=1.0))

@@ -83,7 +83,8 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
     pools = None
     if (rows["serving"] == "disaggregated").any():
         pools = PoolSearch(prefill_layouts(m, domain, space), cluster_budget(domain, space.max_disagg_gpus),
-                           keep_up=space.max_ttft_ms is not None)
+                           keep_up=space.max_ttft_ms is not None,
+                           max_ttft_s=None if space.max_ttft_ms is None else space.max_ttft_ms / 1e3)
     blocks, n_cand, n_fit, budget_reason, best_ttft = [], 0, 0, [], np.inf
     for w in _formats(weights):
         setup = sysm.setup(m, weights=w, kv_cache=kv_cache, attention_weights=attention_weights)

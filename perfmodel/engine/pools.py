@@ -20,7 +20,10 @@ tokens per step) and prefill layout j:
     n_p   = floor(n_d a / r_j) or ceil(...)  (at least 1): the prefill instances bracketing the demand
     X     = min(n_d a, n_p r_j)              requests/s of the deployment: the slower pool sets it
     y     = X (isl + osl) / (n_d D + n_p P_j)   tokens/s per GPU (all GPUs of both pools)
-n_d runs over DECODE_COUNTS, (n_d, n_p, j) must satisfy n_d D + n_p P_j <= the GPU budget, and the choice
+n_d runs over DECODE_COUNTS, (n_d, n_p, j) must satisfy n_d D + n_p P_j <= the GPU budget (and, under a TTFT
+limit T, n_p r_j >= n_d a and l_j + t_kv + s <= T, with latency a third criterion of ``prefill_front``; the
+queue then may still hold TTFT above T, so n_p + 1, 2, 4, 8 are tried through the closed loop until it is met,
+TTFT_EXTRA_PREFILL), and the choice
 with the highest y is kept (ties: the lower l_j + t_kv, then the fewer GPUs). Rate matching is therefore
 enforced by construction: the prefill pool is the integer count closest to the decode demand on either
 side (only the ceiling, n_p r >= n_d a, under a TTFT limit: ``PoolSearch.keep_up``); when it is the floor,
@@ -47,6 +50,7 @@ from .compiled import compiled
 from .serving import _pooled, request_kv_bytes
 
 DECODE_COUNTS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
+TTFT_EXTRA_PREFILL = (1, 2, 4, 8)   # prefill instances added, in turn, until the closed-loop TTFT meets a limit
 DEFAULT_CLUSTER_GPUS = 64     # across nodes over the NIC when the scale-up domain is smaller (8 nodes of 8)
 
 
@@ -57,6 +61,8 @@ class PoolSearch:
     layouts: pd.DataFrame
     budget: int
     keep_up: bool = False      # only splits whose prefill pool keeps up with decode (n_p r >= n_d a): a TTFT SLO
+    max_ttft_s: float | None = None   # TTFT SLO: prefill layouts are searched on latency too, and a split whose
+                                      # own prefill + KV transfer alone exceeds it is dropped
 
     def __post_init__(self):
         if self.layouts.empty:
@@ -87,29 +93,34 @@ def prefill_capability(setup: Setup, layouts: pd.DataFrame, lengths: dict, vals:
                           fits=probe["fits"].to_numpy()).reset_index(drop=True)
 
 
-def prefill_front(cap: pd.DataFrame) -> pd.DataFrame:
-    """Fitting layouts not dominated on (rate per GPU up, GPUs down), ties broken by the lower latency.
+def prefill_front(cap: pd.DataFrame, latency: bool = False) -> pd.DataFrame:
+    """Fitting layouts not dominated on (rate per GPU up, GPUs down), ties broken by the lower latency; with
+    ``latency`` (a TTFT limit) on (rate per GPU up, GPUs down, latency down).
 
     Throughput per GPU and granularity (the integer counts round in steps of P GPUs) set an operating point's
-    throughput; the latency only adds to the slot time and TTFT, so it picks among equals. Exact O(n^2) on a
-    small table (the layouts of one domain)."""
-    c = cap[cap["fits"]].sort_values(["gpus", "latency_s"]).drop_duplicates(["gpus", "rate_per_s"])
-    c = c.reset_index(drop=True)
+    throughput; the latency only adds to the slot time and TTFT, so without a TTFT limit it picks among equals.
+    Exact O(n^2) on a small table (the layouts of one domain)."""
+    c = cap[cap["fits"]].sort_values(["gpus", "latency_s"])
+    c = c.drop_duplicates(["gpus", "rate_per_s"] + (["latency_s"] if latency else [])).reset_index(drop=True)
     if c.empty:
         return c
-    r, g = c["rate_per_s"].to_numpy() / c["gpus"].to_numpy(), c["gpus"].to_numpy()
-    ge = (r[None, :] >= r[:, None]) & (g[None, :] <= g[:, None])
-    gt = (r[None, :] > r[:, None]) | (g[None, :] < g[:, None])
+    crit = [c["rate_per_s"].to_numpy() / c["gpus"].to_numpy(), -c["gpus"].to_numpy()]
+    if latency:
+        crit.append(-c["latency_s"].to_numpy())
+    ge = np.logical_and.reduce([v[None, :] >= v[:, None] for v in crit])
+    gt = np.logical_or.reduce([v[None, :] > v[:, None] for v in crit])
     return c[~(ge & gt).any(axis=1)].reset_index(drop=True)
 
 
-def size_pools(D, front: pd.DataFrame, demand, tokens, domain: float, budget: int, keep_up: bool = False):
+def size_pools(D, front: pd.DataFrame, demand, tokens, domain: float, budget: int, keep_up: bool = False,
+               max_own=np.inf):
     """Best (layout index j, n_d, n_p, y) per point (``size_pools`` in the module docstring).
 
     ``demand(j)`` -> (a_in, a_out, own_in, own_out): requests/s one decode instance consumes and the request's
     prefill + KV transfer (s), per point, with both pools inside one scale-up domain (transfer over the link) or
     not (over the NIC). ``tokens``: isl + osl per point. ``keep_up``: drop the splits whose prefill pool is the
-    slower (its queue, and TTFT, grow with the load). Loops over the few prefill layouts, never over points."""
+    slower (its queue, and TTFT, grow with the load); ``max_own``: drop splits whose prefill + transfer alone
+    exceed it (s, per point). Loops over the few prefill layouts, never over points."""
     D = np.asarray(D, float)
     n = len(D)
     rows = np.arange(n)
@@ -127,6 +138,7 @@ def size_pools(D, front: pd.DataFrame, demand, tokens, domain: float, budget: in
             allowed = (total <= budget) & (npf >= 1)
             if keep_up:
                 allowed &= npf * r >= nd * np.where(inside, a_in[:, None], a_out[:, None]) * (1 - 1e-9)
+            allowed &= np.where(inside, own_in[:, None], own_out[:, None]) <= np.reshape(max_own, (-1, 1))
             y = np.where(allowed, x * tokens / total, -np.inf)
             k = np.argmax(y, axis=1)                                   # first max: the fewest decode instances
             yk = y[rows, k]
@@ -150,7 +162,8 @@ def disaggregated_search(setup: Setup, points: dict, search: PoolSearch, symbol_
     # the prefill table is per layout: with per-point parameter arrays (a Monte Carlo band) the pool is chosen
     # at the profile's central values and then evaluated at every point's own
     scalar = all(np.ndim(v) == 0 for v in vals.values())
-    front = prefill_front(prefill_capability(setup, search.layouts, lengths, vals if scalar else None))
+    front = prefill_front(prefill_capability(setup, search.layouts, lengths, vals if scalar else None),
+                          latency=search.max_ttft_s is not None)
     if front.empty:
         raise SpecError(f"{setup.model.id} fits in no prefill layout on {setup.hardware.id}", field="prefill")
     osl_t = p["osl"] * dec["step_ms"].to_numpy() / 1e3 / p["acc"]
@@ -162,18 +175,39 @@ def disaggregated_search(setup: Setup, points: dict, search: PoolSearch, symbol_
         own_in, own_out = lat[j] + per_bw(vals["BW_link"]) / gp[j], lat[j] + per_bw(vals["BW_nic"]) / gp[j]
         return p["batch"] / (own_in + osl_t), p["batch"] / (own_out + osl_t), own_in, own_out
 
+    step = dec["step_ms"].to_numpy() / 1e3
+    max_own = np.inf if search.max_ttft_s is None else search.max_ttft_s - step   # TTFT >= own + one step
     j, nd, npf, y = size_pools(p["gpus"], front, demand, p["isl"] + p["osl"], float(np.max(vals["D_dom"])),
-                               search.budget, search.keep_up)
+                               search.budget, search.keep_up, max_own)
     ok = np.isfinite(y)
     nd, npf = np.where(ok, nd, 1.0), np.where(ok, npf, 1.0)
     pf = {k: front[k].to_numpy(float)[j] for k in ("gpus", "tp", "ep")}
     out = _pooled(setup, p, dec, pf, nd, npf, vals)
+    if search.max_ttft_s is not None:
+        # the prefill queue grows as rho -> 1: try a few more prefill instances (within the budget) and keep,
+        # per point, the highest throughput per GPU whose closed-loop TTFT meets the limit
+        limit_ms = search.max_ttft_s * 1e3
+        meets = out["ttft_ms"].to_numpy() <= limit_ms
+        for extra in TTFT_EXTRA_PREFILL:
+            more = npf + extra
+            room = nd * p["gpus"] + more * pf["gpus"] <= search.budget
+            if not (room & ~meets).any():
+                continue
+            alt = _pooled(setup, p, dec, pf, nd, np.where(room, more, npf), vals)
+            take = room & ~meets & (alt["ttft_ms"].to_numpy() <= limit_ms)
+            if take.any():
+                out = out.where(~pd.Series(take, index=out.index), alt, axis=0)
+                npf = np.where(take, more, npf)
+                meets = meets | take
     fits = out["fits"].to_numpy() & ok
     reason = out["fit_reason"].to_numpy(object).copy()
     small = ~ok & out["fits"].to_numpy()
-    if small.any():
+    if small.any() and search.max_ttft_s is None:
         reason[small] = [f"decode instance of {g:.0f} GPUs plus the smallest fitting prefill instance "
                          f"({gp.min():.0f} GPUs) exceed the {search.budget}-GPU budget" for g in p["gpus"][small]]
+    elif small.any():
+        reason[small] = (f"no split within the {search.budget}-GPU budget whose prefill pool keeps up and whose "
+                         f"prefill + KV transfer leave TTFT under {search.max_ttft_s * 1e3:g} ms")
     out["pool_fits"], out["fits"], out["fit_reason"] = ok, fits, reason
     out["bound"] = np.where(ok, out["bound"], "pool_budget")
     return out
