@@ -78,12 +78,17 @@ def layout_problem(model, gpus: int, tp: int, ep: int, pp: int = 1) -> tuple[str
     for name, a in model.attention.items():
         heads = getattr(a, "heads", None) or getattr(a, "v_heads", None)
         if heads and heads % tp:
-            return f"tp={tp} does not divide the {heads} heads of attention {name!r}", "deployment.tp"
+            return (f"tp={tp} does not divide the {heads} heads of attention {name!r} (attention TP shards whole "
+                    "heads)", "deployment.tp")
+    if moes and gpus % (pp * ep):
+        return (f"pp x ep = {pp} x {ep} does not divide the instance's {gpus} GPUs (each GPU holds one expert "
+                "shard of one stage)", "deployment.ep")
     expert_tp = gpus // (pp * ep)
     for f in moes:
         if expert_tp < 1 or f.expert_intermediate % expert_tp:
-            return (f"expert-TP gpus/(pp x ep) = {expert_tp} does not divide the expert width "
-                    f"{f.expert_intermediate}; raise ep", "deployment.ep")
+            return (f"expert-TP gpus/(pp x ep) = {gpus}/({pp} x {ep}) = {expert_tp} does not divide the expert "
+                    f"width {f.expert_intermediate} (expert TP shards each expert's intermediate dimension); "
+                    "raise ep", "deployment.ep")
     return None
 
 
@@ -171,7 +176,17 @@ def predict(scenario: Scenario) -> pd.DataFrame:
         else:
             if np.isnan(pts["batch"]):
                 pts["batch"] = cap
-            df = disaggregated(setup, pts, pfd, instances, pf.instances)
+            # the prefill instance holds the weights plus a request's KV per attention-DP rank while it prefills
+            probe = evaluate(setup, {**pts, "gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep, "pp": 1, "batch": pf.gpus / pf.tp,
+                                     "spec_tokens": 0, "acc": 1.0, "mix": 0.0})
+            if not bool(probe["fits"].iloc[0]):
+                raise SpecError(f"the prefill instance ({pf.gpus} GPUs, tp={pf.tp}, ep={pf.ep}) does not fit: "
+                                f"{probe['fit_reason'].iloc[0]}", field="deployment.prefill.gpus")
+            df = disaggregated(setup, pts, {"gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep}, instances, pf.instances)
+            if bool(df["bound"].eq("prefill_pool").iloc[0]):
+                df["note"] = (f"deployment.prefill: {pf.instances} prefill instance(s) of {pf.gpus} GPUs cannot "
+                                    "keep up with the decode pool; the request rate is the prefill pool's (bound "
+                                    "prefill_pool); add prefill instances")
     elif agentic_wl:
         a = wl.agentic
         pause = a.pause_s

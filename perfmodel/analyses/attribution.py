@@ -329,7 +329,7 @@ def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k
     lay = pd.concat(picks, ignore_index=True)
     key = [c for c in LAYOUT_COLUMNS if c in lay]
     lay = lay.drop_duplicates(key).reset_index(drop=True)
-    cols = key + [c for c in CARRY if c in lay]
+    cols = key + [c for c in CARRY if c in lay and c not in key]
     lay = lay[cols].copy()
 
     game = dict(a=a, b=b, players=players, lay=lay, m=m, wl=wl, weights=weights, kv_cache=kv_cache,

@@ -13,13 +13,12 @@ Dimensions now:
 - speculative decoding: drafts per step, with the acceptance length a = (1 - p^(k+1)) / (1 - p) from the
   profile's per-draft acceptance rate p (no drafts when the engine does no speculative decoding);
 - serving: ``aggregated`` (prefill mixed into decode steps, mix = 1); ``disaggregated`` when the profile's
-  engine supports it: a prefill pool of instances laid out like the decode
-  instance, at several prefill:decode GPU ratios (``pf_instances`` per decode instance; a fraction means several
-  decode instances share one prefill instance, a cluster-level xPyD average), for agentic sessions too (their
-  prefixes cached on the prefill pool, engine/serving.agentic_disaggregated); ``decode_only``
-  (mix = 0, the decode pool alone) is opt-in because it does not pay for prefill;
-- KV host tier off/on, for agentic workloads (paused sessions' KV; on the prefill pool when disaggregated) when
-  the engine supports it.
+  engine supports it and the workload is fixed-length: the row is the decode instance's layout; the prefill
+  pool's own layout (``prefill_layouts``: TP, EP, attention-DP, pp = 1, independent of the decode layout) and
+  both pools' integer instance counts are chosen per operating point by rate matching within a GPU budget
+  (engine/pools.py); ``decode_only`` (mix = 0, the decode pool alone) is opt-in because it does not pay for
+  prefill;
+- KV host tier off/on, for agentic workloads (paused sessions' KV) when the engine supports it.
 Batch: per attention-DP rank from 1 to the capacity on a log grid (batch = dp x per-rank batch).
 """
 
@@ -35,7 +34,8 @@ from ..errors import SpecError
 from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, MoE, ModelSpec
 
 SERVING_MIX = {"aggregated": 1.0, "decode_only": 0.0, "disaggregated": 0.0}
-LAYOUT_COLUMNS = ["serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio", "kv_host_tier"]
+LAYOUT_COLUMNS = ["serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio", "kv_host_tier",
+                  "pf_gpus", "pf_tp", "pf_ep", "pf_dp", "instances", "pf_instances"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,11 @@ class DeploymentSpace:
     spec_tokens: tuple[int, ...] = (0, 1, 2, 3, 4)
     serving: tuple[str, ...] = ("aggregated",)
     disaggregation: bool = True              # enumerate it when the profile supports it
-    prefill_ratios: tuple[float, ...] = (0.125, 0.25, 0.5, 1.0)   # prefill GPUs per decode GPU
+    pf_gpus: tuple[int, ...] | None = None   # prefill instance sizes to search (None: as for decode)
+    pf_tp: tuple[int, ...] | None = None
+    pf_ep: tuple[int, ...] | None = None
+    max_disagg_gpus: int | None = None       # GPUs of both pools (None: engine/pools.cluster_budget)
+    max_ttft_ms: float | None = None         # TTFT SLO (P50): points above it do not count; prefill pools keep up
     kv_host_tier: bool = True                # enumerate on (and off) when the profile supports it
     batch_points: int = 64                   # log-grid points per deployment, 1 .. capacity
     max_batch: int | None = None             # optional cap on sequences in flight per instance
@@ -65,6 +69,16 @@ class DeploymentSpace:
             raise SpecError("batch_points must be >= 1", field="batch_points")
         if any(k < 0 or k > 16 for k in self.spec_tokens):
             raise SpecError("spec_tokens must lie in 0..16", field="spec_tokens")
+        if self.max_ttft_ms is not None and not (np.isfinite(self.max_ttft_ms) and self.max_ttft_ms > 0):
+            raise SpecError(f"max_ttft_ms must be a positive number of ms, got {self.max_ttft_ms!r}",
+                            field="max_ttft_ms")
+        if self.max_disagg_gpus is not None and self.max_disagg_gpus < 2:
+            raise SpecError(f"max_disagg_gpus={self.max_disagg_gpus}: a prefill and a decode instance need at "
+                            "least 2 GPUs", field="max_disagg_gpus")
+        for name in ("pf_gpus", "pf_tp", "pf_ep"):
+            v = getattr(self, name)
+            if v is not None and (not v or any(int(x) < 1 for x in v)):
+                raise SpecError(f"{name} must list positive integers, got {v!r}", field=name)
 
 
 @dataclass
@@ -171,12 +185,11 @@ def serving(rows: pd.DataFrame, ctx: Context) -> pd.DataFrame:
     if not ctx.disaggregation:
         ctx.notes.append("disaggregation off: the profile's engine does not support it")
         return base
-    ratios = pd.DataFrame({"prefill_ratio": np.asarray(sp.prefill_ratios, dtype=float)})
-    dis = rows.merge(ratios, how="cross")
-    dis["serving"], dis["mix"] = "disaggregated", 0.0
-    # prefill pool: instances laid out like the decode instance, prefill_ratio prefill GPUs per decode GPU
-    dis["pf_gpus"], dis["pf_tp"], dis["pf_ep"] = dis["gpus"], dis["tp"], dis["ep"]
-    dis["instances"], dis["pf_instances"] = 1.0, dis["prefill_ratio"]
+    if ctx.agentic:
+        ctx.notes.append("disaggregation not enumerated for agentic sessions (the engine models them aggregated)")
+        return base
+    # the decode instance's layout; the prefill pool and both counts are chosen per point (engine/pools.py)
+    dis = rows[rows["pp"] == 1].assign(serving="disaggregated", mix=0.0, prefill_ratio=np.nan)
     return pd.concat([base, dis], ignore_index=True)
 
 
@@ -207,8 +220,28 @@ def layouts(model: ModelSpec, domain: int, spec_rate: float | None, space: Deplo
     for dim in DIMENSIONS:
         rows = dim(rows, ctx)
     if rows is None or rows.empty:
+        if not space_or_default(space).serving and ctx.notes:
+            raise SpecError(f"--serving disaggregated alone, but {ctx.notes[-1]}", field="serving")
         raise SpecError(f"no deployment of {model.id} to enumerate (domain {domain} GPUs)", field="deployment")
     return rows.reset_index(drop=True), ctx.notes
+
+
+def prefill_layouts(model: ModelSpec, domain: int, space: DeploymentSpace | None = None) -> pd.DataFrame:
+    """Every prefill instance layout (gpus, tp, dp, ep; pp = 1) in a scale-up domain, by the ``parallelism``
+    rules, restricted by the space's ``pf_gpus`` / ``pf_tp`` / ``pf_ep`` (not by the decode choices)."""
+    sp = space or DeploymentSpace()
+    pspace = DeploymentSpace(gpus=sp.pf_gpus, max_gpus=sp.max_gpus, tp=sp.pf_tp, ep=sp.pf_ep, pp=(1,),
+                             attention_dp=sp.attention_dp)
+    out = parallelism(None, Context(model, int(domain), None, pspace))
+    if out.empty:
+        raise SpecError(f"no prefill layout of {model.id} within pf_gpus={sp.pf_gpus} pf_tp={sp.pf_tp} "
+                        f"pf_ep={sp.pf_ep} (domain {domain} GPUs)",
+                        field=next((f for f in ("pf_tp", "pf_ep", "pf_gpus") if getattr(sp, f)), "pf_gpus"))
+    return out
+
+
+def space_or_default(space: DeploymentSpace | None) -> DeploymentSpace:
+    return space or DeploymentSpace()
 
 
 def points(rows: pd.DataFrame, lengths: dict[str, float]) -> dict:

@@ -1,7 +1,8 @@
 """Evaluate enumerated deployments: each serving mode goes to the engine function that models it.
 
 - aggregated / decode_only, fixed workload      -> ``engine.evaluate.evaluate``
-- disaggregated, fixed workload                 -> ``engine.serving.disaggregated`` (prefill pool per row)
+- disaggregated, fixed workload                 -> ``engine.serving.disaggregated`` (prefill pool per row), or
+                                                   ``engine.pools.disaggregated_search`` (pool chosen per point)
 - aggregated, agentic workload (KV tier off/on) -> ``engine.serving.agentic`` (sessions, pauses, KV residency)
 - disaggregated, agentic workload (KV tier off/on) -> ``engine.serving.agentic_disaggregated`` (prefixes cached
   on the prefill pool)
@@ -18,7 +19,9 @@ import pandas as pd
 
 from .. import catalog
 from ..engine.evaluate import evaluate
+from ..engine.pools import disaggregated_search
 from ..engine.serving import agentic, agentic_disaggregated, disaggregated
+from ..errors import SpecError
 from ..specs.workload import WorkloadSpec
 from .deployments import points
 from .systems import lengths_for
@@ -44,6 +47,7 @@ def workload_info(workload) -> WorkloadInfo:
 
 
 MODE_NAMES = ("aggregated", "decode_only", "disaggregated")
+POOL_COLUMNS = ("pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances")
 
 
 def mode_codes(rows: pd.DataFrame) -> np.ndarray:
@@ -60,15 +64,19 @@ def mode_codes(rows: pd.DataFrame) -> np.ndarray:
     return 2 * serving + tier
 
 
-def evaluate_rows(setup_for, rows: pd.DataFrame, wl: WorkloadInfo) -> tuple[pd.DataFrame, np.ndarray]:
+def evaluate_rows(setup_for, rows: pd.DataFrame, wl: WorkloadInfo, pools=None) -> tuple[pd.DataFrame, np.ndarray]:
     """Evaluate every row (deployment + batch) with the engine function of its serving mode.
+
+    Disaggregated rows that name their prefill pool and counts (pf_gpus, pf_tp, pf_ep, instances, pf_instances)
+    are evaluated as given; rows without them get the pool search ``pools`` (engine/pools.PoolSearch).
 
     Returns (frame, order): frame row i belongs to ``rows.iloc[order[i]]`` (rows are grouped by mode; when
     the modes already come in blocks, order is the identity and nothing is copied).
     """
     codes = mode_codes(rows)
     if len(codes) == 0 or (codes == codes[0]).all():
-        return _evaluate_mode(setup_for(None), rows, wl, int(codes[0]) if len(codes) else 0), np.arange(len(rows))
+        return _evaluate_mode(setup_for(None), rows, wl, int(codes[0]) if len(codes) else 0, pools), \
+            np.arange(len(rows))
     order = np.argsort(codes, kind="stable")
     sorted_codes = codes[order]
     bounds = np.nonzero(np.diff(sorted_codes))[0] + 1
@@ -78,13 +86,19 @@ def evaluate_rows(setup_for, rows: pd.DataFrame, wl: WorkloadInfo) -> tuple[pd.D
         mask[idx] = True
         contiguous = idx[-1] - idx[0] + 1 == len(idx)
         sub = rows.iloc[idx[0]:idx[-1] + 1] if contiguous else rows.iloc[idx]
-        parts.append(_evaluate_mode(setup_for(mask), sub, wl, int(codes[idx[0]])))
+        parts.append(_evaluate_mode(setup_for(mask), sub, wl, int(codes[idx[0]]), pools))
     return pd.concat(parts, ignore_index=True), order
 
 
-def _evaluate_mode(setup, rows: pd.DataFrame, wl: WorkloadInfo, code: int) -> pd.DataFrame:
+def _evaluate_mode(setup, rows: pd.DataFrame, wl: WorkloadInfo, code: int, pools=None) -> pd.DataFrame:
     pts = points(rows, wl.lengths)
     mode, tier = MODE_NAMES[code // 2], bool(code % 2)
+    given = all(c in rows and rows[c].notna().all() for c in POOL_COLUMNS)
+    if mode == "disaggregated" and not given:
+        if pools is None:
+            raise SpecError("disaggregated rows without pf_gpus/pf_tp/pf_ep/instances/pf_instances need a pool "
+                            "search", field="serving")
+        return disaggregated_search(setup, {**pts, "mix": 0.0}, pools).reset_index(drop=True)
     if mode == "disaggregated":
         pf = {"gpus": rows["pf_gpus"].to_numpy(float), "tp": rows["pf_tp"].to_numpy(float),
               "ep": rows["pf_ep"].to_numpy(float)}

@@ -19,9 +19,10 @@ import pandas as pd
 
 from ..engine.bind import attention_format
 from ..engine.evaluate import evaluate
+from ..engine.pools import PoolSearch, cluster_budget
 from ..errors import SpecError
 from ..formats import check_formats
-from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points
+from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points, prefill_layouts
 from .evaluation import evaluate_rows, workload_info
 from .systems import DEFAULT_PROFILE, System, as_model, as_system
 
@@ -31,11 +32,13 @@ THROUGHPUT_METRICS = ("total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_
                       "total_tokens_per_usd")
 DEPLOYMENT_COLUMNS = ["hardware", "profile", "model", "weights", "attention_weights", "kv_cache", "serving",
                       "gpus", "tp", "dp", "dp_attention", "ep", "pp", "spec_tokens", "acceptance_length",
-                      "prefill_ratio", "prefill_gpus", "decode_gpus", "kv_host_tier", "batch"]
+                      "instances", "pf_instances", "pf_gpus", "pf_tp", "pf_dp", "pf_ep", "prefill_ratio",
+                      "prefill_gpus", "decode_gpus", "kv_host_tier", "batch"]
 CURVE_COLUMNS = ["tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "intvty", "tput_per_gpu",
                  "output_tput_per_gpu", "total_tps_per_mw", "total_tokens_per_usd", "tpot_ms", "ttft_ms",
                  "tps_per_user_e2e", "tps_per_user_e2e_p50", "tps_per_user_e2e_p90", "bound", "mem_gb_per_gpu",
-                 "max_batch", "sessions_per_gpu", "evicted_share", "prefix_hit"]
+                 "max_batch", "sessions_per_gpu", "evicted_share", "prefix_hit", "prefill_utilization",
+                 "prefill_queue_ms", "kv_transfer_ms"]
 
 
 def _formats(weights) -> list[str]:
@@ -49,6 +52,21 @@ class _Block:
     df: pd.DataFrame
     grid: pd.DataFrame
     weights: str
+    pools: PoolSearch | None = None
+    max_ttft_ms: float | None = None
+
+
+def _slo(df: pd.DataFrame, max_ttft_ms: float | None) -> pd.DataFrame:
+    """Points above the TTFT limit (P50 ``ttft_ms``) do not count: fits False, with the reason."""
+    if max_ttft_ms is None or df.empty:
+        return df
+    over = df["fits"].to_numpy() & ~(df["ttft_ms"].to_numpy() <= max_ttft_ms)
+    if over.any():
+        df = df.copy()
+        df.loc[over, "fits"] = False
+        df.loc[over, "fit_reason"] = [f"TTFT {t:.0f} ms above max_ttft_ms {max_ttft_ms:g}"
+                                      for t in df["ttft_ms"].to_numpy()[over]]
+    return df
 
 
 CHUNK = 250_000   # operating points per evaluate call: bounded memory for any grid size
@@ -63,28 +81,39 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
     feats = sysm.profile_spec().features
     rows, notes = layouts(m, domain, sysm.spec_rate(), space, disaggregation=feats.disaggregation,
                           kv_host_tier=feats.kv_host_tier, agentic=wl.agentic)
-    blocks, n_cand, n_fit = [], 0, 0
+    pools = None
+    if (rows["serving"] == "disaggregated").any():
+        pools = PoolSearch(prefill_layouts(m, domain, space), cluster_budget(domain, space.max_disagg_gpus),
+                           keep_up=space.max_ttft_ms is not None,
+                           max_ttft_s=None if space.max_ttft_ms is None else space.max_ttft_ms / 1e3)
+    blocks, n_cand, n_fit, budget_reason, best_ttft = [], 0, 0, [], np.inf
     for w in _formats(weights):
         setup = sysm.setup(m, weights=w, kv_cache=kv_cache, attention_weights=attention_weights)
         probe = evaluate(setup, {**points(rows, wl.lengths), "batch": rows["dp"].to_numpy()})
         grid_all = batch_grid(rows, probe["max_batch"].to_numpy(), space.batch_points, space.max_batch)
         for start in range(0, len(grid_all), CHUNK):
             grid = grid_all if len(grid_all) <= CHUNK else grid_all.iloc[start:start + CHUNK].reset_index(drop=True)
-            df, order = evaluate_rows(lambda mask: setup, grid, wl)
+            df, order = evaluate_rows(lambda mask: setup, grid, wl, pools)
             if not (order == np.arange(len(order))).all():
                 grid = grid.iloc[order].reset_index(drop=True)
+            fits_mem = df["fits"].to_numpy()
+            if fits_mem.any():
+                best_ttft = min(best_ttft, float(np.nanmin(np.where(fits_mem, df["ttft_ms"].to_numpy(), np.inf))))
+            df = _slo(df, space.max_ttft_ms)
             fits = df["fits"].to_numpy()
+            if "pool_fits" in df and not budget_reason and df["pool_fits"].eq(False).any():
+                budget_reason.append(df["fit_reason"][df["pool_fits"].eq(False).to_numpy()].iloc[0])
             n_cand, n_fit = n_cand + len(df), n_fit + int(fits.sum())
             if reduce:
                 keep = pareto_index(np.where(fits, df[X].to_numpy(), np.nan),
                                     np.where(fits, df[reduce].to_numpy(), np.nan))
                 df, grid = df.iloc[keep].reset_index(drop=True), grid.iloc[keep].reset_index(drop=True)
-            blocks.append(_Block(df, grid, w))
+            blocks.append(_Block(df, grid, w, pools, space.max_ttft_ms))
     if not blocks:
         raise SpecError(f"{m.id} does not fit on {sysm.name} in any enumerated deployment "
                         f"(up to {space.max_gpus or domain} GPUs per instance)", field="model")
     meta = dict(candidates=n_cand, fitting=n_fit, deployments=len(rows) * len(_formats(weights)),
-                notes=notes, isl=wl.lengths["isl"], osl=wl.lengths["osl"], workload=wl.name)
+                notes=notes, pool_budget=budget_reason[:1], lowest_ttft_ms=best_ttft, isl=wl.lengths["isl"], osl=wl.lengths["osl"], workload=wl.name)
     return blocks, meta
 
 
@@ -177,6 +206,13 @@ def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
     blocks, meta = _evaluate(sysm, m, workload, weights, kv_cache, attention_weights, space, reduce=metric)
     xs, ys, fits = _xy(blocks, metric)
     if not np.isfinite(ys).any():
+        budget = meta.get("pool_budget")
+        limit = (space or DeploymentSpace()).max_ttft_ms
+        if limit is not None and np.isfinite(meta["lowest_ttft_ms"]) and meta["lowest_ttft_ms"] > limit:
+            raise SpecError(f"no deployment of {m.id} on {sysm.name} meets TTFT <= {limit:g} ms (the lowest "
+                            f"modeled is {meta['lowest_ttft_ms']:.0f} ms)", field="max_ttft_ms")
+        if budget:
+            raise SpecError(f"no disaggregated split fits: {budget[0]}", field="max_disagg_gpus")
         raise SpecError(f"no enumerated deployment of {m.id} fits on {sysm.name}", field="model")
     keep = pareto_index(xs, ys)
     n_fit = meta["fitting"]
@@ -227,10 +263,10 @@ def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n) -> 
         rows, cap = rows[first].drop(columns="batch"), b.df["max_batch"].to_numpy()[sel][first]
         grid = batch_grid(rows.reset_index(drop=True), cap, n)
         setup = sysm.setup(m, weights=b.weights, kv_cache=kv_cache, attention_weights=attention_weights)
-        df, order = evaluate_rows(lambda mask: setup, grid, wl)
+        df, order = evaluate_rows(lambda mask: setup, grid, wl, b.pools)
         if not (order == np.arange(len(order))).all():
             grid = grid.iloc[order].reset_index(drop=True)
-        out.append(_Block(df, grid, b.weights))
+        out.append(_Block(_slo(df, b.max_ttft_ms), grid, b.weights, b.pools, b.max_ttft_ms))
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -13,8 +14,8 @@ from ..fileio import check_output, dumps_json, ensure_parent
 from .main import finite_float, positive_int
 from ..numfmt import fmt_number
 
-TABLE_COLUMNS = ["serving", "weights", "gpus", "tp", "dp", "ep", "spec_tokens", "prefill_ratio", "kv_host_tier",
-                 "batch", "tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "tpot_ms", "ttft_ms", "bound"]
+TABLE_COLUMNS = ["serving", "weights", "gpus", "tp", "dp", "ep", "spec_tokens", "instances", "pf_instances",
+                 "pf_gpus", "pf_tp", "pf_dp", "pf_ep", "kv_host_tier", "batch", "tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "tpot_ms", "ttft_ms", "bound"]
 METRICS = ["total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw", "total_tokens_per_usd"]
 
 
@@ -44,6 +45,14 @@ def _space_args(p, multi_weights=True):
     p.add_argument("--serving", action="append", default=None, choices=["aggregated", "decode_only", "disaggregated"],
                    help="serving modes (default aggregated, plus disaggregated where the engine supports it)")
     p.add_argument("--no-disaggregation", action="store_true", help="do not enumerate disaggregated serving")
+    p.add_argument("--max-disagg-gpus", type=positive_int, default=None, metavar="N",
+                   help="GPUs of both pools of a disaggregated deployment (default: the scale-up domain, or 64 "
+                        "across nodes over the NIC when the domain is smaller)")
+    p.add_argument("--max-ttft-ms", type=finite_float, default=None, metavar="MS",
+                   help="TTFT limit (P50): points above it are off the frontier, and prefill pools must keep up")
+    p.add_argument("--pf-gpus", default=None, metavar="N,N,..", help="prefill instance sizes to search")
+    p.add_argument("--pf-tp", default=None, metavar="N,N,..", help="prefill attention TP degrees to search")
+    p.add_argument("--pf-ep", default=None, metavar="N,N,..", help="prefill EP degrees to search")
     p.add_argument("--no-kv-tier", action="store_true", help="do not enumerate the KV host tier")
 
 
@@ -56,7 +65,7 @@ def _ints(text: str | None, option: str):
         raise SpecError(f"expected comma-separated integers, got {text!r}", field=option) from None
     if not vals:
         raise SpecError("empty list", field=option)
-    if option == "--gpus" and min(vals) < 1:
+    if option in ("--gpus", "--pf-gpus", "--pf-tp", "--pf-ep") and min(vals) < 1:
         raise SpecError(f"GPU counts must be >= 1, got {min(vals)}", field=option)
     return vals
 
@@ -85,7 +94,10 @@ def _space(args):
         raise SpecError("must be >= 1", field="--max-gpus")
     kw = dict(spec_tokens=_ints(args.spec_tokens, "--spec-tokens"), batch_points=args.batch_points,
               max_gpus=args.max_gpus, gpus=_ints(args.gpus, "--gpus"), serving=serving,
-              disaggregation=disagg, kv_host_tier=not args.no_kv_tier)
+              disaggregation=disagg, kv_host_tier=not args.no_kv_tier,
+              max_disagg_gpus=getattr(args, "max_disagg_gpus", None), max_ttft_ms=getattr(args, "max_ttft_ms", None))
+    for opt in ("pf_gpus", "pf_tp", "pf_ep"):
+        kw[opt] = _ints(getattr(args, opt, None), "--" + opt.replace("_", "-"))
     return DeploymentSpace(**kw)
 
 
@@ -102,6 +114,8 @@ def _table(df: pd.DataFrame, cols: list[str]) -> str:
     cols = [c for c in cols if c in df.columns]
     if "prefill_ratio" in cols and not (df["prefill_ratio"].fillna(0) > 0).any():
         cols.remove("prefill_ratio")
+    if "instances" in cols and not (df["instances"].fillna(0) > 0).any():   # no disaggregated point
+        cols = [c for c in cols if c not in ("instances", "pf_instances", "pf_gpus", "pf_tp", "pf_dp", "pf_ep")]
     if "kv_host_tier" in cols and not df["kv_host_tier"].fillna(False).astype(bool).any():
         cols.remove("kv_host_tier")
     body = [[_num(v) for v in row] for row in df[cols].itertuples(index=False)]
@@ -134,9 +148,10 @@ def _records(df: pd.DataFrame) -> list[dict]:
 
 
 def _dep_line(d: dict) -> str:
-    keys = ["serving", "weights", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio", "kv_host_tier",
-            "batch"]
-    return " ".join(f"{k}={_num(d[k])}" for k in keys if k in d and not (k == "prefill_ratio" and not d[k])
+    keys = ["serving", "weights", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "instances", "pf_instances",
+            "pf_gpus", "pf_tp", "pf_dp", "pf_ep", "kv_host_tier", "batch"]
+    blank = lambda v: v is None or (isinstance(v, float) and math.isnan(v))  # noqa: E731
+    return " ".join(f"{k}={_num(d[k])}" for k in keys if k in d and not blank(d[k])
                     and not (k == "kv_host_tier" and not d[k]))
 
 

@@ -16,7 +16,8 @@ KEY_COLUMNS = ["hardware", "model", "profile", "batch", "tpot_ms", "ttft_ms", "t
 
 
 EXTRA_COLUMNS = ["serving", "input_tps_per_gpu", "sessions", "prefix_hit", "kv_in_host_share", "evicted_share",
-                 "host_kv_gb_per_gpu", "prefill_gpus", "decode_gpus", "kv_transfer_ms", "prefill_queue_ms"]
+                 "host_kv_gb_per_gpu", "prefill_gpus", "decode_gpus", "kv_transfer_ms", "prefill_queue_ms",
+                 "prefill_utilization", "note"]
 
 
 def register(sub):

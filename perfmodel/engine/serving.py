@@ -39,6 +39,24 @@ def request_kv_bytes(setup: Setup, tokens) -> np.ndarray:
     return kv_bytes_per_token(m, setup.kv_cache) * np.asarray(tokens) + kv_fixed_bytes_per_sequence(m, setup.kv_cache)
 
 
+def _pool_transfer(setup: Setup, p: dict, vals: dict, pf_gpus, total_gpus) -> np.ndarray:
+    """KV transfer of one request (s): its KV bytes over the prefill instance's pf_gpus links, the scale-up
+    link while both pools fit in one domain (total_gpus <= D_dom), the NIC beyond it."""
+    in_domain = np.asarray(total_gpus) <= vals["D_dom"]
+    bw = np.where(in_domain, vals["BW_link"], vals["BW_nic"]) * vals["e_ln"] * np.asarray(pf_gpus, float)
+    return request_kv_bytes(setup, p["isl"]) / bw
+
+
+def _prefill_side(setup: Setup, p: dict, pf: dict, vals: dict, n: int):
+    """Per point: (one-request prefill s, prefill requests/s of ONE prefill instance, the prefill inputs)."""
+    pfp = {**p, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}, "pp": np.ones(n)}
+    cm = compiled(setup.model)
+    one = np.broadcast_to(np.asarray(cm.prefill(prefill_inputs(pfp, vals))["prefill_s"], float), (n,))
+    tok, step_pf = prefill_step(setup, pfp, vals)
+    r_inst = tok / np.maximum(pfp["new"], 1.0) / step_pf
+    return one, np.broadcast_to(r_inst, (n,)), pfp
+
+
 def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
                   symbol_values: dict | None = None, extra_prefill_s=0.0) -> pd.DataFrame:
     """Evaluate a disaggregated deployment. ``pf`` holds the prefill pool's gpus/tp/ep (per instance).
@@ -48,19 +66,19 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     p = _arrays({**points, "mix": 0.0})
     dec = evaluate(setup, p, symbol_values=vals)      # a NaN batch is solved there (capacity, concurrency)
     p["batch"] = dec["batch"].to_numpy(float)
+    return _pooled(setup, p, dec, pf, instances, pf_instances, vals, extra_prefill_s)
+
+
+def _pooled(setup: Setup, p: dict, dec: pd.DataFrame, pf: dict, instances, pf_instances, vals,
+            extra_prefill_s=0.0) -> pd.DataFrame:
+    """The closed loop of ``instances`` decode instances (frame ``dec``) fed by ``pf_instances`` prefill ones."""
     n = len(dec)
-    pfp = {**p, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}, "pp": np.ones(n)}
-    cm = compiled(setup.model)
-    one = np.broadcast_to(np.asarray(cm.prefill(prefill_inputs(pfp, vals))["prefill_s"], float), (n,))
-    tok, step_pf = prefill_step(setup, pfp, vals)
+    one, r_inst, pfp = _prefill_side(setup, p, pf, vals, n)
     inst, pinst = np.broadcast_to(instances, (n,)), np.broadcast_to(pf_instances, (n,))
-    new = np.maximum(pfp["new"], 1.0)
-    r_p = pinst * tok / new / step_pf
+    r_p = pinst * r_inst
     step = dec["step_ms"].to_numpy() / 1e3
     total_gpus = inst * p["gpus"] + pinst * pfp["gpus"]
-    in_domain = total_gpus <= vals["D_dom"]
-    bw = np.where(in_domain, vals["BW_link"], vals["BW_nic"]) * vals["e_ln"] * pfp["gpus"]
-    transfer = request_kv_bytes(setup, p["isl"]) / bw
+    transfer = _pool_transfer(setup, p, vals, pfp["gpus"], total_gpus)
     load = closed_loop(inst * p["concurrency"], inst * p["batch"], vals["t_req"], step, step, np.zeros(n),
                        p["acc"], p["osl"], one + transfer + np.asarray(extra_prefill_s, float), pinst / r_p, pinst,
                        vals["phi"])
@@ -69,7 +87,12 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     out = dec.copy()
     out["serving"] = "disaggregated"
     out["concurrency"] = load["concurrency"] / inst
+    out["instances"], out["pf_instances"] = inst.astype(float), pinst.astype(float)
+    out["pf_gpus"], out["pf_tp"], out["pf_ep"] = pfp["gpus"], pfp["tp"], pfp["ep"]
+    out["pf_dp"] = pfp["gpus"] / pfp["tp"]
     out["prefill_gpus"], out["decode_gpus"] = pinst * pfp["gpus"], inst * p["gpus"]
+    out["prefill_ratio"] = out["prefill_gpus"] / out["decode_gpus"]
+    out["prefill_ms"] = one * 1e3
     out["ttft_ms"], out["ttft_p90_ms"], out["ttft_mean_ms"] = (load[k] * 1e3 for k in
                                                                ("ttft_p50_s", "ttft_p90_s", "ttft_mean_s"))
     out["kv_transfer_ms"], out["prefill_queue_ms"] = transfer * 1e3, load["prefill_queue_s"] * 1e3

@@ -8,6 +8,9 @@ Documented defaults for blank cells ("not published"):
   * acceptance: acceptance_length if published, else a sourced prior for the record's token source and model
     (acceptance_priors.py: random-token benchmarks accept almost every draft), else the profile's per-draft
     acceptance rate; a = (1 - p^(k+1)) / (1 - p) (the profile rate is sampled in its range for the band).
+  * disaggregated point rows with prefill_gpus and decode_gpus: decode instances of decode_gpus / decode_workers
+    GPUs (blank decode_workers: the worker the row's tp / ep describe, ``decode_workers``) fed by the prefill
+    pool (``prefill_pool``), evaluated as that deployment (engine/serving.disaggregated);
   * point rows, instance size: decode_gpus (decode_only / disaggregated) or gpus; blank gpus -> max(tp, ep) with
     attention DP, else tp.  blank tp -> 1 with attention DP, else all GPUs of the instance.  blank ep -> the
     instance size for MoE models, 1 for dense ones.
@@ -184,13 +187,13 @@ def point_inputs(rec: Record, m) -> tuple[dict, bool]:
     when the row names its prefill and decode workers (evaluated with serving.disaggregated)."""
     isl, osl, new = lengths(rec)
     inst = rec.decode_gpus if rec.serving in ("decode_only", "disaggregated") else rec.gpus
-    pooled = rec.serving == "disaggregated" and bool(rec.prefill_workers and rec.decode_workers and rec.prefill_gpus)
+    pooled = rec.serving == "disaggregated" and bool(rec.prefill_gpus and rec.decode_gpus)
     if pooled:
-        inst = rec.decode_gpus // rec.decode_workers if rec.decode_gpus else inst
+        inst = rec.decode_gpus // decode_workers(rec)
     G, tp, ep = layout(rec, m, inst or rec.gpus)
     if (why := _valid(m, G, tp, ep)):
         raise Unsupported(f"layout: {why}")
-    per_instance = 1 / rec.decode_workers if pooled else (G / rec.gpus if rec.gpus and rec.gpus > G else 1.0)
+    per_instance = 1 / decode_workers(rec) if pooled else (G / rec.gpus if rec.gpus and rec.gpus > G else 1.0)
     conc = np.nan
     if rec.metric == "max_tps_per_user":
         batch = 1.0
@@ -244,18 +247,51 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
     return out
 
 
+def decode_workers(rec: Record) -> int:
+    """Decode instances of a disaggregated row: ``decode_workers``; blank -> the worker the row's layout
+    describes (``tp``, ``ep`` and ``dp_attention`` are one decode instance's, data/README.md): an attention-DP
+    worker spans its EP group (ep GPUs), a TP worker max(tp, ep) GPUs, when that divides decode_gpus; else one
+    instance of decode_gpus (so the expert-TP of a layout is never computed over several workers' GPUs)."""
+    if rec.decode_workers:
+        return int(rec.decode_workers)
+    size = (rec.ep if rec.dp_attention else max(rec.tp or 0, rec.ep or 0)) or 0
+    if size and rec.decode_gpus and rec.decode_gpus % size == 0:
+        return int(rec.decode_gpus // size)
+    return 1
+
+
 def prefill_pool(rec: Record, model) -> dict:
     """A disaggregated row's pools: ``decode_workers`` decode instances (the row's tp / ep / dp_attention)
     fed by ``prefill_workers`` prefill instances of prefill_gpus / prefill_workers GPUs (prefill_tp /
-    prefill_ep): dict(pf_gpus, pf_tp, pf_ep, instances, pf_instances)."""
-    Gp = rec.prefill_gpus / rec.prefill_workers
+    prefill_ep; blank tp: all the instance's GPUs, or 1 with prefill_dp_attention; blank ep: the instance
+    for MoE models). Blank prefill_workers: prefill_gpus over the size a published prefill_tp / prefill_ep
+    layout spans; with no published layout either, the fewest workers whose default layout the model can
+    be split into (heads over tp, expert width over expert-TP, experts over ep: P12 of a 128-head model is
+    three TP4 workers). Returns dict(pf_gpus, pf_tp, pf_ep, instances, pf_instances)."""
+    from ..api import expert_problem
     dp = bool(rec.prefill_dp_attention)
-    tpp = float(rec.prefill_tp or (1 if dp else Gp))
-    epp = float(rec.prefill_ep or (Gp if is_moe(model) else 1))
-    if (why := _valid(model, Gp, tpp, epp)):
+    moe = is_moe(model)
+
+    def pool(workers):
+        Gp = rec.prefill_gpus / workers
+        tpp = float(rec.prefill_tp or (1 if dp else Gp))
+        epp = float(rec.prefill_ep or (Gp if moe else 1))
+        why = _valid(model, Gp, tpp, epp) or (expert_problem(model, int(epp)) if Gp == int(Gp) else None)
+        return Gp, tpp, epp, why
+
+    workers = rec.prefill_workers
+    if not workers:
+        size = (rec.prefill_ep if dp else max(rec.prefill_tp or 0, rec.prefill_ep or 0)) or 0
+        if size:
+            workers = rec.prefill_gpus // size if rec.prefill_gpus % size == 0 else 1
+        else:
+            fits = [w for w in range(1, rec.prefill_gpus + 1) if rec.prefill_gpus % w == 0 and not pool(w)[3]]
+            workers = fits[0] if fits else 1
+    Gp, tpp, epp, why = pool(workers)
+    if why:
         raise Unsupported(f"prefill layout: {why}")
-    return dict(pf_gpus=float(Gp), pf_tp=tpp, pf_ep=epp, instances=float(rec.decode_workers),
-                pf_instances=float(rec.prefill_workers))
+    return dict(pf_gpus=float(Gp), pf_tp=tpp, pf_ep=epp, instances=float(decode_workers(rec)),
+                pf_instances=float(workers))
 
 
 def _eval_disaggregated(rec: Record, ctx: Ctx, pts: dict, model) -> pd.DataFrame:
@@ -333,6 +369,20 @@ def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, f
     return outs
 
 
+def _eval_disaggregated_grid(rec: Record, ctx: Ctx, pts: dict, nb: int, G: float, model, search) -> pd.DataFrame:
+    """A disaggregated frontier row over a batch grid: the published split (decode workers of G GPUs tiling
+    decode_gpus, the prefill pool of ``prefill_pool``) through the closed loop, or, without a published split,
+    the pool search (engine/pools.py) choosing the prefill layout and both counts per point."""
+    from ..engine.pools import disaggregated_search
+    from ..engine.serving import disaggregated
+    p, vals = _tile(ctx, pts, nb)
+    if search is not None:
+        return disaggregated_search(ctx.setup, p, search, symbol_values=vals)
+    pool = prefill_pool(rec.model_copy(update={"decode_workers": int(rec.decode_gpus // G)}), model)
+    return disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
+                         instances=pool["instances"], pf_instances=pool["pf_instances"], symbol_values=vals)
+
+
 def spec_depths(rec: Record, m) -> tuple[int, ...]:
     """Draft depths a frontier row searches: the published spec_tokens; blank on a model that ships a draft
     head (the curve is the best over configurations, depth unstated) -> FRONTIER_SPEC_DEPTHS; else 0."""
@@ -351,12 +401,14 @@ def multi_domain_candidates(model, domain: int) -> list[tuple[float, float, floa
     return [c for c in outs if not _valid(model, *c)]
 
 
-def frontier_value(rec: Record, ctx: Ctx, cands_override: list | None = None) -> np.ndarray:
+def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
+                   cands_override: list | None = None) -> np.ndarray:
     """Best modeled value per sample (S,) on the frontier, read at at_tps_per_user (or the peak).
 
     A row that publishes no layout, on a model none of the single-node candidates holds in memory, is searched
     again over instances of 2 and 4 scale-up domains (``multi_domain_candidates``: e.g. DeepSeek-R1 FP8, 671 GB
     of weights, needs two 8 x 80 GB H100 nodes)."""
+    note = [] if note is None else note
     isl, osl, new = lengths(rec)
     m = ctx.setup.model
     disagg = rec.serving == "disaggregated"
@@ -369,53 +421,77 @@ def frontier_value(rec: Record, ctx: Ctx, cands_override: list | None = None) ->
     cands = [c for c, why in problems.items() if not why]
     if not cands:
         raise Unsupported(f"layout: {next(iter(problems.values()))}")
-    pf_rate = None
-    if disagg:
-        if not (rec.prefill_gpus and rec.decode_gpus):
-            raise Unsupported("disaggregated frontier row without prefill_gpus / decode_gpus")
-        Gp = float(rec.prefill_gpus)
-        pf_rate = prefill_rate(ctx, Gp, 1.0 if is_moe(m) else min(Gp, 8.0), Gp if is_moe(m) else 1.0, isl, new)
+    split = disagg and bool(rec.prefill_gpus and rec.decode_gpus)
+    search = None
+    if disagg and not split:
+        from ..analyses.deployments import DeploymentSpace, prefill_layouts
+        from ..engine.pools import PoolSearch, cluster_budget
+        domain = int(ctx.setup.symbol_values()["D_dom"])
+        search = PoolSearch(prefill_layouts(m, domain, DeploymentSpace(
+            pf_tp=(rec.prefill_tp,) if rec.prefill_tp else None, pf_ep=(rec.prefill_ep,) if rec.prefill_ep else None)),
+            cluster_budget(domain, rec.gpus))
     metric = rec.metric
     S = ctx.n
-    best = np.full(S, -np.inf)
-    peak_user = np.full(S, -np.inf)
     target = rec.at_tps_per_user
-    for (G, tp, ep), k in itertools.product(cands, spec_depths(rec, m)):
-        kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
-        grid = BATCH_GRID
-        if FRONTIER_HINTS == "constrain" and rec.concurrency is not None:
+
+    def scan(cands):
+        best = np.full(S, -np.inf)
+        peak_user = np.full(S, -np.inf)
+        fit_any = False
+        for (G, tp, ep), k in itertools.product(cands, spec_depths(rec, m)):
+            kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
+            grid = BATCH_GRID
+            if split and rec.decode_gpus % G:
+                continue                                                 # decode workers of G GPUs must tile decode_gpus
+            if FRONTIER_HINTS == "constrain" and rec.concurrency is not None:
+                if split:
+                    cap = rec.concurrency * G / rec.decode_gpus          # concurrency spread over the decode workers
+                elif disagg:
+                    cap = rec.concurrency
+                else:
+                    cap = rec.concurrency * (G / rec.gpus if (rec.gpus and rec.gpus > G) else 1.0)
+                grid = np.unique(np.append(grid[grid < cap], cap))
+            nb = len(grid)
+            pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(k),
+                       isl=isl, osl=osl, new=new, mix=0.0 if disagg else 1.0)
             if disagg:
-                cap = rec.concurrency * G / rec.decode_gpus          # concurrency spread over the decode workers
+                df = _eval_disaggregated_grid(rec, kctx, pts, nb, G, m, search)
             else:
-                cap = rec.concurrency * (G / rec.gpus if (rec.gpus and rec.gpus > G) else 1.0)
-            grid = np.unique(np.append(grid[grid < cap], cap))
-        nb = len(grid)
-        pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(k),
-                   isl=isl, osl=osl, new=new, mix=0.0 if disagg else 1.0)
-        df = eval_points(kctx, pts, nb)
-        fits = df["fits"].to_numpy().reshape(S, nb)
-        user = df["tps_per_user"].to_numpy(float).reshape(S, nb)
-        if metric in ("tps_per_user", "max_tps_per_user"):
-            val = user
-        elif metric in ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw"):
-            out_rate = df["output_tps_per_gpu"].to_numpy(float).reshape(S, nb) * G  # tokens/s of the instance
-            if disagg:
-                out_rate = out_rate * rec.decode_gpus / G                           # all decode workers
-                total_g = float(rec.gpus or (rec.prefill_gpus + rec.decode_gpus))
-                out_rate = np.minimum(out_rate, (pf_rate * rec.prefill_gpus)[:, None] * osl / max(new, 1.0))
-                per_gpu = out_rate / total_g
+                df = eval_points(kctx, pts, nb)
+            fits = df["fits"].to_numpy().reshape(S, nb)
+            user = df["tps_per_user"].to_numpy(float).reshape(S, nb)
+            if metric in ("tps_per_user", "max_tps_per_user"):
+                val = user
+            elif metric in ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw"):
+                # disaggregated: every GPU of both pools counted (engine/serving._pooled); a published gpus that
+                # differs from prefill_gpus + decode_gpus is the denominator of the measured figure
+                val = df[metric].to_numpy(float).reshape(S, nb)
+                if split and rec.gpus:
+                    val = val * (rec.prefill_gpus + rec.decode_gpus) / rec.gpus
             else:
-                per_gpu = out_rate / G
-            val = per_gpu if metric == "output_tps_per_gpu" else per_gpu * (isl + osl) / osl
-            if metric == "total_tps_per_mw":
-                val = val / ctx.setup.power_w()[0] * 1e6
-        else:
-            raise Unsupported(f"metric {metric} on a frontier row")
-        ok = fits & np.isfinite(val)
-        peak_user = np.maximum(peak_user, np.where(ok, user, -np.inf).max(axis=1))
-        if target is not None and metric not in ("tps_per_user", "max_tps_per_user"):
-            ok = ok & (user >= target)
-        best = np.maximum(best, np.where(ok, val, -np.inf).max(axis=1))
+                raise Unsupported(f"metric {metric} on a frontier row")
+            ok = fits & np.isfinite(val)
+            fit_any = fit_any or bool(fits.any())
+            peak_user = np.maximum(peak_user, np.where(ok, user, -np.inf).max(axis=1))
+            if target is not None and metric not in ("tps_per_user", "max_tps_per_user"):
+                ok = ok & (user >= target)
+            best = np.maximum(best, np.where(ok, val, -np.inf).max(axis=1))
+        return best, peak_user, fit_any
+
+    best, peak_user, fit_any = scan(cands)
+    if not fit_any and not (inst or rec.gpus or rec.tp or rec.ep):
+        # nothing on one scale-up domain holds the weights (DeepSeek-R1 FP8 on 8 x H100): an engine runs the
+        # instance over the fewest whole domains that do, its collectives crossing the NIC (equations/collectives)
+        domain = int(ctx.setup.symbol_values()["D_dom"])
+        for nodes in (2, 4, 8):
+            G = float(nodes * domain)
+            multi = [(G, float(t), G if is_moe(m) else 1.0) for t in (1, 2, 4, 8, G) if G % t == 0
+                     and (is_moe(m) or t == G)]
+            multi = [c for c in dict.fromkeys(multi) if not _valid(m, *c)]
+            best, peak_user, fit_any = scan(multi)
+            if fit_any:
+                note.append(f"no layout on one {domain}-GPU domain fits the weights; instances of {nodes} domains")
+                break
     best = np.where(np.isfinite(best), best, np.nan)
     if np.isnan(best).all():
         if target is not None and np.isfinite(peak_user).any():
@@ -426,7 +502,7 @@ def frontier_value(rec: Record, ctx: Ctx, cands_override: list | None = None) ->
             domain = int(ctx.setup.symbol_values()["D_dom"])
             more = multi_domain_candidates(m, domain)
             if more:
-                return frontier_value(rec, ctx, cands_override=more)
+                return frontier_value(rec, ctx, note, cands_override=more)
         raise Unsupported("no candidate deployment fits in memory" + (
             f" (up to {4 * int(ctx.setup.symbol_values()['D_dom'])} GPUs)" if cands_override else ""))
     return best
@@ -511,7 +587,7 @@ def predict_values(rec: Record, hardware: str, profile: ProfileSpec, params: dic
     ctx = make_ctx(hardware, rec, profile, params)
     if rec.kind == "point":
         return predict_point(rec, ctx, note)
-    return frontier_value(rec, ctx)
+    return frontier_value(rec, ctx, note)
 
 
 def predict_record(rec: Record, profile: ProfileSpec, params: dict[str, np.ndarray],
