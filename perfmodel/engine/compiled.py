@@ -37,6 +37,7 @@ class Compiled:
     names: list[str]
     fn: object
     _exprs: list[sp.Expr] | Callable[[], list[sp.Expr]] = field(repr=False, default_factory=list)
+    source: str = field(repr=False, default="")     # the generated code of ``fn`` (the fused kernel's input)
 
     @property
     def exprs(self) -> list[sp.Expr]:
@@ -45,14 +46,60 @@ class Compiled:
             self._exprs = self._exprs()
         return self._exprs
 
-    def __call__(self, values: dict) -> dict[str, np.ndarray]:
+    def __call__(self, values: dict, kernel: str | None = None) -> dict[str, np.ndarray]:
+        """Every output at the points of ``values`` (symbol -> scalar or array).
+
+        ``kernel`` (default ``$PERFMODEL_KERNEL``, else ``auto``): ``numpy`` evaluates the lambdified code,
+        inputs of more than NUMPY_CHUNK points in cache-sized chunks (same results, elementwise); ``fused``
+        runs the fused kernel (``engine/fused.py``, numba); ``auto`` takes the fused kernel for calls of at
+        least FUSED_MIN_POINTS points when numba is installed, else numpy."""
         try:
             argv = [values[a] for a in self.args]
         except KeyError as exc:
             raise KeyError(f"missing input {exc.args[0]!r} for the compiled equations") from None
+        n = max((np.size(v) for v in argv), default=1)
+        mode = kernel or os.environ.get("PERFMODEL_KERNEL", "auto").lower()
+        if mode not in ("auto", "numpy", "fused"):
+            raise ValueError(f"PERFMODEL_KERNEL={mode!r}: choose auto, numpy or fused")
+        flat = all(np.ndim(v) <= 1 for v in argv)
+        if flat and (mode == "fused" or (mode == "auto" and n >= FUSED_MIN_POINTS and _fused_available())):
+            return self.fused(values)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            out = self.fn(*argv)
+            if n <= NUMPY_CHUNK or not flat:
+                return dict(zip(self.names, self.fn(*argv)))
+            out = np.empty((len(self.names), n))
+            for i in range(0, n, NUMPY_CHUNK):
+                part = [v[i:i + NUMPY_CHUNK] if np.ndim(v) and np.size(v) == n else v for v in argv]
+                for j, col in enumerate(self.fn(*part)):
+                    out[j, i:i + NUMPY_CHUNK] = col
         return dict(zip(self.names, out))
+
+    def fused(self, values: dict) -> dict[str, np.ndarray]:
+        """The same outputs from the fused per-point kernel (``engine/fused.py``; numba required): one pass
+        over the points, each output an array of the points' length."""
+        from . import fused
+        try:
+            vals = {a: values[a] for a in self.args}
+        except KeyError as exc:
+            raise KeyError(f"missing input {exc.args[0]!r} for the compiled equations") from None
+        n = max((np.size(v) for v in vals.values()), default=1)
+        out = fused.evaluate(self.source or inspect.getsource(self.fn), self.args, len(self.names), vals, n,
+                             _cache_dir(), _namespace())
+        return dict(zip(self.names, out))
+
+
+NUMPY_CHUNK = 8192
+"""Points per numpy pass: the temporaries of ~450 operations per decode point stay in cache (measured with
+benchmarks/bench_decode.py --kernel numpy: 1.3x the throughput of one 250k-point pass)."""
+
+FUSED_MIN_POINTS = 100_000
+"""Calls of at least this many points take the fused kernel under ``auto`` (a frontier or a report stays on
+the numpy path, bit for bit; a large sweep, where the kernel is 3-4x faster, does not)."""
+
+
+def _fused_available() -> bool:
+    from .fused import available
+    return available()
 
 
 NUMPY_MODULES = [{"ceiling": np.ceil, "Heaviside": lambda x, h0=0.5: np.heaviside(x, h0), "SMax": np.maximum,
@@ -65,7 +112,7 @@ def _compile(exprs: dict[str, sp.Expr]) -> Compiled:
     ex = [sp.sympify(exprs[n]) for n in names]
     syms = sorted(set().union(*(e.free_symbols for e in ex)), key=lambda s: s.name)
     fn = sp.lambdify(syms, ex, modules=NUMPY_MODULES, cse=True)
-    return Compiled([s.name for s in syms], names, fn, ex)
+    return Compiled([s.name for s in syms], names, fn, ex, inspect.getsource(fn))
 
 
 @dataclass
@@ -109,7 +156,7 @@ def _namespace() -> dict:
 
 
 def _save(path: Path, parts: dict[str, Compiled]) -> None:
-    data = {k: {"args": c.args, "names": c.names, "source": inspect.getsource(c.fn)} for k, c in parts.items()}
+    data = {k: {"args": c.args, "names": c.names, "source": c.source} for k, c in parts.items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data))
@@ -122,7 +169,7 @@ def _load(path: Path, exprs: Callable[[str], Callable[[], list]]) -> dict[str, C
     for k, d in data.items():
         ns = dict(_namespace())
         exec(compile(d["source"], f"<perfmodel {k}>", "exec"), ns)  # our own generated code, keyed by hash
-        out[k] = Compiled(d["args"], d["names"], ns["_lambdifygenerated"], exprs(k))
+        out[k] = Compiled(d["args"], d["names"], ns["_lambdifygenerated"], exprs(k), d["source"])
     return out
 
 
