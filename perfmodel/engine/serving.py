@@ -26,6 +26,7 @@ from ..spec_decoding import acceptance_length
 from .compiled import compiled
 from .queueing import closed_loop
 from .evaluate import PREFILL_TOKENS_PER_GPU, Setup, _arrays, evaluate, prefill_inputs, prefill_step
+from .reevaluate import reevaluate
 
 __all__ = ["PREFILL_TOKENS_PER_GPU", "agentic", "best_spec_tokens", "disaggregated", "sessions_to_batch"]
 
@@ -103,25 +104,26 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     pool_reload = np.zeros_like(base_new)
     hw = symbol_values if symbol_values is not None else setup.symbol_values()
     host_bytes = hw["C_host"] * hw["f_mem"]
+    cols, last = None, None
     for _ in range(iterations):
         pts = {**points, "new": base_new + evicted * (p["isl"] - base_new), "reload": reload,
                "pool_reload": pool_reload}
-        df = evaluate(setup, pts, symbol_values=hw)
-        tpot = df["tpot_ms"].to_numpy() / 1e3
-        t_busy = df["ttft_ms"].to_numpy() / 1e3 + p["osl"] * tpot
+        cols, last = reevaluate(setup, pts, hw, cols, last, CHANGING), pts
+        tpot = cols["tpot_ms"] / 1e3
+        t_busy = cols["ttft_ms"] / 1e3 + p["osl"] * tpot
         sessions = p["batch"] * (t_busy + pause_s) / t_busy
         paused = sessions - p["batch"]
-        spare_hbm = np.maximum(df["max_batch"].to_numpy() - p["batch"], 0)   # sessions' worth of spare HBM
-        per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0)
+        spare_hbm = np.maximum(cols["max_batch"] - p["batch"], 0)   # sessions' worth of spare HBM
+        per_session = np.maximum(cols["kv_gb_per_seq_per_gpu"] * 1e9, 1.0)
         dp = p["gpus"] / (p["tp"] * p["pp"])
-        active_host = df["host_kv_gb_per_gpu"].to_numpy() * 1e9       # cold KV of generating sessions
+        active_host = cols["host_kv_gb_per_gpu"] * 1e9       # cold KV of generating sessions
         host_sessions = np.maximum(host_bytes - active_host, 0) / per_session * dp if host_tier else 0.0
         in_hbm = np.minimum(paused, spare_hbm)
         in_pool = np.minimum(paused - in_hbm, pool_gb_per_gpu * 1e9 / per_session * dp)
         in_host = np.minimum(paused - in_hbm - in_pool, host_sessions)
         share = lambda x: np.where(paused > 0, x / np.maximum(paused, 1e-9), 0.0)  # noqa: E731
         evicted, reload, pool_reload = share(paused - in_hbm - in_pool - in_host), share(in_host), share(in_pool)
-    df = df.copy()
+    df = pd.DataFrame(cols)
     df["host_kv_gb_per_gpu"] = (active_host + in_host * per_session / dp) / 1e9
     df["host_capacity_gb_per_gpu"] = host_bytes / 1e9 if host_tier else 0.0
     safe = np.where(sessions > 0, sessions, 1.0)
@@ -138,6 +140,8 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         df[f"e2e_norm_intvty_p{percentile:g}"] = q
     return df
 
+
+CHANGING = ("new", "reload", "pool_reload")   # the inputs the agentic fixed point updates between passes
 
 N_SAMPLES = 256
 
