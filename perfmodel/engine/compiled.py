@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -38,6 +39,7 @@ class Compiled:
     fn: object
     _exprs: list[sp.Expr] | Callable[[], list[sp.Expr]] = field(repr=False, default_factory=list)
     source: str = field(repr=False, default="")     # the generated code of ``fn`` (the fused kernel's input)
+    _scalar_fn: Callable | None = field(repr=False, default=None)
 
     @property
     def exprs(self) -> list[sp.Expr]:
@@ -57,13 +59,19 @@ class Compiled:
             argv = [values[a] for a in self.args]
         except KeyError as exc:
             raise KeyError(f"missing input {exc.args[0]!r} for the compiled equations") from None
-        n = max((np.size(v) for v in argv), default=1)
-        mode = kernel or os.environ.get("PERFMODEL_KERNEL", "auto").lower()
+        n, flat = 1, True
+        for v in argv:
+            if isinstance(v, np.ndarray):
+                n, flat = max(n, v.size), flat and v.ndim <= 1
+        mode = kernel or os.environ.get("PERFMODEL_KERNEL") or "auto"
         if mode not in ("auto", "numpy", "fused"):
             raise ValueError(f"PERFMODEL_KERNEL={mode!r}: choose auto, numpy or fused")
-        flat = all(np.ndim(v) <= 1 for v in argv)
         if flat and (mode == "fused" or (mode == "auto" and n >= FUSED_MIN_POINTS and _fused_available())):
             return self.fused(values)
+        if n == 1 and flat and mode == "auto":
+            out = self._one_point(argv)
+            if out is not None:
+                return out
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if n <= NUMPY_CHUNK or not flat:
                 return dict(zip(self.names, self.fn(*argv)))
@@ -72,6 +80,19 @@ class Compiled:
                 part = [v[i:i + NUMPY_CHUNK] if np.ndim(v) and np.size(v) == n else v for v in argv]
                 for j, col in enumerate(self.fn(*part)):
                     out[j, i:i + NUMPY_CHUNK] = col
+        return dict(zip(self.names, out))
+
+    def _one_point(self, argv: list) -> dict[str, float] | None:
+        """One operating point on Python floats (the same code, ~10x faster than numpy on 1-element arrays);
+        None where Python float arithmetic raises (x / 0, sqrt of a negative, overflow): numpy decides."""
+        if self._scalar_fn is None:
+            ns = dict(SCALAR_NAMESPACE)
+            exec(compile(self.source or inspect.getsource(self.fn), "<perfmodel one point>", "exec"), ns)  # noqa: S102
+            self._scalar_fn = ns["_lambdifygenerated"]
+        try:
+            out = self._scalar_fn(*[float(v[0]) if isinstance(v, np.ndarray) and v.ndim else float(v) for v in argv])
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return None
         return dict(zip(self.names, out))
 
     def fused(self, values: dict) -> dict[str, np.ndarray]:
@@ -100,6 +121,24 @@ the numpy path, bit for bit; a large sweep, where the kernel is 3-4x faster, doe
 def _fused_available() -> bool:
     from .fused import available
     return available()
+
+
+def _smax(a, b):
+    return a if (a >= b or a != a) else b     # np.maximum: NaN if either is NaN
+
+
+def _smin(a, b):
+    return a if (a <= b or a != a) else b     # np.minimum: NaN if either is NaN
+
+
+def _heaviside(x, h0=0.5):
+    return 0.0 if x < 0 else (1.0 if x > 0 else (h0 if x == 0 else x))
+
+
+SCALAR_NAMESPACE = {"SMax": _smax, "SMin": _smin, "Heaviside": _heaviside, "sqrt": math.sqrt,
+                    "ceiling": lambda x: float(math.ceil(x))}
+"""The generated code's functions on Python floats (numpy's NaN rules; math raises where numpy gives inf/NaN,
+and the caller falls back to numpy)."""
 
 
 NUMPY_MODULES = [{"ceiling": np.ceil, "Heaviside": lambda x, h0=0.5: np.heaviside(x, h0), "SMax": np.maximum,
@@ -183,9 +222,17 @@ def _expressions(m: ModelSpec) -> dict[str, dict[str, sp.Expr]]:
 _cache: dict[str, CompiledModel] = {}
 
 
+_by_object: dict[int, tuple[ModelSpec, str]] = {}   # id(spec) -> (spec, its content key)
+
+
 def compiled(m: ModelSpec) -> CompiledModel:
-    """Build and lambdify the equations of ``m`` (cached in memory and on disk by the model's content)."""
+    """Build and lambdify the equations of ``m`` (cached in memory and on disk by the model's content; the
+    same spec object again skips hashing its content: specs are not changed in place)."""
+    hit = _by_object.get(id(m))
+    if hit is not None and hit[0] is m and hit[1] in _cache:
+        return _cache[hit[1]]
     k = _key(m)
+    _by_object[id(m)] = (m, k)
     if k in _cache:
         return _cache[k]
     d = _cache_dir()
