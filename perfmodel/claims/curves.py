@@ -19,7 +19,7 @@ import pandas as pd
 
 from .. import catalog
 from ..analyses.deployments import DeploymentSpace
-from ..analyses.frontier import candidates, pareto
+from ..analyses.frontier import THROUGHPUT_METRICS, candidates, pareto, pareto_index
 from ..analyses.systems import System
 from ..specs.profile import PROFILE_PARAMS
 
@@ -31,6 +31,7 @@ AXIS_TEXT = {"itl": "tokens/s per user = 1 / inter-token latency (decode only)",
 LOW_IS_SLOW = {name: not (name.endswith("_us") or name.endswith("_ms") or name in ("moe_imbalance", "workspace_gb"))
                for name in PROFILE_PARAMS}
 
+ENVELOPE_METRICS = THROUGHPUT_METRICS    # the metrics whose envelopes the store keeps the points for
 DEFAULT_WEIGHTS = "nvfp4"
 DEFAULT_SPACE = dict(batch_points=16, spec_tokens=(0, 1, 3, 7))
 
@@ -87,7 +88,12 @@ class Side:
 
 @dataclass
 class CurveStore:
-    """Evaluated operating points per (side, model, workload), computed once."""
+    """Envelopes per (side, model, workload, axis, metric), each side's operating points evaluated once.
+
+    Of the evaluated points the store keeps those on an envelope of an ENVELOPE_METRICS metric against
+    either axis (a few hundred of ~5,000 per side): every such envelope is taken from them exactly as from
+    all the points (each envelope point is kept, and pruned points beat none of them). An envelope of any
+    other metric evaluates the side again. ``evaluations`` counts the evaluations."""
 
     weights: str = DEFAULT_WEIGHTS
     space: dict = field(default_factory=lambda: dict(DEFAULT_SPACE))
@@ -96,11 +102,21 @@ class CurveStore:
     evaluations: int = 0
 
     def points(self, side: Side, model: str, workload: str) -> pd.DataFrame:
+        """Every operating point of the side (evaluated again: the store keeps the envelopes' points)."""
+        space = DeploymentSpace(**{**self.space, **({"gpus": side.gpus} if side.gpus else {})})
+        self.evaluations += 1
+        return candidates(side.system(), model, workload, weights=(self.weights,), space=space)
+
+    def _envelope_points(self, side: Side, model: str, workload: str) -> pd.DataFrame:
         key = (side, model, workload)
         if key not in self._points:
-            space = DeploymentSpace(**{**self.space, **({"gpus": side.gpus} if side.gpus else {})})
-            self._points[key] = candidates(side.system(), model, workload, weights=(self.weights,), space=space)
-            self.evaluations += 1
+            pts = self.points(side, model, workload)
+            keep = set()
+            for axis in AXES.values():
+                for metric in ENVELOPE_METRICS:
+                    if metric in pts and axis in pts:
+                        keep.update(pareto_index(pts[axis].to_numpy(), pts[metric].to_numpy()).tolist())
+            self._points[key] = pts.iloc[sorted(keep)]
         return self._points[key]
 
     def envelope(self, side: Side, model: str, workload: str, axis: str = "itl",
@@ -108,7 +124,8 @@ class CurveStore:
         """Pareto envelope of ``metric`` against the axis column (sorted by the axis, metric falling)."""
         key = (side, model, workload, axis, metric)
         if key not in self._env:
-            pts = self.points(side, model, workload)
+            pts = (self._envelope_points(side, model, workload) if metric in ENVELOPE_METRICS
+                   else self.points(side, model, workload))
             env = pareto(pts, x=AXES[axis], y=metric).copy()
             env.attrs.update(system=side.name, axis=axis, metric=metric, model=model, workload=workload)
             self._env[key] = env
