@@ -101,22 +101,16 @@ class CurveStore:
     _env: dict = field(default_factory=dict)
     evaluations: int = 0
 
-    def points(self, side: Side, model: str, workload: str) -> pd.DataFrame:
+    def points(self, side: Side, model: str, workload: str, keep=None) -> pd.DataFrame:
         """Every operating point of the side (evaluated again: the store keeps the envelopes' points)."""
         space = DeploymentSpace(**{**self.space, **({"gpus": side.gpus} if side.gpus else {})})
         self.evaluations += 1
-        return candidates(side.system(), model, workload, weights=(self.weights,), space=space)
+        return candidates(side.system(), model, workload, weights=(self.weights,), space=space, keep=keep)
 
     def _envelope_points(self, side: Side, model: str, workload: str) -> pd.DataFrame:
         key = (side, model, workload)
         if key not in self._points:
-            pts = self.points(side, model, workload)
-            keep = set()
-            for axis in AXES.values():
-                for metric in ENVELOPE_METRICS:
-                    if metric in pts and axis in pts:
-                        keep.update(pareto_index(pts[axis].to_numpy(), pts[metric].to_numpy()).tolist())
-            self._points[key] = pts.iloc[sorted(keep)]
+            self._points[key] = self.points(side, model, workload, keep=_envelope_rows)
         return self._points[key]
 
     def envelope(self, side: Side, model: str, workload: str, axis: str = "itl",
@@ -130,6 +124,17 @@ class CurveStore:
             env.attrs.update(system=side.name, axis=axis, metric=metric, model=model, workload=workload)
             self._env[key] = env
         return self._env[key]
+
+
+def _envelope_rows(df: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """Those of ``rows`` on an envelope of an ENVELOPE_METRICS metric against either axis (ascending)."""
+    keep: set[int] = set()
+    for axis in AXES.values():
+        for metric in ENVELOPE_METRICS:
+            if metric in df and axis in df:
+                x, y = df[axis].to_numpy()[rows], df[metric].to_numpy()[rows]
+                keep.update(rows[pareto_index(x, y)].tolist())
+    return np.array(sorted(keep), dtype=np.int64)
 
 
 def curve_end(env: pd.DataFrame, axis: str) -> float:
