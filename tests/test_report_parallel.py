@@ -25,9 +25,11 @@ def test_claims_are_binned_by_model_and_workload():
 def test_worker_results_equal_in_process_results(monkeypatch):
     monkeypatch.setenv("PERFMODEL_JOBS", "2")
     store = CurveStore()
-    got = parallel.ClaimChecks(SPEC, store, local=lambda c: c.id == SPEC[1]).results(store)
+    with parallel.pool(store) as workers:
+        got = parallel.ClaimChecks(SPEC, store, local=lambda c: c.id == SPEC[1], workers=workers).results(store)
     assert got == [check(i) for i in SPEC]
     monkeypatch.setenv("PERFMODEL_JOBS", "1")
+    assert parallel.pool(store) is None
     assert parallel.ClaimChecks(SPEC, store).results(store) == got
     monkeypatch.setenv("PERFMODEL_JOBS", "two")
     try:
@@ -38,7 +40,7 @@ def test_worker_results_equal_in_process_results(monkeypatch):
         raise AssertionError("a bad PERFMODEL_JOBS is not refused")
 
 
-def test_background_png_is_the_in_process_png(tmp_path):
+def test_background_png_is_the_in_process_png(tmp_path, monkeypatch):
     def fig():
         f = Figure(figsize=(3, 2), dpi=80, layout="constrained")
         FigureCanvasAgg(f)
@@ -48,6 +50,7 @@ def test_background_png_is_the_in_process_png(tmp_path):
         ax.legend()
         return f
     fig().savefig(tmp_path / "direct.png")
-    with Renderer() as r:
+    monkeypatch.setenv("PERFMODEL_JOBS", "2")
+    with parallel.pool(CurveStore()) as workers, Renderer(workers) as r:
         r.save(fig(), tmp_path / "worker.png")
     assert (tmp_path / "worker.png").read_bytes() == (tmp_path / "direct.png").read_bytes()

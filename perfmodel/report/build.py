@@ -18,7 +18,7 @@ from ..analyses.deployments import DeploymentSpace
 from ..claims import CurveStore, Side
 from ..claims.check import DEFAULT_MODELS, FAR, MAX_SOFTWARE, TOL, json_safe
 from ..claims.curves import AXES, AXIS_TEXT, curve_end, read
-from .parallel import ClaimChecks
+from .parallel import ClaimChecks, pool
 from .render import Renderer
 
 SYSTEMS = ("gb200-nvl72", "gb300-nvl72", "vr200-nvl72")
@@ -218,25 +218,28 @@ def build_report(out: str | Path = "reports") -> dict:
     """Write the claims report into ``out``; figures are drawn by a second process meanwhile (render.py)."""
     global _renderer
     t0 = time.time()
+    store = CurveStore()
+    workers = pool(store)
     try:
-        with Renderer() as _renderer:
-            res = _build_report(out)
+        with Renderer(workers) as _renderer:
+            res = _build_report(out, store, workers)
     finally:
         _renderer = None
+        if workers is not None:
+            workers.shutdown()
     res["seconds"] = time.time() - t0
     return res
 
 
-def _build_report(out: str | Path) -> dict:
+def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     t0 = time.time()
     out = Path(out)
     d = out / "claims"
     d.mkdir(parents=True, exist_ok=True)
     for stale in [*d.glob("*.png"), *d.glob("*.csv"), *d.glob("*.json")]:   # this directory is the report's own
         stale.unlink()
-    store = CurveStore()
     # claims on other workloads than the figures' are checked by worker processes meanwhile (parallel.py)
-    checks = ClaimChecks(catalog.ids("claims"), store, local=lambda c: c.workload == WORKLOAD)
+    checks = ClaimChecks(catalog.ids("claims"), store, local=lambda c: c.workload == WORKLOAD, workers=workers)
     figs: list[str] = []
     fr_md, ra_md, at_md, wi_md = [], [], [], []
     _frontiers(store, d, fr_md, figs)

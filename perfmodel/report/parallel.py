@@ -3,8 +3,10 @@
 ``perfmodel report`` spends most of its time evaluating each claim's systems. Claims about the same model
 and workload read the same curves, so they are grouped by (model, workload): the groups the report's own
 figures share (``local``) are checked in process, with the figures' store; the others go to
-``PERFMODEL_JOBS - 1`` forked workers (``PERFMODEL_JOBS`` default 2; 1 or no ``fork``: all in process),
-largest groups first, each worker with its own ``CurveStore``. A system's curve is evaluated once per
+``PERFMODEL_JOBS - 1`` bins (largest groups first) checked by workers of one forked pool of
+``PERFMODEL_JOBS`` processes (default 2; 1 or no ``fork``: all in process), each worker with its own
+``CurveStore``; the pool's other worker draws the figures (render.py). One pool: its workers are forked at
+once, before the pool's manager thread starts (no fork while a thread runs). A system's curve is evaluated once per
 process and shared by every claim, plot and table of that process. The results are those of checking in
 one process (each check is deterministic given its inputs), in the order of the ids.
 """
@@ -57,26 +59,29 @@ def _bins(ids: list[str], local, n: int) -> tuple[list[str], list[list[str]]]:
     return here, [b for b in bins if b]
 
 
-class ClaimChecks:
-    """Submits the checks of ``ids`` to the workers at once; ``results(store)`` checks the ``local`` ones
-    with ``store`` and returns every result, in the order of ``ids``."""
+def pool(store: CurveStore) -> ProcessPoolExecutor | None:
+    """The report's pool of ``jobs()`` forked workers (each with a store like ``store``), or None for one
+    process. Shut it down when done (``with``)."""
+    n = jobs()
+    if n < 2 or "fork" not in mp.get_all_start_methods():
+        return None
+    return ProcessPoolExecutor(n, mp_context=mp.get_context("fork"), initializer=_init,
+                               initargs=(store.weights, store.space))
 
-    def __init__(self, ids: list[str], store: CurveStore, local=lambda claim: False):
-        self._ids, self._pool, self._jobs, n = list(ids), None, [], jobs()
-        self._here = self._ids
-        if n > 1 and "fork" in mp.get_all_start_methods():
-            self._here, bins = _bins(self._ids, local, n - 1)
-            if bins:
-                self._pool = ProcessPoolExecutor(len(bins), mp_context=mp.get_context("fork"), initializer=_init,
-                                                 initargs=(store.weights, store.space))
-                self._jobs = [(b, self._pool.submit(_check, b)) for b in bins]
+
+class ClaimChecks:
+    """Submits the checks of ``ids`` to ``workers`` (None: none) at once; ``results(store)`` checks the
+    ``local`` ones and the rest without workers with ``store`` and returns every result, in ``ids`` order."""
+
+    def __init__(self, ids: list[str], store: CurveStore, local=lambda claim: False,
+                 workers: ProcessPoolExecutor | None = None):
+        self._ids, self._jobs, self._here = list(ids), [], list(ids)
+        if workers is not None:
+            self._here, bins = _bins(self._ids, local, max(1, jobs() - 1))
+            self._jobs = [(b, workers.submit(_check, b)) for b in bins]
 
     def results(self, store: CurveStore) -> list[dict]:
-        try:
-            out = {i: check(i, store) for i in self._here}
-            for b, job in self._jobs:
-                out.update(zip(b, job.result()))
-            return [out[i] for i in self._ids]
-        finally:
-            if self._pool is not None:
-                self._pool.shutdown()
+        out = {i: check(i, store) for i in self._here}
+        for b, job in self._jobs:
+            out.update(zip(b, job.result()))
+        return [out[i] for i in self._ids]

@@ -1,16 +1,15 @@
-"""Render the report's figures to PNG in a second process while the report goes on computing.
+"""Render the report's figures to PNG in a worker process while the report goes on computing.
 
 Drawing a figure with its constrained layout and writing the PNG takes ~0.5 s of a single core per figure
 (a fifth of ``perfmodel report``). The figure is pickled (its artists, not its pixels) and drawn by a
-forked worker; ``close()`` waits until every file is written and raises the first error. Without ``fork``
-(not Linux or macOS) figures are drawn in process, as before.
+worker of the report's process pool (``parallel.pool``); ``close()`` waits until every file is written and
+raises the first error. Without a pool (``PERFMODEL_JOBS=1``, no ``fork``) figures are drawn in process.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import pickle
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor
 from pathlib import Path
 
 
@@ -25,11 +24,8 @@ def _draw(blob: bytes, path: str) -> str:
 class Renderer:
     """``save(fig, path)`` queues a figure; ``close()`` waits for all of them."""
 
-    def __init__(self, background: bool = True):
-        self._pool = None
-        if background and "fork" in mp.get_all_start_methods():
-            self._pool = ProcessPoolExecutor(1, mp_context=mp.get_context("fork"))
-        self._jobs = []
+    def __init__(self, pool: Executor | None = None):
+        self._pool, self._jobs = pool, []
 
     def save(self, fig, path: str | Path) -> None:
         if self._pool is None:
@@ -38,13 +34,9 @@ class Renderer:
             self._jobs.append(self._pool.submit(_draw, pickle.dumps(fig), str(path)))
 
     def close(self) -> None:
-        try:
-            for job in self._jobs:
-                job.result()
-        finally:
-            if self._pool is not None:
-                self._pool.shutdown()
-            self._jobs = []
+        jobs, self._jobs = self._jobs, []
+        for job in jobs:
+            job.result()
 
     def __enter__(self) -> "Renderer":
         return self
