@@ -93,3 +93,22 @@ def test_kernel_source_hoists_invariants_and_lifts_powers():
     assert "x1 = B * x0" in loop and "x2 = V[1, i]" in loop             # the varying power is an input row
     assert "x1 * x1" in loop and "**" not in kern.split("def kernel")[1]
     assert "x1 = B * x0" in lifted and "x1 ** 0.14" in lifted and "x3" not in lifted
+
+
+def test_auto_keeps_to_numpy_when_the_kernel_fails(monkeypatch):
+    m = catalog.model("llama-3.1-8b")
+    s = Setup(catalog.hardware("h100-sxm"), m, catalog.profile("vllm"))
+    cm, vals = C.compiled(m), s.symbol_values()
+    monkeypatch.setattr(C, "FUSED_MIN_POINTS", 10)
+    monkeypatch.setattr(C, "_fused_off", [])
+    monkeypatch.setattr(C, "_fused_available", lambda: not C._fused_off)
+
+    def broken(self, values):
+        raise RuntimeError("no LLVM here")
+    monkeypatch.setattr(C.Compiled, "fused", broken)
+    x = symbol_inputs(_points(50), vals)
+    with pytest.warns(RuntimeWarning, match="numpy path used"):
+        out = cm.decode(x)
+    ref = cm.decode(x, kernel="numpy")
+    np.testing.assert_array_equal(out["step_s"], ref["step_s"])
+    assert C._fused_off and "no LLVM here" in C._fused_off[0]

@@ -66,8 +66,13 @@ class Compiled:
         mode = kernel or os.environ.get("PERFMODEL_KERNEL") or "auto"
         if mode not in ("auto", "numpy", "fused"):
             raise ValueError(f"PERFMODEL_KERNEL={mode!r}: choose auto, numpy or fused")
-        if flat and (mode == "fused" or (mode == "auto" and n >= FUSED_MIN_POINTS and _fused_available())):
+        if flat and mode == "fused":
             return self.fused(values)
+        if flat and mode == "auto" and n >= FUSED_MIN_POINTS and _fused_available():
+            try:
+                return self.fused(values)
+            except Exception as exc:  # noqa: BLE001 - a kernel numba cannot build: the numpy path decides
+                _fused_failed(exc)
         if n == 1 and flat and mode == "auto":
             out = self._one_point(argv)
             if out is not None:
@@ -118,9 +123,19 @@ FUSED_MIN_POINTS = 100_000
 the numpy path, bit for bit; a large sweep, where the kernel is 3-4x faster, does not)."""
 
 
+_fused_off: list[str] = []   # why the fused kernel failed in this process (auto mode then keeps to numpy)
+
+
 def _fused_available() -> bool:
     from .fused import available
-    return available()
+    return available() and not _fused_off
+
+
+def _fused_failed(exc: Exception) -> None:
+    import warnings
+    _fused_off.append(f"{type(exc).__name__}: {exc}")
+    warnings.warn(f"fused kernel unavailable, numpy path used ({_fused_off[-1].splitlines()[0][:200]})",
+                  RuntimeWarning, stacklevel=3)
 
 
 def _smax(a, b):
