@@ -127,14 +127,30 @@ class CurveStore:
 
 
 def _envelope_rows(df: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
-    """Those of ``rows`` on an envelope of an ENVELOPE_METRICS metric against either axis (ascending)."""
-    keep: set[int] = set()
+    """Those of ``rows`` on an envelope of an ENVELOPE_METRICS metric against either axis (ascending).
+
+    Without ties in the axis values every metric's envelope sweep visits the points in the same order (axis
+    descending), so it is sorted once per axis; with ties, ``pareto_index`` orders each metric itself."""
+    keep = np.zeros(len(df), bool)
     for axis in AXES.values():
+        if axis not in df:
+            continue
+        x = df[axis].to_numpy()[rows]
+        order = np.argsort(-x, kind="stable")
+        xs = x[order]
+        ties = bool(np.any(xs[1:] == xs[:-1]))
         for metric in ENVELOPE_METRICS:
-            if metric in df and axis in df:
-                x, y = df[axis].to_numpy()[rows], df[metric].to_numpy()[rows]
-                keep.update(rows[pareto_index(x, y)].tolist())
-    return np.array(sorted(keep), dtype=np.int64)
+            if metric not in df:
+                continue
+            y = df[metric].to_numpy()[rows]
+            if ties:
+                keep[rows[pareto_index(x, y)]] = True
+                continue
+            o = order[np.isfinite(xs) & (xs > 0) & np.isfinite(y[order])]
+            ys = y[o]
+            best_before = np.concatenate(([-np.inf], np.maximum.accumulate(ys)[:-1]))
+            keep[rows[o[ys > best_before]]] = True
+    return np.nonzero(keep)[0]
 
 
 def curve_end(env: pd.DataFrame, axis: str) -> float:
