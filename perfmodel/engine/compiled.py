@@ -104,6 +104,9 @@ class Compiled:
         """The same outputs from the fused per-point kernel (``engine/fused.py``; numba required): one pass
         over the points, each output an array of the points' length."""
         from . import fused
+        if not fused.available():
+            raise ModuleNotFoundError("the fused kernel needs numba: pip install 'perfmodel[fast]' "
+                                      "(or PERFMODEL_KERNEL=numpy)")
         try:
             vals = {a: values[a] for a in self.args}
         except KeyError as exc:
