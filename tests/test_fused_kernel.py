@@ -94,7 +94,7 @@ def test_kernel_source_hoists_invariants_and_lifts_powers():
     kern, lifted = fused.kernel_source(src, [True, False, False], cache=False)
     before, loop = kern.split("for i in range(")
     assert "x0 = _pow(a, -1.0)" in before and "x3 = _pow(c, 3)" in before  # loop-invariant, computed once
-    assert "x1 = B * x0" in loop and "x2 = V[1, i]" in loop             # the varying power is an input row
+    assert "x1 = B * x0" in loop and "x2 = v1[i]" in loop               # the varying power is an input row
     assert "x1 * x1" in loop and "**" not in kern.split("def kernel")[1]
     assert "x1 = B * x0" in lifted and "x1 ** 0.14" in lifted and "x3" not in lifted
 

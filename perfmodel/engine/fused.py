@@ -10,7 +10,8 @@ single source of truth) is rewritten into one loop over the points, which LLVM v
   and the loop reads them as extra input rows;
 - the rest run per point in the loop; output j of point i is stored into ``out[j, i]``.
 
-Inputs per call: the array values form the rows of ``V`` (rows x points), the scalars the vector ``S``.
+Inputs per call: each array value is one argument ``v0, v1, ...`` (contiguous, read-only: one signature), the
+lifted powers follow them, and the scalars form the vector ``S``.
 One kernel is generated per (equation source, which inputs are arrays), compiled by numba
 (``error_model="numpy"``: x / 0 is inf as in numpy) and cached on disk under ``$PERFMODEL_CACHE/kernels``
 (file names from hashes only). Every other operation is IEEE arithmetic in the numpy path's order, so the
@@ -96,7 +97,7 @@ class _Pow(ast.NodeTransformer):
     """a ** b in the loop. Exponents -1, 2 and 0.5 become 1 / a, a * a and sqrt(a) (numpy's fast paths for an
     array base, exact in IEEE arithmetic); any other power of a varying operand (libm or SIMD pow, a call that
     stops vectorization) is taken out of the loop: ``lifted`` collects it, numpy evaluates it before the
-    kernel runs, exactly as the numpy path does, and the loop reads it as the next row of ``V``. Powers of
+    kernel runs, exactly as the numpy path does, and the loop reads it as the next input row. Powers of
     loop-invariant operands call libm's pow, as Python's float power does."""
 
     def __init__(self, dyn: set[str], first_row: int):
@@ -119,9 +120,7 @@ class _Pow(ast.NodeTransformer):
             return ast.Call(ast.Name("_pow", ast.Load()), [node.left, node.right], [])
         self.lifted.append(node)
         self.row += 1
-        return ast.Subscript(ast.Name("V", ast.Load()),
-                             ast.Tuple([ast.Constant(self.row - 1), ast.Name("i", ast.Load())], ast.Load()),
-                             ast.Load())
+        return ast.Subscript(ast.Name(f"v{self.row - 1}", ast.Load()), ast.Name("i", ast.Load()), ast.Load())
 
 
 def _names(node) -> set[str]:
@@ -131,8 +130,8 @@ def _names(node) -> set[str]:
 def kernel_source(source: str, varying: list[bool], cache: bool = True) -> tuple[str, str]:
     """Rewrite a lambdified function (``def _lambdifygenerated(a, b, ...): x0 = ...; return [...]``) for the
     inputs marked ``varying`` (arrays; the rest scalars) into (numba module source of
-    ``kernel(V, S, out, start)``: points ``start ...`` of ``out``, numpy source of ``lifted(a, b, ...)``: the
-    varying powers the kernel reads as the last rows of ``V``)."""
+    ``kernel(v0, v1, ..., S, out, start, n)``: points ``start .. start + n`` of ``out``, numpy source of
+    ``lifted(a, b, ...)``: the varying powers the kernel reads as its last rows ``v``)."""
     fn = ast.parse(source).body[0]
     if not isinstance(fn, ast.FunctionDef):
         raise ValueError("generated code is not one function")
@@ -140,7 +139,7 @@ def kernel_source(source: str, varying: list[bool], cache: bool = True) -> tuple
     dyn = {a for a, v in zip(args, varying) if v}
     head, loop = [], []
     for j, a in enumerate(x for x, v in zip(args, varying) if v):
-        loop.append(f"{a} = V[{j}, i]")
+        loop.append(f"{a} = v{j}[i]")
     for j, a in enumerate(x for x, v in zip(args, varying) if not v):
         head.append(f"{a} = S[{j}]")
     *body, ret = fn.body
@@ -163,8 +162,9 @@ def kernel_source(source: str, varying: list[bool], cache: bool = True) -> tuple
         loop.append(f"out[{j}, k] = {ast.unparse(pw.visit(ast.parse(ast.unparse(e), mode='eval').body))}")
     ind, ind2 = "\n    ", "\n        "
     # unsigned indices: numba then emits no negative-index wraparound, and the stores stay contiguous
-    kern = (HELPERS.format(cache=cache) + "\n\n@njit(**_JIT)\ndef kernel(V, S, out, start):" + ind
-            + ind.join(["n = V.shape[1]", "start = np.uint64(start)", *head, "for i in range(np.uint64(n)):"])
+    rows = ", ".join(f"v{j}" for j in range(pw.row))
+    kern = (HELPERS.format(cache=cache) + f"\n\n@njit(**_JIT)\ndef kernel({rows + ', ' if rows else ''}S, out, start, n):"
+            + ind + ind.join(["start = np.uint64(start)", *head, "for i in range(np.uint64(n)):"])
             + ind2 + ind2.join(["k = start + i", *loop]) + "\n")
     # the lifted powers with the statements they read (their cone), in the original order, as numpy code
     need, todo = set(), [n for p in pw.lifted for n in _names(p)]
@@ -250,6 +250,13 @@ CHUNK = 32768
 8k-32k points per chunk are equally fast, 250k is 1.5x slower)."""
 
 
+def _row(x, m: int) -> np.ndarray:
+    """One input row as the kernel takes every row: contiguous float64, read-only (one numba signature)."""
+    r = np.ascontiguousarray(np.broadcast_to(np.asarray(x, dtype=np.float64), (m,))).view()
+    r.flags.writeable = False
+    return r
+
+
 def evaluate(source: str, args: list[str], n_out: int, values: dict, n: int, cache_dir: Path | None,
              namespace: dict) -> np.ndarray:
     """Evaluate the kernel of ``source`` over ``n`` points: ``values`` maps each of ``args`` to a scalar or
@@ -263,8 +270,5 @@ def evaluate(source: str, args: list[str], n_out: int, values: dict, n: int, cac
         part = [np.broadcast_to(values[a], (n,))[i:i + m] if v else values[a] for a, v in zip(args, varying)]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             extra = lifted(*part)
-        V = np.empty((sum(varying) + len(extra), m))
-        for j, x in enumerate([x for x, v in zip(part, varying) if v] + extra):
-            V[j] = x
-        kern(V, S, out, i)
+        kern(*[_row(x, m) for x in [x for x, v in zip(part, varying) if v] + extra], S, out, i, m)
     return out
