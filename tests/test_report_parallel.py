@@ -1,12 +1,7 @@
-"""The report's worker processes: claims grouped by (model, workload), results as in one process; figures
-drawn by a second process are the same PNG bytes."""
-
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+"""The report's worker processes: claims grouped by (model, workload), results as in one process."""
 
 from perfmodel.claims import CurveStore, check
 from perfmodel.report import parallel
-from perfmodel.report.render import Renderer
 
 SPEC = ["spec-hbm-bandwidth-2.4x", "spec-nvfp4-2.3x", "spec-nvlink-1.7x"]   # no model evaluation: fast
 
@@ -38,19 +33,3 @@ def test_worker_results_equal_in_process_results(monkeypatch):
         assert "PERFMODEL_JOBS" in str(exc)
     else:
         raise AssertionError("a bad PERFMODEL_JOBS is not refused")
-
-
-def test_background_png_is_the_in_process_png(tmp_path, monkeypatch):
-    def fig():
-        f = Figure(figsize=(3, 2), dpi=80, layout="constrained")
-        FigureCanvasAgg(f)
-        ax = f.subplots()
-        ax.plot([1, 2, 3], [3, 1, 2], marker="o", label="x")
-        ax.set_xscale("log")
-        ax.legend()
-        return f
-    fig().savefig(tmp_path / "direct.png")
-    monkeypatch.setenv("PERFMODEL_JOBS", "2")
-    with parallel.pool(CurveStore()) as workers, Renderer(workers) as r:
-        r.save(fig(), tmp_path / "worker.png")
-    assert (tmp_path / "worker.png").read_bytes() == (tmp_path / "direct.png").read_bytes()

@@ -19,7 +19,6 @@ from ..claims import CurveStore, Side
 from ..claims.check import DEFAULT_MODELS, FAR, MAX_SOFTWARE, TOL, json_safe
 from ..claims.curves import AXES, AXIS_TEXT, curve_end, read
 from .parallel import ClaimChecks, pool
-from .render import Renderer
 
 SYSTEMS = ("gb200-nvl72", "gb300-nvl72", "vr200-nvl72")
 NAMES = {"gb200-nvl72": "GB200 NVL72", "gb300-nvl72": "GB300 NVL72", "vr200-nvl72": "Vera Rubin NVL72"}
@@ -30,16 +29,6 @@ CURVE_COLS = ["tps_per_user", "tps_per_user_e2e", "total_tps_per_gpu", "output_t
               "serving", "gpus", "tp", "dp", "ep", "spec_tokens", "kv_host_tier", "batch", "bound", "sessions_per_gpu",
               "evicted_share"]
 Y_LABEL = "total tokens/s per GPU\n(input incl. cached prefix + output)"
-
-
-_renderer: Renderer | None = None   # set while build_report runs: figures drawn by a second process
-
-
-def _save(fig, path: Path) -> None:
-    if _renderer is None:
-        fig.savefig(path)
-    else:
-        _renderer.save(fig, path)
 
 
 def _fig(ncols=1, h=4.2):
@@ -90,7 +79,7 @@ def _frontiers(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame
             _style_log_axes(ax, f"interactivity, {AXIS_TEXT[axis]}", Y_LABEL,
                             f"{m}, {WORKLOAD}, {PROFILE} profile, nvfp4 - {axis} axis")
         fn = f"frontier-{m}.png"
-        _save(fig, d / fn)
+        fig.savefig(d / fn)
         figs.append(fn)
         md.append(f"![frontier {m}](claims/{fn})")
     return _table(rows, d, "frontiers.csv")
@@ -115,7 +104,7 @@ def _ratios(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
         _style_log_axes(ax, f"interactivity, {AXIS_TEXT['itl']}",
                         f"ratio Vera Rubin / {NAMES[base]}\n(total tokens/s per GPU)",
                         f"Vera Rubin NVL72 / {NAMES[base]}, {WORKLOAD}, {PROFILE} on both")
-    _save(fig, d / "ratios.png")
+    fig.savefig(d / "ratios.png")
     figs.append("ratios.png")
     return _table(rows, d, "ratios.csv")
 
@@ -162,7 +151,7 @@ def _whatif(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
         rows.append(_labelled(env[[c for c in CURVE_COLS if c in env]], system=name))
     _style_log_axes(ax, f"interactivity, {AXIS_TEXT['itl']}", Y_LABEL,
                     f"What if GB300 had Rubin's memory bandwidth? {m}, {WORKLOAD}, {PROFILE}, nvfp4")
-    _save(fig, d / "whatif-gb300-rubin-bandwidth.png")
+    fig.savefig(d / "whatif-gb300-rubin-bandwidth.png")
     figs.append("whatif-gb300-rubin-bandwidth.png")
     return _table(rows, d, "whatif-gb300-rubin-bandwidth.csv")
 
@@ -215,16 +204,13 @@ def _assumptions(results) -> list[str]:
 
 
 def build_report(out: str | Path = "reports") -> dict:
-    """Write the claims report into ``out``; figures are drawn by a second process meanwhile (render.py)."""
-    global _renderer
+    """Write the claims report into ``out``; claims of other workloads are checked by worker processes."""
     t0 = time.time()
     store = CurveStore()
     workers = pool(store)
     try:
-        with Renderer(workers) as _renderer:
-            res = _build_report(out, store, workers)
+        res = _build_report(out, store, workers)
     finally:
-        _renderer = None
         if workers is not None:
             workers.shutdown()
     res["seconds"] = time.time() - t0

@@ -3,12 +3,11 @@
 ``perfmodel report`` spends most of its time evaluating each claim's systems. Claims about the same model
 and workload read the same curves, so they are grouped by (model, workload): the groups the report's own
 figures share (``local``) are checked in process, with the figures' store; the others go to
-``PERFMODEL_JOBS - 1`` bins (largest groups first) checked by workers of one forked pool of
-``PERFMODEL_JOBS`` processes (default 2; 1 or no ``fork``: all in process), each worker with its own
-``CurveStore``; the pool's other worker draws the figures (render.py). One pool: its workers are forked at
-once, before the pool's manager thread starts (no fork while a thread runs). A system's curve is evaluated once per
-process and shared by every claim, plot and table of that process. The results are those of checking in
-one process (each check is deterministic given its inputs), in the order of the ids.
+``PERFMODEL_JOBS - 1`` bins (largest groups first) checked by as many forked workers (``PERFMODEL_JOBS``
+default 2; 1 or no ``fork``: all in process), each worker with its own ``CurveStore``. The workers are
+forked at once, before the pool's manager thread starts (no fork while a thread runs). A system's curve is
+evaluated once per process and shared by every claim, plot and table of that process. The results are
+those of checking in one process (each check is deterministic given its inputs), in the order of the ids.
 """
 
 from __future__ import annotations
@@ -60,12 +59,12 @@ def _bins(ids: list[str], local, n: int) -> tuple[list[str], list[list[str]]]:
 
 
 def pool(store: CurveStore) -> ProcessPoolExecutor | None:
-    """The report's pool of ``jobs()`` forked workers (each with a store like ``store``), or None for one
-    process. Shut it down when done (``with``)."""
+    """The report's pool of ``jobs() - 1`` forked workers (each with a store like ``store``; the report's own
+    process is the other job), or None for one process. Shut it down when done (``with``)."""
     n = jobs()
     if n < 2 or "fork" not in mp.get_all_start_methods():
         return None
-    return ProcessPoolExecutor(n, mp_context=mp.get_context("fork"), initializer=_init,
+    return ProcessPoolExecutor(n - 1, mp_context=mp.get_context("fork"), initializer=_init,
                                initargs=(store.weights, store.space))
 
 
