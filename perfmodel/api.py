@@ -9,7 +9,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from . import catalog
-from .engine.evaluate import Setup, evaluate
+from .engine.evaluate import Setup, evaluate, evaluate_columns
 from .errors import SpecError, pydantic_to_spec_error
 from .specs.deployment import Deployment, FixedWorkload, Scenario
 from .specs.workload import WorkloadSpec
@@ -208,3 +208,51 @@ def predict(scenario: Scenario) -> pd.DataFrame:
         tokens, seconds = prefill_step(setup, p, setup.symbol_values())
         df["input_tps_per_gpu"] = float((tokens / seconds / p["gpus"])[0])
     return df
+
+
+_setups: dict = {}
+
+
+def _cached_setup(scenario: Scenario) -> tuple[Setup, dict]:
+    """(Setup, its symbol values) for catalog ids, kept per process; specs given as objects are bound anew."""
+    dep, ov = scenario.deployment, scenario.overrides
+    ids = (scenario.hardware, scenario.model, scenario.profile)
+    key = None
+    if all(isinstance(x, str) for x in ids):
+        key = (*ids, dep.weights, dep.kv_cache, dep.attention_weights, tuple(sorted(ov.hardware.items())),
+               tuple(sorted(ov.profile.items())))
+        if key in _setups:
+            return _setups[key]
+    setup = setup_for(scenario.hardware, scenario.model, scenario.profile, dep, ov.hardware, ov.profile)
+    out = (setup, setup.symbol_values())
+    if key is not None:
+        _setups[key] = out
+    return out
+
+
+def predict_point(scenario: Scenario) -> dict:
+    """The fast path for one operating point: ``predict``'s row as a mapping (column -> float, bool or str;
+    units in the names), without a DataFrame. The hardware, model and profile, when given as catalog ids,
+    are bound once per process (``predict_point_cache_clear()`` after editing a catalog file in a session).
+    Aggregated and decode-only fixed workloads evaluate directly; other modes (disaggregated, agentic,
+    prefill-only) take ``predict`` and return its row."""
+    dep = scenario.deployment
+    wl = catalog.workload(scenario.workload) if isinstance(scenario.workload, str) else scenario.workload
+    if dep.serving not in ("aggregated", "decode_only") or (isinstance(wl, WorkloadSpec) and wl.kind == "agentic"):
+        return predict(scenario).iloc[0].to_dict()
+    setup, vals = _cached_setup(scenario)
+    check_layout(setup.model, dep)
+    rate = setup.profile.spec_decoding.acceptance_rate
+    pts = deployment_points(dep, workload_lengths(wl), dep.accepted_tokens(rate.value if rate else None))
+    cols = evaluate_columns(setup, pts, symbol_values=vals)
+    out = {"hardware": setup.hardware.id, "model": setup.model.id, "profile": setup.profile.id}
+    for k, v in cols.items():
+        x = np.asarray(v).reshape(-1)[0]
+        out[k] = x.item() if hasattr(x, "item") else x
+    out["serving"] = dep.serving
+    return out
+
+
+def predict_point_cache_clear() -> None:
+    """Forget the setups ``predict_point`` bound (after a catalog file changed within the session)."""
+    _setups.clear()

@@ -105,6 +105,8 @@ def _index(kind: str, roots: tuple[Path, ...]) -> tuple[dict[str, Path], frozens
             ids = [f.stem]
             try:  # an unreadable file is indexed by its name; loading it reports the problem
                 data = fileio.load_yaml(f) or {}
+                if isinstance(data, dict) and data:
+                    _parsed[(str(f), f.stat().st_mtime)] = data      # loading it validates this parse
                 if isinstance(data, dict):
                     aliases = data.get("aliases", []) or []
                     ids = [str(data.get("id", f.stem)),
@@ -141,9 +143,14 @@ def resolve_path(kind: str, name: str) -> Path:
     raise SpecError(f"unknown {label} id {name!r}{hint}", field=kind)
 
 
+_parsed: dict[tuple[str, float], object] = {}   # files the index parsed, by (path, mtime), until loaded once
+
+
 @lru_cache(maxsize=256)
 def _load_cached(kind: str, path: str, mtime: float):
-    data = load_yaml(Path(path))
+    data = _parsed.pop((path, mtime), None)
+    if data is None:
+        data = load_yaml(Path(path))
     return validate(kind, data, file=path)
 
 

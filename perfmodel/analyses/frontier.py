@@ -137,9 +137,11 @@ def _annotate(b: _Block, idx: np.ndarray | None, sysm: System, m, attention_weig
 
 def candidates(system: System | str, model, workload="fixed-1k1k", *, profile=DEFAULT_PROFILE,
                weights=("fp8",), kv_cache: str = "fp8", attention_weights: str | None = None,
-               space: DeploymentSpace | None = None, fitting_only: bool = True) -> pd.DataFrame:
+               space: DeploymentSpace | None = None, fitting_only: bool = True, keep=None) -> pd.DataFrame:
     """Every enumerated operating point, evaluated, with its deployment columns.
 
+    ``keep``: optional ``keep(engine_frame, rows) -> rows`` choosing which of the (fitting) rows of each weight
+    format to return, before the deployment columns are attached (e.g. the points of some envelopes).
     ``df.attrs``: ``candidates`` (points evaluated on the batch grids), ``deployments``, ``notes``.
     """
     sysm = as_system(system, profile)
@@ -148,6 +150,8 @@ def candidates(system: System | str, model, workload="fixed-1k1k", *, profile=DE
     frames = []
     for b in blocks:
         idx = np.nonzero(b.df["fits"].to_numpy())[0] if fitting_only else None
+        if keep is not None:
+            idx = keep(b.df, np.arange(len(b.df)) if idx is None else idx)
         frames.append(_annotate(b, idx, sysm, m, attention_weights, kv_cache))
     out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     out.attrs.update(meta)

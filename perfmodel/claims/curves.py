@@ -21,7 +21,7 @@ import pandas as pd
 
 from .. import catalog
 from ..analyses.deployments import DeploymentSpace
-from ..analyses.frontier import candidates, pareto
+from ..analyses.frontier import THROUGHPUT_METRICS, candidates, pareto, pareto_index
 from ..analyses.systems import System
 from ..specs.profile import PROFILE_PARAMS
 
@@ -36,6 +36,7 @@ AXIS_TEXT = {"itl": "tokens/s per user = 1 / inter-token latency (decode only)",
 LOW_IS_SLOW = {name: not (name.endswith("_us") or name.endswith("_ms") or name in ("moe_imbalance", "workspace_gb"))
                for name in PROFILE_PARAMS}
 
+ENVELOPE_METRICS = THROUGHPUT_METRICS    # the metrics whose envelopes the store keeps the points for
 DEFAULT_WEIGHTS = "nvfp4"
 DEFAULT_SPACE = dict(batch_points=16, spec_tokens=(0, 1, 3, 7))
 
@@ -92,7 +93,12 @@ class Side:
 
 @dataclass
 class CurveStore:
-    """Evaluated operating points per (side, model, workload), computed once."""
+    """Envelopes per (side, model, workload, axis, metric), each side's operating points evaluated once.
+
+    Of the evaluated points the store keeps those on an envelope of an ENVELOPE_METRICS metric against
+    either axis (a few hundred of ~5,000 per side): every such envelope is taken from them exactly as from
+    all the points (each envelope point is kept, and pruned points beat none of them). An envelope of any
+    other metric evaluates the side again. ``evaluations`` counts the evaluations."""
 
     weights: str = DEFAULT_WEIGHTS
     space: dict = field(default_factory=lambda: dict(DEFAULT_SPACE))
@@ -100,12 +106,16 @@ class CurveStore:
     _env: dict = field(default_factory=dict)
     evaluations: int = 0
 
-    def points(self, side: Side, model: str, workload: str) -> pd.DataFrame:
+    def points(self, side: Side, model: str, workload: str, keep=None) -> pd.DataFrame:
+        """Every operating point of the side (evaluated again: the store keeps the envelopes' points)."""
+        space = DeploymentSpace(**{**self.space, **({"gpus": side.gpus} if side.gpus else {})})
+        self.evaluations += 1
+        return candidates(side.system(), model, workload, weights=(self.weights,), space=space, keep=keep)
+
+    def _envelope_points(self, side: Side, model: str, workload: str) -> pd.DataFrame:
         key = (side, model, workload)
         if key not in self._points:
-            space = DeploymentSpace(**{**self.space, **({"gpus": side.gpus} if side.gpus else {})})
-            self._points[key] = candidates(side.system(), model, workload, weights=(self.weights,), space=space)
-            self.evaluations += 1
+            self._points[key] = self.points(side, model, workload, keep=_envelope_rows)
         return self._points[key]
 
     def envelope(self, side: Side, model: str, workload: str, axis: str = "itl",
@@ -113,11 +123,39 @@ class CurveStore:
         """Pareto envelope of ``metric`` against the axis column (sorted by the axis, metric falling)."""
         key = (side, model, workload, axis, metric)
         if key not in self._env:
-            pts = self.points(side, model, workload)
+            pts = (self._envelope_points(side, model, workload) if metric in ENVELOPE_METRICS
+                   else self.points(side, model, workload))
             env = pareto(pts, x=AXES[axis], y=metric).copy()
             env.attrs.update(system=side.name, axis=axis, metric=metric, model=model, workload=workload)
             self._env[key] = env
         return self._env[key]
+
+
+def _envelope_rows(df: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """Those of ``rows`` on an envelope of an ENVELOPE_METRICS metric against either axis (ascending).
+
+    Without ties in the axis values every metric's envelope sweep visits the points in the same order (axis
+    descending), so it is sorted once per axis; with ties, ``pareto_index`` orders each metric itself."""
+    keep = np.zeros(len(df), bool)
+    for axis in AXES.values():
+        if axis not in df:
+            continue
+        x = df[axis].to_numpy()[rows]
+        order = np.argsort(-x, kind="stable")
+        xs = x[order]
+        ties = bool(np.any(xs[1:] == xs[:-1]))
+        for metric in ENVELOPE_METRICS:
+            if metric not in df:
+                continue
+            y = df[metric].to_numpy()[rows]
+            if ties:
+                keep[rows[pareto_index(x, y)]] = True
+                continue
+            o = order[np.isfinite(xs) & (xs > 0) & np.isfinite(y[order])]
+            ys = y[o]
+            best_before = np.concatenate(([-np.inf], np.maximum.accumulate(ys)[:-1]))
+            keep[rows[o[ys > best_before]]] = True
+    return np.nonzero(keep)[0]
 
 
 def curve_end(env: pd.DataFrame, axis: str) -> float:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -37,6 +38,8 @@ class Compiled:
     names: list[str]
     fn: object
     _exprs: list[sp.Expr] | Callable[[], list[sp.Expr]] = field(repr=False, default_factory=list)
+    source: str = field(repr=False, default="")     # the generated code of ``fn`` (the fused kernel's input)
+    _scalar_fn: Callable | None = field(repr=False, default=None)
 
     @property
     def exprs(self) -> list[sp.Expr]:
@@ -45,14 +48,117 @@ class Compiled:
             self._exprs = self._exprs()
         return self._exprs
 
-    def __call__(self, values: dict) -> dict[str, np.ndarray]:
+    def __call__(self, values: dict, kernel: str | None = None) -> dict[str, np.ndarray]:
+        """Every output at the points of ``values`` (symbol -> scalar or array).
+
+        ``kernel`` (default ``$PERFMODEL_KERNEL``, else ``auto``): ``numpy`` evaluates the lambdified code,
+        inputs of more than NUMPY_CHUNK points in cache-sized chunks (same results, elementwise); ``fused``
+        runs the fused kernel (``engine/fused.py``, numba); ``auto`` takes the fused kernel for calls of at
+        least FUSED_MIN_POINTS points when numba is installed, else numpy."""
         try:
             argv = [values[a] for a in self.args]
         except KeyError as exc:
             raise KeyError(f"missing input {exc.args[0]!r} for the compiled equations") from None
+        n, flat = 1, True
+        for v in argv:
+            if isinstance(v, np.ndarray):
+                n, flat = max(n, v.size), flat and v.ndim <= 1
+        mode = kernel or os.environ.get("PERFMODEL_KERNEL") or "auto"
+        if mode not in ("auto", "numpy", "fused"):
+            raise ValueError(f"PERFMODEL_KERNEL={mode!r}: choose auto, numpy or fused")
+        if flat and mode == "fused":
+            return self.fused(values)
+        if flat and mode == "auto" and n >= FUSED_MIN_POINTS and _fused_available():
+            try:
+                return self.fused(values)
+            except Exception as exc:  # noqa: BLE001 - a kernel numba cannot build: the numpy path decides
+                _fused_failed(exc)
+        if n == 1 and flat and mode == "auto":
+            out = self._one_point(argv)
+            if out is not None:
+                return out
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            out = self.fn(*argv)
+            if n <= NUMPY_CHUNK or not flat:
+                return dict(zip(self.names, self.fn(*argv)))
+            out = np.empty((len(self.names), n))
+            for i in range(0, n, NUMPY_CHUNK):
+                part = [v[i:i + NUMPY_CHUNK] if np.ndim(v) and np.size(v) == n else v for v in argv]
+                for j, col in enumerate(self.fn(*part)):
+                    out[j, i:i + NUMPY_CHUNK] = col
         return dict(zip(self.names, out))
+
+    def _one_point(self, argv: list) -> dict[str, float] | None:
+        """One operating point on Python floats (the same code, ~10x faster than numpy on 1-element arrays);
+        None where Python float arithmetic raises (x / 0, sqrt of a negative, overflow): numpy decides."""
+        if self._scalar_fn is None:
+            ns = dict(SCALAR_NAMESPACE)
+            exec(compile(self.source or inspect.getsource(self.fn), "<perfmodel one point>", "exec"), ns)  # noqa: S102
+            self._scalar_fn = ns["_lambdifygenerated"]
+        try:
+            out = self._scalar_fn(*[float(v[0]) if isinstance(v, np.ndarray) and v.ndim else float(v) for v in argv])
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return None
+        return dict(zip(self.names, out))
+
+    def fused(self, values: dict) -> dict[str, np.ndarray]:
+        """The same outputs from the fused per-point kernel (``engine/fused.py``; numba required): one pass
+        over the points, each output an array of the points' length."""
+        from . import fused
+        if not fused.available():
+            raise ModuleNotFoundError("the fused kernel needs numba: pip install 'perfmodel[fast]' "
+                                      "(or PERFMODEL_KERNEL=numpy)")
+        try:
+            vals = {a: values[a] for a in self.args}
+        except KeyError as exc:
+            raise KeyError(f"missing input {exc.args[0]!r} for the compiled equations") from None
+        n = max((np.size(v) for v in vals.values()), default=1)
+        out = fused.evaluate(self.source or inspect.getsource(self.fn), self.args, len(self.names), vals, n,
+                             _cache_dir(), _namespace())
+        return dict(zip(self.names, out))
+
+
+NUMPY_CHUNK = 8192
+"""Points per numpy pass: the temporaries of ~450 operations per decode point stay in cache (measured with
+benchmarks/bench_decode.py --kernel numpy: 1.3x the throughput of one 250k-point pass)."""
+
+FUSED_MIN_POINTS = 100_000
+"""Calls of at least this many points take the fused kernel under ``auto``: a sweep where it is 3-4x faster
+and its one-off compile (seconds per model structure and input pattern, then cached on disk) pays off;
+frontiers and the report (calls of ~5,000 points) stay on the numpy path. Both give the same numbers."""
+
+
+_fused_off: list[str] = []   # why the fused kernel failed in this process (auto mode then keeps to numpy)
+
+
+def _fused_available() -> bool:
+    from .fused import available
+    return available() and not _fused_off
+
+
+def _fused_failed(exc: Exception) -> None:
+    import warnings
+    _fused_off.append(f"{type(exc).__name__}: {exc}")
+    warnings.warn(f"fused kernel unavailable, numpy path used ({_fused_off[-1].splitlines()[0][:200]})",
+                  RuntimeWarning, stacklevel=3)
+
+
+def _smax(a, b):
+    return a if (a >= b or a != a) else b     # np.maximum: NaN if either is NaN
+
+
+def _smin(a, b):
+    return a if (a <= b or a != a) else b     # np.minimum: NaN if either is NaN
+
+
+def _heaviside(x, h0=0.5):
+    return 0.0 if x < 0 else (1.0 if x > 0 else (h0 if x == 0 else x))
+
+
+SCALAR_NAMESPACE = {"SMax": _smax, "SMin": _smin, "Heaviside": _heaviside, "sqrt": math.sqrt,
+                    "ceiling": lambda x: float(math.ceil(x)), "Ceil": lambda x: float(math.ceil(x)),
+                    "Floor": lambda x: float(math.floor(x))}
+"""The generated code's functions on Python floats (numpy's NaN rules; math raises where numpy gives inf/NaN,
+and the caller falls back to numpy)."""
 
 
 NUMPY_MODULES = [{"ceiling": np.ceil, "Heaviside": lambda x, h0=0.5: np.heaviside(x, h0), "SMax": np.maximum, "Ceil": np.ceil, "Floor": np.floor,
@@ -65,7 +171,7 @@ def _compile(exprs: dict[str, sp.Expr]) -> Compiled:
     ex = [sp.sympify(exprs[n]) for n in names]
     syms = sorted(set().union(*(e.free_symbols for e in ex)), key=lambda s: s.name)
     fn = sp.lambdify(syms, ex, modules=NUMPY_MODULES, cse=True)
-    return Compiled([s.name for s in syms], names, fn, ex)
+    return Compiled([s.name for s in syms], names, fn, ex, inspect.getsource(fn))
 
 
 @dataclass
@@ -109,7 +215,7 @@ def _namespace() -> dict:
 
 
 def _save(path: Path, parts: dict[str, Compiled]) -> None:
-    data = {k: {"args": c.args, "names": c.names, "source": inspect.getsource(c.fn)} for k, c in parts.items()}
+    data = {k: {"args": c.args, "names": c.names, "source": c.source} for k, c in parts.items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data))
@@ -122,7 +228,7 @@ def _load(path: Path, exprs: Callable[[str], Callable[[], list]]) -> dict[str, C
     for k, d in data.items():
         ns = dict(_namespace())
         exec(compile(d["source"], f"<perfmodel {k}>", "exec"), ns)  # our own generated code, keyed by hash
-        out[k] = Compiled(d["args"], d["names"], ns["_lambdifygenerated"], exprs(k))
+        out[k] = Compiled(d["args"], d["names"], ns["_lambdifygenerated"], exprs(k), d["source"])
     return out
 
 
@@ -136,9 +242,17 @@ def _expressions(m: ModelSpec) -> dict[str, dict[str, sp.Expr]]:
 _cache: dict[str, CompiledModel] = {}
 
 
+_by_object: dict[int, tuple[ModelSpec, str]] = {}   # id(spec) -> (spec, its content key)
+
+
 def compiled(m: ModelSpec) -> CompiledModel:
-    """Build and lambdify the equations of ``m`` (cached in memory and on disk by the model's content)."""
+    """Build and lambdify the equations of ``m`` (cached in memory and on disk by the model's content; the
+    same spec object again skips hashing its content: specs are not changed in place)."""
+    hit = _by_object.get(id(m))
+    if hit is not None and hit[0] is m and hit[1] in _cache:
+        return _cache[hit[1]]
     k = _key(m)
+    _by_object[id(m)] = (m, k)
     if k in _cache:
         return _cache[k]
     d = _cache_dir()

@@ -110,13 +110,20 @@ def prefill_step(setup: Setup, p: dict, vals: dict, tokens_per_gpu: float = PREF
 
 
 def evaluate(setup: Setup, points: dict, which: str = "value", symbol_values: dict | None = None) -> pd.DataFrame:
-    """Evaluate every operating point in ``points`` (a mapping of POINT_COLUMNS to scalars or arrays).
+    """Evaluate every operating point in ``points``: ``evaluate_columns`` as one DataFrame, one row a point."""
+    return pd.DataFrame(evaluate_columns(setup, points, which, symbol_values))
+
+
+def evaluate_columns(setup: Setup, points: dict, which: str = "value",
+                     symbol_values: dict | None = None) -> dict[str, np.ndarray]:
+    """Evaluate every operating point in ``points`` (a mapping of POINT_COLUMNS to scalars or arrays) into
+    output columns (name -> array, one entry a point; units in the names), built without a DataFrame.
 
     ``batch`` (the running batch: requests holding a KV slot) may hold NaN for "the largest batch that
     fits", or, with a ``concurrency`` (clients in a closed loop), for the batch those clients keep running:
     B = min(cap, C B / C_B) with C_B the clients a batch B needs (queueing.py; those waiting for prefill
     or a slot hold none), one proportional correction from B = min(C, cap). Past the cap the clients
-    beyond C_B wait for a slot. Returns one row per point.
+    beyond C_B wait for a slot.
     """
     cm = compiled(setup.model)
     vals = symbol_values if symbol_values is not None else setup.symbol_values(which)
@@ -139,7 +146,7 @@ def evaluate(setup: Setup, points: dict, which: str = "value", symbol_values: di
         if by_rate.any():
             p["batch"] = np.where(by_rate, open_loop_batch(cm, p, vals, t_pf, cap), p["batch"])
     d, load = decode_under_load(cm, p, vals, t_pf)
-    return _frame(setup, p, d, pf, vals, load)
+    return _columns(setup, p, d, pf, vals, load)
 
 
 def open_loop_batch(cm, p: dict, vals: dict, t_pf, cap) -> np.ndarray:
@@ -211,8 +218,8 @@ def chunk_mixture(p: dict, vals: dict) -> tuple[np.ndarray, np.ndarray, dict]:
     return demand, w, {**p, "mix": np.where(unit > 0, k / np.where(unit > 0, unit, 1.0), 0.0)}
 
 
-def _frame(setup: Setup, p, d, pf, vals, load) -> pd.DataFrame:
-    """All output columns, built as arrays and turned into one DataFrame at the end (no per-column inserts)."""
+def _columns(setup: Setup, p, d, pf, vals, load) -> dict[str, np.ndarray]:
+    """All output columns, as arrays (a DataFrame is built from them once, by the caller)."""
     n = len(p["batch"])
     full = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (n,))  # noqa: E731
     step = full(d["step_s"])
@@ -280,7 +287,7 @@ def _frame(setup: Setup, p, d, pf, vals, load) -> pd.DataFrame:
         # InferenceX record names, so measured and modeled curves overlay
         intvty=tps_user, tput_per_gpu=total_gpu, output_tput_per_gpu=out_gpu,
     )
-    return pd.DataFrame(cols)
+    return cols
 
 
 def _rate_name(fmt: str) -> str:

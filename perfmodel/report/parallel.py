@@ -1,0 +1,86 @@
+"""Check the report's claims in worker processes while the report's own figures are computed in process.
+
+``perfmodel report`` spends most of its time evaluating each claim's systems. Claims about the same model
+and workload read the same curves, so they are grouped by (model, workload): the groups the report's own
+figures share (``local``) are checked in process, with the figures' store; the others go to
+``PERFMODEL_JOBS - 1`` bins (largest groups first) checked by as many forked workers (``PERFMODEL_JOBS``
+default 2; 1 or no ``fork``: all in process), each worker with its own ``CurveStore``. The workers are
+forked at once, before the pool's manager thread starts (no fork while a thread runs). A system's curve is
+evaluated once per process and shared by every claim, plot and table of that process. The results are
+those of checking in one process (each check is deterministic given its inputs), in the order of the ids.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+from ..claims import CurveStore, check
+from ..claims.check import load_claim
+
+_store: CurveStore | None = None     # a worker's store (set by _init in each worker process)
+
+
+def jobs() -> int:
+    """Worker processes for the claims: ``$PERFMODEL_JOBS`` (default 2, at most the CPUs)."""
+    raw = os.environ.get("PERFMODEL_JOBS", "2")
+    try:
+        n = int(raw)
+    except ValueError:
+        raise SystemExit(f"PERFMODEL_JOBS={raw!r}: give a whole number of worker processes (1: none)") from None
+    return max(1, min(n, os.cpu_count() or 1))
+
+
+def _init(weights: str, space: dict) -> None:
+    global _store
+    _store = CurveStore(weights=weights, space=dict(space))
+
+
+def _check(claim_ids: list[str]) -> list[dict]:
+    return [check(i, _store) for i in claim_ids]
+
+
+def _bins(ids: list[str], local, n: int) -> tuple[list[str], list[list[str]]]:
+    """(ids checked in process, one id list per worker): groups by (model, workload), largest first, each to
+    the least loaded worker."""
+    groups: dict[tuple, list[str]] = {}
+    here = []
+    for i in ids:
+        c = load_claim(i)
+        if local(c):
+            here.append(i)
+        else:
+            groups.setdefault((c.model or "", c.workload or ""), []).append(i)
+    bins: list[list[str]] = [[] for _ in range(n)]
+    for g in sorted(groups.values(), key=len, reverse=True):
+        min(bins, key=len).extend(g)
+    return here, [b for b in bins if b]
+
+
+def pool(store: CurveStore) -> ProcessPoolExecutor | None:
+    """The report's pool of ``jobs() - 1`` forked workers (each with a store like ``store``; the report's own
+    process is the other job), or None for one process. Shut it down when done (``with``)."""
+    n = jobs()
+    if n < 2 or "fork" not in mp.get_all_start_methods():
+        return None
+    return ProcessPoolExecutor(n - 1, mp_context=mp.get_context("fork"), initializer=_init,
+                               initargs=(store.weights, store.space))
+
+
+class ClaimChecks:
+    """Submits the checks of ``ids`` to ``workers`` (None: none) at once; ``results(store)`` checks the
+    ``local`` ones and the rest without workers with ``store`` and returns every result, in ``ids`` order."""
+
+    def __init__(self, ids: list[str], store: CurveStore, local=lambda claim: False,
+                 workers: ProcessPoolExecutor | None = None):
+        self._ids, self._jobs, self._here = list(ids), [], list(ids)
+        if workers is not None:
+            self._here, bins = _bins(self._ids, local, max(1, jobs() - 1))
+            self._jobs = [(b, workers.submit(_check, b)) for b in bins]
+
+    def results(self, store: CurveStore) -> list[dict]:
+        out = {i: check(i, store) for i in self._here}
+        for b, job in self._jobs:
+            out.update(zip(b, job.result()))
+        return [out[i] for i in self._ids]
