@@ -10,6 +10,11 @@ are grouped by
   ``middle`` 17-256, ``saturation`` > 256 (the buckets of ``validation/residuals.py`` merged in pairs); ``all``
   pools every row including those without a concurrency.
 
+From pairs of rate rows it also derives ``rate-ratio`` (e_i - e_j of two systems at one setup: the same
+model, engine, formats, layout, lengths and concurrency; region of that concurrency), the error of a ratio of
+two systems, correlated parts cancelled; and ``rate-delta`` (e_i - e_j of one configuration's sweep at two
+regions), the error of a ratio of two points on one curve.
+
 The derived table ``data/model-error/crossval-spread.csv`` holds rows, the 10th, 50th and 90th percentiles of e
 and the median |error| in % per (quantity, region). Regenerate it (seconds; it reads the crossval rows and the
 records they came from, it fits nothing) with::
@@ -51,9 +56,31 @@ def region_of(concurrency: float | None) -> str:
     return "all"
 
 
-def spread_table(cv: pd.DataFrame, concurrency: dict[str, float]) -> pd.DataFrame:
+def _pairs(ok: pd.DataFrame, setup: dict[str, tuple], by: str) -> pd.DataFrame:
+    """Differences e_i - e_j (both orders) of rate rows that share a setup and differ in ``by``: ``hardware``
+    (the error of a ratio of two systems at one setup; region: the shared concurrency) or ``concurrency``
+    (the error of a ratio of two points of one configuration's sweep; region ``all``)."""
+    r = ok[ok["quantity"] == "rate"].copy()
+    r["key"] = [setup.get(i, (None,))[1:] if by == "hardware" else (c, setup.get(i, (None, None, None))[2])
+                for i, c in zip(r["id"], r["config"])]
+    r = r[[k[0] is not None for k in r["key"]]]
+    rows = []
+    for key, g in r.groupby("key"):
+        e, h = g["e"].to_numpy(), (g["hardware"] if by == "hardware" else g["region"]).to_numpy()
+        reg = g["region"].iloc[0] if by == "hardware" else "all"
+        for i in range(len(e)):
+            for j in range(len(e)):
+                if h[i] != h[j]:
+                    rows.append((reg, e[i] - e[j]))
+    return pd.DataFrame(rows, columns=["region", "e"])
+
+
+def spread_table(cv: pd.DataFrame, concurrency: dict[str, float], setup: dict[str, tuple] | None = None
+                 ) -> pd.DataFrame:
     """The per (quantity, region) percentiles of ln(predicted / measured) from crossval rows (``id``, ``metric``,
-    ``measured``, ``predicted``, ``status``) and each record id's concurrency."""
+    ``measured``, ``predicted``, ``status``) and each record id's concurrency; with each record's ``setup``
+    (hardware, then every other setup field incl. metric and concurrency) also ``rate-ratio`` (pairs at one
+    setup on two systems) and ``rate-delta`` (pairs of one sweep at two regions)."""
     ok = cv[(cv["status"] == "ok") & (cv["measured"] > 0) & (cv["predicted"] > 0)].copy()
     ln = np.log(ok["predicted"] / ok["measured"])
     sign = ok["metric"].map(RATE_METRICS)
@@ -61,8 +88,11 @@ def spread_table(cv: pd.DataFrame, concurrency: dict[str, float]) -> pd.DataFram
     ok["e"] = np.where(sign.notna(), ln * sign.fillna(1), ln)
     ok["region"] = [region_of(concurrency.get(i)) for i in ok["id"]]
     ok = ok[ok["quantity"] != ""]
+    groups = [(q, g) for q, g in ok.groupby("quantity")]
+    if setup:
+        groups += [("rate-ratio", _pairs(ok, setup, "hardware")), ("rate-delta", _pairs(ok, setup, "concurrency"))]
     rows = []
-    for q, g in ok.groupby("quantity"):
+    for q, g in groups:
         for reg in [r[0] for r in REGIONS] + ["all"]:
             s = g if reg == "all" else g[g["region"] == reg]
             if len(s) == 0:
@@ -103,15 +133,20 @@ def half_widths(quantity: str, region: str) -> dict:
             "up": max(-float(r["ln_q10"]), 0.0), "median_abs_pct": float(r["median_abs_pct"])}
 
 
-def _record_concurrency(files) -> dict[str, float]:
+SETUP = ("model", "engine", "weights", "serving", "gpus", "tp", "ep", "isl", "osl", "concurrency", "metric")
+
+
+def _records(files) -> tuple[dict[str, float], dict[str, tuple]]:
+    """Each record id's concurrency and setup tuple (hardware, *SETUP)."""
     from ..validation.records import read_records
-    out = {}
+    conc, setup = {}, {}
     for f in files:
         path = catalog.builtin_root() / f
         if path.is_file():
-            out.update({r.id: (np.nan if r.concurrency is None else float(r.concurrency))
-                        for r in read_records(path)})
-    return out
+            for r in read_records(path):
+                conc[r.id] = np.nan if r.concurrency is None else float(r.concurrency)
+                setup[r.id] = (r.hardware, *(getattr(r, k, None) for k in SETUP))
+    return conc, setup
 
 
 def main(argv=None) -> int:
@@ -123,7 +158,7 @@ def main(argv=None) -> int:
     cv = pd.read_csv(src)
     out = catalog.builtin_root() / TABLE
     out.parent.mkdir(parents=True, exist_ok=True)
-    t = spread_table(cv, _record_concurrency(sorted(cv["file"].dropna().unique())))
+    t = spread_table(cv, *_records(sorted(cv["file"].dropna().unique())))
     t.to_csv(out, index=False, float_format="%.5g")
     print(f"wrote {out} ({len(t)} rows from {len(cv)} crossval rows of {src})")
     return 0
