@@ -494,7 +494,7 @@ def _check_single(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out:
     out["interval"], out["distance"] = summary(iv), dist
     out["model"]["interval"] = [_f(iv["low"] - 1 if claim.kind == "delta" else iv["low"]),
                                 _f(iv["high"] - 1 if claim.kind == "delta" else iv["high"])]
-    needs = power_or_price(col, hw, None, q, c_eff)
+    needs = power_or_price(col, hw, None, q, c_eff) if claim.kind != "delta" else []
     if claim.kind == "delta":
         needs.append(delta_speed(store, S, model, wl, axis, col, _env_metric(col), claim.from_.tps_per_user,
                                  claim.to.tps_per_user, claimed, hw))
@@ -554,6 +554,42 @@ def _check_single(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out:
     return _verdict(out, "implausible", None, _interval_text(iv, dist, c_eff, unit) + beyond + _needs_text(needs))
 
 
+BASIS_TEXT = {"measured-allin": "measured all-in power draw", "provisioned-allin": "provisioned all-in (rack) power",
+              "gpu-tdp": "GPU TDP", "rental": "rental price per GPU-hour", "capex": "purchase price (capex)",
+              "tco": "total cost of ownership"}
+
+
+def basis(claim: ClaimSpec, col: str) -> dict | None:
+    """The power (per-MW) or price (per-dollar) basis: what the claim divides by and what the model divides by,
+    each system's catalog value with its status, range and source."""
+    if not (col.endswith("_per_mw") or col.endswith("_per_usd")):
+        return None
+    mw = col.endswith("_per_mw")
+    stated = claim.metric.power_basis if mw else claim.metric.price_basis
+    rows = []
+    for hw in claim.system_ids:
+        spec = catalog.hardware(hw)
+        sv = spec.specs.allin_power_w if mw else spec.specs.price_usd_per_gpu_hour
+        field = "allin_power_w" if mw else "price_usd_per_gpu_hour"
+        if mw and sv is None:
+            sv, field = spec.specs.gpu_tdp_w, "gpu_tdp_w"
+        if sv is None:
+            continue
+        lo, hi = sv.bounds()
+        rows.append({"hardware": hw, "field": field, "value": sv.value, "low": lo, "high": hi, "status": sv.status,
+                     "source": sv.source})
+    unit = " W" if mw else " USD/GPU-h"
+    model_basis = "catalog all-in power per GPU (provisioned rack power / GPUs)" if mw else \
+        "catalog price per GPU-hour (rental-equivalent estimate)"
+    vals = "; ".join(f"{r['hardware']} {r['value']:,.4g}{unit} ({r['status']}"
+                     + (f", range {r['low']:,.4g}-{r['high']:,.4g}" if r['high'] > r['low'] else "") + ")" for r in rows)
+    text = (f"claim divides by {BASIS_TEXT.get(stated, 'an unstated basis')}; the model by the {model_basis}: {vals}")
+    if mw and stated == "measured-allin":
+        text += (". A measured draw below the provisioned figure changes a ratio only if the systems' draws are "
+                 "different shares of their provisioned power")
+    return {"claim": stated, "model": model_basis, "systems": rows, "text": text}
+
+
 # ------------------------------------------------------------------ entry point
 def _verdict(out: dict, verdict: str, condition: str | None, reason: str) -> dict:
     out.update(verdict=verdict, condition=condition, reason=reason)
@@ -595,6 +631,10 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     col, _ = _column(claim)
     out["metric"] = col
     out["metric_text"] = METRIC_TEXT.get(col, col)
+    b = basis(claim, col)
+    if b:
+        out["basis"] = b
+        out["assumptions"].append("basis: " + b["text"])
     p = claim.at or claim.to
     out["axis"] = _axis(p)
     out["at"] = _describe_point(claim.at) if claim.at else f"{_describe_point(claim.from_)} -> {_describe_point(claim.to)}"

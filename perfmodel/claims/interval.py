@@ -132,7 +132,7 @@ def interval(q: float, profile_band: tuple, terms: list[dict]) -> dict:
     model_parts = _model_parts(live)
     for (hw, f), E in by_field.items():
         b = spec_bounds(hw, f)
-        if b is None or abs(E) < 1e-9:
+        if b is None or abs(E) < 1e-3:
             continue
         d_lo, d_hi = E * math.log(b["low"] / b["value"]), E * math.log(b["high"] / b["value"])
         spec_parts.append({**b, "elasticity": E, "down": max(0.0, -d_lo, -d_hi), "up": max(0.0, d_lo, d_hi)})

@@ -45,11 +45,11 @@ def power_or_price(col: str, ha: str, hb: str | None, model_q: float, claimed: f
             continue
         need = sv.value * k
         lo, hi = sv.bounds()
-        where = "inside" if lo <= need <= hi else "outside"
+        rng = (f"stated range {lo:,.4g}-{hi:,.4g}{unit}, so the need lies {'inside' if lo <= need <= hi else 'outside'}"
+               f" it") if hi > lo else "no range stated"
         out.append({"kind": field, "hardware": hw, "needed": need, "catalog": sv.value, "status": sv.status,
-                    "text": f"{_fmt(claimed)}x needs {hw}'s {what} at {need:,.0f}{unit} (catalog {sv.value:,.0f}"
-                            f"{unit}, {sv.status}; stated range {lo:,.0f}-{hi:,.0f}{unit}, so the need lies {where} "
-                            f"it), everything else as modeled"})
+                    "text": f"{_fmt(claimed)}x needs {hw}'s {what} at {need:,.4g}{unit} (catalog {sv.value:,.4g}"
+                            f"{unit}, {sv.status}; {rng}), everything else as modeled"})
     return out
 
 
@@ -90,8 +90,9 @@ def other_curve(store, B, model, wl, axis, col, x: float, fa: float, claimed: fl
         k = x / end
         text = (f"{_fmt(claimed)}x needs {hb} at {_fmt(need)} {col} at {_fmt(x)} tok/s/user, below the model's {hb} "
                 f"figure anywhere on its curve (at its end, {_fmt(end)} tok/s/user, {_fmt(f_end)}: {lay}); it needs "
-                f"{hb}'s curve to end at ~{_fmt(x)} tok/s/user (every per-user speed {k:.2f}x the model's) and its "
-                f"figure there {f_end / need:.1f}x below the model's end point")
+                + (f"{hb}'s curve to end at ~{_fmt(x)} tok/s/user (every per-user speed {k:.2f}x the model's) and "
+                   if abs(k - 1) > 0.01 else "")
+                + f"{hb}'s figure at its end point {f_end / need:.1f}x below the model's")
         return {"kind": "other_curve", "needed": need, "speed_found": None, "speed_scale": k,
                 "curve_end_needed": x, "curve_end": end, "end_figure": f_end, "text": text}
     k = x / xs
