@@ -1,14 +1,20 @@
 """Check one published claim against the model: a verdict with its reasons.
 
-Verdicts:
+The model's figure gets one interval (``interval.py``: software-profile corners, catalog spec ranges and the
+cross-validated model error, root-sum-square in ln space). The claim's distance z is ln(claim / model) in
+half-widths of the interval on the claim's side. Verdicts follow from z by one rule (``_grade``):
 
-- ``consistent``: the claimed figure lies inside the model's band (the profile ranges' slow and fast corners,
-  widened by ``TOL`` for rounding and curve interpolation);
-- ``consistent only if <assumption>``: outside the band, but one named assumption brings it inside: the other
-  interactivity axis (when the claim does not state it), a nearby operating point (when the speed is
+- ``consistent``: z <= ``CONSISTENT_Z`` (0.5);
+- ``consistent only if <condition>``: z <= 1 and the uncertainty leans the claim's way (the largest contributors
+  on that side are named); or z > 1 (outside the whole interval) and one named assumption reconciles it: the
+  other interactivity axis (when the claim does not state it), a nearby operating point (when the speed is
   approximate or read at a curve's end), a curve that extends further than the model's, or faster software on
-  the claimed system (kernels at most ``MAX_SOFTWARE`` x the profile's);
-- ``implausible``: nothing above reconciles it; the result says by how much the model disagrees.
+  the claimed system (kernels at most ``MAX_SOFTWARE`` x the profile's); a spec ratio within 5% of a published
+  pair (``arith.py``);
+- ``implausible``: outside the whole interval and nothing above reconciles it; ``needs`` (``needs.py``) says what
+  would have to be true, solved on the model's curves;
+- ``not checkable``: the model cannot see what sets the figure (a TTFT outside the interval when the claim states
+  no load or prefill capacity).
 
 Every check returns a plain dict (JSON-ready); the CLI and the report only format it. Nothing here tunes a
 parameter toward a claim: the assumptions are tried in a fixed order and reported as assumptions.
@@ -168,15 +174,6 @@ def _inside(claimed: float, lo: float, hi: float, qualifier: str = "about") -> b
     if qualifier == "at_least":
         return hi >= claimed / (1 + TOL)
     return lo / (1 + TOL) <= claimed <= hi * (1 + TOL)
-
-
-FAR = 1.5               # inside the band but this far from the nominal value: a named assumption (range end)
-
-
-def _far(claimed: float, nominal: float) -> bool:
-    if nominal is None or math.isnan(nominal) or math.isinf(nominal) or nominal <= 0 or claimed <= 0:
-        return False
-    return abs(math.log(claimed / nominal)) > math.log(FAR)
 
 
 def _band(vals) -> tuple[float, float]:
