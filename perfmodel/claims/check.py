@@ -653,12 +653,14 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     per = {}
     for m in models:
         sub = fn(store, claim, m, wl, {**out, "assumptions": list(out["assumptions"]), "alternatives": []})
-        per[m] = {k: sub.get(k) for k in ("verdict", "condition", "reason", "model", "systems", "hardware_only")}
+        per[m] = {k: sub.get(k) for k in ("verdict", "condition", "reason", "model", "systems", "hardware_only",
+                                          "interval", "distance", "needs")}
     out["per_model"] = per
     ok = [m for m, r in per.items() if r["verdict"] == "consistent"]
     cond = [m for m, r in per.items() if r["verdict"] == "consistent only if"]
     first = per[ok[0] if ok else cond[0] if cond else models[0]]
-    out.update(model=first["model"], systems=first["systems"], hardware_only=first["hardware_only"])
+    out.update(model=first["model"], systems=first["systems"], hardware_only=first["hardware_only"],
+               interval=first["interval"], distance=first["distance"], needs=first["needs"])
     summary = "; ".join(f"{m}: {_fmt((r['model'] or {}).get('value'))}x {r['verdict']}" for m, r in per.items())
     if ok and len(ok) == len(per):
         return _verdict(out, "consistent", None, "for every candidate model (the claim names none): " + summary)

@@ -61,9 +61,13 @@ def _pairs(ok: pd.DataFrame, setup: dict[str, tuple], by: str) -> pd.DataFrame:
     (the error of a ratio of two systems at one setup; region: the shared concurrency) or ``concurrency``
     (the error of a ratio of two points of one configuration's sweep; region ``all``)."""
     r = ok[ok["quantity"] == "rate"].copy()
-    r["key"] = [setup.get(i, (None,))[1:] if by == "hardware" else (c, setup.get(i, (None, None, None))[2])
-                for i, c in zip(r["id"], r["config"])]
-    r = r[[k[0] is not None for k in r["key"]]]
+    def key(i, c):
+        st = setup.get(i)
+        if st is None:
+            return None
+        return st[1:] if by == "hardware" else (c, st[-1])    # setup without hardware; or sweep and metric
+    r["key"] = [key(i, c) for i, c in zip(r["id"], r["config"])]
+    r = r[r["key"].notna()]
     rows = []
     for key, g in r.groupby("key"):
         e, h = g["e"].to_numpy(), (g["hardware"] if by == "hardware" else g["region"]).to_numpy()

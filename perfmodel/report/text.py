@@ -88,8 +88,11 @@ def render(results, claims_df, attr, figs, fr_md, at_md, assumptions, acc=None, 
     if acc is not None:
         L.append("## How far the model can be trusted (cross-validated)\n")
         L.append("Each measured record predicted by profiles fitted without its configuration "
-                 "(`reports/crossval.md`); the spread below widens every claim's interval. Data: "
-                 "`claims/accuracy.csv` (from `data/model-error/crossval-spread.csv`).\n")
+                 "(`reports/crossval.md`); the spread below widens every claim's interval. Regions by the record's "
+                 "concurrency: high-interactivity <= 16, middle 17-256, saturation > 256; a region with fewer than 20 "
+                 "rows is not used (the `all` row stands in). Data: `claims/accuracy.csv` (from "
+                 "`data/model-error/crossval-spread.csv`, `python -m perfmodel.claims.model_error "
+                 "reports/crossval.csv`).\n")
         L += accuracy_table(acc)
         L.append("")
     L.append("## How to read the numbers\n")
@@ -134,8 +137,8 @@ def render(results, claims_df, attr, figs, fr_md, at_md, assumptions, acc=None, 
     if h and p and h.get("systems"):
         a, b = h["systems"]
         L.append("## The headline: 58x at 387 tok/s/user, 2.7x at peak (DeepSeek-V4.1-Flash, AgentX)\n")
-        L.append(f"- At peak the model gives {_fmt(p['model']['value'])}x (band {_fmt(p['model']['band'][0])}-"
-                 f"{_fmt(p['model']['band'][1])}x): **{_v(p)}**. Hardware alone (same vllm profile on both) gives "
+        L.append(f"- At peak the model gives {_fmt(p['model']['value'])}x (interval {_fmt(p['model']['interval'][0])}-"
+                 f"{_fmt(p['model']['interval'][1])}x): **{_v(p)}**. Hardware alone (same vllm profile on both) gives "
                  f"{_fmt(p['hardware_only']['ratio'])}x.")
         L.append(f"- At {_fmt(h['model']['x'])} tok/s/user on the {h['axis']} axis the model gives "
                  f"{_fmt(h['model']['value'])}x (interval {_fmt(h['model']['interval'][0])}-"
