@@ -199,7 +199,8 @@ def _assumptions(results) -> list[str]:
         spec = catalog.hardware(hw)
         for f, sv in spec.specs:
             if sv is not None and getattr(sv, "status", "datasheet") != "datasheet":
-                out.append(f"{hw} {f} = {sv.value:g} is *{sv.status}* ({sv.source})")
+                rng = f", range {sv.low:g}-{sv.high:g}: {sv.range_note}" if sv.low is not None else ""
+                out.append(f"{hw} {f} = {sv.value:g} is *{sv.status}* ({sv.source}{rng})")
     out.append("Weights nvfp4 (experts and dense layers as the engine maps them), KV cache fp8, on every system; "
                f"deployments enumerated with {json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in CurveStore().space.items()})}.")
     out.append("The E2E axis is evaluated for the median-length request: the workload's P90 spread of request lengths is "

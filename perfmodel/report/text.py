@@ -126,7 +126,10 @@ def render(results, claims_df, attr, figs, fr_md, at_md, assumptions, acc=None, 
     for r in results:
         what = f"{r.get('metric', '')}, {r.get('at', '')}" if r["kind"] != "spec_ratio" else f"spec {r['metric']}"
         L.append(f"| `{r['id']}` | {what} | {_claimed(r)} | {_model_cell(r)} | {_distance_cell(r)} | {_v(r)} |")
-    out_rows = [r for r in results if r["verdict"] == "implausible" and r.get("needs")]
+    def outside(r):
+        z = (r.get("distance") or {}).get("z")
+        return r["verdict"] == "implausible" or (z is not None and not math.isnan(z) and z > 1)
+    out_rows = [r for r in results if outside(r) and r.get("needs")]
     if out_rows:
         L.append("\n### What would have to be true (claims outside the interval)\n")
         for r in out_rows:
