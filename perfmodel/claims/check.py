@@ -624,6 +624,9 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
         r = spec_ratio_check(claim)
         out["spec"] = r
         out["metric"] = claim.spec_field
+        near = min((p["ratio"] for p in r["pairs"]), key=lambda v: abs(math.log(v / claim.claimed)), default=None)
+        out["distance"] = {"multiple": claim.claimed / near if near else float("nan"), "z": float("nan"),
+                           "side": None, "nearest_pair": near}
         return _verdict(out, r["verdict"], r["condition"], r["reason"])
     col, _ = _column(claim)
     out["metric"] = col

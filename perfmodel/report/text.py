@@ -43,6 +43,8 @@ def _model_cell(r) -> str:
 def _distance_cell(r) -> str:
     d = r.get("distance") or {}
     z = d.get("z")
+    if d.get("nearest_pair"):
+        return f"{d['multiple']:.3g}x the nearest published pair"
     if z is None or (isinstance(z, float) and math.isnan(z)):
         return "n/a"
     return f"{_fmt(d.get('multiple'))}x, {'inf' if math.isinf(z) else f'{z:.2f}'}"
