@@ -113,3 +113,12 @@ def test_committed_model_error_table_covers_the_quantities():
     df = pd.read_csv(t)
     assert {"rate", "ttft", "rate-ratio", "rate-delta"} <= set(df["quantity"])
     assert (df["ln_q10"] <= df["ln_q50"]).all() and (df["ln_q50"] <= df["ln_q90"]).all()
+
+
+def test_ttft_wait_needed_is_the_claim_less_the_service_part():
+    from perfmodel.claims.needs import ttft_wait
+    row = pd.Series({"ttft_ms": 300.0, "prefill_queue_ms": 50.0, "capacity_wait_ms": 0.0, "prefill_utilization": 0.3})
+    n = ttft_wait(row, 1.0, "gb300-nvl72")
+    assert n["service_s"] == pytest.approx(0.25) and n["needed_wait_s"] == pytest.approx(0.75)
+    assert "0.75 s" in n["text"] and "0.30" in n["text"]
+    assert "no wait at all" in ttft_wait(row, 0.2, "gb300-nvl72")["text"]

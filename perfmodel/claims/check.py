@@ -32,7 +32,7 @@ from ..specs.claim import ClaimSpec, OperatingPoint
 from .arith import arithmetic_checks, spec_ratio_check
 from .curves import AXES, AXIS_TEXT, CurveStore, Side, curve_end, end_deployment, peak, read, row_at
 from .interval import distance, interval, largest_parts, summary
-from .needs import delta_speed, other_curve, power_or_price
+from .needs import delta_speed, other_curve, power_or_price, ttft_wait
 
 TOL = 0.15               # relative slack for rounded published figures and curve interpolation
 MAX_SOFTWARE = 2.0       # the largest kernel speed-up accepted as a named software assumption
@@ -500,11 +500,13 @@ def _check_single(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out:
     if graded:
         return graded
     if col == "ttft_s" and not any(h.concurrency for h in claim.hints_for(hw)):
+        tw = ttft_wait(terms[0]["row"], c_eff, hw)
+        needs += [tw] if tw else []
         return _verdict(out, "not checkable", None,
                         _interval_text(iv, dist, c_eff, unit) + f". The claim states no load (concurrency or request "
                         f"rate) and no prefill capacity for {hw}: the model's TTFT is its queue's P50 on the "
                         f"throughput-optimal deployment at that speed, and a TTFT outside that interval can come from "
-                        f"a load or a prefill:decode split the model is not told")
+                        f"a load or a prefill:decode split the model is not told" + _needs_text(needs))
     unstated_axis = any(p.endswith("interactivity") for p in claim.unstated)
     if unstated_axis and (at.point != "peak"):
         other = "itl" if axis.startswith("e2e") else "e2e"

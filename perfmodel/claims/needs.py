@@ -117,3 +117,26 @@ def delta_speed(store, S, model, wl, axis, col, env_metric, x0: float, x1: float
         text = (f"{claimed * 100:+.0f}% from {_fmt(x0)} needs {hw} at {_fmt(target)} {col}; the model's curve "
                 f"reaches that at ~{_fmt(xs)} tok/s/user, not at {_fmt(x1)} (its end: {_fmt(end)})")
     return {"kind": "delta_speed", "needed": target, "speed_found": None if math.isnan(xs) else xs, "text": text}
+
+
+def ttft_wait(row, claimed_s: float, hw: str) -> dict | None:
+    """The queue wait a claimed TTFT needs on the model's deployment at that speed: the model's TTFT less its
+    waits (prefill queue and capacity wait) is the service part, so the claim needs waits of
+    claimed - (TTFT - waits); reported beside the model's waits and prefill utilisation."""
+    if row is None:
+        return None
+    ttft = float(row["ttft_ms"]) / 1e3
+    wait = (float(row.get("prefill_queue_ms", 0.0)) + float(row.get("capacity_wait_ms", 0.0))) / 1e3
+    service = ttft - wait
+    need = claimed_s - service
+    rho = float(row.get("prefill_utilization", float("nan")))
+    if need <= 0:
+        text = (f"{claimed_s:g} s needs {hw}'s service part of TTFT (prefill of the uncached tokens, the first step, "
+                f"request overhead) below the model's {service:.3g} s with no wait at all")
+    else:
+        text = (f"{claimed_s:g} s needs {hw}'s requests to wait ~{need:.3g} s for prefill or a slot (the model's: "
+                f"{wait:.3g} s at prefill utilisation {rho:.2f}, on top of {service:.3g} s of service), i.e. a busier "
+                f"prefill server or a load above the throughput-optimal one, or uncached inputs longer than the "
+                f"workload's median")
+    return {"kind": "ttft_wait", "needed_wait_s": need, "model_wait_s": wait, "service_s": service,
+            "prefill_utilization": rho, "text": text}
