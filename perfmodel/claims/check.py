@@ -583,7 +583,9 @@ def basis(claim: ClaimSpec, col: str) -> dict | None:
     vals = "; ".join(f"{r['hardware']} {r['value']:,.4g}{unit} ({r['status']}"
                      + (f", range {r['low']:,.4g}-{r['high']:,.4g}" if r['high'] > r['low'] else "") + ")" for r in rows)
     text = (f"claim divides by {BASIS_TEXT.get(stated, 'an unstated basis')}; the model by the {model_basis}: {vals}")
-    if mw and stated == "measured-allin":
+    if mw and claim.kind == "delta":
+        text += ". The power divides both points of one curve, so it cancels in the change"
+    elif mw and stated == "measured-allin":
         text += (". A measured draw below the provisioned figure changes a ratio only if the systems' draws are "
                  "different shares of their provisioned power")
     return {"claim": stated, "model": model_basis, "systems": rows, "text": text}

@@ -16,6 +16,7 @@ def _num(x) -> str:
 
 
 def format_check(r: dict) -> str:
+    from ..report.sentences import pct
     v = r["verdict"] + (f" {r['condition']}" if r.get("condition") else "")
     lines = [f"{r['id']}: {r['title']}", f"  verdict: {v}", f"  why: {r['reason']}"]
     if r.get("metric_text"):
@@ -43,7 +44,7 @@ def format_check(r: dict) -> str:
     for s in r.get("systems") or []:
         extra = f", {_num(s.get('value'))} there" if s.get("value") is not None else ""
         if s.get("share_of_peak") is not None:
-            extra += f" ({s['share_of_peak'] * 100:.0f}% of its peak {_num(s.get('peak'))})"
+            extra += f" ({pct(s['share_of_peak'])} of its peak {_num(s.get('peak'))})"
         lines.append(f"  {s['name']}: curve ends at {_num(s['max_tps_per_user'])} tok/s/user"
                      f"{' (the point lies BEYOND it)' if s.get('beyond_end') else ''}{extra}"
                      f"{' [profile assumed]' if s.get('profile_assumed') else ''}")

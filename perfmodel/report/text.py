@@ -6,7 +6,7 @@ import math
 
 from ..claims.check import CONSISTENT_Z, _fmt
 from ..claims.curves import AXIS_TEXT
-from .sentences import Sentences
+from .sentences import Sentences, pct
 
 
 def _end_text(d: dict | None) -> str:
@@ -137,6 +137,15 @@ def render(results, claims_df, attr, figs, fr_md, at_md, assumptions, acc=None, 
         for r in out_rows:
             L.append(f"- `{r['id']}`: " + "; ".join(n["text"] for n in r["needs"][:2]) + ".")
     L.append("")
+    bases: dict[str, list[str]] = {}
+    for r in results:
+        if r.get("basis"):
+            bases.setdefault(r["basis"]["text"], []).append(r["id"])
+    if bases:
+        L.append("## Power and price basis of the per-MW and per-dollar claims\n")
+        for text, ids in bases.items():
+            L.append(f"- {', '.join(f'`{i}`' for i in ids)}: {text}.")
+        L.append("")
     # headline: the 58x / 2.7x pair
     h, p = byid.get("vllm-58x-at-387"), byid.get("vllm-2.7x-at-peak")
     if h and p and h.get("systems"):
@@ -149,7 +158,7 @@ def render(results, claims_df, attr, figs, fr_md, at_md, assumptions, acc=None, 
                  f"{_fmt(h['model']['value'])}x (interval {_fmt(h['model']['interval'][0])}-"
                  f"{_fmt(h['model']['interval'][1])}x) against the claimed 58x: **{_v(h)}**.")
         for s in (a, b):
-            share = f", {s['share_of_peak'] * 100:.0f}% of its own peak {_fmt(s.get('peak'))}" \
+            share = f", {pct(s['share_of_peak'])} of its own peak {_fmt(s.get('peak'))}" \
                 if s.get("share_of_peak") is not None else ""
             L.append(f"  - {s['name']}: curve ends at {_fmt(s['max_tps_per_user'])} tok/s/user; at the point "
                      f"{_fmt(s.get('value'))} total tok/s/GPU{share}. The end: {_end_text(s.get('end_deployment'))}.")
