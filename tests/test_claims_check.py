@@ -6,7 +6,7 @@ import pytest
 
 from perfmodel import catalog
 from perfmodel.claims import CurveStore, arithmetic_checks, check, spec_ratio_check
-from perfmodel.claims.check import _far, _inside
+from perfmodel.claims.check import _inside
 from perfmodel.cli.main import main
 
 
@@ -20,11 +20,10 @@ def _with(claim_id, **upd):
     return c.model_copy(update=upd)
 
 
-def test_inside_and_far_rules():
+def test_inside_rule():
     assert _inside(2.7, 2.5, 2.9)
     assert not _inside(58, 5, 9)
     assert _inside(1.0, 0.9, 3.0, "at_most") and not _inside(1.0, 2.0, 3.0, "at_most")
-    assert _far(3.0, 1.0) and not _far(1.2, 1.0)
 
 
 def test_claim_equal_to_model_is_consistent_and_absurd_is_implausible(store):
@@ -34,7 +33,7 @@ def test_claim_equal_to_model_is_consistent_and_absurd_is_implausible(store):
     assert same["verdict"] == "consistent"
     absurd = check(_with("vllm-2.7x-at-peak", claimed=1000.0), store)
     assert absurd["verdict"] == "implausible"
-    assert "1000" in absurd["reason"]
+    assert "1,000" in absurd["reason"] and absurd["distance"]["z"] > 1
     # the result carries what a skeptic asks for
     assert len(base["systems"]) == 2 and all(s["max_tps_per_user"] > 0 for s in base["systems"])
     assert base["hardware_only"]["ratio"] > 0
@@ -52,7 +51,9 @@ def test_spec_ratio_hbm_is_2_75_not_2_4():
     r = spec_ratio_check(catalog.claim("spec-hbm-bandwidth-2.4x"))
     ratios = sorted(p["ratio"] for p in r["pairs"])
     assert pytest.approx(22 / 8) in ratios and pytest.approx(20 / 8) in ratios
-    assert not any(p["matches"] for p in r["pairs"]) and r["verdict"] == "implausible"
+    # 2.4x is 4% from the 20 TB/s variant's 2.5x: within the 5% allowance for a rounded press figure
+    assert not any(p["matches"] for p in r["pairs"]) and r["verdict"] == "consistent only if"
+    assert "20/8" in r["condition"] and "4.2% off" in r["condition"]
     assert spec_ratio_check(catalog.claim("spec-nvfp4-2.3x"))["verdict"] == "consistent"
     nv = spec_ratio_check(catalog.claim("spec-nvlink-1.7x"))
     assert nv["verdict"] == "implausible" and nv["pairs"][0]["ratio"] == pytest.approx(2.0)
@@ -63,7 +64,7 @@ def test_cli_check_json_has_the_fields(capsys):
     out = json.loads(capsys.readouterr().out)
     for k in ("id", "verdict", "condition", "reason", "claimed", "arithmetic", "spec", "assumptions"):
         assert k in out
-    assert out["verdict"] == "implausible"
+    assert out["verdict"] == "consistent only if"
 
 
 def test_bad_claim_file_is_one_line_error(tmp_path, capsys):

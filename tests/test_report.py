@@ -13,4 +13,4 @@ def test_render_lists_every_claim_and_the_assumptions():
     assert "| `spec-hbm-bandwidth-2.4x` |" in md and "| `spec-nvfp4-2.3x` |" in md
     assert "2.75x (22/8)" in md
     assert "model X is low-confidence" in md
-    assert "1 consistent" in md and "1 implausible" in md
+    assert "1 consistent," in md and "1 consistent only under" in md and "0 implausible" in md

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 from .. import catalog
 from ..specs.claim import ClaimSpec, eval_arithmetic
@@ -17,6 +18,9 @@ def arithmetic_checks(claim: ClaimSpec) -> list[dict]:
         out.append({"expression": a.expression, "computed": got, "stated": a.value, "rel_diff": rel,
                     "ok": rel <= a.rel_tol, "meaning": a.meaning, "by": a.by})
     return out
+
+
+ROUNDING = 0.05   # a press ratio within 5% of a published pair is that pair, rounded
 
 
 def decimals(x: float) -> int:
@@ -35,7 +39,9 @@ def hardware_variants(hw: str) -> list[str]:
 def spec_ratio_check(claim: ClaimSpec) -> dict:
     """A datasheet ratio A/B against every combination of the catalog's published values (variants included).
 
-    Consistent when some combination rounds to the claimed figure (within half a unit of its last digit).
+    Consistent when some combination rounds to the claimed figure (within half a unit of its last digit);
+    consistent only if the press rounded a pair when the nearest pair lies within ``ROUNDING`` (5%) of it;
+    else implausible, with the value A would need against B's published one.
     """
     f = claim.spec_field
     a_id, b_id = claim.system_ids
@@ -54,10 +60,19 @@ def spec_ratio_check(claim: ClaimSpec) -> dict:
     need = claim.claimed * b_default if b_default else None
     match = [r for r in rows if r["matches"]]
     published = ", ".join(f"{r['a_value']:g}/{r['b_value']:g} = {r['ratio']:.3g}x" for r in rows)
+    near = sorted(rows, key=lambda r: abs(math.log(r["ratio"] / claim.claimed)))
+    off = abs(near[0]["ratio"] / claim.claimed - 1) if near else float("inf")
     if match:
         verdict, cond = "consistent", None
         reason = (f"{f}: the catalog gives {published}; {match[0]['a_value']:g}/{match[0]['b_value']:g} rounds to "
                   f"the claimed {claim.claimed:g}x")
+    elif off <= ROUNDING:
+        n = near[0]
+        verdict = "consistent only if"
+        cond = (f"the press figure stands for {n['a']} / {n['b']} = {n['a_value']:g}/{n['b_value']:g} = "
+                f"{n['ratio']:.3g}x ({off:.1%} off, within the {ROUNDING:.0%} allowance for a rounded press figure)")
+        reason = (f"{f}: the catalog gives {published}; none rounds to {claim.claimed:g}x at its last digit, but "
+                  f"{n['ratio']:.3g}x ({n['a_status']}/{n['b_status']}) is {off:.1%} from it")
     else:
         verdict, cond = "implausible", None
         reason = (f"{f}: no published pair gives {claim.claimed:g}x (the catalog gives {published}); "

@@ -1,14 +1,20 @@
 """Check one published claim against the model: a verdict with its reasons.
 
-Verdicts:
+The model's figure gets one interval (``interval.py``: software-profile corners, catalog spec ranges and the
+cross-validated model error, root-sum-square in ln space). The claim's distance z is ln(claim / model) in
+half-widths of the interval on the claim's side. Verdicts follow from z by one rule (``_grade``):
 
-- ``consistent``: the claimed figure lies inside the model's band (the profile ranges' slow and fast corners,
-  widened by ``TOL`` for rounding and curve interpolation);
-- ``consistent only if <assumption>``: outside the band, but one named assumption brings it inside: the other
-  interactivity axis (when the claim does not state it), a nearby operating point (when the speed is
+- ``consistent``: z <= ``CONSISTENT_Z`` (0.5);
+- ``consistent only if <condition>``: z <= 1 and the uncertainty leans the claim's way (the largest contributors
+  on that side are named); or z > 1 (outside the whole interval) and one named assumption reconciles it: the
+  other interactivity axis (when the claim does not state it), a nearby operating point (when the speed is
   approximate or read at a curve's end), a curve that extends further than the model's, or faster software on
-  the claimed system (kernels at most ``MAX_SOFTWARE`` x the profile's);
-- ``implausible``: nothing above reconciles it; the result says by how much the model disagrees.
+  the claimed system (kernels at most ``MAX_SOFTWARE`` x the profile's); a spec ratio within 5% of a published
+  pair (``arith.py``);
+- ``implausible``: outside the whole interval and nothing above reconciles it; ``needs`` (``needs.py``) says what
+  would have to be true, solved on the model's curves;
+- ``not checkable``: the model cannot see what sets the figure (a TTFT outside the interval when the claim states
+  no load or prefill capacity).
 
 Every check returns a plain dict (JSON-ready); the CLI and the report only format it. Nothing here tunes a
 parameter toward a claim: the assumptions are tried in a fixed order and reported as assumptions.
@@ -25,6 +31,8 @@ from .. import catalog
 from ..specs.claim import ClaimSpec, OperatingPoint
 from .arith import arithmetic_checks, spec_ratio_check
 from .curves import AXES, AXIS_TEXT, CurveStore, Side, curve_end, end_deployment, peak, read, row_at
+from .interval import distance, interval, largest_parts, summary
+from .needs import delta_speed, other_curve, power_or_price, ttft_wait
 
 TOL = 0.15               # relative slack for rounded published figures and curve interpolation
 MAX_SOFTWARE = 2.0       # the largest kernel speed-up accepted as a named software assumption
@@ -175,18 +183,59 @@ def _inside(claimed: float, lo: float, hi: float, qualifier: str = "about") -> b
     return lo / (1 + TOL) <= claimed <= hi * (1 + TOL)
 
 
-FAR = 1.5               # inside the band but this far from the nominal value: a named assumption (range end)
-
-
-def _far(claimed: float, nominal: float) -> bool:
-    if nominal is None or math.isnan(nominal) or math.isinf(nominal) or nominal <= 0 or claimed <= 0:
-        return False
-    return abs(math.log(claimed / nominal)) > math.log(FAR)
-
-
 def _band(vals) -> tuple[float, float]:
     v = [x for x in vals if not math.isnan(x)]
     return (min(v), max(v)) if v else (float("nan"), float("nan"))
+
+
+CONSISTENT_Z = 0.5      # a claim within this share of the interval's half-width of the central figure: consistent
+
+
+def _row(store: CurveStore, side: Side, model: str, wl: str, at: OperatingPoint, axis: str, col: str,
+         x: float | None = None):
+    """The envelope row a figure is read from (its deployment, batch and resource times), or None."""
+    env = store.envelope(side, model, wl, axis, _env_metric(col))
+    if not len(env):
+        return None
+    if at.point == "max_speed" or col == "tps_per_user":
+        return env.loc[env[AXES[axis]].idxmax()]
+    if at.point == "peak" and x is None:
+        return env.loc[env["total_tps_per_gpu" if col == "ttft_s" else col].idxmax()]
+    x = x if x is not None else at.tps_per_user
+    return None if x is None else row_at(env, x, axis)
+
+
+def _interval_text(iv: dict, dist: dict, claimed: float, unit: str) -> str:
+    """'model 3.35x (interval 2.1-5.0x: ...) vs claimed 58x: 17.3x the model's figure, 6.2 half-widths out'."""
+    b = iv["by_source"]
+    parts = ", ".join(f"{k} x{math.exp(v['down']):.2f}/x{math.exp(v['up']):.2f}" for k, v in
+                      (("profile", b["profile"]), ("spec", b["spec"]), ("model error", b["model"])))
+    z = dist["z"]
+    zt = "n/a" if z is None or math.isnan(z) else f"{z:.2f}"
+    return (f"model {_fmt(iv['value'])}{unit} (interval {_fmt(iv['low'])}-{_fmt(iv['high'])}{unit}; down/up by "
+            f"source: {parts}) vs claimed {_fmt(claimed)}{unit}: {_fmt(dist['multiple'])}x the model's figure, "
+            f"{zt} half-widths from it")
+
+
+def _needs_text(needs: list[dict]) -> str:
+    return "".join(f". What would have to be true: {n['text']}" for n in needs[:3])
+
+
+def _grade(out: dict, iv: dict, dist: dict, claimed: float, unit: str) -> dict | None:
+    """The verdict rule on the distance z (half-widths of the interval on the claim's side):
+    z <= CONSISTENT_Z: consistent; z <= 1: consistent only if the uncertainty leans the claim's way (its largest
+    contributors on that side named); z > 1 (outside the whole interval): None, the caller tries its named
+    assumptions and else calls the claim implausible."""
+    z = dist["z"]
+    if z is None or math.isnan(z):
+        return None
+    if z <= CONSISTENT_Z:
+        return _verdict(out, "consistent", None, _interval_text(iv, dist, claimed, unit))
+    if z <= 1:
+        side = "up" if dist["side"] == "above" else "down"
+        return _verdict(out, "consistent only if", "the uncertainty leans the claim's way: "
+                        + " and ".join(largest_parts(iv, side)), _interval_text(iv, dist, claimed, unit))
+    return None
 
 
 # ------------------------------------------------------------------ ratio claims
@@ -290,26 +339,32 @@ def _check_ratio(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     if not math.isnan(nom["a"]) and at.point != "matched":
         out["implied"] = [{"meaning": f"{hb} {col} implied by the model's {ha} figure / claimed multiple",
                            "implied": nom["a"] / claimed, "model": _f(nom["b"])}]
-    # verdict
-    if at.point == "matched":
-        rng = (nom["ratio_min"], nom["ratio_max"])
-        ok = _inside(claimed, min(lo, rng[0]), max(hi, rng[1]), claim.qualifier)
-        if claim.claimed_range:   # a range claim: consistent when the ranges overlap
-            clo, chi = claim.claimed_range
-            ok = min(lo, rng[0]) / (1 + TOL) <= chi and clo <= max(hi, rng[1]) * (1 + TOL)
-    else:
-        ok = _inside(claimed, lo, hi, claim.qualifier)
-    if ok and claim.claimed_range is None and at.point != "matched" and _far(claimed, nom["ratio"]):
-        end = "fast" if claimed > nom["ratio"] else "slow"
-        return _verdict(out, "consistent only if",
-                        f"{ha}'s engine sits near the {end} end of the {pa} profile's ranges (and {hb}'s alike)",
-                        f"model {_fmt(nom['ratio'])}x at nominal software, {_fmt(lo)}-{_fmt(hi)}x from the slow to "
-                        f"the fast ends of the profile ranges; the claimed {claimed:g}x needs the {end} end")
-    if ok:
-        where = "" if x is None else f" at {_fmt(x)} tok/s/user"
-        return _verdict(out, "consistent", None,
-                        f"model {_fmt(nom['ratio'])}x{where} (band {_fmt(lo)}-{_fmt(hi)}x under the profile ranges) "
-                        f"vs claimed {claimed:g}x")
+    # the interval: profile corners, spec ranges and the model's error (interval.py), and the claim's distance
+    q, xr = nom["ratio"], nom["x"]
+    c_eff = claimed
+    if claim.claimed_range:
+        c_eff = min(max(q, claim.claimed_range[0]), claim.claimed_range[1]) if math.isfinite(q) else claimed
+    if at.point == "matched":   # the model's ratio over the common range nearest the claim
+        q = min(max(c_eff, nom["ratio_min"]), nom["ratio_max"])
+        xr = nom["x_min"] if abs(q - nom["ratio_min"]) < abs(q - nom["ratio_max"]) else nom["x_max"]
+        lo, hi = min(lo, nom["ratio_min"]), max(hi, nom["ratio_max"])
+    terms = [{"hardware": ha, "row": _row(store, A, model, wl, at, axis, col, xr), "sign": 1, "metric": col},
+             {"hardware": hb, "row": _row(store, B, model, wl, at, axis, col, xr), "sign": -1, "metric": col}]
+    iv = interval(q, (lo, hi), terms)
+    dist = distance(c_eff, iv, claim.qualifier)
+    out["interval"], out["distance"] = summary(iv), dist
+    out["model"]["interval"] = [_f(iv["low"]), _f(iv["high"])]
+    out["model"]["central"] = _f(q)
+    needs = power_or_price(col, ha, hb, q, c_eff)
+    if at.point != "matched" and x is not None and math.isfinite(q):
+        oc = other_curve(store, B, model, wl, axis, col, x, nom["a"], c_eff, hb, _env_metric(col))
+        needs += [oc] if oc else []
+    if sw.get("speedup") is not None and sw["speedup"] > 1:
+        needs.append({"kind": "kernels", "speedup": sw["speedup"], "text": f"{_fmt(claimed)}x needs {sw['text']}"})
+    out["needs"] = needs
+    graded = _grade(out, iv, dist, c_eff, "x")
+    if graded:
+        return graded
     # 1. the other axis, when unstated
     if "at.interactivity" in claim.unstated and at.point != "peak":
         other = "itl" if axis.startswith("e2e") else "e2e"
@@ -352,11 +407,10 @@ def _check_ratio(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
         return _verdict(out, "consistent only if", sw["text"],
                         f"model {_fmt(nom['ratio'])}x (band {_fmt(lo)}-{_fmt(hi)}x) vs claimed {claimed:g}x; "
                         f"hardware alone (same {pb} software on both) gives {_fmt(hw_ratio)}x")
-    off = claimed / nom["ratio"] if nom["ratio"] and not math.isinf(nom["ratio"]) else float("nan")
     return _verdict(out, "implausible", None,
-                    f"model {_fmt(nom['ratio'])}x (band {_fmt(lo)}-{_fmt(hi)}x) vs claimed {claimed:g}x: the claim "
-                    f"is {_fmt(off)}x the model's figure; hardware alone gives {_fmt(hw_ratio)}x and "
-                    + (sw["text"] if sw.get("speedup") else "no kernel speed-up up to 5x closes the gap"))
+                    _interval_text(iv, dist, c_eff, "x") + f"; hardware alone gives {_fmt(hw_ratio)}x and "
+                    + (sw["text"] if sw.get("speedup") else "no kernel speed-up up to 5x closes the gap")
+                    + _needs_text(needs))
 
 
 def _software_needed(R: _Ratio, at, axis, A: Side, claimed: float) -> dict:
@@ -438,16 +492,36 @@ def _check_single(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out:
                                           "value": _f(_value(store, S, model, wl, at, axis, col, x * f)[0])}
                               for f in (0.9, 1.1)}
     show = (lambda d: f"{d * 100:+.0f}%") if claim.kind == "delta" else (lambda d: _fmt(d, unit))
-    far = _far(claimed + 1, v + 1) if claim.kind == "delta" else _far(claimed, v)
-    if inside(claimed, lo, hi) and far and not math.isnan(v):
-        big = claimed > v
-        end = "fast" if (big if col != "ttft_s" else not big) else "slow"
-        return _verdict(out, "consistent only if", f"{hw}'s engine sits near the {end} end of the {prof} profile's "
-                        "ranges", f"model {show(v)} at nominal software, {show(lo)} to {show(hi)} from the slow to "
-                        f"the fast ends of the profile ranges; the claimed {show(claimed)} needs the {end} end")
-    if inside(claimed, lo, hi):
-        return _verdict(out, "consistent", None,
-                        f"model {show(v)} (band {show(lo)} to {show(hi)}) vs claimed {show(claimed)}")
+    # the interval (interval.py): a delta is read as the retained share 1 + change, a ratio of two rows
+    if claim.kind == "delta":
+        q, band, c_eff, unit_iv = 1 + v, (1 + lo, 1 + hi), 1 + claimed, " (retained share)"
+        terms = [{"hardware": hw, "row": _row(store, S, model, wl, claim.to, axis, col), "sign": 1, "metric": col},
+                 {"hardware": hw, "row": _row(store, S, model, wl, claim.from_, axis, col), "sign": -1,
+                  "metric": col}]
+    else:
+        q, band, c_eff, unit_iv = v, (lo, hi), claimed, unit
+        terms = [{"hardware": hw, "row": _row(store, S, model, wl, at, axis, col), "sign": 1, "metric": col}]
+    iv = interval(q, band, terms)
+    dist = distance(c_eff, iv, claim.qualifier if claim.kind != "delta" else "about")
+    out["interval"], out["distance"] = summary(iv), dist
+    out["model"]["interval"] = [_f(iv["low"] - 1 if claim.kind == "delta" else iv["low"]),
+                                _f(iv["high"] - 1 if claim.kind == "delta" else iv["high"])]
+    needs = power_or_price(col, hw, None, q, c_eff) if claim.kind != "delta" else []
+    if claim.kind == "delta":
+        needs.append(delta_speed(store, S, model, wl, axis, col, _env_metric(col), claim.from_.tps_per_user,
+                                 claim.to.tps_per_user, claimed, hw))
+    out["needs"] = needs
+    graded = _grade(out, iv, dist, c_eff, unit_iv)
+    if graded:
+        return graded
+    if col == "ttft_s" and not any(h.concurrency for h in claim.hints_for(hw)):
+        tw = ttft_wait(terms[0]["row"], c_eff, hw)
+        needs += [tw] if tw else []
+        return _verdict(out, "not checkable", None,
+                        _interval_text(iv, dist, c_eff, unit) + f". The claim states no load (concurrency or request "
+                        f"rate) and no prefill capacity for {hw}: the model's TTFT is its queue's P50 on the "
+                        f"throughput-optimal deployment at that speed, and a TTFT outside that interval can come from "
+                        f"a load or a prefill:decode split the model is not told" + _needs_text(needs))
     unstated_axis = any(p.endswith("interactivity") for p in claim.unstated)
     if unstated_axis and (at.point != "peak"):
         other = "itl" if axis.startswith("e2e") else "e2e"
@@ -472,8 +546,7 @@ def _check_single(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out:
                             f"model {show(v)} from {_fmt(x0)} to {_fmt(x1)}; {show(t[2])} from {_fmt(t[0])} to "
                             f"{_fmt(t[1])} (the curve is steep there)")
     if claim.kind == "delta" or col == "ttft_s":
-        return _verdict(out, "implausible", None,
-                        f"model {show(v)} (band {show(lo)} to {show(hi)}) vs claimed {show(claimed)}")
+        return _verdict(out, "implausible", None, _interval_text(iv, dist, c_eff, unit_iv) + _needs_text(needs))
     # a throughput or speed: faster kernels on this system?
     if not math.isnan(v) and claimed > hi:
         for s in SPEEDUPS[1:]:
@@ -487,10 +560,50 @@ def _check_single(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out:
                                     f"with kernels {s:g}x: {show(vs)}")
                 break
     beyond = "" if math.isnan(sol) else f"; even speed-of-light software gives {show(sol)}"
-    off = claimed / v if v and not math.isnan(v) else float("nan")
-    return _verdict(out, "implausible", None,
-                    f"model {show(v)} (band {show(lo)} to {show(hi)}) vs claimed {show(claimed)}, "
-                    f"{_fmt(off)}x the model's figure{beyond}")
+    sc = out.get("software_change")
+    if sc:
+        needs.append({"kind": "kernels", "speedup": sc["speedup"],
+                      "text": f"{show(claimed)} needs {hw}'s decode and prefill kernels ~{sc['speedup']:g}x as fast "
+                              f"as the {prof} profile's (model {show(sc['value'])} with them)"})
+    return _verdict(out, "implausible", None, _interval_text(iv, dist, c_eff, unit) + beyond + _needs_text(needs))
+
+
+BASIS_TEXT = {"measured-allin": "measured all-in power draw", "provisioned-allin": "provisioned all-in (rack) power",
+              "gpu-tdp": "GPU TDP", "rental": "rental price per GPU-hour", "capex": "purchase price (capex)",
+              "tco": "total cost of ownership"}
+
+
+def basis(claim: ClaimSpec, col: str) -> dict | None:
+    """The power (per-MW) or price (per-dollar) basis: what the claim divides by and what the model divides by,
+    each system's catalog value with its status, range and source."""
+    if not (col.endswith("_per_mw") or col.endswith("_per_usd")):
+        return None
+    mw = col.endswith("_per_mw")
+    stated = claim.metric.power_basis if mw else claim.metric.price_basis
+    rows = []
+    for hw in claim.system_ids:
+        spec = catalog.hardware(hw)
+        sv = spec.specs.allin_power_w if mw else spec.specs.price_usd_per_gpu_hour
+        field = "allin_power_w" if mw else "price_usd_per_gpu_hour"
+        if mw and sv is None:
+            sv, field = spec.specs.gpu_tdp_w, "gpu_tdp_w"
+        if sv is None:
+            continue
+        lo, hi = sv.bounds()
+        rows.append({"hardware": hw, "field": field, "value": sv.value, "low": lo, "high": hi, "status": sv.status,
+                     "source": sv.source})
+    unit = " W" if mw else " USD/GPU-h"
+    model_basis = "catalog all-in power per GPU (provisioned rack power / GPUs)" if mw else \
+        "catalog price per GPU-hour (rental-equivalent estimate)"
+    vals = "; ".join(f"{r['hardware']} {r['value']:,.4g}{unit} ({r['status']}"
+                     + (f", range {r['low']:,.4g}-{r['high']:,.4g}" if r['high'] > r['low'] else "") + ")" for r in rows)
+    text = (f"claim divides by {BASIS_TEXT.get(stated, 'an unstated basis')}; the model by the {model_basis}: {vals}")
+    if mw and claim.kind == "delta":
+        text += ". The power divides both points of one curve, so it cancels in the change"
+    elif mw and stated == "measured-allin":
+        text += (". A measured draw below the provisioned figure changes a ratio only if the systems' draws are "
+                 "different shares of their provisioned power")
+    return {"claim": stated, "model": model_basis, "systems": rows, "text": text}
 
 
 # ------------------------------------------------------------------ entry point
@@ -532,10 +645,18 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
         r = spec_ratio_check(claim)
         out["spec"] = r
         out["metric"] = claim.spec_field
+        near = min((p["ratio"] for p in r["pairs"]), key=lambda v: abs(math.log(v / claim.claimed)), default=None)
+        # a spec ratio has no interval: z is absent (None), not NaN
+        out["distance"] = {"multiple": claim.claimed / near if near else None, "z": None,
+                           "side": None, "nearest_pair": near}
         return _verdict(out, r["verdict"], r["condition"], r["reason"])
     col, _ = _column(claim)
     out["metric"] = col
     out["metric_text"] = METRIC_TEXT.get(col, col)
+    b = basis(claim, col)
+    if b:
+        out["basis"] = b
+        out["assumptions"].append("basis: " + b["text"])
     p = claim.at or claim.to
     out["axis"] = _axis(p)
     out["at"] = _describe_point(claim.at) if claim.at else f"{_describe_point(claim.from_)} -> {_describe_point(claim.to)}"
@@ -557,12 +678,14 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     per = {}
     for m in models:
         sub = fn(store, claim, m, wl, {**out, "assumptions": list(out["assumptions"]), "alternatives": []})
-        per[m] = {k: sub.get(k) for k in ("verdict", "condition", "reason", "model", "systems", "hardware_only")}
+        per[m] = {k: sub.get(k) for k in ("verdict", "condition", "reason", "model", "systems", "hardware_only",
+                                          "interval", "distance", "needs")}
     out["per_model"] = per
     ok = [m for m, r in per.items() if r["verdict"] == "consistent"]
     cond = [m for m, r in per.items() if r["verdict"] == "consistent only if"]
     first = per[ok[0] if ok else cond[0] if cond else models[0]]
-    out.update(model=first["model"], systems=first["systems"], hardware_only=first["hardware_only"])
+    out.update(model=first["model"], systems=first["systems"], hardware_only=first["hardware_only"],
+               interval=first["interval"], distance=first["distance"], needs=first["needs"])
     summary = "; ".join(f"{m}: {_fmt((r['model'] or {}).get('value'))}x {r['verdict']}" for m, r in per.items())
     if ok and len(ok) == len(per):
         return _verdict(out, "consistent", None, "for every candidate model (the claim names none): " + summary)

@@ -16,6 +16,7 @@ def _num(x) -> str:
 
 
 def format_check(r: dict) -> str:
+    from ..report.sentences import pct
     v = r["verdict"] + (f" {r['condition']}" if r.get("condition") else "")
     lines = [f"{r['id']}: {r['title']}", f"  verdict: {v}", f"  why: {r['reason']}"]
     if r.get("metric_text"):
@@ -25,10 +26,25 @@ def format_check(r: dict) -> str:
         lo, hi = (m.get("band") or [None, None])
         lines.append(f"  model: {_num(m.get('value'))} (band {_num(lo)} - {_num(hi)} under the profile ranges); "
                      f"claimed {r['claimed']:g}")
+    iv, d = r.get("interval"), r.get("distance") or {}
+    if iv and iv.get("value") is not None:
+        b = iv["by_source"]
+        lines.append(f"  interval: {_num(iv['low'])} - {_num(iv['high'])} around {_num(iv['value'])} (ln down/up: "
+                     + ", ".join(f"{k} {v['down']:.2f}/{v['up']:.2f}" for k, v in b.items())
+                     + f"); claim = {_num(d.get('multiple'))}x the central figure, "
+                     f"{_num(d.get('z'))} half-widths from it")
+        for p in iv.get("spec") or []:
+            lines.append(f"    spec range: {p['hardware']} {p['field']} {p['low']:g}-{p['high']:g} (value "
+                         f"{p['value']:g}, {p['status']}), elasticity {p['elasticity']:+.2f}: {p['range']}")
+        for p in iv.get("model_error") or []:
+            lines.append(f"    model error: {p['hardware']} {p['quantity']} in region {p['region']}: "
+                         f"x{math.exp(p['down']):.2f} down / x{math.exp(p['up']):.2f} up ({p['rows']} held-out rows)")
+    for n in r.get("needs") or []:
+        lines.append(f"  would have to be true: {n['text']}")
     for s in r.get("systems") or []:
         extra = f", {_num(s.get('value'))} there" if s.get("value") is not None else ""
         if s.get("share_of_peak") is not None:
-            extra += f" ({s['share_of_peak'] * 100:.0f}% of its peak {_num(s.get('peak'))})"
+            extra += f" ({pct(s['share_of_peak'])} of its peak {_num(s.get('peak'))})"
         lines.append(f"  {s['name']}: curve ends at {_num(s['max_tps_per_user'])} tok/s/user"
                      f"{' (the point lies BEYOND it)' if s.get('beyond_end') else ''}{extra}"
                      f"{' [profile assumed]' if s.get('profile_assumed') else ''}")

@@ -16,7 +16,7 @@ import pandas as pd
 from .. import catalog
 from ..analyses.deployments import DeploymentSpace
 from ..claims import CurveStore, Side
-from ..claims.check import DEFAULT_MODELS, FAR, MAX_SOFTWARE, TOL, json_safe
+from ..claims.check import DEFAULT_MODELS, MAX_SOFTWARE, TOL, json_safe
 from ..claims.curves import AXES, AXIS_TEXT, curve_end, read
 from .parallel import ClaimChecks, pool
 
@@ -168,7 +168,16 @@ def _claims_csv(results: list[dict], d: Path) -> pd.DataFrame:
         rows.append({
             "id": r["id"], "kind": r["kind"], "metric": r.get("metric"), "at": r.get("at"), "claimed": r["claimed"],
             "model_value": m.get("value"), "band_low": band[0], "band_high": band[1],
+            "central": m.get("central", m.get("value")),
+            "interval_low": (m.get("interval") or [None, None])[0],
+            "interval_high": (m.get("interval") or [None, None])[1],
+            "claim_over_model": (r.get("distance") or {}).get("multiple"),
+            "z_half_widths": (r.get("distance") or {}).get("z"),
             "verdict": r["verdict"], "condition": r.get("condition"),
+            "a_share_of_peak": sysd[0].get("share_of_peak") if sysd else None,
+            "b_share_of_peak": sysd[1].get("share_of_peak") if len(sysd) > 1 else None,
+            "basis": (r.get("basis") or {}).get("text"),
+            "would_have_to_be_true": " | ".join(n["text"] for n in r.get("needs") or []) or None,
             "a_max_tps_per_user": sysd[0]["max_tps_per_user"] if sysd else None,
             "b_max_tps_per_user": sysd[1]["max_tps_per_user"] if len(sysd) > 1 else None,
             "beyond_end": any(s.get("beyond_end") for s in sysd),
@@ -191,14 +200,16 @@ def _assumptions(results) -> list[str]:
         spec = catalog.hardware(hw)
         for f, sv in spec.specs:
             if sv is not None and getattr(sv, "status", "datasheet") != "datasheet":
-                out.append(f"{hw} {f} = {sv.value:g} is *{sv.status}* ({sv.source})")
+                rng = f", range {sv.low:g}-{sv.high:g}: {sv.range_note}" if sv.low is not None else ""
+                out.append(f"{hw} {f} = {sv.value:g} is *{sv.status}* ({sv.source}{rng})")
     out.append("Weights nvfp4 (experts and dense layers as the engine maps them), KV cache fp8, on every system; "
                f"deployments enumerated with {json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in CurveStore().space.items()})}.")
     out.append("The E2E axis is evaluated for the median-length request: the workload's P90 spread of request lengths is "
                "not in the frontier (AgentX publishes medians only).")
-    out.append(f"Bands: every profile parameter at its slow end and at its fast end, both systems at the same end; "
-               f"'consistent' allows {TOL:.0%} beyond the band for rounding and interpolation; a claim inside the band but "
-               f"more than {FAR}x from the nominal value is 'consistent only if' the engine sits near that end; kernel "
+    out.append(f"Intervals: profile corners (every profile parameter at its slow end and at its fast end, both "
+               f"systems at the same end), catalog spec ranges and the cross-validated model error, combined by "
+               f"root-sum-square in ln space (perfmodel/claims/interval.py); the named alternatives outside the "
+               f"interval (other axis, nearby point) allow {TOL:.0%} for rounding and interpolation; kernel "
                f"speed-ups above {MAX_SOFTWARE:g}x are not accepted as a reconciling assumption.")
     return out
 
@@ -235,13 +246,20 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     results = checks.results(store)
     claims_df = _claims_csv(results, d)
     (d / "claims.json").write_text(json.dumps(json_safe(results), indent=1))
-    md = _markdown(results, claims_df, attr, figs, fr_md, at_md)
+    from ..claims.model_error import table as accuracy
+    from .sentences import Sentences
+    acc = accuracy()
+    acc.to_csv(d / "accuracy.csv", index=False)
+    sentences = Sentences()
+    md = _markdown(results, claims_df, attr, figs, fr_md, at_md, acc, sentences)
+    pd.DataFrame(sentences.rows, columns=["sentence", "a_label", "a_value", "a_source", "b_label", "b_value",
+                                          "b_source", "relation"]).to_csv(d / "sentences.csv", index=False)
     (out / "claims.md").write_text(md)
     secs = time.time() - t0
     return {"markdown": str(out / "claims.md"), "claims": len(results), "figures": len(figs),
             "csvs": len(list(d.glob("*.csv"))), "seconds": secs, "evaluations": store.evaluations}
 
 
-def _markdown(results, claims_df, attr, figs, fr_md, at_md) -> str:
+def _markdown(results, claims_df, attr, figs, fr_md, at_md, acc=None, sentences=None) -> str:
     from .text import render
-    return render(results, claims_df, attr, figs, fr_md, at_md, _assumptions(results))
+    return render(results, claims_df, attr, figs, fr_md, at_md, _assumptions(results), acc, sentences)

@@ -92,9 +92,19 @@ class Metric(Strict):
         None, description="Normaliser: per GPU, per MW of all-in power, per dollar, per rack")
     percentile: float | None = Field(
         None, gt=0, lt=100, description="Statistic of the metric itself, e.g. 50 for 'median TTFT'")
+    power_basis: Literal["measured-allin", "provisioned-allin", "gpu-tdp"] | None = Field(
+        None, description="per: mw only. The power the source divides by: measured all-in draw, provisioned all-in "
+                          "(rack) power, or GPU TDP; None: unstated")
+    price_basis: Literal["rental", "capex", "tco"] | None = Field(
+        None, description="per: dollar only. The price the source divides by: rental per GPU-hour, purchase "
+                          "(capex) or total cost of ownership; None: unstated")
 
     @model_validator(mode="after")
     def _shape(self):
+        if self.power_basis is not None and self.per != "mw":
+            raise ValueError("metric.power_basis is only for per: mw")
+        if self.price_basis is not None and self.per != "dollar":
+            raise ValueError("metric.price_basis is only for per: dollar")
         if self.quantity == "throughput":
             if self.per is None:
                 raise ValueError("metric.per is required for a throughput metric (gpu, mw, dollar or rack)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Status = Literal["datasheet", "announced", "estimate"]
 
@@ -26,6 +26,10 @@ class Sourced(Strict):
     status: Status = Field(description="datasheet | announced | estimate")
     source: str = Field(description="URL of the source (or several, separated by ' ; ')")
     note: str | None = Field(default=None, description="Caveats, the derivation, disagreeing sources")
+    low: float | None = Field(default=None, description="Lowest value the sources leave open (estimate/announced), "
+                              "same unit as value; claim intervals propagate it")
+    high: float | None = Field(default=None, description="Highest value the sources leave open, same unit as value")
+    range_note: str | None = Field(default=None, description="Where low and high come from (required with them)")
 
     @field_validator("source")
     @classmethod
@@ -33,6 +37,24 @@ class Sourced(Strict):
         if not any(part.strip().startswith(("http://", "https://")) for part in v.split(";")):
             raise ValueError("source must contain an http(s) URL")
         return v
+
+    @model_validator(mode="after")
+    def _range(self):
+        """low <= value <= high, both or neither, with a range_note; a datasheet value has no range."""
+        if (self.low is None) != (self.high is None):
+            raise ValueError("low and high go together (give both or neither)")
+        if self.low is not None:
+            if not self.low <= self.value <= self.high:
+                raise ValueError(f"range low={self.low:g}, high={self.high:g} must contain value={self.value:g}")
+            if not self.range_note:
+                raise ValueError("a low/high range needs range_note (where the range comes from)")
+            if self.status == "datasheet":
+                raise ValueError("a datasheet value takes no low/high range (status estimate or announced only)")
+        return self
+
+    def bounds(self) -> tuple[float, float]:
+        """(low, high): the stated range, or (value, value) when none is stated."""
+        return (self.low, self.high) if self.low is not None else (self.value, self.value)
 
 
 class SourcedText(Strict):

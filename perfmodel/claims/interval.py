@@ -1,0 +1,191 @@
+"""One uncertainty interval per claim figure: profile ranges, catalog spec ranges and the model's own error.
+
+A claim figure is a product of system figures: Q = prod_i f_i^(s_i), s_i = +1 (numerator: A of a ratio, the
+later point of a delta) or -1 (denominator). Each source of uncertainty gives a downward and an upward half-width
+in ln Q:
+
+(a) **profile**: the profile corners (every parameter at its slow / fast end, both systems at the same end):
+    down_a = ln(Q / Q_slow), up_a = ln(Q_fast / Q) (zero when the corner lies on the other side).
+(b) **spec**: every hardware value with a stated ``low``/``high`` (estimate or announced) or published variants
+    spans [lo, hi] = hull(low, high, value, variant values). Its effect is propagated to first order through the
+    elasticity of each system figure at its operating point (deployment and batch held):
+    d ln f / d ln(HBM bandwidth) = t_hbm / t_step, d ln f / d ln(rate of format k) = (t_compute / t_step) w_k with
+    w_k = (FLOPs_k / rate_k) / sum_j (FLOPs_j / rate_j), the row's resource times (``res_*_ms``, which sum to
+    the step); -1 for the power a per-MW figure divides by (the row's ``power_basis``) and the price a per-dollar
+    figure divides by; TTFT takes the opposite sign of the rate terms. For one (system, field) the elasticities
+    of all terms on that system add (E = sum s_i e_i, so a delta on one system keeps only the difference);
+    d_lo = E ln(lo / value), d_hi = E ln(hi / value) give up = max(0, d_lo, d_hi), down = max(0, -d_lo, -d_hi).
+    Fields without a resource time (latencies, capacity, SM count) are listed but not propagated.
+(c) **model**: the cross-validated residual spread (``model_error.py``) in the region of the operating point:
+    down = q90, up = -q10 of ln(pred / meas), swapped for s = -1. A rate figure over another reads the spread of
+    pairs of held-out rows (``rate-ratio``: two systems at one setup, so errors the two share cancel;
+    ``rate-delta``: two points of one sweep); a single figure reads its own quantity (``rate`` or ``ttft``).
+
+Sources combine by root-sum-square in ln space, separately per side, over (a), every (system, field) of (b)
+and (c):  down = sqrt(sum down_j^2), up = sqrt(sum up_j^2);
+interval = [Q exp(-down), Q exp(up)]. Deterministic: no sampling.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .. import catalog
+from .model_error import half_widths, region_of
+
+RATE_FIELDS = {"bf16": "bf16_dense_pflops", "fp8": "fp8_dense_pflops", "fp4": "fp4_dense_pflops"}
+PROPAGATED = ("hbm_bandwidth_tbps", *RATE_FIELDS.values(), "allin_power_w", "gpu_tdp_w", "price_usd_per_gpu_hour")
+
+
+def spec_bounds(hw: str, field: str) -> dict | None:
+    """The catalog's range for one value of hardware ``hw`` (id[@variant]): hull of its low/high, its value and
+    every variant's value; None when the field is absent or has a single value."""
+    base = hw.split("@")[0]
+    spec = catalog.hardware(hw)
+    sv = getattr(spec.specs, field)
+    if sv is None:
+        return None
+    vals = [sv.value, *sv.bounds()]
+    srcs = [sv.range_note] if sv.low is not None else []
+    for name, var in catalog.hardware(base).variants.items():
+        if field in var.specs:
+            vals.append(var.specs[field].value)
+            srcs.append(f"variant {name}: {var.specs[field].value:g}")
+    lo, hi = min(vals), max(vals)
+    if hi <= lo:
+        return None
+    return {"hardware": hw, "field": field, "value": sv.value, "low": lo, "high": hi, "status": sv.status,
+            "source": sv.source, "range": "; ".join(srcs)}
+
+
+def elasticities(row: pd.Series, metric: str, hw: str) -> dict[str, float]:
+    """d ln(figure) / d ln(field) at one operating point (see the module docstring)."""
+    spec = catalog.hardware(hw)
+    step = float(row.get("step_ms", float("nan")))
+    out: dict[str, float] = {}
+    if step > 0:
+        sign = -1.0 if metric == "ttft_s" else 1.0
+        out["hbm_bandwidth_tbps"] = sign * float(row.get("res_hbm_bandwidth_ms", 0.0)) / step
+        t = {}
+        for fmt, field in RATE_FIELDS.items():
+            rate = spec.value(field)
+            fl = float(row.get(f"step_flops_{fmt}", 0.0) or 0.0)
+            if rate and fl > 0:
+                t[field] = fl / rate
+        tot = sum(t.values())
+        share_c = float(row.get("res_compute_ms", 0.0)) / step
+        for field, v in t.items():
+            out[field] = sign * share_c * v / tot
+    if metric.endswith("_per_mw"):
+        basis = row.get("power_basis", "all-in")
+        out["allin_power_w" if basis == "all-in" else "gpu_tdp_w"] = -1.0
+    if metric.endswith("_per_usd"):
+        out["price_usd_per_gpu_hour"] = -1.0
+    return out
+
+
+def _profile_part(q: float, lo: float, hi: float) -> dict:
+    ok = [x for x in (lo, hi) if x is not None and not math.isnan(x) and x > 0]
+    if not ok or not q or q <= 0 or math.isnan(q) or math.isinf(q):
+        return {"down": 0.0, "up": 0.0}
+    return {"down": max(0.0, math.log(q / min(ok))), "up": max(0.0, math.log(max(ok) / q))}
+
+
+def _region(t: dict) -> str:
+    conc = t["row"].get("concurrency")
+    return region_of(None if conc is None else float(conc))
+
+
+def _model_parts(terms: list[dict]) -> list[dict]:
+    """The model-error parts: a rate figure over another (opposite signs) reads the pair spread of the
+    cross-validated residuals (``rate-ratio`` for two systems, ``rate-delta`` for two points of one system;
+    the wider of the two regions), any other term its own spread; TTFT always per term."""
+    def part(t, q, reg, flip):
+        h = half_widths(q, reg)
+        down, up = (h["up"], h["down"]) if flip else (h["down"], h["up"])
+        return {"hardware": t["hardware"], "quantity": h["quantity"], "region": h["region"], "rows": h["rows"],
+                "median_abs_pct": h["median_abs_pct"], "down": down, "up": up}
+    rates = [t for t in terms if t["metric"] != "ttft_s"]
+    if len(rates) == 2 and rates[0]["sign"] != rates[1]["sign"]:
+        q = "rate-delta" if rates[0]["hardware"] == rates[1]["hardware"] else "rate-ratio"
+        cands = [part(rates[0], q, _region(t), False) for t in rates]
+        best = max(cands, key=lambda p: p["up"] + p["down"])
+        best["hardware"] = " / ".join(t["hardware"] for t in rates)
+        out = [best]
+    else:
+        out = [part(t, "rate", _region(t), t["sign"] < 0) for t in rates]
+    return out + [part(t, "ttft", _region(t), t["sign"] < 0) for t in terms if t["metric"] == "ttft_s"]
+
+
+def interval(q: float, profile_band: tuple, terms: list[dict]) -> dict:
+    """The combined interval of figure ``q``. ``terms``: [{'hardware', 'row' (envelope row or None), 'sign',
+    'metric'}], one per system figure in q. Returns value, low, high, the ln half-widths and each part."""
+    prof = _profile_part(q, *profile_band)
+    spec_parts: list[dict] = []
+    by_field: dict[tuple, float] = {}
+    live = [t for t in terms if t.get("row") is not None]
+    for t in live:
+        for f, e in elasticities(t["row"], t["metric"], t["hardware"]).items():
+            by_field[(t["hardware"], f)] = by_field.get((t["hardware"], f), 0.0) + t["sign"] * e
+    model_parts = _model_parts(live)
+    for (hw, f), E in by_field.items():
+        b = spec_bounds(hw, f)
+        if b is None or abs(E) < 1e-3:
+            continue
+        d_lo, d_hi = E * math.log(b["low"] / b["value"]), E * math.log(b["high"] / b["value"])
+        spec_parts.append({**b, "elasticity": E, "down": max(0.0, -d_lo, -d_hi), "up": max(0.0, d_lo, d_hi)})
+    parts = [prof, *spec_parts, *model_parts]
+    down = math.sqrt(sum(p["down"] ** 2 for p in parts))
+    up = math.sqrt(sum(p["up"] ** 2 for p in parts))
+    sq = lambda ps, k: math.sqrt(sum(p[k] ** 2 for p in ps))  # noqa: E731
+    ok = q is not None and not math.isnan(q) and not math.isinf(q) and q > 0
+    return {"value": q, "low": q * math.exp(-down) if ok else float("nan"),
+            "high": q * math.exp(up) if ok else float("nan"), "down": down, "up": up,
+            "profile": prof, "spec": spec_parts, "model_error": model_parts,
+            "by_source": {"profile": prof, "spec": {"down": sq(spec_parts, "down"), "up": sq(spec_parts, "up")},
+                          "model": {"down": sq(model_parts, "down"), "up": sq(model_parts, "up")}}}
+
+
+def distance(claimed: float, iv: dict, qualifier: str = "about") -> dict:
+    """How far the claim lies from the central figure: the multiple claimed / model and z, the ln distance in
+    half-widths of the interval on the claim's side (z <= 1: inside). ``at_most`` / ``at_least`` claims are at
+    distance 0 when the model's figure satisfies them."""
+    q = iv["value"]
+    if q is None or claimed is None or math.isnan(q) or math.isinf(q) or q <= 0 or claimed <= 0:
+        return {"multiple": float("nan"), "z": float("nan"), "side": None}
+    ln = math.log(claimed / q)
+    if (qualifier == "at_most" and ln >= 0) or (qualifier == "at_least" and ln <= 0):
+        return {"multiple": claimed / q, "z": 0.0, "side": "satisfied"}
+    hw = iv["up"] if ln > 0 else iv["down"]
+    z = abs(ln) / hw if hw > 0 else (0.0 if ln == 0 else float("inf"))
+    return {"multiple": claimed / q, "z": z, "side": "above" if ln > 0 else "below",
+            "widths": abs(ln) / (iv["up"] + iv["down"]) if iv["up"] + iv["down"] > 0 else float("inf")}
+
+
+def largest_parts(iv: dict, side: str, n: int = 2) -> list[str]:
+    """The largest contributors to one side ('up'/'down') of the interval, as text."""
+    items = [("software-profile ranges", iv["profile"][side])]
+    for p in iv["spec"]:
+        end = "high" if (p["elasticity"] > 0) == (side == "up") else "low"
+        items.append((f"{p['hardware']} {p['field']} at its {end} end ({p[end]:g}, {p['status']})", p[side]))
+    for p in iv["model_error"]:
+        items.append((f"the model's own error on {p['hardware']} ({p['quantity']}, {p['region']}: "
+                      f"{p['median_abs_pct']:.0f}% median over {p['rows']} held-out rows)", p[side]))
+    items = [i for i in items if i[1] > 1e-3]
+    items.sort(key=lambda i: -i[1])
+    return [f"{t} (x{math.exp(v):.2f})" for t, v in items[:n]]
+
+
+def _f(x):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def summary(iv: dict) -> dict:
+    """JSON-ready digest of an interval (value, low, high, ln half-widths per source)."""
+    return {"value": _f(iv["value"]), "low": _f(iv["low"]), "high": _f(iv["high"]), "down": iv["down"],
+            "up": iv["up"], "by_source": iv["by_source"],
+            "spec": [{k: p[k] for k in ("hardware", "field", "value", "low", "high", "status", "elasticity",
+                                        "down", "up", "range")} for p in iv["spec"]],
+            "model_error": iv["model_error"], "propagated_fields": list(PROPAGATED)}

@@ -1,0 +1,172 @@
+"""The model's own error by region of the curve, from the cross-validated residuals.
+
+Every held-out record of ``reports/crossval.csv`` (``perfmodel crossval --out reports/crossval.csv``: each
+record predicted by profiles fitted without its whole configuration) gives e = ln(predicted / measured). Rows
+are grouped by
+
+- quantity: ``rate`` = throughput per GPU and per-user speed, with TPOT counted as its inverse
+  (e = -ln(TPOT_pred / TPOT_meas): a TPOT too long is a speed too low); ``ttft`` = time to first token;
+- region: the record's published concurrency (clients of the deployment), ``high-interactivity`` <= 16,
+  ``middle`` 17-256, ``saturation`` > 256 (the buckets of ``validation/residuals.py`` merged in pairs); ``all``
+  pools every row including those without a concurrency.
+
+From pairs of rate rows it also derives ``rate-ratio`` (e_i - e_j of two systems at one setup: the same
+model, engine, formats, layout, lengths and concurrency; region of that concurrency), the error of a ratio of
+two systems, correlated parts cancelled; and ``rate-delta`` (e_i - e_j of one configuration's sweep at two
+regions), the error of a ratio of two points on one curve.
+
+The derived table ``data/model-error/crossval-spread.csv`` holds rows, the 10th, 50th and 90th percentiles of e
+and the median |error| in % per (quantity, region). Regenerate it (seconds; it reads the crossval rows and the
+records they came from, it fits nothing) with::
+
+    python -m perfmodel.claims.model_error reports/crossval.csv
+
+Use: a model figure f in region r lies, at the table's 80% coverage, in f exp(-q90) .. f exp(-q10); the
+half-widths in ln space are ``down = max(q90, 0)`` and ``up = max(-q10, 0)`` (a model that overpredicts,
+q90 > 0, leaves room below its figure). The region of a model operating point is its row's ``concurrency``
+(concurrent requests per instance) on the same thresholds.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import catalog
+from ..errors import SpecError
+
+TABLE = Path("data") / "model-error" / "crossval-spread.csv"
+REGIONS = (("high-interactivity", 0, 16), ("middle", 16, 256), ("saturation", 256, np.inf))
+RATE_METRICS = {"total_tps_per_gpu": 1, "output_tps_per_gpu": 1, "input_tps_per_gpu": 1, "tps_per_user": 1,
+                "tpot_ms": -1}
+COLUMNS = ["quantity", "region", "rows", "ln_q10", "ln_q50", "ln_q90", "median_abs_pct"]
+
+
+def region_of(concurrency: float | None) -> str:
+    """The region of a concurrency (None or NaN: ``all``)."""
+    if concurrency is None or not np.isfinite(concurrency):
+        return "all"
+    for name, lo, hi in REGIONS:
+        if lo < concurrency <= hi:
+            return name
+    return "all"
+
+
+def _pairs(ok: pd.DataFrame, setup: dict[str, tuple], by: str) -> pd.DataFrame:
+    """Differences e_i - e_j (both orders) of rate rows that share a setup and differ in ``by``: ``hardware``
+    (the error of a ratio of two systems at one setup; region: the shared concurrency) or ``concurrency``
+    (the error of a ratio of two points of one configuration's sweep; region ``all``)."""
+    r = ok[ok["quantity"] == "rate"].copy()
+    def key(i, c):
+        st = setup.get(i)
+        if st is None:
+            return None
+        return st[1:] if by == "hardware" else (c, st[-1])    # setup without hardware; or sweep and metric
+    r["key"] = [key(i, c) for i, c in zip(r["id"], r["config"])]
+    r = r[r["key"].notna()]
+    rows = []
+    for key, g in r.groupby("key"):
+        e, h = g["e"].to_numpy(), (g["hardware"] if by == "hardware" else g["region"]).to_numpy()
+        reg = g["region"].iloc[0] if by == "hardware" else "all"
+        for i in range(len(e)):
+            for j in range(len(e)):
+                if h[i] != h[j]:
+                    rows.append((reg, e[i] - e[j]))
+    return pd.DataFrame(rows, columns=["region", "e"])
+
+
+def spread_table(cv: pd.DataFrame, concurrency: dict[str, float], setup: dict[str, tuple] | None = None
+                 ) -> pd.DataFrame:
+    """The per (quantity, region) percentiles of ln(predicted / measured) from crossval rows (``id``, ``metric``,
+    ``measured``, ``predicted``, ``status``) and each record id's concurrency; with each record's ``setup``
+    (hardware, then every other setup field incl. metric and concurrency) also ``rate-ratio`` (pairs at one
+    setup on two systems) and ``rate-delta`` (pairs of one sweep at two regions)."""
+    ok = cv[(cv["status"] == "ok") & (cv["measured"] > 0) & (cv["predicted"] > 0)].copy()
+    ln = np.log(ok["predicted"] / ok["measured"])
+    sign = ok["metric"].map(RATE_METRICS)
+    ok["quantity"] = np.where(sign.notna(), "rate", np.where(ok["metric"] == "ttft_ms", "ttft", ""))
+    ok["e"] = np.where(sign.notna(), ln * sign.fillna(1), ln)
+    ok["region"] = [region_of(concurrency.get(i)) for i in ok["id"]]
+    ok = ok[ok["quantity"] != ""]
+    groups = [(q, g) for q, g in ok.groupby("quantity")]
+    if setup:
+        groups += [("rate-ratio", _pairs(ok, setup, "hardware")), ("rate-delta", _pairs(ok, setup, "concurrency"))]
+    rows = []
+    for q, g in groups:
+        for reg in [r[0] for r in REGIONS] + ["all"]:
+            s = g if reg == "all" else g[g["region"] == reg]
+            if len(s) == 0:
+                continue
+            e = s["e"].to_numpy()
+            rows.append({"quantity": q, "region": reg, "rows": len(e), "ln_q10": np.quantile(e, 0.1),
+                         "ln_q50": np.quantile(e, 0.5), "ln_q90": np.quantile(e, 0.9),
+                         "median_abs_pct": float(np.median(np.abs(np.expm1(e)))) * 100})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+@lru_cache(maxsize=1)
+def table() -> pd.DataFrame:
+    """The committed spread table (one-line SpecError if it is missing or malformed)."""
+    path = catalog.builtin_root() / TABLE
+    if not path.is_file():
+        raise SpecError(f"model-error table missing; regenerate with: python -m perfmodel.claims.model_error "
+                        f"reports/crossval.csv", file=str(path))
+    df = pd.read_csv(path)
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise SpecError(f"model-error table lacks column {missing[0]!r}", file=str(path))
+    return df
+
+
+def half_widths(quantity: str, region: str) -> dict:
+    """{'down', 'up'} ln half-widths and the table row they come from (region falls back to ``all`` when the
+    table has fewer than 20 rows there)."""
+    t = table()
+    sub = t[(t["quantity"] == quantity) & (t["region"] == region)]
+    if sub.empty or int(sub["rows"].iloc[0]) < 20:
+        sub = t[(t["quantity"] == quantity) & (t["region"] == "all")]
+        region = "all"
+    if sub.empty:
+        raise SpecError(f"model-error table has no rows for quantity {quantity!r}", field="quantity")
+    r = sub.iloc[0]
+    return {"quantity": quantity, "region": region, "rows": int(r["rows"]), "down": max(float(r["ln_q90"]), 0.0),
+            "up": max(-float(r["ln_q10"]), 0.0), "median_abs_pct": float(r["median_abs_pct"])}
+
+
+SETUP = ("model", "engine", "weights", "serving", "gpus", "tp", "ep", "isl", "osl", "concurrency", "metric")
+
+
+def _records(files) -> tuple[dict[str, float], dict[str, tuple]]:
+    """Each record id's concurrency and setup tuple (hardware, *SETUP)."""
+    from ..validation.records import read_records
+    conc, setup = {}, {}
+    for f in files:
+        path = catalog.builtin_root() / f
+        if path.is_file():
+            for r in read_records(path):
+                conc[r.id] = np.nan if r.concurrency is None else float(r.concurrency)
+                setup[r.id] = (r.hardware, *(getattr(r, k, None) for k in SETUP))
+    return conc, setup
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    src = Path(argv[0] if argv else "reports/crossval.csv")
+    if not src.is_file():
+        print(f"error: {src}: no such crossval CSV (perfmodel crossval --out {src})", file=sys.stderr)
+        return 2
+    cv = pd.read_csv(src)
+    out = catalog.builtin_root() / TABLE
+    out.parent.mkdir(parents=True, exist_ok=True)
+    t = spread_table(cv, *_records(sorted(cv["file"].dropna().unique())))
+    t.to_csv(out, index=False, float_format="%.5g")
+    print(f"wrote {out} ({len(t)} rows from {len(cv)} crossval rows of {src})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
