@@ -66,7 +66,8 @@ def deployment_points(dep: Deployment, lengths: dict[str, float], acc: float) ->
             "ep": dep.ep, "pp": dep.pp, "spec_tokens": dep.spec_tokens, "acc": acc,
             "mix": 1.0 if dep.serving == "aggregated" else 0.0, "cold": dep.kv_cold_share,
             "concurrency": np.nan if dep.concurrency is None else dep.concurrency,
-            "arrival_rate": np.nan if dep.arrival_rate is None else dep.arrival_rate, **lengths}
+            "arrival_rate": np.nan if dep.arrival_rate is None else dep.arrival_rate,
+            "max_running": np.nan if dep.max_running_requests is None else dep.max_running_requests, **lengths}
 
 
 def layout_problem(model, gpus: int, tp: int, ep: int, pp: int = 1) -> tuple[str, str] | None:

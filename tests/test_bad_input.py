@@ -406,8 +406,8 @@ def test_empty_model_rejected(capsys, cmd):
 
 def test_usable_hbm_above_capacity_rejected(tmp_path, capsys):
     f = _write(tmp_path, {"hardware": "h100-sxm", "model": "llama-3.1-8b",
-                          "overrides": {"hardware": {"hbm_usable_gb": 3000}}}, "sc.yaml")
-    _one_line(*_run(["predict", f], capsys), f, "overrides.hardware.hbm_usable_gb", "exceeds the capacity 80")
+                          "overrides": {"hardware": {"hbm_visible_gib": 3000}}}, "sc.yaml")
+    _one_line(*_run(["predict", f], capsys), f, "overrides.hardware.hbm_visible_gib", "exceeds the capacity 80")
 
 
 def test_ep_that_does_not_divide_the_experts_rejected(capsys):

@@ -126,7 +126,7 @@ def test_blackwell_numbers():
     assert b300.value("fp4_dense_pflops") == 14
     assert hw("b300@fp4-13.1pf").value("fp4_dense_pflops") == pytest.approx(13.1)
     assert b300.value("hbm_capacity_gb") == 288
-    assert b300.value("hbm_usable_gb") == 270
+    assert b300.value("hbm_visible_gib") == 270
     assert b300.value("gpu_tdp_w") == 1100
 
     gb200 = hw("gb200-nvl72")
@@ -139,7 +139,7 @@ def test_blackwell_numbers():
     assert gb300.value("fp8_dense_pflops") == 5
     assert gb300.value("bf16_dense_pflops") == 2.5
     assert gb300.value("hbm_capacity_gb") == 288
-    assert gb300.value("hbm_usable_gb") == 279
+    assert gb300.value("hbm_visible_gib") == 279
     assert gb300.value("hbm_bandwidth_tbps") == 8
     assert gb300.value("gpu_tdp_w") == 1400
     assert gb300.value("host_memory_gb") == 240                    # 480 GB Grace / 2 GPUs

@@ -19,7 +19,7 @@ def _row(profile_overrides):
 
 def test_budget_of_all_hbm_and_paged_kv():
     hw = catalog.hardware("b200")
-    cap = (hw.value("hbm_usable_gb") or hw.value("hbm_capacity_gb")) * 1e9
+    cap = hw.value("hbm_visible_gib") * 2.0 ** 30   # what the CUDA runtime reports to the engine
     r = _row({"kv_budget_after_weights": 0.0, "kv_reserve_full_length": 0.0})
     per_token = 80 * 2 * 8 * 128 * 1.0            # llama-3.1-70b: 80 layers, K and V, 8 KV heads x 128, FP8
     assert r["kv_gb_per_seq_per_gpu"] * 1e9 == pytest.approx((1024 + 8192 / 2) * per_token, rel=1e-12)  # mean held
@@ -29,7 +29,7 @@ def test_budget_of_all_hbm_and_paged_kv():
 
 def test_budget_of_free_hbm_and_reserved_kv():
     hw = catalog.hardware("b200")
-    cap = (hw.value("hbm_usable_gb") or hw.value("hbm_capacity_gb")) * 1e9
+    cap = hw.value("hbm_visible_gib") * 2.0 ** 30   # what the CUDA runtime reports to the engine
     r = _row({"kv_budget_after_weights": 1.0, "kv_reserve_full_length": 1.0})
     assert r["kv_gb_per_seq_per_gpu"] * 1e9 == pytest.approx((1024 + 8192) * 80 * 2 * 8 * 128, rel=1e-12)  # reserved
     budget = 0.9 * (cap - 8e9 - r["weights_gb_per_gpu"] * 1e9)

@@ -28,7 +28,7 @@ DEFAULT_PROFILE = "vllm"
 
 HW_ALIASES: dict[str, tuple[str, ...]] = {
     "hbm_bandwidth": ("hbm_bandwidth_tbps",),
-    "hbm_capacity": ("hbm_capacity_gb", "hbm_usable_gb"),
+    "hbm_capacity": ("hbm_capacity_gb", "hbm_visible_gib"),
     "flops": ("bf16_dense_pflops", "fp8_dense_pflops", "fp4_dense_pflops"),
     "bf16_flops": ("bf16_dense_pflops",),
     "fp8_flops": ("fp8_dense_pflops",),
@@ -55,7 +55,7 @@ HW_ALIASES: dict[str, tuple[str, ...]] = {
 # hardware parameter groups (players of the attribution; every HARDWARE_FIELDS entry belongs to one)
 HW_GROUPS: dict[str, tuple[str, ...]] = {
     "hbm_bandwidth": ("hbm_bandwidth_tbps",),
-    "hbm_capacity": ("hbm_capacity_gb", "hbm_usable_gb"),
+    "hbm_capacity": ("hbm_capacity_gb", "hbm_visible_gib"),
     "flops": ("bf16_dense_pflops", "fp8_dense_pflops", "fp4_dense_pflops", "sm_count"),
     "scaleup_link": ("scaleup_bandwidth_gbps", "scaleup_latency_us", "scaleup_domain_gpus"),
     "scaleout_link": ("nic_bandwidth_gbps",),

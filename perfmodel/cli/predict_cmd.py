@@ -131,8 +131,11 @@ def run(args):
         if reason.startswith("arrival_rate"):
             raise SpecError(f"{reason} (--allow-overflow prints the numbers at its capacity anyway)",
                             field="deployment.arrival_rate")
-        field = "deployment.gpus" if df["max_batch"].iloc[0] < 1 else "deployment.batch"
-        raise SpecError(f"the deployment does not fit in memory: {reason} "
+        field = "deployment.gpus" if df["kv_max_batch"].iloc[0] < 1 else "deployment.batch"
+        what = "exceeds the running-request cap" if "running-request cap" in reason else "does not fit in memory"
+        if "running-request cap" in reason:
+            field = "deployment.max_running_requests"
+        raise SpecError(f"the deployment {what}: {reason} "
                         "(--allow-overflow prints the numbers anyway)", field=field)
     if args.csv == "-":
         df.to_csv(sys.stdout, index=False)

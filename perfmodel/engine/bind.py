@@ -37,6 +37,7 @@ PROFILE_SYMBOLS = {
     "kernel_overhead_us": ("t_kern", 1e-6),
     "step_overhead_ms": ("t_step", 1e-3), "seq_overhead_us": ("t_seq", 1e-6),
     "request_overhead_ms": ("t_req", 1e-3), "arrival_burst": ("phi", 1.0), "prefill_chunk_tokens": ("N_ch", 1.0), "moe_imbalance": ("imb", 1.0), "workspace_gb": ("C_ws", 1e9),
+    "max_running_requests": ("N_run", 1.0),
     "mem_fraction": ("f_mem", 1.0), "kv_budget_after_weights": ("q_free", 1.0),
     "kv_reserve_full_length": ("q_res", 1.0), "prefill_speedup": ("s_pf", 1.0), "decode_speedup": ("s_dec", 1.0),
 }
@@ -55,13 +56,26 @@ def hardware_fields(hw: HardwareSpec, overrides: dict[str, float] | None = None)
         if not (isinstance(v, (int, float)) and lo <= v <= hi):
             raise SpecError(f"{v!r} is outside the sane range {lo}-{hi} {unit}", field=f"overrides.hardware.{k}")
         vals[k] = float(v)
-    cap, usable = vals.get("hbm_capacity_gb"), vals.get("hbm_usable_gb")
-    if cap and usable and usable > cap:
-        if "hbm_usable_gb" in (overrides or {}):
-            raise SpecError(f"usable HBM {usable:g} GB exceeds the capacity {cap:g} GB",
-                            field="overrides.hardware.hbm_usable_gb")
-        vals["hbm_usable_gb"] = cap   # a what-if with less HBM: software cannot use more than there is
+    cap, seen = vals.get("hbm_capacity_gb"), vals.get("hbm_visible_gib")
+    over = overrides or {}
+    if seen and "hbm_capacity_gb" in over and "hbm_visible_gib" not in over:
+        vals["hbm_visible_gib"] = seen * over["hbm_capacity_gb"] / hw.value("hbm_capacity_gb")  # a what-if scales both
+    elif cap and seen and seen > cap:
+        if "hbm_visible_gib" in over:
+            raise SpecError(f"visible HBM {seen:g} GiB exceeds the capacity {cap:g} GB (read as GiB)",
+                            field="overrides.hardware.hbm_visible_gib")
+        vals["hbm_visible_gib"] = cap   # a what-if with less HBM: software cannot see more than there is
     return vals
+
+
+GIB = 2.0 ** 30
+
+
+def hbm_bytes(fields: dict[str, float]) -> float:
+    """HBM per GPU as the engine sees it, bytes: hbm_visible_gib x 2^30 (what the CUDA runtime reports), else the
+    marketed hbm_capacity_gb x 1e9."""
+    seen = fields.get("hbm_visible_gib")
+    return seen * GIB if seen else fields["hbm_capacity_gb"] * 1e9
 
 
 def compute_rate(fields: dict[str, float], fmt: str) -> float:
@@ -83,7 +97,7 @@ def attention_format(model: ModelSpec, weights: str, attention_weights: str | No
 def bind_hardware(fields: dict[str, float], weights: str, attn_fmt: str) -> dict[str, float]:
     out = {sym: fields[f] * k for f, (sym, k) in HW_SYMBOLS.items()}
     out.update(bind_fabric())
-    out["C_hbm"] = (fields.get("hbm_usable_gb") or fields["hbm_capacity_gb"]) * 1e9
+    out["C_hbm"] = hbm_bytes(fields)
     out["F_x"] = compute_rate(fields, weights)
     out["F_a"] = compute_rate(fields, attn_fmt)
     # 1 where the GEMMs run on FP4 tensor cores (their efficiency is eff_gemm_fp4), else 0

@@ -34,7 +34,9 @@ POINT_COLUMNS = ("batch", "gpus", "tp", "ep", "pp", "spec_tokens", "acc", "isl",
 # share of requests whose prefix is reloaded from the host tier; share of KV decode reads from the host tier
 # concurrency: clients in flight per instance in a closed loop (NaN: the batch; above the batch they queue)
 # arrival_rate: requests/s arriving at an instance in an open loop (NaN: closed loop or a fixed batch)
-OPTIONAL_COLUMNS = {"reload": 0.0, "cold": 0.0, "pool_reload": 0.0, "concurrency": np.nan, "arrival_rate": np.nan}
+# max_running: the deployment's running-request cap per scheduler (NaN: the profile's max_running_requests)
+OPTIONAL_COLUMNS = {"reload": 0.0, "cold": 0.0, "pool_reload": 0.0, "concurrency": np.nan, "arrival_rate": np.nan,
+                    "max_running": np.nan}
 OPEN_LOOP_SUBSTITUTIONS = 5   # evaluations of the open-loop batch root B = lambda S(B) (secant passes)
 RESOURCES = {"r_compute_s": "compute", "r_memory_s": "hbm_bandwidth", "t_link_s": "link", "t_lat_total_s": "latency"}
 
@@ -86,6 +88,9 @@ def symbol_inputs(p: dict[str, np.ndarray], vals: dict[str, float]) -> dict:
              acc=p["acc"], isl=p["isl"], osl=p["osl"], new=p["new"], mix=p["mix"],
              L=p["isl"] + p["osl"] / 2, L_max=p["isl"] + p["osl"], f_rl=p.get("reload", 0.0), f_cold=p.get("cold", 0.0),
              f_rp=p.get("pool_reload", 0.0))
+    cap = p.get("max_running")
+    if cap is not None and not np.all(np.isnan(cap)):
+        x["N_run"] = np.where(np.isnan(cap), vals["N_run"], cap)
     return x
 
 
@@ -270,6 +275,7 @@ def _columns(setup: Setup, p, d, pf, vals, load) -> dict[str, np.ndarray]:
     cols.update(res_compute_ms=res[0] * 1e3, res_hbm_bandwidth_ms=res[1] * 1e3, res_link_ms=res[2] * 1e3,
                 res_latency_ms=res[3] * 1e3)
     w, kvs, maxb = full(d["weights_bytes_per_gpu"]), full(d["kv_bytes_per_seq_per_gpu"]), full(d["max_batch"])
+    kv_maxb = full(d["kv_max_batch"])
     mem_gb = full(d["mem_bytes_per_gpu"]) / 1e9
     host_kv = full(d["host_kv_bytes_per_gpu"])
     host_cap = full(np.asarray(vals["C_host"]) * np.asarray(vals["f_mem"]))   # host-tier bytes per GPU
@@ -281,9 +287,9 @@ def _columns(setup: Setup, p, d, pf, vals, load) -> dict[str, np.ndarray]:
         host_kv_gb_per_gpu=host_kv / 1e9,
         weights_gb_per_gpu=w / 1e9, kv_gb_per_seq_per_gpu=kvs / 1e9,
         kv_gb_per_gpu=p["batch"] * p["tp"] * p["pp"] / p["gpus"] * kvs / 1e9, mem_gb_per_gpu=mem_gb,
-        max_batch=np.maximum(np.floor(maxb), 0), fits=fits,
+        max_batch=np.maximum(np.floor(maxb), 0), kv_max_batch=np.maximum(np.floor(kv_maxb), 0), fits=fits,
         bound=np.where(fits, np.where(p["batch"] >= np.floor(maxb) * 0.999, "capacity:" + bound, bound), "capacity"),
-        fit_reason=_fit_reasons(fits | ~stable, maxb, p["batch"], w, kvs, mem_gb, stable, p["arrival_rate"]),
+        fit_reason=_fit_reasons(fits | ~stable, maxb, p["batch"], w, kvs, mem_gb, stable, p["arrival_rate"], kv_maxb),
         # InferenceX record names, so measured and modeled curves overlay
         intvty=tps_user, tput_per_gpu=total_gpu, output_tput_per_gpu=out_gpu,
     )
@@ -295,7 +301,10 @@ def _rate_name(fmt: str) -> str:
     return COMPUTE_RATE[fmt]
 
 
-def _fit_reasons(fits, maxb, batch, w, kvs, mem_gb, stable=None, rate=None) -> np.ndarray:
+def _fit_reasons(fits, maxb, batch, w, kvs, mem_gb, stable=None, rate=None, kv_maxb=None) -> np.ndarray:
+    """Why each point does not fit: the weights leave no KV room, the batch is over the KV capacity, or over the
+    engine's running-request cap (max_running_requests per scheduler x attention-DP ranks); 'fits' otherwise."""
+    kv_maxb = maxb if kv_maxb is None else kv_maxb
     reasons = np.full(len(fits), "fits", dtype=object)
     if stable is not None and not np.all(stable):
         bad = ~np.asarray(stable)
@@ -303,10 +312,14 @@ def _fit_reasons(fits, maxb, batch, w, kvs, mem_gb, stable=None, rate=None) -> n
                         f"bound)" for r in np.broadcast_to(rate, bad.shape)[bad]]
     bad = ~fits
     if bad.any():
-        no_w = bad & (maxb < 1)
+        no_w = bad & (kv_maxb < 1)
         reasons[no_w] = [f"weights {wi / 1e9:.1f} GB/GPU leave no room for one sequence's KV "
                          f"({ki / 1e9:.2f} GB/GPU)" for wi, ki in zip(w[no_w], kvs[no_w])]
-        over = bad & ~no_w
+        capped = bad & ~no_w & (kv_maxb > maxb) & (batch <= kv_maxb)
+        reasons[capped] = [f"batch {b:.0f} exceeds the engine's running-request cap of {mb:.0f} sequences "
+                           f"(max_running_requests per scheduler x attention-DP ranks)"
+                           for b, mb in zip(batch[capped], np.floor(maxb[capped]))]
+        over = bad & ~no_w & ~capped
         reasons[over] = [f"batch {b:.0f} needs {m:.1f} GB/GPU; at most {mb:.0f} sequences fit"
-                         for b, m, mb in zip(batch[over], mem_gb[over], np.floor(maxb[over]))]   # = max_batch
+                         for b, m, mb in zip(batch[over], mem_gb[over], np.floor(kv_maxb[over]))]
     return reasons

@@ -218,7 +218,7 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)
         paused = sessions - batch
         per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
-        spare_hbm = np.maximum(df["max_batch"].to_numpy() - batch, 0) / f_snap   # prefixes' worth of spare HBM
+        spare_hbm = np.maximum(df["kv_max_batch"].to_numpy() - batch, 0) / f_snap   # prefixes' worth of spare HBM
         dp = p["gpus"] / (p["tp"] * p["pp"])
         active_host = df["host_kv_gb_per_gpu"].to_numpy() * 1e9       # cold KV of generating sessions
         host_sessions = np.maximum(host_bytes - active_host, 0) / per_session * dp if host_tier else zeros
@@ -291,7 +291,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     cap = _evaluate_unique(setup, pfp, vals, ("gpus", "tp", "ep", "isl", "osl", "spec_tokens", "acc"))
     per_session = np.maximum(cap["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
     pf_dp = pfp["gpus"] / pfp["tp"]
-    hbm_prefixes = np.maximum(cap["max_batch"].to_numpy() - 1.0, 0.0) / f_snap
+    hbm_prefixes = np.maximum(cap["kv_max_batch"].to_numpy() - 1.0, 0.0) / f_snap
     host_prefixes = vals["C_host"] * vals["f_mem"] / per_session * pf_dp if host_tier else np.zeros(n)
     bw_host = np.minimum(vals["BW_host"], vals["BW_hmem"]) * vals["e_ln"]
     evicted, s_host = np.zeros(n), np.zeros(n)

@@ -13,13 +13,15 @@
     KV held per running sequence: q_res = 1 (TensorRT-LLM GUARANTEED_NO_EVICT: blocks for the whole isl + osl
     are reserved on admission) K(L_max); q_res = 0 (paged allocation as tokens are written, preemption when
     full: vLLM, SGLang) K(L_max - osl/2), the mean over a request's decode
-    B_max    = dp budget / K_held
+    B_kv     = dp budget / K_held                 the sequences whose KV fits
+    B_max    = min(B_kv, dp N_run)                 and at most N_run per scheduler (attention-DP rank)
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
+from .roofline import smin
 from .step import StepBuilder
 from .symbols import S
 
@@ -49,5 +51,6 @@ def memory(b: StepBuilder) -> dict[str, sp.Expr]:
         "kv_bytes_per_seq_per_gpu": hot,
         "host_kv_bytes_per_gpu": s["B"] / b.dp * s["f_cold"] * kv,
         "mem_bytes_per_gpu": w + s["C_ws"] + s["B"] / b.dp * hot,
-        "max_batch": b.dp * budget / hot,
+        "kv_max_batch": b.dp * budget / hot,
+        "max_batch": smin(b.dp * budget / hot, b.dp * s["N_run"]),
     }

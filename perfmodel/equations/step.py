@@ -31,7 +31,8 @@ For each layer group (n layers of attention kind A and FFN kind F):
             + 2 [dp > 1] lat_A2A + collectives x t_coll + t_kern n_kern
             (lat_AR: the fastest all-reduce algorithm the engine has for that group and message, lat_A2A: one
             scale-up hop plus a NIC hop across domains; collectives.py)   (n_kern = kernels the layer launches: attention + FFN + norms; layer_kernels)
-step = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + B t_seq + (pp-1) lat_link
+step = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + (B/dp) t_seq + (pp-1) lat_link
+       (each attention-DP rank schedules its own B/dp sequences, the ranks in parallel)
        + host-link time (Engram lookups, KV reloads, cold KV reads; overlapped like links)
        + pooled-HBM reloads over the scale-up link.
 Draft passes (speculative decoding): ceil((q-1)/block) passes of the MTP layers and the LM head.
@@ -277,7 +278,8 @@ class StepBuilder:
         kernels = main.time()
         pipeline_lat = (pp - 1) * s["lat_link"]
         host_visible = host - s["ovl"] * smin(host, kernels)
-        tpot = kernels + floor + link + lat + draft_s + s["t_step"] + B * s["t_seq"] + pipeline_lat + host_visible
+        sched = s["t_step"] + B / self.dp * s["t_seq"]   # each attention-DP rank runs its own scheduler, in parallel
+        tpot = kernels + floor + link + lat + draft_s + sched + pipeline_lat + host_visible
         comp, mem = main.by_resource()
         out = {"step_s": tpot}
         for key, e in main.counts.items():
@@ -288,7 +290,7 @@ class StepBuilder:
         out.update({
             "t_link_s": link + host_visible, "t_host_link_s": host_visible,
             "t_latency_s": lat + floor + pipeline_lat, "t_draft_s": draft_s,
-            "t_overhead_s": s["t_step"] + B * s["t_seq"],
+            "t_overhead_s": sched,
             "r_compute_s": comp, "r_memory_s": mem,
             "output_tps_per_gpu": B * s["acc"] / (tpot * s["G"]),
         })

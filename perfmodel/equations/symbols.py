@@ -92,6 +92,7 @@ _TABLE = [
     Sym("imb", "1", "MoE routing skew: busiest EP rank load / mean at large batch (hot experts)", "profile"),
     Sym("s_dec", "1", "decode kernel speed-up factor", "profile"),
     Sym("s_pf", "1", "prefill kernel speed-up factor", "profile"),
+    Sym("N_run", "1", "most sequences one scheduler (attention-DP rank) runs at once (max_num_seqs, max_running_requests, max_batch_size)", "profile"),
     Sym("C_ws", "B", "HBM workspace per GPU", "profile"),
     Sym("f_mem", "1", "the engine's memory fraction (of all HBM, or with q_free = 1 of what weights leave)", "profile"),
     Sym("q_free", "1", "1 if the memory fraction applies to HBM left after weights and workspace (TensorRT-LLM)",

@@ -53,6 +53,10 @@ class Deployment(Strict):
     concurrency: float | None = Field(None, gt=0, le=1e7, description="Clients in flight per instance: agentic "
                                       "workloads, live sessions (sets the decode batch); fixed workloads, a closed "
                                       "loop (each client sends its next request when the last one ends)")
+    max_running_requests: PositiveInt | None = Field(None, le=1_000_000, description="The engine's running-request "
+                                                     "cap per scheduler (attention-DP rank) as configured "
+                                                     "(max_num_seqs / max_running_requests / max_batch_size); None: "
+                                                     "the profile's default")
     arrival_rate: float | None = Field(None, gt=0, le=1e7, description="Open loop: requests/s arriving at one "
                                        "instance (Poisson); the running batch and the TTFT queue follow from it")
 

@@ -1,6 +1,6 @@
 """Hardware schema: datasheet numbers per GPU, each sourced. No efficiency factor lives here.
 
-Units are in the field names: ``_gb`` = 1e9 bytes, ``_tbps`` = 1e12 bytes/s, ``_gbps`` = 1e9 bytes/s
+Units are in the field names: ``_gb`` = 1e9 bytes, ``_gib`` = 2^30 bytes, ``_tbps`` = 1e12 bytes/s, ``_gbps`` = 1e9 bytes/s
 (gigaBYTES per second; a 400 Gbit/s NIC is 50 GB/s), ``_pflops`` = 1e15 FLOP/s (dense, no 2:4
 sparsity), ``_us`` = microseconds, ``_w`` = watts. Link bandwidths are per GPU and PER DIRECTION.
 """
@@ -16,7 +16,7 @@ from .common import Sourced, Strict, check_range
 # field -> (low, high, unit, required). The sane ranges catch unit mistakes such as GB/s for TB/s.
 HARDWARE_FIELDS: dict[str, tuple[float, float, str, bool]] = {
     "hbm_capacity_gb": (8, 4000, "GB per GPU", True),
-    "hbm_usable_gb": (8, 4000, "GB per GPU", False),
+    "hbm_visible_gib": (8, 4000, "GiB per GPU", False),
     "hbm_bandwidth_tbps": (0.1, 100, "TB/s per GPU", True),
     "bf16_dense_pflops": (0.01, 1000, "PFLOP/s dense", True),
     "fp8_dense_pflops": (0.01, 1000, "PFLOP/s dense", True),
@@ -39,7 +39,10 @@ class HardwareSpecs(Strict):
     """Per-GPU numbers. Every value is a ``Sourced`` entry: {value, status, source, note}."""
 
     hbm_capacity_gb: Sourced = Field(description="HBM capacity per GPU, GB (1e9 B)")
-    hbm_usable_gb: Sourced | None = Field(None, description="HBM usable by software, GB, where it differs")
+    hbm_visible_gib: Sourced | None = Field(
+        None, description="Device memory as the CUDA/ROCm runtime reports it to an engine, GiB (2^30 B): what an "
+        "engine's memory fraction multiplies. Marketed HBM 'GB' are GiB-like (an 80 GB H100 shows 79.2 GiB), so "
+        "it is never above hbm_capacity_gb's number; absent: hbm_capacity_gb x 1e9 bytes")
     hbm_bandwidth_tbps: Sourced = Field(description="HBM bandwidth per GPU, TB/s")
     bf16_dense_pflops: Sourced = Field(description="Dense BF16 tensor FLOP/s, PFLOP/s")
     fp8_dense_pflops: Sourced = Field(description="Dense FP8 tensor FLOP/s, PFLOP/s")
@@ -66,8 +69,8 @@ class HardwareSpecs(Strict):
                     check_range(name, sv.value, lo, hi, unit)
                 except ValueError as exc:
                     raise ValueError(str(exc)) from None
-        if self.hbm_usable_gb and self.hbm_usable_gb.value > self.hbm_capacity_gb.value:
-            raise ValueError("hbm_usable_gb exceeds hbm_capacity_gb")
+        if self.hbm_visible_gib and self.hbm_visible_gib.value > self.hbm_capacity_gb.value:
+            raise ValueError("hbm_visible_gib exceeds the marketed capacity hbm_capacity_gb (read as GiB)")
         return self
 
 

@@ -75,6 +75,13 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
                              "chunked_prefill_size, TensorRT-LLM max_num_tokens): a request's prefill spans "
                              "ceil(new / budget) steps", 256.0, 131072.0, "scheduling"),
     "moe_imbalance": ("structural routing skew: busiest EP rank's expert load over the mean at large batch, on top of the random-routing spread the equations compute (>= 1; only with ep > 1: with one EP rank the load is even)", 1.0, 8.0, "scheduling"),
+    "max_running_requests": ("most sequences one scheduler (one attention-DP rank, else the instance) runs at once, "
+                             "whatever KV space is left; past it requests wait. Defaults: vLLM max_num_seqs 1024 on "
+                             "GPUs with >= 70 GiB (vllm/engine/arg_utils.py get_batch_defaults); SGLang "
+                             "max_running_requests bounded by its request pool, at most 4096 per rank "
+                             "(python/sglang/srt/model_executor/model_runner.py); TensorRT-LLM max_batch_size 2048 "
+                             "(tensorrt_llm/llmapi/llm_args.py). A record or deployment may set it", 1.0, 1.0e6,
+                             "scheduling"),
     "workspace_gb": ("HBM reserved for activations, CUDA graphs, runtime, GB per GPU", 0.0, 200.0, "memory"),
     "mem_fraction": ("the engine's memory fraction: of all usable HBM, or (kv_budget_after_weights = 1) of the HBM "
                      "left after weights and workspace", 0.1, 1.0, "memory"),
@@ -92,7 +99,7 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
 
 
 # switches and integer limits: no derivative (sensitivity skips them; what-if --set changes them)
-DISCRETE_PARAMS = frozenset({"custom_allreduce_max_gpus", "gemm_tile_m", "gemm_tile_m_min", "gemm_tile_n", "kv_budget_after_weights", "kv_reserve_full_length"})
+DISCRETE_PARAMS = frozenset({"max_running_requests", "custom_allreduce_max_gpus", "gemm_tile_m", "gemm_tile_m_min", "gemm_tile_n", "kv_budget_after_weights", "kv_reserve_full_length"})
 
 
 class SpecDecoding(Strict):
@@ -153,6 +160,7 @@ class ProfileSpec(Strict):
     arrival_burst: Param = _p(0.0)
     prefill_chunk_tokens: Param = _p(8192.0, 2048.0, 16384.0)
     moe_imbalance: Param
+    max_running_requests: Param = _p(1.0e6)
     workspace_gb: Param
     mem_fraction: Param
     kv_budget_after_weights: Param = _p(0.0)

@@ -87,8 +87,12 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
             df = disaggregated(setup, pts, pf, instances=inst, pf_instances=pinst, symbol_values=vals)
         else:
             df = evaluate(setup, pts, symbol_values=vals)
+        unfit = df["kv_max_batch"].to_numpy(float) < 1     # weights leave no KV room: refused, never floored
         for j, (i, _p) in enumerate(rows):
             col = BATCHED_METRICS[pl.records[i].metric]
+            if unfit[j * S:(j + 1) * S].all():
+                pl.unsupported.setdefault(i, f"memory: {df['fit_reason'].to_numpy()[j * S]}")
+                continue
             out[i] = df[col].to_numpy(float)[j * S:(j + 1) * S]
     for i in pl.single:
         rec = pl.records[i]

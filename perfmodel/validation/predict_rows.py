@@ -131,7 +131,7 @@ def make_ctx(hardware: str, rec: Record, profile: ProfileSpec, params: dict[str,
 def _tile(ctx: Ctx, pts: dict, m: int) -> tuple[dict, dict]:
     """m operating points x S samples -> flat arrays of length S*m (sample-major)."""
     S = ctx.n
-    p = {k: np.tile(np.broadcast_to(np.asarray(pts[k], float), (m,)), S) for k in (*POINT_COLUMNS, "concurrency")
+    p = {k: np.tile(np.broadcast_to(np.asarray(pts[k], float), (m,)), S) for k in (*POINT_COLUMNS, "concurrency", "max_running")
          if k != "acc" and k in pts}
     p["acc"] = np.repeat(ctx.acc, m)
     vals = {k: (np.repeat(v, m) if isinstance(v, np.ndarray) and v.size == S and S > 1 else v)
@@ -204,8 +204,17 @@ def point_inputs(rec: Record, m) -> tuple[dict, bool]:
     else:
         batch = np.nan
     pts = dict(batch=batch, concurrency=conc, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(rec.spec_tokens or 0),
-               isl=isl, osl=osl, new=new, mix=1.0 if rec.serving in (None, "aggregated") else 0.0)
+               isl=isl, osl=osl, new=new, mix=1.0 if rec.serving in (None, "aggregated") else 0.0,
+               max_running=float(rec.max_running_requests or np.nan))
     return pts, pooled
+
+
+def refuse_unfit(df: pd.DataFrame) -> None:
+    """Unsupported (with the constraint) where the weights leave no room for one sequence's KV: such a
+    deployment is never predicted as one running sequence."""
+    bad = df["kv_max_batch"].to_numpy(float) < 1
+    if bad.all():
+        raise Unsupported(f"memory: {df['fit_reason'].to_numpy()[bad][0]}")
 
 
 def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
@@ -234,6 +243,7 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
         df = _eval_disaggregated(rec, ctx, pts, m)
     else:
         df = eval_points(ctx, pts, 1)
+    refuse_unfit(df)
     if not np.isnan(conc) and (df["capacity_wait_ms"] > 0.01 * df["ttft_ms"]).any():
         note.append(f"concurrency {conc:.0f} exceeds the modeled running capacity "
                     f"({df['batch'].min():.0f}-{df['batch'].max():.0f} sequences); the excess waits for a slot")

@@ -56,6 +56,9 @@ class Record(Strict):
     prefill_ep: int | None = Field(None, ge=1, le=100_000)
     prefill_dp_attention: bool | None = None
     batch_per_gpu: float | None = Field(None, gt=0)
+    max_running_requests: int | None = Field(None, ge=1, le=1_000_000, description="optional: the engine's "
+                                             "running-request cap per scheduler as configured (max_num_seqs, "
+                                             "max_running_requests, max_batch_size); blank: the profile's default")
     at_tps_per_user: float | None = Field(None, gt=0)
     metric: Literal[METRICS]  # type: ignore[valid-type]
     value: float = Field(gt=0, description="measured number (ratio rows: the measured ratio)")
