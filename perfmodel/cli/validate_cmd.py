@@ -41,6 +41,8 @@ def register(sub):
                                         "each concurrency sweep predicted by profiles fitted without it")
     _add_data_argument(x)
     x.add_argument("--folds", type=int, default=5, help="number of folds (whole configurations per fold)")
+    x.add_argument("--by", choices=("config", "family"), default="config",
+                   help="hold out whole configurations (default) or one whole data family at a time")
     x.add_argument("--out", help="per-record CSV")
     x.add_argument("--report", help="Markdown report (e.g. reports/crossval.md)")
     x.set_defaults(func=run_crossval)
@@ -117,13 +119,14 @@ def run_crossval(args):
     files = args.data or default_calibration_files()
     recs = {f: read_records(f) for f in files}
     targets = [r for f in files for r in recs[f]]
-    df = cross_validate(targets, k=args.folds, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    df = cross_validate(targets, k=args.folds, progress=lambda m: print(m, file=sys.stderr, flush=True), by=args.by)
     df["file"] = [f for f in files for _ in recs[f]]
     if args.out:
         df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
     if args.report:
         cmd = "perfmodel crossval" + "".join(f" --data {f}" for f in args.data) + \
-              (f" --folds {args.folds}" if args.folds != FOLDS else "") + f" --report {args.report}"
+              (f" --folds {args.folds}" if args.folds != FOLDS else "") + \
+              (f" --by {args.by}" if args.by != "config" else "") + f" --report {args.report}"
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(cv_markdown(df, targets, files, cmd))
     ok = df[df["status"] == "ok"]
@@ -132,7 +135,10 @@ def run_crossval(args):
     for met, g in ok.groupby("metric"):
         print(f"{met}: {len(g)} rows, median |error| {g['error_pct'].abs().median():.1f}%, signed median "
               f"{g['error_pct'].median():+.1f}%")
-    print(f"cross-validated by configuration ({args.folds} folds): {len(ok)}/{len(df)} rows predicted; median "
+    for fam, g in ok.groupby("family"):
+        print(f"family {fam}: {len(g)} rows, median |error| {g['error_pct'].abs().median():.1f}%")
+    how = "leaving one data family out" if args.by == "family" else f"by configuration ({args.folds} folds)"
+    print(f"cross-validated {how}: {len(ok)}/{len(df)} rows predicted; median "
           f"|error| {ok['error_pct'].abs().median():.1f}%")
     return 0
 

@@ -44,7 +44,12 @@ FIT_PARAMS: dict[str, tuple[float, float]] = {
     "eff_weights": (0.3, 1.0), "eff_kv": (0.2, 1.0), "eff_gemm": (0.15, 1.0), "eff_attention": (0.1, 1.0),
     "kernel_overhead_us": (0.0, 8.0), "step_overhead_ms": (0.0, 5.0), "seq_overhead_us": (0.0, 60.0),
     "moe_imbalance": (1.0, 3.0), "request_overhead_ms": (0.0, 400.0), "arrival_burst": (0.0, 1.0),
-    "workspace_gb": (1.0, 20.0), "eff_grouped_gemm": (0.1, 1.0)}
+    "workspace_gb": (0.5, 20.0), "eff_grouped_gemm": (0.1, 1.0)}
+# the engine's own memory knob: SGLang reserves mem_fraction_static x HBM for weights plus the KV pool
+# (activations and CUDA graphs live in the rest, so no workspace is subtracted on top: it is held at 0 and the
+# fraction is fitted); vLLM (gpu_memory_utilization x HBM less its profiled activation peak) and TensorRT-LLM
+# (a KV fraction of what weights and activations leave) fit the workspace beside their default fraction
+MEMORY_FIT: dict[str, dict[str, tuple[float, float]]] = {"sglang": {"mem_fraction": (0.70, 0.95)}}
 EDGE_SHARE = 0.05        # a fit within 5% of its search range from a bound is reported as on the edge
 JAC_STEP = 0.02          # forward-difference step in the scaled [0, 1] parameter space
 F_SCALE = 0.3            # soft-L1 scale in ln units: rows beyond ~35% error count linearly, not squared
@@ -72,62 +77,127 @@ ROWS_PER_PARAM = 2  # an own fit needs at least two records per fitted parameter
 SMALL_FIT = ["kernel_overhead_us", "eff_gemm"]
 
 
+# the serving layer's queue parameters: fitted on TTFT records only, everything else on throughput / TPOT
+# records only, so that one metric cannot set the other's constants
+QUEUE_PARAMS = ("request_overhead_ms", "arrival_burst")
+TTFT_METRICS = ("ttft_ms",)
+
+
+def family_weights(records: list[Record]) -> np.ndarray:
+    """Weight of each record so that every data family (``Record.family``: source and kind) counts equally,
+    whatever its row count: w_i = N / (F n_f(i)), summing to N over the N records of F families."""
+    fam = [r.family or "unnamed" for r in records]
+    counts: dict[str, int] = {}
+    for f in fam:
+        counts[f] = counts.get(f, 0) + 1
+    n, k = len(records), len(counts)
+    return np.array([n / (k * counts[f]) for f in fam])
+
+
 def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: list[str] | None = None,
                bounds: dict[str, tuple[float, float]] | None = None, neutral_start: bool = False) -> dict:
     """Least-squares fit of ``fit`` parameters shared by ``records``. Returns values, ranges, loss and row ids.
 
-    Residuals r_i = ln(predicted_i / measured_i) (infeasible: ln 10), robust soft-L1 loss (scale F_SCALE) so
-    a few rows the physics cannot reach do not drag the fit; scipy.optimize.least_squares (trust-region
-    reflective, bounded) in parameters scaled to [0, 1] over their search ranges, from the profile's
-    current values. The Jacobian is a forward difference taken for all parameters at once: k + 1
-    parameter vectors are the samples of ONE batched evaluation (batch_predict.predict_matrix).
+    Residuals r_i = sqrt(w_i) ln(predicted_i / measured_i) (infeasible: ln 10), w_i the data-family weight
+    (``family_weights``), robust soft-L1 loss (scale F_SCALE) so a few rows the physics cannot reach do not drag
+    the fit; scipy.optimize.least_squares (trust-region reflective, bounded) in parameters scaled to [0, 1] over
+    their search ranges, from the profile's current values. Stages: every parameter but QUEUE_PARAMS on the
+    throughput / TPOT records, then QUEUE_PARAMS on the TTFT records with the first stage's values, then the
+    first stage again (a closed loop's running batch, hence its TPOT, depends on the queue); a stage with no
+    parameter or no record is skipped. The Jacobian is a forward difference taken for all parameters at
+    once: k + 1 parameter vectors are the samples of ONE batched evaluation (batch_predict.predict_matrix).
     Ranges: value +- 1.645 sigma, sigma^2 = diag((J^T J)^-1) loss / (n - k), clipped to the search range.
     ``neutral_start``: start from the middle of the search ranges instead of the profile's values."""
-    bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **(bounds or {})}
+    bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **{k: v for m in MEMORY_FIT.values() for k, v in m.items()},
+              **(bounds or {})}
     fit = list(fit or default_fit(records))
     pl = plan(records)
-    lo = np.array([bounds[k][0] for k in fit])
-    hi = np.array([bounds[k][1] for k in fit])
     prof0 = profiles[profile_id(records[0])]
     base = central_params(prof0)
-    start = np.array([float(base[k][0]) if k in base and np.isfinite(base[k][0]) else np.mean(bounds[k])
-                      for k in fit])
-    x0 = np.full(len(fit), 0.5) if neutral_start else np.clip((start - lo) / (hi - lo), 1e-3, 1 - 1e-3)
     meas = np.array([r.value for r in pl.records])
+    weight = family_weights(pl.records)
+    is_ttft = np.array([r.metric in TTFT_METRICS for r in pl.records])
 
-    def residuals(xs: np.ndarray) -> np.ndarray:
-        """(records, samples) ln errors for scaled parameter vectors xs (samples, k)."""
-        S = xs.shape[0]
-        params = {k: np.repeat(v, S) for k, v in base.items()}
-        for j, k in enumerate(fit):
-            params[k] = lo[j] + xs[:, j] * (hi[j] - lo[j])
+    def ln_errors(params: dict) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             e = np.log(predict_matrix(pl, profiles, params) / meas[:, None])
         return np.where(np.isfinite(e), e, np.log(10.0))
 
-    r0 = residuals(x0[None, :])[:, 0]        # the first pass also marks the rows that cannot be predicted
-    used = np.array([i not in pl.unsupported for i in range(len(pl.records))])
-    if not used.any():
+    r_all = ln_errors(base)[:, 0]          # the first pass also marks the rows that cannot be predicted
+    supported = np.array([i not in pl.unsupported for i in range(len(pl.records))])
+    if not supported.any():
         raise Unsupported("no record of the family could be predicted")
-    cache: dict[bytes, np.ndarray] = {x0.tobytes(): r0[used]}
+    values, ranges, edge, nfev = {}, {}, [], 0
+    speed = ([k for k in fit if k not in QUEUE_PARAMS], supported & ~is_ttft)
+    queue = ([k for k in fit if k in QUEUE_PARAMS], supported & is_ttft)
+    # speed, queue, speed again: a closed loop's running batch (hence its TPOT) depends on the queue parameters
+    stages = [speed, queue, speed] if queue[0] and queue[1].any() else [speed]
+    if not (supported & ~is_ttft).any():        # TTFT records only: one stage over everything
+        stages = [(fit, supported)]
+    for names, rows in stages:
+        if not names or not rows.any():
+            continue
+        st = _fit_stage(ln_errors, base, names, bounds, rows, weight, neutral_start)
+        values.update(st["values"])
+        ranges.update(st["ranges"])
+        edge += st["edge"]
+        nfev += st["nfev"]
+        for k, v in st["values"].items():
+            base = {**base, k: np.array([v])}
+    r = ln_errors(base)[:, 0]
+    used = supported
+    n = int(used.sum())
+    loss = float(np.sum(weight[used] * r[used] ** 2))
+    at_bound = [p for p in edge if p.startswith("eff_") and np.isclose(values[p], bounds[p][1])]
+    ids = [pl.records[i].id for i in np.flatnonzero(used)]
+    fams = sorted({pl.records[i].family or "unnamed" for i in np.flatnonzero(used)})
+    fam_of = np.array([pl.records[i].family or "unnamed" for i in np.flatnonzero(used)])
+    by_family = {f: float(np.median(np.abs(r[used][fam_of == f]))) for f in fams}
+    return {"values": values, "ranges": ranges, "loss": loss, "rows": ids,
+            "rms_log_error": float(np.sqrt(loss / max(n, 1))), "row_errors": dict(zip(ids, np.abs(r[used]))),
+            "at_upper_bound": at_bound, "at_range_edge": [p for p in edge if p not in at_bound],
+            "median_abs_log_error": float(np.median(np.abs(r[used]))), "nfev": nfev,
+            "median_abs_log_error_by_family": by_family, "initial_median_abs_log_error": float(np.median(
+                np.abs(r_all[used])))}
+
+
+def _fit_stage(ln_errors, base: dict, fit: list[str], bounds: dict, rows: np.ndarray, weight: np.ndarray,
+               neutral_start: bool) -> dict:
+    """One least-squares stage: ``fit`` parameters on the records ``rows`` (weighted), the rest held at ``base``."""
+    lo = np.array([bounds[k][0] for k in fit])
+    hi = np.array([bounds[k][1] for k in fit])
+    start = np.array([float(base[k][0]) if k in base and np.isfinite(base[k][0]) else np.mean(bounds[k])
+                      for k in fit])
+    x0 = np.full(len(fit), 0.5) if neutral_start else np.clip((start - lo) / (hi - lo), 1e-3, 1 - 1e-3)
+    sw = np.sqrt(weight[rows])
+
+    def residuals(xs: np.ndarray) -> np.ndarray:
+        """(rows, samples) weighted ln errors for scaled parameter vectors xs (samples, k)."""
+        S = xs.shape[0]
+        params = {k: np.repeat(v, S) for k, v in base.items()}
+        for j, k in enumerate(fit):
+            params[k] = lo[j] + xs[:, j] * (hi[j] - lo[j])
+        return ln_errors(params)[rows] * sw[:, None]
+
+    cache: dict[bytes, np.ndarray] = {}
 
     def fun(x):
         key = x.tobytes()
         if key not in cache:
             cache.clear()
-            cache[key] = residuals(x[None, :])[used, 0]
+            cache[key] = residuals(x[None, :])[:, 0]
         return cache[key]
 
     def jac(x):
         h = np.where(x + JAC_STEP <= 1, JAC_STEP, -JAC_STEP)
         xs = np.vstack([x, x + np.diag(h)])
-        r = residuals(xs)[used]
+        r = residuals(xs)
         return (r[:, 1:] - r[:, :1]) / h
 
     sol = least_squares(fun, x0, jac=jac, bounds=(0.0, 1.0), loss="soft_l1", f_scale=F_SCALE,
                         x_scale="jac", max_nfev=MAX_NFEV)
     r = fun(sol.x)
-    n, k = int(used.sum()), len(fit)
+    n, k = int(rows.sum()), len(fit)
     loss = float(np.sum(r ** 2))
     J = sol.jac * (hi - lo)[None, :] ** -1          # d r / d parameter (unscaled)
     try:
@@ -141,18 +211,20 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
         half = max(1.645 * sigma[j], 1e-3 * (hi[j] - lo[j]))
         values[p], ranges[p] = v, (max(lo[j], v - half), min(hi[j], v + half))
     edge = [p for j, p in enumerate(fit) if sol.x[j] <= EDGE_SHARE or sol.x[j] >= 1 - EDGE_SHARE]
-    at_bound = [p for p in edge if p.startswith("eff_") and np.isclose(values[p], bounds[p][1])]
-    ids = [pl.records[i].id for i in np.flatnonzero(used)]
-    return {"values": values, "ranges": ranges, "loss": loss, "rows": ids,
-            "rms_log_error": float(np.sqrt(loss / n)), "row_errors": dict(zip(ids, np.abs(r))),
-            "at_upper_bound": at_bound, "at_range_edge": [p for p in edge if p not in at_bound],
-            "median_abs_log_error": float(np.median(np.abs(r))), "nfev": int(sol.nfev)}
+    return {"values": values, "ranges": ranges, "edge": edge, "nfev": int(sol.nfev)}
 
 
 def default_fit(records: list[Record]) -> list[str]:
     """Parameters a family's own fit estimates: FIT_PARAMS, plus eff_gemm_fp4 and the acceptance rate where
     the records can inform them."""
-    return list(FIT_PARAMS) + (list(FORMAT_FIT) if needs_fp4_fit(records) else []) \
+    names = list(FIT_PARAMS)
+    try:
+        mem = MEMORY_FIT.get(base_engine(profile_id(records[0])))
+    except Unsupported:
+        mem = None
+    if mem:
+        names = [n for n in names if n != "workspace_gb"] + list(mem)
+    return names + (list(FORMAT_FIT) if needs_fp4_fit(records) else []) \
         + (list(SPEC_FIT) if needs_acceptance_fit(records) else [])
 
 

@@ -39,8 +39,17 @@ def config_key(rec: Record) -> str:
     return "|".join(str(getattr(rec, c)) for c in cols)
 
 
-def folds(records: list[Record], k: int = FOLDS, seed: int = SEED) -> list[int]:
-    """Fold index of each record: whole configurations dealt round-robin after a seeded shuffle."""
+def family_key(rec: Record) -> str:
+    """The data family a record belongs to (source and kind, ``Record.family``)."""
+    return rec.family or "unnamed"
+
+
+def folds(records: list[Record], k: int = FOLDS, seed: int = SEED, by: str = "config") -> list[int]:
+    """Fold index of each record: whole configurations dealt round-robin after a seeded shuffle
+    (``by="config"``), or one fold per data family (``by="family"``: leave one family out; k is ignored)."""
+    if by == "family":
+        fams = sorted({family_key(r) for r in records})
+        return [fams.index(family_key(r)) for r in records]
     keys = sorted({config_key(r) for r in records})
     order = np.random.default_rng(seed).permutation(len(keys))
     fold_of = {keys[j]: i % k for i, j in enumerate(order)}
@@ -67,10 +76,11 @@ def _predict(records: list[Record], results: dict[str, dict]) -> np.ndarray:
 
 
 def cross_validate(targets: list[Record], others: list[Record] = (), k: int = FOLDS, seed: int = SEED,
-                   progress: Callable[[str], None] | None = None) -> pd.DataFrame:
-    """One row per target record: id, config, fold, metric, measured, predicted (fitted without its
-    configuration), error_pct, status."""
-    fold = folds(targets, k, seed)
+                   progress: Callable[[str], None] | None = None, by: str = "config") -> pd.DataFrame:
+    """One row per target record: id, config, family, fold, metric, measured, predicted (fitted without its
+    configuration, or with ``by="family"`` without its whole data family), error_pct, status."""
+    fold = folds(targets, k, seed, by)
+    k = max(fold) + 1 if fold else 0
     pred = np.full(len(targets), np.nan)
     for f in range(k):
         test = [i for i, x in enumerate(fold) if x == f]
@@ -84,7 +94,7 @@ def cross_validate(targets: list[Record], others: list[Record] = (), k: int = FO
     rows = []
     for rec, fo, p in zip(targets, fold, pred):
         ok = np.isfinite(p)
-        rows.append({"id": rec.id, "config": config_key(rec), "fold": fo, "kind": rec.kind, "hardware": rec.hardware,
+        rows.append({"id": rec.id, "config": config_key(rec), "family": family_key(rec), "fold": fo, "kind": rec.kind, "hardware": rec.hardware,
                      "model": rec.model, "engine": rec.engine or "", "metric": rec.metric, "measured": rec.value,
                      "predicted": p if ok else np.nan, "error_pct": (p / rec.value - 1) * 100 if ok else np.nan,
                      "status": "ok" if ok else "unsupported"})

@@ -66,6 +66,8 @@ class Record(Strict):
     source: str | None = None
     notes: str | None = None
     line: int = Field(0, description="line of the CSV file the row starts on (1 = header)")
+    family: str | None = Field(None, description="data family (source and kind) the calibration weights by: a "
+                               "'family' column, else '<file stem>:<kind>' as read (e.g. inferencex-silicon:point)")
 
     @field_validator("dp_attention", "prefill_dp_attention", mode="before")
     @classmethod
@@ -119,7 +121,8 @@ def read_records(path: str | Path) -> list[Record]:
                                     file=str(path), field=f"line {line}")
                 data = {k: v.strip() for k, v in raw.items() if k in _FIELDS and v is not None and v.strip() != ""}
                 try:
-                    rec = Record.model_validate({**data, "line": line})
+                    fam = data.get("family") or f"{path.stem}:{data.get('kind', '')}"
+                    rec = Record.model_validate({**data, "line": line, "family": fam})
                 except ValidationError as exc:
                     err = exc.errors()[0]
                     col = ".".join(str(p) for p in err.get("loc", ())) or "row"
