@@ -28,7 +28,7 @@ import numpy as np
 import yaml
 from scipy.optimize import least_squares
 
-from .. import catalog
+from .. import catalog, progress
 from ..acceptance_priors import record_prior
 from ..errors import SpecError
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
@@ -230,7 +230,8 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
         return len(recs) >= max(MIN_ROWS, ROWS_PER_PARAM * len(fit or default_fit(recs)))
 
     # full fits first (families with enough records), so that small dynamo-X families can start from X
-    for pid, recs in sorted(by.items(), key=lambda kv: not own_fit_ok(kv[1])):
+    for pid, recs in progress.bar(sorted(by.items(), key=lambda kv: not own_fit_ok(kv[1])),
+                                  desc="calibrating engine families", unit="family"):
         if own_fit_ok(recs):
             results[pid] = {**fit_family(recs, profiles, fit, neutral_start=neutral_start),
                             "basis": f"own fit on {len(recs)} records"}

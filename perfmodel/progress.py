@@ -1,0 +1,76 @@
+"""Progress bars for long work (tqdm), on stderr and only on a terminal.
+
+A bar says what is being done, items done of total, the rate and the time left (tqdm's estimate from the
+items done so far: elapsed / done x (total - done)). The rule, for bars and for status lines (``note``):
+
+- shown only when stderr is a terminal (``sys.stderr.isatty()``), so logs, pipes and notebooks get nothing;
+- never with ``--quiet`` on the command line (``set_quiet(True)`` from Python);
+- ``PERFMODEL_PROGRESS=1`` (or on/always/yes/true) shows them even when stderr is not a terminal,
+  ``PERFMODEL_PROGRESS=0`` (or off/never/no/false) hides them; quiet wins over both;
+- a bar appears only once its work has run ``DELAY_S`` seconds, so quick commands print nothing;
+- everything goes to stderr, never stdout: ``--json`` / ``--csv`` output on stdout stays clean.
+
+Bars are transient (``leave=False``): a finished bar clears its line, so the command's own output follows.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+
+from tqdm import tqdm
+
+DELAY_S = 1.0                      # seconds of work before a bar is drawn
+ENV = "PERFMODEL_PROGRESS"
+_ON = {"1", "on", "always", "yes", "true"}
+_OFF = {"0", "off", "never", "no", "false"}
+_quiet = False
+
+
+def set_quiet(quiet: bool = True) -> None:
+    """Hide every bar and status line (the CLI's ``--quiet``); ``set_quiet(False)`` restores the rule."""
+    global _quiet
+    _quiet = bool(quiet)
+
+
+def is_quiet() -> bool:
+    return _quiet
+
+
+def enabled() -> bool:
+    """True if bars and status lines are shown now: not quiet, and stderr a terminal or forced by $PERFMODEL_PROGRESS."""
+    if _quiet:
+        return False
+    forced = os.environ.get(ENV, "").strip().lower()
+    if forced in _OFF:
+        return False
+    if forced in _ON:
+        return True
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError):       # no stderr, or a closed one
+        return False
+
+
+class _Bar(tqdm):
+    monitor_interval = 0               # no monitor thread: report.parallel forks workers while bars may exist
+
+
+def bar(iterable: Iterable | None = None, *, desc: str, total: int | None = None, unit: str = "item") -> tqdm:
+    """A tqdm bar on stderr over ``iterable`` (or updated by hand with ``.update(n)`` when ``total`` is given).
+
+    ``desc`` names the work, ``unit`` the items counted (record, family, fold, claim, system). Returns the bar;
+    it iterates like ``iterable`` and is a context manager. Disabled (a no-op) unless ``enabled()``."""
+    return _Bar(iterable, desc=desc, total=total, unit=unit, file=sys.stderr, disable=not enabled(), leave=False,
+                delay=DELAY_S, mininterval=0.5, dynamic_ncols=True)
+
+
+def note(message: str) -> None:
+    """A status line on stderr (an estimate, a step done) under the same rule as the bars; printed above any
+    running bar without breaking it."""
+    if enabled():
+        tqdm.write(message, file=sys.stderr)
+
+
+__all__ = ["DELAY_S", "bar", "enabled", "is_quiet", "note", "set_quiet"]
