@@ -7,7 +7,8 @@ items done so far: elapsed / done x (total - done)). The rule, for bars and for 
 - never with ``--quiet`` on the command line (``set_quiet(True)`` from Python);
 - ``PERFMODEL_PROGRESS=1`` (or on/always/yes/true) shows them even when stderr is not a terminal,
   ``PERFMODEL_PROGRESS=0`` (or off/never/no/false) hides them; quiet wins over both;
-- a bar appears only once its work has run ``DELAY_S`` seconds, so quick commands print nothing;
+- a bar appears only once its work has run ``DELAY_S`` seconds, so quick commands print nothing (at once,
+  ``at_once=True``, for work whose every item takes seconds: calibrate, crossval, report);
 - everything goes to stderr, never stdout: ``--json`` / ``--csv`` output on stdout stays clean.
 
 Bars are transient (``leave=False``): a finished bar clears its line, so the command's own output follows.
@@ -22,6 +23,7 @@ from collections.abc import Iterable
 from tqdm import tqdm
 
 DELAY_S = 1.0                      # seconds of work before a bar is drawn
+MIN_INTERVAL_S = 0.5               # seconds between redraws
 ENV = "PERFMODEL_PROGRESS"
 _ON = {"1", "on", "always", "yes", "true"}
 _OFF = {"0", "off", "never", "no", "false"}
@@ -57,13 +59,16 @@ class _Bar(tqdm):
     monitor_interval = 0               # no monitor thread: report.parallel forks workers while bars may exist
 
 
-def bar(iterable: Iterable | None = None, *, desc: str, total: int | None = None, unit: str = "item") -> tqdm:
+def bar(iterable: Iterable | None = None, *, desc: str, total: int | None = None, unit: str = "item",
+        at_once: bool = False) -> tqdm:
     """A tqdm bar on stderr over ``iterable`` (or updated by hand with ``.update(n)`` when ``total`` is given).
 
-    ``desc`` names the work, ``unit`` the items counted (record, family, fold, claim, system). Returns the bar;
-    it iterates like ``iterable`` and is a context manager. Disabled (a no-op) unless ``enabled()``."""
+    ``desc`` names the work, ``unit`` the items counted (record, family, fold, step, system). ``at_once``: draw
+    it now rather than after DELAY_S, for work whose items each take many seconds (a bar is only redrawn when
+    an item completes). Returns the bar; it iterates like ``iterable`` and is a context manager. Disabled
+    (a no-op) unless ``enabled()``."""
     return _Bar(iterable, desc=desc, total=total, unit=unit, file=sys.stderr, disable=not enabled(), leave=False,
-                delay=DELAY_S, mininterval=0.5, dynamic_ncols=True)
+                delay=0.0 if at_once else DELAY_S, mininterval=MIN_INTERVAL_S, dynamic_ncols=True)
 
 
 def note(message: str) -> None:

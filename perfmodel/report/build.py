@@ -241,7 +241,7 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     figs: list[str] = []
     fr_md, ra_md, at_md, wi_md = [], [], [], []
     # progress (stderr, terminals only): the 4 figure steps, then the claims (the workers' counted as they finish)
-    bar = progress.bar(desc="report: frontiers", total=4 + len(ids), unit="step")
+    bar = progress.bar(desc="report: frontiers", total=4 + len(ids), unit="step", at_once=True)
 
     def step_done(next_step: str) -> None:
         bar.update(1 + checks.poll())

@@ -231,7 +231,7 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
 
     # full fits first (families with enough records), so that small dynamo-X families can start from X
     for pid, recs in progress.bar(sorted(by.items(), key=lambda kv: not own_fit_ok(kv[1])),
-                                  desc="calibrating engine families", unit="family"):
+                                  desc="calibrating engine families", unit="family", at_once=True):
         if own_fit_ok(recs):
             results[pid] = {**fit_family(recs, profiles, fit, neutral_start=neutral_start),
                             "basis": f"own fit on {len(recs)} records"}

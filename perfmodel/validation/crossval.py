@@ -73,7 +73,7 @@ def cross_validate(targets: list[Record], others: list[Record] = (), k: int = FO
     configuration), error_pct, status."""
     fold = folds(targets, k, seed)
     pred = np.full(len(targets), np.nan)
-    for f in progress.bar(range(k), desc="crossval folds", unit="fold"):
+    for f in progress.bar(range(k), desc="crossval folds", unit="fold", at_once=True):
         test = [i for i, x in enumerate(fold) if x == f]
         if not test:
             continue
