@@ -5,13 +5,16 @@ from __future__ import annotations
 import io
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
 from perfmodel import progress
 from perfmodel.cli.main import main
 
-SMALL = "data/measured/vllm-blog-deepseek.csv"       # 5 records, well under a second to validate
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = str(ROOT / "data/measured/vllm-blog-deepseek.csv")      # 5 records, well under a second to validate
+MTP = str(ROOT / "data/measured/trtllm-blog01-mtp-depth.csv")   # 6 records of one engine: a quick calibration
 
 
 class FakeTTY(io.StringIO):
@@ -113,7 +116,7 @@ def test_frontier_json_stays_clean(stderr_as, capsys):
 
 def test_calibrate_estimate_goes_to_stderr_under_the_rule(stderr_as, capsys):
     tty = stderr_as(True)
-    assert main(["calibrate", "--data", "data/measured/trtllm-blog01-mtp-depth.csv", "--dry-run"]) == 0
+    assert main(["calibrate", "--data", MTP, "--dry-run"]) == 0
     out, err = capsys.readouterr().out, tty.getvalue()
     assert "calibrating on 6 records" in err and "calibrating engine families" in err
     assert "calibrating on" not in out and "fitted in" in out
