@@ -55,6 +55,16 @@ def enabled() -> bool:
         return False
 
 
+def _fixed_size() -> tuple[int, int] | None:
+    """None when stderr reports its size (the bar follows it), else 80 columns x 24 rows: a terminal of unknown
+    size (a pty opened as 0 x 0, where tqdm would hide the bar) or a stream without a file descriptor."""
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+    except (AttributeError, OSError, ValueError):
+        return 80, 24
+    return None if size.columns > 0 and size.lines > 0 else (80, 24)
+
+
 class _Bar(tqdm):
     monitor_interval = 0               # no monitor thread: report.parallel forks workers while bars may exist
 
@@ -67,8 +77,10 @@ def bar(iterable: Iterable | None = None, *, desc: str, total: int | None = None
     it now rather than after DELAY_S, for work whose items each take many seconds (a bar is only redrawn when
     an item completes). Returns the bar; it iterates like ``iterable`` and is a context manager. Disabled
     (a no-op) unless ``enabled()``."""
+    size = _fixed_size()
     return _Bar(iterable, desc=desc, total=total, unit=unit, file=sys.stderr, disable=not enabled(), leave=False,
-                delay=0.0 if at_once else DELAY_S, mininterval=MIN_INTERVAL_S, dynamic_ncols=True)
+                delay=0.0 if at_once else DELAY_S, mininterval=MIN_INTERVAL_S, dynamic_ncols=size is None,
+                ncols=size and size[0], nrows=size and size[1])
 
 
 def note(message: str) -> None:

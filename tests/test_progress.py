@@ -67,6 +67,28 @@ def test_bar_counts_done_of_total_with_time_left(stderr_as):
     assert "<" in text                              # tqdm's [elapsed<remaining]
 
 
+def test_bar_on_a_real_pseudo_terminal(stderr_as, monkeypatch):
+    """A real terminal (a pty, opened 0 x 0 as under `script` or some CI runners): detected, and drawn at 80
+    columns rather than hidden."""
+    pytest.importorskip("pty")
+    import os
+    import select
+    master, slave = os.openpty()
+    try:
+        with os.fdopen(slave, "w") as term:
+            monkeypatch.setattr(sys, "stderr", term)
+            assert progress.enabled()
+            list(progress.bar(range(3), desc="on a pty", unit="thing"))
+            term.flush()
+            data = b""
+            while select.select([master], [], [], 0.5)[0]:
+                data += os.read(master, 65536)
+    finally:
+        os.close(master)
+    text = data.decode(errors="replace")
+    assert "on a pty" in text and "3/3" in text
+
+
 def test_bar_and_note_absent_when_not_a_terminal(stderr_as):
     pipe = stderr_as(False)
     assert list(progress.bar(range(3), desc="fitting things")) == [0, 1, 2]
