@@ -89,7 +89,8 @@ class ClaimChecks:
     def __init__(self, ids: list[str], store: CurveStore, local=lambda claim: False,
                  workers: ProcessPoolExecutor | None = None):
         self._ids, self._jobs, self._here = list(ids), [], list(ids)
-        self._done, self._seen = getattr(workers, "claims_done", None), 0
+        self._done = getattr(workers, "claims_done", None)
+        self._seen = self._done.value if self._done is not None else 0   # the pool may have checked others before
         if workers is not None:
             self._here, bins = _bins(self._ids, local, max(1, jobs() - 1))
             self._jobs = [(b, workers.submit(_check, b)) for b in bins]
