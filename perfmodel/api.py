@@ -30,6 +30,9 @@ def workload_lengths(w: FixedWorkload | WorkloadSpec | str) -> dict[str, float]:
     context as isl, the mean output (capped at max_output_tokens) as osl, and the mean new tokens per
     turn as the uncached input, raised where needed so the hit rate 1 - new/isl stays at or below the
     published ceiling ``max_hit_rate``.
+
+    Returns a dict of tokens per request: ``isl`` (input incl. cached prefix), ``osl`` (output), ``new``
+    (uncached input).
     """
     if isinstance(w, str):
         w = catalog.workload(w)

@@ -56,6 +56,13 @@ class Player:
 
 @dataclass
 class Attribution:
+    """What ``attribute`` returns. ``parts``: one row per player: ``name``, ``kind`` (hardware | software),
+    ``factor`` (dimensionless; the factors multiply to ``total_ratio``), ``log_share`` / ``share_pct`` (its
+    share of ln(total_ratio)), ``change`` (what differs, A -> B). ``total_ratio`` = to_value / from_value;
+    ``from_value`` / ``to_value`` in the metric's unit (tokens/s per GPU for the default, tokens/s per MW,
+    tokens per USD). ``coalitions``: every coalition's ``value`` (same unit). ``meta``: from, to, metric,
+    model, workload, at ("peak" or "X tok/s/user"), deployments, coalitions, notes."""
+
     parts: pd.DataFrame            # one row per player: factor, log share
     total_ratio: float             # B / A
     from_value: float
@@ -299,7 +306,9 @@ def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k
               layouts_per_side: int = 16, iterations: int = 14) -> Attribution:
     """Shapley split of value(to) / value(from) into hardware groups and software parts (factors multiply to it).
 
-    ``at_tps_per_user``: throughput at a per-user speed of at least X; otherwise (``peak``) the peak.
+    ``at_tps_per_user``: throughput at a per-user speed of at least X tokens/s per user; otherwise (``peak``) the
+    peak. ``layouts_per_side``: deployments taken from each endpoint's frontier; ``iterations``: regula-falsi
+    steps of the batch search. Returns an ``Attribution`` (factors dimensionless, values in the metric's unit).
     """
     if metric not in METRICS:
         raise SpecError(f"unknown metric {metric!r}; choose from {list(METRICS)}", field="metric")

@@ -21,6 +21,13 @@ from .systems import DEFAULT_PROFILE, System, as_system
 
 @dataclass
 class Comparison:
+    """What ``compare`` and ``whatif`` return. ``a`` / ``b``: the two frontiers (``frontier``'s columns and
+    units). ``curve``: one row per point of a common log grid of ``tps_per_user`` (tokens/s per user) with
+    ``a_<metric>`` / ``b_<metric>`` (tokens/s per GPU by default), ``ratio`` = A/B and, for per-GPU metrics,
+    ``ratio_per_mw`` / ``ratio_per_usd`` (the ratio per MW of all-in power and per dollar). ``summary``: one row
+    per ``quantity`` (peaks per GPU, per MW and per dollar, the curve end in tokens/s per user, where each peaks)
+    with ``a``, ``b`` and ``ratio`` = a / b. ``names``: (A's name, B's name)."""
+
     a: pd.DataFrame        # frontier of A
     b: pd.DataFrame        # frontier of B
     curve: pd.DataFrame    # common interactivity grid: A, B and A/B
@@ -81,7 +88,10 @@ def compare_frontiers(a: pd.DataFrame, b: pd.DataFrame, points: int = 60) -> Com
 
 def compare(a: System | str, b: System | str, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
             points: int = 60, **frontier_kw) -> Comparison:
-    """Frontier of A and of B (``HARDWARE[:PROFILE]`` or System), their ratio A/B along the curve and at peak."""
+    """Frontier of A and of B (``HARDWARE[:PROFILE]`` or System), their ratio A/B along the curve and at peak.
+
+    ``frontier_kw`` go to ``frontier`` (weights, kv_cache, space, ...); ``points``: grid points of the curve.
+    Returns a ``Comparison`` (curve and summary DataFrames, ratios A/B dimensionless)."""
     sa, sb = as_system(a, profile), as_system(b, profile)
     if sa.name == sb.name and not sa.label:
         sb = sb.with_changes(label=sb.name + " (B)")

@@ -40,7 +40,12 @@ LAYOUT_COLUMNS = ["serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "pre
 
 @dataclass(frozen=True)
 class DeploymentSpace:
-    """Choices to enumerate. ``None`` means: every valid choice."""
+    """Choices to enumerate. ``None`` means: every valid choice.
+
+    Counts are GPUs (``gpus``, ``max_gpus``, ``pf_gpus``, ``max_disagg_gpus``), parallel widths (``tp``,
+    ``ep``, ``pp``, ``pf_tp``, ``pf_ep``), draft tokens per step (``spec_tokens``), batch-grid points per
+    deployment (``batch_points``) and sequences in flight per instance (``max_batch``); ``max_ttft_ms`` is a
+    P50 time-to-first-token limit in ms. Raises SpecError on an invalid choice."""
 
     gpus: tuple[int, ...] | None = None
     max_gpus: int | None = None              # default: the scale-up domain

@@ -199,6 +199,15 @@ def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
     behind it. ``df.attrs`` holds ``candidates``, ``max_tps_per_user``, ``peak``, ``notes``, power and price.
     ``refine``: the deployments on the first envelope are re-evaluated on a ``refine``-point batch grid (one more
     vectorized call) and the envelope is taken again, so the curve is smooth between layouts (0: off).
+
+    Returns a DataFrame sorted by ``tps_per_user`` (rising; ``metric`` falling). Units: ``tps_per_user``
+    output tokens/s per user while decoding (1 / TPOT; = ``intvty``); ``total_tps_per_gpu`` input (incl.
+    cached prefix) + output tokens/s per GPU (= ``tput_per_gpu``); ``output_tps_per_gpu`` output tokens/s
+    per GPU; ``total_tps_per_mw`` tokens/s per MW of all-in power; ``total_tokens_per_usd`` tokens per US
+    dollar; ``tpot_ms`` and ``ttft_ms`` (P50) in ms; ``mem_gb_per_gpu`` GB; ``gpus``, ``tp``, ``dp``, ``ep``,
+    ``pp`` counts; ``batch`` sequences in flight per instance; ``spec_tokens`` drafts per step; ``bound`` the
+    binding resource. ``df.attrs['power_w']`` W per GPU, ``df.attrs['price_usd_per_gpu_hour']`` USD per
+    GPU-hour. Raises SpecError when no deployment fits.
     """
     if metric not in THROUGHPUT_METRICS:
         raise SpecError(f"unknown metric {metric!r}; choose from {list(THROUGHPUT_METRICS)}", field="metric")
@@ -275,7 +284,13 @@ def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n) -> 
 
 
 def summary(front: pd.DataFrame, metric: str | None = None) -> dict:
-    """Where the curve ends and what it peaks at, with the deployments there."""
+    """Where the curve ends and what it peaks at, with the deployments there.
+
+    Returns a dict: ``system``, ``workload``, ``metric``; ``candidates`` / ``fitting`` / ``frontier_points``
+    (counts of operating points); ``max_tps_per_user`` (tokens/s per user at the curve end) and
+    ``<metric>_at_max_tps_per_user``; ``peak_<metric>`` (the metric's unit, e.g. tokens/s per GPU) and
+    ``tps_per_user_at_peak``; ``peak_output_tps_per_gpu`` (output tokens/s per GPU); the deployment columns at
+    both points (``max_tps_per_user_deployment``, ``peak_deployment``); ``notes``."""
     metric = metric or front.attrs.get("metric", Y)
     i_top = int(front[X].to_numpy().argmax())
     i_peak = int(front[metric].to_numpy().argmax())
@@ -302,6 +317,8 @@ def read_at(front: pd.DataFrame, x, metric: str = Y) -> np.ndarray:
     """Best ``metric`` at a per-user speed of at least ``x`` (log-log interpolation between frontier points).
 
     Below the frontier's lowest interactivity the value is the peak; above its highest it is NaN.
+    ``x`` in tokens/s per user (scalar or array). Returns a float array shaped like ``x``, in ``metric``'s unit
+    (tokens/s per GPU for the default).
     """
     x = np.atleast_1d(np.asarray(x, dtype=float))
     fx, fy = front[X].to_numpy(), front[metric].to_numpy()

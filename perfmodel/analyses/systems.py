@@ -71,7 +71,14 @@ ACCEPTANCE = ("acceptance_rate", "spec_acceptance_rate")
 
 @dataclass(frozen=True)
 class System:
-    """Hardware and software profile, with optional overrides (spec units)."""
+    """Hardware and software profile, with optional overrides (spec units).
+
+    ``hardware``: catalog id (``id@variant`` works) or HardwareSpec; ``profile``: catalog id or ProfileSpec;
+    ``hw_overrides``: hardware field -> value in the field's spec unit (``hbm_bandwidth_tbps`` in TB/s,
+    ``hbm_capacity_gb`` in GB, ``*_dense_pflops`` in dense PFLOP/s, ``*_gbps`` in GB/s, ``*_w`` in W,
+    ``price_usd_per_gpu_hour`` in USD per GPU-hour); ``profile_overrides``: profile parameter -> value
+    (efficiencies and speed-ups dimensionless, ``*_ms`` / ``*_us`` in ms / us, ``workspace_gb`` in GB);
+    ``acceptance_rate``: per-draft acceptance probability in [0, 1]; ``label``: the name shown in tables."""
 
     hardware: str | HardwareSpec
     profile: str | ProfileSpec = DEFAULT_PROFILE
@@ -82,7 +89,8 @@ class System:
 
     @classmethod
     def parse(cls, text: str, default_profile: str = DEFAULT_PROFILE) -> "System":
-        """``HARDWARE[:PROFILE]`` (hardware ids may carry ``@variant``)."""
+        """``HARDWARE[:PROFILE]`` (hardware ids may carry ``@variant``). Returns a System (profile
+        ``default_profile`` when the text names none); raises SpecError on empty text."""
         if not text or not text.strip():
             raise SpecError("empty system; expected HARDWARE[:PROFILE]", field="system")
         hw, _, pr = text.strip().partition(":")
@@ -102,6 +110,8 @@ class System:
 
     def with_changes(self, hw: dict | None = None, prof: dict | None = None, acceptance_rate=None,
                      label: str | None = None) -> "System":
+        """A copy with ``hw`` (hardware field -> value, spec units) and ``prof`` (profile parameter -> value)
+        merged into the overrides, and optionally a new acceptance rate (0-1) and label. Returns a new System."""
         return replace(self, hw_overrides={**self.hw_overrides, **(hw or {})},
                        profile_overrides={**self.profile_overrides, **(prof or {})},
                        acceptance_rate=self.acceptance_rate if acceptance_rate is None else acceptance_rate,
@@ -114,7 +124,12 @@ class System:
                      profile_overrides=dict(self.profile_overrides))
 
     def fields(self) -> dict[str, float | None]:
-        """Hardware field -> value in spec units, overrides applied."""
+        """Hardware field -> value in spec units, overrides applied. Returns a dict: ``hbm_capacity_gb`` /
+        ``hbm_usable_gb`` GB per GPU, ``hbm_bandwidth_tbps`` TB/s per GPU, ``*_dense_pflops`` dense PFLOP/s per
+        GPU, ``scaleup_bandwidth_gbps`` / ``nic_bandwidth_gbps`` / ``host_link_bandwidth_gbps`` GB/s per GPU per
+        direction, ``scaleup_domain_gpus`` GPUs, ``scaleup_latency_us`` us, ``host_memory_gb`` GB per GPU,
+        ``gpu_tdp_w`` / ``allin_power_w`` W per GPU, ``price_usd_per_gpu_hour`` USD per GPU-hour (None where the
+        catalog has no value)."""
         return hardware_fields(self.hardware_spec(), self.hw_overrides)
 
     def spec_rate(self) -> float | None:

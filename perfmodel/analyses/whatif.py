@@ -26,7 +26,12 @@ def changed_system(system: System, scale: dict | None = None, set_: dict | None 
 
 def whatif(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *, scale: dict | None = None,
            set_: dict | None = None, points: int = 60, **frontier_kw) -> Comparison:
-    """New frontier (A) against the baseline (B) and their ratio along the curve."""
+    """New frontier (A) against the baseline (B) and their ratio along the curve.
+
+    ``scale``: name -> factor (dimensionless: ``{"hbm_bandwidth": 2.4}`` multiplies the TB/s by 2.4);
+    ``set_``: name -> value in the field's spec unit (``hbm_capacity_gb`` GB, ``step_overhead_ms`` ms, ...);
+    names as in the module docstring. ``frontier_kw`` go to ``frontier``. Returns a ``Comparison`` whose
+    ``curve.ratio`` and ``summary.ratio`` are new / baseline (dimensionless)."""
     base = as_system(hardware, profile)
     new = changed_system(base, scale, set_)
     base = base.with_changes(label=f"{base.name} [baseline]")

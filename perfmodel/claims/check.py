@@ -632,7 +632,12 @@ def _describe_point(p: OperatingPoint | None) -> str:
 def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict:
     """Check one claim (id, path or ClaimSpec). Returns a JSON-ready dict with ``verdict``, ``condition``,
     ``reason``, the model's value and band, each system's curve end, sensitivity, the hardware-only ratio and
-    the software change the rest needs, the claim's own arithmetic and the assumptions the verdict rests on."""
+    the software change the rest needs, the claim's own arithmetic and the assumptions the verdict rests on.
+
+    Units: ``claimed`` and ``model.value`` / ``band`` / ``interval`` are in the claim's metric (a ratio claim:
+    dimensionless A/B; an absolute one: the metric's unit, e.g. total tokens/s per GPU, or tokens/s per user
+    for a max-interactivity claim); ``distance.multiple`` = claimed / model (dimensionless), ``distance.z`` in
+    half-widths of the interval; each ``systems`` entry's ``max_tps_per_user`` in tokens/s per user."""
     claim = load_claim(claim)
     store = store or CurveStore()
     out = {"id": claim.id, "title": claim.title, "kind": claim.kind, "claimed": claim.claimed,

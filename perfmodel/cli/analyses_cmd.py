@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .. import progress
 from ..analyses.systems import DEFAULT_PROFILE
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
@@ -164,8 +165,10 @@ def run_frontier(args):
     wl = _workload(args)
     kw = _frontier_kw(args)
     slo = _slo(args)
-    fronts = [frontier(h, args.model, wl, args.profile, metric=args.metric, **kw) for h in args.hardware]
-    agents = [_agents(h, args, wl, kw, slo) for h in args.hardware] if slo else [None] * len(fronts)
+    fronts = [frontier(h, args.model, wl, args.profile, metric=args.metric, **kw)
+              for h in progress.bar(args.hardware, desc="frontiers", unit="system")]
+    agents = [_agents(h, args, wl, kw, slo) for h in progress.bar(args.hardware, desc="agents_per_gpu", unit="system")
+              ] if slo else [None] * len(fronts)
     if args.csv:
         pd.concat(fronts, ignore_index=True).to_csv(ensure_parent(args.csv), index=False)
     if args.plot:

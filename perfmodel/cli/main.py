@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"perfmodel {__version__}")
     p.add_argument("--catalog", action="append", default=[], metavar="DIR",
                    help="extra catalog directory (hardware/, models/, ...); repeatable; also $PERFMODEL_CATALOG")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bars or status lines on stderr (they are shown only on a terminal anyway)")
     sub = p.add_subparsers(dest="command", required=True)
     for name in COMMANDS + OPTIONAL_COMMANDS:
         try:
@@ -66,12 +68,16 @@ def build_parser() -> argparse.ArgumentParser:
     for sp_ in sub.choices.values():
         sp_.add_argument("--catalog", action="append", dest="catalog_after", default=[], metavar="DIR",
                          help="extra catalog directory (also accepted before the subcommand)")
+        sp_.add_argument("-q", "--quiet", action="store_true", dest="quiet_after",
+                         help="no progress bars or status lines on stderr (also accepted before the subcommand)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from .. import progress
+    progress.set_quiet(args.quiet or getattr(args, "quiet_after", False))
     try:
         from .. import catalog
         for d in [*args.catalog, *getattr(args, "catalog_after", [])]:

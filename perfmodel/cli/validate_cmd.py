@@ -68,7 +68,8 @@ def run_validate(args):
     per_file = {}
     for f in args.file:
         recs_f = read_records(f)
-        per_file[f] = (recs_f, predict_rows(recs_f, n_samples=args.samples, seed=args.seed))
+        per_file[f] = (recs_f, predict_rows(recs_f, n_samples=args.samples, seed=args.seed,
+                                            desc=f"validate {Path(f).name}"))
     recs = [r for rs, _ in per_file.values() for r in rs]
     df = pd.concat([d.assign(file=f) for f, (_, d) in per_file.items()], ignore_index=True)
     s = summary(df)
@@ -105,13 +106,13 @@ def _extra_sections(samples: int, seed: int) -> list:
     out = []
     for kind, (title, note) in EXTRA_NOTES.items():
         for f in project_record_files(kind):
-            df = predict_rows(read_records(f), n_samples=samples, seed=seed)
+            df = predict_rows(read_records(f), n_samples=samples, seed=seed, desc=f"validate data/{kind}/{f.name}")
             out.append((f"{title}: {f.name}", f"data/{kind}/{f.name}", df, summary(df), note))
     return out
 
 
 def run_crossval(args):
-    import sys
+    from .. import progress
     from ..validation.crossval import FOLDS, cross_validate, cv_markdown
     from ..validation.records import read_records
     check_output(args.out, "--out")
@@ -119,7 +120,7 @@ def run_crossval(args):
     files = args.data or default_calibration_files()
     recs = {f: read_records(f) for f in files}
     targets = [r for f in files for r in recs[f]]
-    df = cross_validate(targets, k=args.folds, progress=lambda m: print(m, file=sys.stderr, flush=True), by=args.by)
+    df = cross_validate(targets, k=args.folds, progress=progress.note, by=args.by)
     df["file"] = [f for f in files for _ in recs[f]]
     if args.out:
         df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
@@ -144,7 +145,7 @@ def run_crossval(args):
 
 
 def run_calibrate(args):
-    from .. import catalog
+    from .. import catalog, progress
     from ..validation.calibrate import calibrate, write_profile
     from ..validation.records import read_records
     check_output_dir(args.out_dir, "--out-dir")
@@ -152,8 +153,7 @@ def run_calibrate(args):
     recs = [r for f in files for r in read_records(f)]
     import time
     t0 = time.perf_counter()
-    print(f"calibrating on {len(recs):,} records from {len(files)} files (about 2-3 minutes on 2 cores) ...",
-          flush=True)
+    progress.note(f"calibrating on {len(recs):,} records from {len(files)} files (about 2-3 minutes on 2 cores) ...")
     res = calibrate(recs)
     print(f"fitted in {time.perf_counter() - t0:.0f} s")
     out_dir = Path(args.out_dir) if args.out_dir else catalog.builtin_root() / "profiles"

@@ -47,7 +47,9 @@ def _curve(ax, front, metric, label, **kw):
 
 
 def frontier_plot(frontiers, path, metric: str = "total_tps_per_gpu", title: str | None = None) -> Path:
-    """One or several frontiers on one chart (log-scaled interactivity axis). Returns the path written."""
+    """One or several frontiers on one chart (log-scaled interactivity axis). Returns the path written.
+
+    x: tokens/s per user; y: ``metric`` (default total tokens/s per GPU). ``path`` must end in .png."""
     frontiers = list(frontiers)
     fig, (ax,) = _figure()
     for i, f in enumerate(frontiers):
@@ -68,7 +70,9 @@ def frontier_plot(frontiers, path, metric: str = "total_tps_per_gpu", title: str
 
 
 def comparison_plot(cmp, path, metric: str = "total_tps_per_gpu", title: str | None = None) -> Path:
-    """Both frontiers (top) and the ratio A/B along interactivity (bottom)."""
+    """Both frontiers (top) and the ratio A/B along interactivity (bottom). Returns the path written (.png).
+
+    x: tokens/s per user; top y: ``metric`` (default total tokens/s per GPU); bottom: A/B per GPU and per MW."""
     fig, (ax, axr) = _figure(2, 7.0)
     for i, f in enumerate((cmp.a, cmp.b)):
         line = _curve(ax, f, metric, ("A: " if i == 0 else "B: ") + _label(f, i))

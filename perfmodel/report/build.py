@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import catalog
+from .. import catalog, progress
 from ..analyses.deployments import DeploymentSpace
 from ..claims import CurveStore, Side
 from ..claims.check import DEFAULT_MODELS, MAX_SOFTWARE, TOL, json_safe
@@ -236,14 +236,26 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     for stale in [*d.glob("*.png"), *d.glob("*.csv"), *d.glob("*.json")]:   # this directory is the report's own
         stale.unlink()
     # claims on other workloads than the figures' are checked by worker processes meanwhile (parallel.py)
-    checks = ClaimChecks(catalog.ids("claims"), store, local=lambda c: c.workload == WORKLOAD, workers=workers)
+    ids = catalog.ids("claims")
+    checks = ClaimChecks(ids, store, local=lambda c: c.workload == WORKLOAD, workers=workers)
     figs: list[str] = []
     fr_md, ra_md, at_md, wi_md = [], [], [], []
+    # progress (stderr, terminals only): the 4 figure steps, then the claims (the workers' counted as they finish)
+    bar = progress.bar(desc="report: frontiers", total=4 + len(ids), unit="step", at_once=True)
+
+    def step_done(next_step: str) -> None:
+        bar.update(1 + checks.poll())
+        bar.set_description_str(f"report: {next_step}")
     _frontiers(store, d, fr_md, figs)
+    step_done("ratios")
     _ratios(store, d, ra_md, figs)
+    step_done("attribution")
     attr = _attribution(store, d, at_md, figs)
+    step_done("what-if")
     _whatif(store, d, wi_md, figs)
-    results = checks.results(store)
+    step_done("claims")
+    results = checks.results(store, on_done=bar.update)
+    bar.close()
     claims_df = _claims_csv(results, d)
     (d / "claims.json").write_text(json.dumps(json_safe(results), indent=1))
     from ..claims.model_error import table as accuracy

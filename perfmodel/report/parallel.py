@@ -8,18 +8,22 @@ default 2; 1 or no ``fork``: all in process), each worker with its own ``CurveSt
 forked at once, before the pool's manager thread starts (no fork while a thread runs). A system's curve is
 evaluated once per process and shared by every claim, plot and table of that process. The results are
 those of checking in one process (each check is deterministic given its inputs), in the order of the ids.
+Progress: each worker adds 1 to a shared counter (``multiprocessing.Value``, inherited through the fork) per
+claim checked, and the parent reads it (``ClaimChecks.poll``) to count completed claims on its progress bar.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from ..claims import CurveStore, check
 from ..claims.check import load_claim
 
 _store: CurveStore | None = None     # a worker's store (set by _init in each worker process)
+_done = None                         # the claims checked by all workers (a shared counter, set by _init)
+POLL_S = 0.5                         # how often the parent reads the counter while it waits for the workers
 
 
 def jobs() -> int:
@@ -32,13 +36,20 @@ def jobs() -> int:
     return max(1, min(n, os.cpu_count() or 1))
 
 
-def _init(weights: str, space: dict) -> None:
-    global _store
+def _init(weights: str, space: dict, done=None) -> None:
+    global _store, _done
     _store = CurveStore(weights=weights, space=dict(space))
+    _done = done
 
 
 def _check(claim_ids: list[str]) -> list[dict]:
-    return [check(i, _store) for i in claim_ids]
+    out = []
+    for i in claim_ids:
+        out.append(check(i, _store))
+        if _done is not None:
+            with _done.get_lock():
+                _done.value += 1
+    return out
 
 
 def _bins(ids: list[str], local, n: int) -> tuple[list[str], list[list[str]]]:
@@ -64,8 +75,11 @@ def pool(store: CurveStore) -> ProcessPoolExecutor | None:
     n = jobs()
     if n < 2 or "fork" not in mp.get_all_start_methods():
         return None
-    return ProcessPoolExecutor(n - 1, mp_context=mp.get_context("fork"), initializer=_init,
-                               initargs=(store.weights, store.space))
+    ctx = mp.get_context("fork")
+    done = ctx.Value("i", 0)
+    ex = ProcessPoolExecutor(n - 1, mp_context=ctx, initializer=_init, initargs=(store.weights, store.space, done))
+    ex.claims_done = done        # read by ClaimChecks.poll (progress)
+    return ex
 
 
 class ClaimChecks:
@@ -75,12 +89,33 @@ class ClaimChecks:
     def __init__(self, ids: list[str], store: CurveStore, local=lambda claim: False,
                  workers: ProcessPoolExecutor | None = None):
         self._ids, self._jobs, self._here = list(ids), [], list(ids)
+        self._done = getattr(workers, "claims_done", None)
+        self._seen = self._done.value if self._done is not None else 0   # the pool may have checked others before
         if workers is not None:
             self._here, bins = _bins(self._ids, local, max(1, jobs() - 1))
             self._jobs = [(b, workers.submit(_check, b)) for b in bins]
 
-    def results(self, store: CurveStore) -> list[dict]:
-        out = {i: check(i, store) for i in self._here}
+    def poll(self) -> int:
+        """Claims the workers finished since the last poll (0 without workers)."""
+        if self._done is None:
+            return 0
+        now = self._done.value
+        new, self._seen = now - self._seen, now
+        return new
+
+    def results(self, store: CurveStore, on_done=None) -> list[dict]:
+        """Every result in ``ids`` order; ``on_done(n)`` is called with each batch of n newly completed claims
+        (checked here or by the workers), for a progress bar."""
+        tick = on_done or (lambda n: None)
+        out = {}
+        for i in self._here:
+            out[i] = check(i, store)
+            tick(1 + self.poll())
+        pending = {job for _b, job in self._jobs}
+        while pending:
+            _finished, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            tick(self.poll())
+        tick(self.poll() if self._done is not None else len(self._ids) - len(self._here))  # no counter: at the end
         for b, job in self._jobs:
             out.update(zip(b, job.result()))
         return [out[i] for i in self._ids]

@@ -28,7 +28,7 @@ import numpy as np
 import yaml
 from scipy.optimize import least_squares
 
-from .. import catalog
+from .. import catalog, progress
 from ..acceptance_priors import record_prior
 from ..errors import SpecError
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
@@ -140,7 +140,7 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
         st = _fit_stage(ln_errors, base, names, bounds, rows, weight, neutral_start)
         values.update(st["values"])
         ranges.update(st["ranges"])
-        edge += st["edge"]
+        edge = [e for e in edge if e not in st["values"]] + st["edge"]   # the last stage fitting a name decides
         nfev += st["nfev"]
         for k, v in st["values"].items():
             base = {**base, k: np.array([v])}
@@ -302,7 +302,8 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
         return len(recs) >= max(MIN_ROWS, ROWS_PER_PARAM * len(fit or default_fit(recs)))
 
     # full fits first (families with enough records), so that small dynamo-X families can start from X
-    for pid, recs in sorted(by.items(), key=lambda kv: not own_fit_ok(kv[1])):
+    for pid, recs in progress.bar(sorted(by.items(), key=lambda kv: not own_fit_ok(kv[1])),
+                                  desc="calibrating engine families", unit="family", at_once=True):
         if own_fit_ok(recs):
             results[pid] = {**fit_family(recs, profiles, fit, neutral_start=neutral_start),
                             "basis": f"own fit on {len(recs)} records"}

@@ -19,6 +19,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from ..progress import bar as progress_bar   # (``progress`` is cross_validate's callback)
 from .batch_predict import plan, predict_matrix
 from .calibrate import calibrate, fitted_profile
 from .predict_rows import Unsupported, central_params, profile_id
@@ -82,7 +83,7 @@ def cross_validate(targets: list[Record], others: list[Record] = (), k: int = FO
     fold = folds(targets, k, seed, by)
     k = max(fold) + 1 if fold else 0
     pred = np.full(len(targets), np.nan)
-    for f in range(k):
+    for f in progress_bar(range(k), desc="crossval folds", unit="fold", at_once=True):
         test = [i for i, x in enumerate(fold) if x == f]
         if not test:
             continue

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import catalog
+from .. import catalog, progress
 from ..engine.bind import bind_profile
 from ..engine.evaluate import POINT_COLUMNS, Setup, evaluate, prefill_step
 from ..errors import SpecError
@@ -610,10 +610,11 @@ def predict_record(rec: Record, profile: ProfileSpec, params: dict[str, np.ndarr
 
 
 def predict_rows(records: list[Record], n_samples: int = N_SAMPLES, seed: int = SEED,
-                 profiles: dict[str, ProfileSpec] | None = None) -> pd.DataFrame:
-    """One row per record: id, metric, measured, predicted, low, high, error_pct, status (+ context columns)."""
+                 profiles: dict[str, ProfileSpec] | None = None, desc: str = "predicting records") -> pd.DataFrame:
+    """One row per record: id, metric, measured, predicted, low, high, error_pct, status (+ context columns).
+    ``desc`` names the work on the progress bar (stderr, terminals only: perfmodel.progress)."""
     rows = []
-    for rec in records:
+    for rec in progress.bar(records, desc=desc, unit="record"):
         base = {"id": rec.id, "kind": rec.kind, "hardware": rec.hardware, "model": rec.model,
                 "engine": rec.engine or "", "metric": rec.metric, "measured": rec.value}
         try:
