@@ -13,8 +13,9 @@ metric against its per-user axis (``curves.py``):
 - ``max_speed`` (and any per-user-speed figure): the curve's end;
 - ``fastest_common`` / ``matched`` (ratios with every term on one axis): Q(x) on a grid over the speeds every
   system reaches, bounded by the source's ``tested_range`` where the claim gives it (a tested speed beyond a
-  system's curve end leaves that system unreached). The grid is refined until neighbouring points differ by less
-  than ``GRID_STEP`` in ln Q. ``up_to`` claims read the maximum over the grid, ``fastest_common`` the top of the
+  system's curve end leaves that system unreached). The grid holds every envelope point in the range (ln Q is
+  piecewise linear in ln x between them, so its extremes are grid points) and is refined until neighbouring
+  points differ by less than ``GRID_STEP`` in ln Q (or ``GRID_MAX`` points: a cliff between two envelope points). ``up_to`` claims read the maximum over the grid, ``fastest_common`` the top of the
   range, ``matched`` the median over the grid (the range's min and max are reported beside it).
 
 Speed error: ``shifts[i] = k`` reads term i as if the model placed every per-user speed of that system k times too
@@ -178,9 +179,13 @@ class Figure:
                 lq += t.sign * np.log(self._term_at(t, e, x, k))
             return np.exp(lq)
 
+        # ln Q is piecewise linear in ln x between the union of the envelopes' points (log-log interpolation), so
+        # its max and min over the range lie on those points or the range's ends: they are always in the grid
+        brk = np.concatenate([e[AXES[self.axis]].to_numpy(float) / k for e, k in zip(envs, ks)])
+        brk = brk[(brk > lo) & (brk < hi)]
         n = GRID_START
         while True:
-            x = np.geomspace(lo, hi, n) if hi > lo else np.array([hi])
+            x = np.unique(np.concatenate([np.geomspace(lo, hi, n), brk])) if hi > lo else np.array([hi])
             q = q_of(x)
             step = float(np.nanmax(np.abs(np.diff(np.log(q))))) if len(q) > 1 else 0.0
             if step < GRID_STEP or n >= GRID_MAX:
