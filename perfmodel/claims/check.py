@@ -41,7 +41,7 @@ from .verdict import CONSISTENT_Z, WIDE, grade, holds, searched
 
 TOL = 0.15               # relative slack of a claim's own rounded arithmetic (kept for the report's text)
 MAX_SOFTWARE = 2.0       # the largest kernel speed-up accepted as a named condition
-SPEEDUPS = (1.25, 1.5, 2.0)          # kernel speed-ups tried as a condition (decode and prefill together)
+SPEEDUPS = (1.25, 2.0)               # kernel speed-ups tried as a condition (decode and prefill together)
 NEED_SPEEDUPS = (1.0, 1.25, 2.0, 5.0)  # kernel speed-ups searched for the 'what would have to be true' text
 APPROX = 0.10            # an approximate speed ('roughly 165') is read over +-10%
 DEFAULT_MODELS = ("deepseek-v4.1-flash", "deepseek-v4-pro", "glm-5.2", "kimi-k3")
@@ -219,21 +219,60 @@ def _q_of(r: dict, fig: Figure) -> float:
     return r["q"]
 
 
-def _speed_part(fig: Figure, nom: dict, hw: str, readings: list) -> dict:
-    """The figure read with hw's per-user speeds shifted by the cross-validated speed error (true speed = model
-    speed / k, k = exp(q10) .. exp(q90) of ln(pred / meas) in the region of hw's operating point)."""
-    i = next(i for i, t in enumerate(fig.terms) if t.side.hardware == hw)
-    row = nom["rows"][i]
-    conc = None if row is None else _f(row.get("concurrency"))
-    reg = "curve-end" if conc is not None and conc <= CURVE_END_CONCURRENCY else region_of(conc)
-    h = half_widths("speed", reg)
-    ks = (math.exp(-h["up"]), math.exp(h["down"]))     # q10 (model too slow) and q90 (model too fast)
-    rs = [fig.read(shifts={hw: k}) for k in ks]
-    readings += [(f"speed error on {hw}", r) for r in rs]
+def _region(fig: Figure, nom: dict, hws: list[str]) -> str:
+    """The region of the curve of the systems' operating points (``curve-end`` for batch-1-like points; of two,
+    the one nearer the end)."""
+    regs = []
+    for hw in hws:
+        i = next(i for i, t in enumerate(fig.terms) if t.side.hardware == hw)
+        row = nom["rows"][i]
+        conc = None if row is None else _f(row.get("concurrency"))
+        regs.append((conc if conc is not None else math.inf,
+                     "curve-end" if conc is not None and conc <= CURVE_END_CONCURRENCY else region_of(conc)))
+    return min(regs)[1]
+
+
+def _shift_part(fig: Figure, nom: dict, shift_hws: list[str], region_hws: list[str], quantity: str,
+                readings: list, label: str, diagonal: bool) -> dict:
+    """The figure read with the per-user speeds of ``shift_hws`` (and, ``diagonal``, their throughput) moved by the
+    cross-validated error of ``quantity`` in the region of the points: true = model / k for k = exp(q10) and
+    exp(q90) of ln(pred / meas)."""
+    reg = _region(fig, nom, region_hws)
+    h = half_widths(quantity, "high-interactivity" if quantity != "speed" and reg == "curve-end" else reg)
+    ks = (math.exp(h["q10"]), math.exp(h["q90"]))      # q10 (model too slow) and q90 (model too fast)
+    rs = [fig.read(shifts={hw: k for hw in shift_hws}, diagonal=diagonal) for k in ks]
+    readings += [(label, r) for r in rs]
     return spread_part(nom["q"], [_q_of(r, fig) for r in rs],
-                       label=f"the model's per-user speed error on {hw} (speed, {h['region']}: "
-                             f"{h['median_abs_pct']:.0f}% median over {h['rows']} held-out rows)",
-                       hardware=hw, quantity="speed", region=h["region"], rows=h["rows"], k=list(ks))
+                       label=f"{label} ({quantity}, {h['region']}: {h['median_abs_pct']:.0f}% median, bias "
+                             f"{math.expm1(h['bias']):+.0%}, over {h['rows']} held-out rows)",
+                       hardware=" / ".join(shift_hws), quantity="speed", source_quantity=quantity,
+                       region=h["region"], rows=h["rows"], k=list(ks), systems=list(shift_hws))
+
+
+def _error_parts(fig: Figure, nom: dict, readings: list) -> tuple[list[dict], bool]:
+    """The model's own error as readings (figures read at a speed or a curve end), and whether the interval's
+    scale-only model-error part (c) still applies.
+
+    One system (a figure or a change along its curve): every point moved along the diagonal by the 'speed'
+    spread (a change keeps (c)'s 'rate-delta' for the shape of the curve). Two systems: both moved alike by
+    the 'speed' spread (only the per-user speed moves a ratio then), and the second relative to the first by the
+    'rate-ratio' spread of pairs at one setup. A TTFT: its system's speeds moved, (c) for the TTFT itself. Peaks
+    (no speed read): (c) alone."""
+    hws = list(dict.fromkeys(t.side.hardware for t in fig.terms))
+    if all(t.point.point == "peak" for t in fig.terms):
+        return [], True
+    if fig.col == "ttft_s":
+        return [_shift_part(fig, nom, hws, hws, "speed", readings, f"the model's per-user speed error on {hws[0]}",
+                            False)], True
+    if len(hws) == 1:
+        return [_shift_part(fig, nom, hws, hws, "speed", readings,
+                            f"the model's own error on {hws[0]}, moving its points along the curve", True)], \
+            fig.terms[0].point is not fig.terms[-1].point
+    both = _shift_part(fig, nom, hws, hws, "speed", readings,
+                       f"the model's per-user speed error, {' and '.join(hws)} alike", True)
+    rel = _shift_part(fig, nom, hws[1:], hws, "rate-ratio", readings,
+                      f"the model's error on {hws[1]} relative to {hws[0]}", True)
+    return [both, rel], False
 
 
 def _evaluate(C: _Claim, fig: Figure) -> dict:
@@ -244,10 +283,9 @@ def _evaluate(C: _Claim, fig: Figure) -> dict:
     opt = fig.with_sides(lambda s: s.but(corner="opt")).read()
     readings += [("profile slow ends", pess), ("profile fast ends", opt)]
     q = nom["q"] if not nom["unreached"] else _q_of(nom, fig)
-    extra = []
+    extra, model_error = [], True
     if q is not None and math.isfinite(q) and q > 0:
-        for hw in dict.fromkeys(t.side.hardware for t in fig.terms):
-            extra.append(_speed_part(fig, nom, hw, readings))
+        extra, model_error = _error_parts(fig, nom, readings)
         if any(t.point.approx for t in fig.terms):
             rs = [fig.read(x_scale=1 + s * APPROX) for s in (-1, 1)]
             readings += [("approximate speed", r) for r in rs]
@@ -261,7 +299,7 @@ def _evaluate(C: _Claim, fig: Figure) -> dict:
                                            f"{_fmt(hi)} tok/s/user both systems reach)"))
     terms = [{"hardware": t.side.hardware, "row": r, "sign": t.sign, "metric": fig.col}
              for t, r in zip(fig.terms, nom["rows"])]
-    iv = interval(q, (_q_of(pess, fig), _q_of(opt, fig)), terms, extra)
+    iv = interval(q, (_q_of(pess, fig), _q_of(opt, fig)), terms, extra, model_error=model_error)
     ends, unreached = {}, {"nominal": list(nom["unreached"]), "down": [], "up": []}
     for _, r in readings:
         for hw, e in zip(r["systems"], r["ends"]):
@@ -412,16 +450,15 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
         out["sensitivity"] = {f"x{f:g}": {"tps_per_user": nom["x"] * f, "ratio": _f(fig.read(x_scale=f)["q"])}
                               for f in (0.9, 1.1)}
     # hardware only (the second system's software on both) and as measured (each system's own software)
+    sw = ({"speedup": None, "text": f"not searched: {g['verdict']}"} if g is not None else
+          _software_needed(C, fig, claim.claimed, q))
     if claim.kind == "ratio":
         A, B = C.sides
         hw_q = C.figure(sides=[B.but(hardware=A.hardware, gpus=A.gpus), B]).read()["q"]
-        sw = _software_needed(C, fig, claim.claimed, q)
         out["hardware_only"] = {"ratio": _f(hw_q), "profile": B.profile, "software_change": sw,
                                 "software_factor_needed": _f(claim.claimed / hw_q) if hw_q and math.isfinite(hw_q)
                                 else None}
         out["as_measured"] = {"ratio": _f(q), "profiles": [s.name for s in C.sides]}
-    else:
-        sw = _software_needed(C, fig, claim.claimed, q)
     # what would have to be true
     needs = []
     if claim.kind != "delta":

@@ -148,9 +148,12 @@ def _model_parts(terms: list[dict]) -> list[dict]:
     return out + [part(t, "ttft", _region(t), t["sign"] < 0) for t in terms if t["metric"] == "ttft_s"]
 
 
-def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict] = ()) -> dict:
+def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict] = (), model_error: bool = True
+             ) -> dict:
     """The combined interval of figure ``q``. ``terms``: [{'hardware', 'row' (envelope row or None), 'sign',
     'metric'}], one per system figure in q; ``extra``: reading parts (``spread_part``, each with a ``label``).
+    ``model_error=False``: the model's own error is carried by reading parts in ``extra`` instead (the figure read
+    with the cross-validated error moving its operating points), not by (c).
     Returns value, low, high, the ln half-widths and each part."""
     prof = _profile_part(q, *profile_band)
     spec_parts: list[dict] = []
@@ -159,7 +162,7 @@ def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict]
     for t in live:
         for f, e in elasticities(t["row"], t["metric"], t["hardware"]).items():
             by_field[(t["hardware"], f)] = by_field.get((t["hardware"], f), 0.0) + t["sign"] * e
-    model_parts = _model_parts(live)
+    model_parts = _model_parts(live) if model_error else []
     for (hw, f), E in by_field.items():
         b = spec_bounds(hw, f)
         if b is None or abs(E) < 1e-3:

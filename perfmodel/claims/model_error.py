@@ -147,7 +147,8 @@ def half_widths(quantity: str, region: str) -> dict:
         raise SpecError(f"model-error table has no rows for quantity {quantity!r}", field="quantity")
     r = sub.iloc[0]
     return {"quantity": quantity, "region": region, "rows": int(r["rows"]), "down": max(float(r["ln_q90"]), 0.0),
-            "up": max(-float(r["ln_q10"]), 0.0), "median_abs_pct": float(r["median_abs_pct"])}
+            "up": max(-float(r["ln_q10"]), 0.0), "median_abs_pct": float(r["median_abs_pct"]),
+            "bias": float(r["ln_q50"]), "q10": float(r["ln_q10"]), "q90": float(r["ln_q90"])}
 
 
 SETUP = ("model", "engine", "weights", "serving", "gpus", "tp", "ep", "isl", "osl", "concurrency", "metric")

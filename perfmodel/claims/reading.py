@@ -18,8 +18,11 @@ metric against its per-user axis (``curves.py``):
   points differ by less than ``GRID_STEP`` in ln Q (or ``GRID_MAX`` points: a cliff between two envelope points). ``up_to`` claims read the maximum over the grid, ``fastest_common`` the top of the
   range, ``matched`` the median over the grid (the range's min and max are reported beside it).
 
-Speed error: ``shifts[i] = k`` reads term i as if the model placed every per-user speed of that system k times too
-high (true speed = model speed / k): f_true(x) = f_model(x k), a curve end at end_model / k.
+Speed error: ``shifts[hw] = k`` reads a system as if the model placed every per-user speed of it k times too high
+(true speed = model speed / k): f_true(x) = f_model(x k), a curve end at end_model / k. With ``diagonal`` the
+throughput moves with the speed (a step time k times too short makes both the per-user speed and the throughput
+of a deployment k times too high): f_true(x) = f_model(x k) / k, the model's error moving each operating point
+along the diagonal of the log-log plane.
 
 An unreached term is a figure of 0 (a throughput the system cannot deliver there) or of infinity (a TTFT): Q is
 0 or infinity, never dropped. ``unreached`` names the systems.
@@ -81,6 +84,9 @@ class Figure:
 
     def _term_at(self, t: Term, env, x: np.ndarray, k: float) -> np.ndarray:
         """f of one term at true speeds x (array), speed error k; NaN where unreached."""
+        return self._raw_at(t, env, x, k) / (k if self._diag and self.col != "ttft_s" else 1.0)
+
+    def _raw_at(self, t: Term, env, x: np.ndarray, k: float) -> np.ndarray:
         if self.col == "ttft_s":
             col = AXES[self.axis]
             e = env.sort_values(col)
@@ -103,10 +109,14 @@ class Figure:
         return env[ok]
 
     # ---------------------------------------------------------------- the reading
-    def read(self, shifts: dict[str, float] | None = None, x_scale: float = 1.0) -> dict:
-        """Q and what it was read from. ``shifts``: speed-error factor k per hardware id (default 1);
-        ``x_scale``: the claim's stated speeds times this (an approximate speed's range)."""
+    _diag = False
+
+    def read(self, shifts: dict[str, float] | None = None, x_scale: float = 1.0, diagonal: bool = False) -> dict:
+        """Q and what it was read from. ``shifts``: speed-error factor k per hardware id (default 1), with
+        ``diagonal`` the throughput moving with it; ``x_scale``: the claim's stated speeds times this (an
+        approximate speed's range)."""
         shifts = shifts or {}
+        self._diag = diagonal
         ks = [shifts.get(t.side.hardware, 1.0) for t in self.terms]
         envs = [self.env(t.side) for t in self.terms]
         ends = [curve_end(e, self.axis) / k if len(e) else float("nan") for e, k in zip(envs, ks)]
@@ -130,7 +140,8 @@ class Figure:
                     continue
                 pick = "total_tps_per_gpu" if self.col == "ttft_s" else self.col
                 r = u.loc[u[pick].idxmax()]
-                vals.append(float(r["ttft_ms"]) / 1e3 if self.col == "ttft_s" else float(r[self.col]))
+                vals.append(float(r["ttft_ms"]) / 1e3 if self.col == "ttft_s" else
+                            float(r[self.col]) / (k if diagonal else 1.0))
             else:
                 x = p.tps_per_user * x_scale
                 out["x"] = x if out["x"] is None else out["x"]

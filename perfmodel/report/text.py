@@ -98,7 +98,8 @@ def accuracy_table(acc) -> list[str]:
     L = ["| quantity | region of the curve | held-out rows | median abs error | 80% of predictions / measured |",
          "|---|---|---|---|---|"]
     names = {"rate": "throughput and per-user speed (1/TPOT)", "ttft": "TTFT",
-             "rate-ratio": "ratio of two systems at one setup", "rate-delta": "ratio of two points of one sweep"}
+             "rate-ratio": "ratio of two systems at one setup", "rate-delta": "ratio of two points of one sweep",
+             "speed": "per-user speed alone (1/TPOT; curve-end: concurrency <= 4)"}
     for row in acc.itertuples():
         L.append(f"| {names.get(row.quantity, row.quantity)} | {row.region} | {row.rows} | {row.median_abs_pct:.0f}% | "
                  f"{math.exp(row.ln_q10):.2f}x - {math.exp(row.ln_q90):.2f}x |")
