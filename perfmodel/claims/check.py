@@ -407,8 +407,13 @@ def _systems(C: _Claim, ev: dict) -> list[dict]:
             d["end_figure"] = _f(er[env_metric(C.col)]) if env_metric(C.col) in er else None
             row = nom["rows"][j] if j is not None else None
             if row is not None:
-                d["point_tps_per_user"] = _f(row[AXES[C.axis]])
-                d["point_ttft_s"] = _f(row["ttft_ms"] / 1e3) if "ttft_ms" in row else None
+                t = ev["fig"].terms[j]
+                own = t.point.point in ("peak", "max_speed") or C.col == "tps_per_user"
+                # the figure at a speed is interpolated at that speed: the line names that speed, not the row's;
+                # at a peak or a curve end the figure is the row's own, with the row's TTFT
+                d["point_tps_per_user"] = (_f(row[AXES[C.axis]]) if own else
+                                           _f(nom["x"] if ev["fig"].grid_point else t.point.tps_per_user))
+                d["point_ttft_s"] = _f(row["ttft_ms"] / 1e3) if own and "ttft_ms" in row else None
                 d["point_concurrency"] = _f(row.get("concurrency"))
             if C.col not in ("ttft_s", "tps_per_user", "agents_per_gpu"):
                 pk = peak(env, C.col)
@@ -468,6 +473,22 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
         oc = other_curve(store, C.sides[1], model, wl, C.axis, C.col, nom["x"], nom["values"][0], c_eff,
                          C.sides[1].hardware, env_metric(C.col))
         needs += [oc] if oc else []
+    anchor = _seed_anchor(claim, C.col)
+    if anchor and claim.kind == "ratio" and q is not None and math.isfinite(q):
+        sid, fa = anchor
+        hb = C.sides[1].hardware
+        if nom.get("x") is not None and not fig.grid_point:
+            oc = other_curve(store, C.sides[1], model, wl, C.axis, C.col, nom["x"], fa, c_eff, hb, env_metric(C.col))
+            if oc:
+                oc = {**oc, "kind": "anchored", "anchor": sid, "text": f"with {C.sides[0].hardware} at the seed's own "
+                      f"{_fmt(fa)} ({sid}): " + oc["text"]}
+                needs.append(oc)
+        elif claim.at.point == "peak" and nom["values"][1]:
+            need_b = fa / c_eff
+            needs.append({"kind": "anchored", "anchor": sid, "needed": need_b,
+                          "text": f"with {C.sides[0].hardware} at the seed's own {_fmt(fa)} ({sid}), "
+                                  f"{_fmt(c_eff)}x needs {hb}'s peak at {_fmt(need_b)} {C.col}; the model's is "
+                                  f"{_fmt(nom['values'][1])} ({nom['values'][1] / need_b:.2f}x that)"})
     if claim.kind == "delta":
         needs.append(delta_speed(store, C.sides[0], model, wl, C.axis, C.col, env_metric(C.col),
                                  claim.from_.tps_per_user, claim.to.tps_per_user, claim.claimed, C.sides[0].hardware))
@@ -524,6 +545,21 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
                                 f"the first that brings the claim inside the interval, {tried} tried)",
                                 text + f"; with kernels {s:g}x: {_fmt(qs)}{unit}")
     return _verdict(out, "implausible", None, text + _needs_text(needs))
+
+
+def _seed_anchor(claim: ClaimSpec, col: str) -> tuple[str, float] | None:
+    """The seed's own figure for the first system of a ratio claim at the same point: a catalog absolute claim on
+    that system, model, workload and metric at an equal operating point (e.g. Rubin's 1.7M at 387 tok/s/user
+    beside the 58x there)."""
+    if claim.kind != "ratio":
+        return None
+    for cid in catalog.ids("claims"):
+        c = catalog.claim(cid)
+        if (c.kind == "absolute" and c.system_ids[0] == claim.system_ids[0] and c.model == claim.model
+                and c.workload == claim.workload and c.metric is not None and _column(c)[0] == col
+                and c.at == claim.at):
+            return cid, c.claimed
+    return None
 
 
 def _load_stated(C: _Claim) -> bool:

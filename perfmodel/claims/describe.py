@@ -71,9 +71,12 @@ def format_check(r: dict) -> str:
         lines.append(f"  cross-claim: {c['text']}")
     hw = r.get("hardware_only")
     if hw:
-        lines.append(f"  hardware only ({hw['profile']} on both): {_num(hw['ratio'])}x; the claim needs "
-                     f"{_num(hw.get('software_factor_needed'))}x more from software: "
-                     f"{(hw.get('software_change') or {}).get('text', 'n/a')}")
+        sw = (hw.get("software_change") or {})
+        am = r.get("as_measured") or {}
+        lines.append(f"  hardware only ({hw['profile']} on both): {_num(hw['ratio'])}x; as measured "
+                     f"({', '.join(am.get('profiles', []))}): {_num(am.get('ratio'))}x"
+                     + (f"; the claim needs {_num(hw.get('software_factor_needed'))}x over hardware alone: "
+                        f"{sw['text']}" if sw.get("speedup") is not None else ""))
     for a in r.get("implied") or []:
         lines.append(f"  implied: {a['meaning']}: {_num(a['implied'])} (model {_num(a['model'])})")
     for a in r.get("arithmetic") or []:
