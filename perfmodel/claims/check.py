@@ -31,6 +31,7 @@ from pathlib import Path
 from .. import catalog
 from ..specs.claim import ClaimSpec, OperatingPoint
 from .arith import arithmetic_checks, spec_ratio_check
+from .basis import basis
 from .curves import AXES, AXIS_TEXT, CurveStore, Side, end_deployment, peak
 from .fmt import fmt as _fmt
 from .interval import distance, interval, spread_part, summary, width
@@ -426,19 +427,41 @@ def _systems(C: _Claim, ev: dict) -> list[dict]:
 
 
 def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: dict) -> dict:
-    """The one pipeline for one model: reading, interval, verdict, conditions, what would have to be true."""
+    """The one pipeline for one model: reading and interval, verdict, what would have to be true, conditions."""
     C = _Claim(store, claim, model, wl, out)
     if C.col == "agents_per_gpu":
         return _check_agents(C, out)
     fig = C.figure()
     ev = _evaluate(C, fig)
     dist, g = _graded(C, ev)
-    iv, q, c_eff, nom = ev["iv"], ev["q"], ev["c"], ev["nom"]
-    unit = _unit(C.col, claim.kind)
+    _record(out, C, fig, ev, dist)
+    sw = ({"speedup": None, "text": f"not searched: {g['verdict']}"} if g is not None else
+          _software_needed(C, fig, claim.claimed, ev["q"]))
+    _compare(out, C, ev["q"], sw)
+    out["needs"] = needs = _needs(C, fig, ev, sw)
+    text = _interval_text(ev["iv"], dist, ev["c"], _unit(C.col, claim.kind))
+    ttft_blind = C.col == "ttft_s" and not _load_stated(C)
+    if g and not (ttft_blind and g["verdict"] == "not decidable by this model"):
+        return _verdict(out, g["verdict"], g["condition"], text)
+    if ttft_blind:
+        hw = C.sides[0].hardware
+        tw = ttft_wait(ev["nom"]["rows"][0], ev["c"], hw)
+        needs += [tw] if tw else []
+        return _verdict(out, "not checkable", None,
+                        text + f". The claim states no load (concurrency or request rate) and no prefill capacity for "
+                        f"{hw}: the model's TTFT is its queue's P50 on the throughput-optimal deployment at that "
+                        f"speed, and a TTFT outside that interval can come from a load or a prefill:decode split the "
+                        f"model is not told" + _needs_text(needs))
+    return _conditions(out, C, ev, dist, text) or _verdict(out, "implausible", None, text + _needs_text(needs))
+
+
+def _record(out: dict, C: _Claim, fig: Figure, ev: dict, dist: dict) -> None:
+    """The reading, its interval, each system's curve end and point, the sensitivity to the speed, into ``out``."""
+    iv, q, nom, claim = ev["iv"], ev["q"], ev["nom"], C.claim
     out["interval"], out["distance"] = summary(iv), dist
     tr = (lambda v: None if v is None else v - 1) if claim.kind == "delta" else (lambda v: v)
-    out["model"] = {"value": _f(tr(q)) if q is not None and math.isfinite(q) else _f(q),
-                    "central": _f(tr(q)) if q is not None and math.isfinite(q) else _f(q),
+    fq = _f(tr(q)) if q is not None and math.isfinite(q) else _f(q)
+    out["model"] = {"value": fq, "central": fq,
                     "band": [_f(tr(_q_of(ev["pess"], fig))), _f(tr(_q_of(ev["opt"], fig)))],
                     "interval": [_f(tr(iv["low"])), _f(tr(iv["high"]))], "width": width(iv),
                     "x": _f(nom.get("x")), "a_value": _f(nom["values"][0]),
@@ -450,101 +473,97 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     out["systems"] = _systems(C, ev)
     out["ends"] = {hw: {k: _f(v) if v not in (math.inf, -math.inf) else None for k, v in e.items()}
                    for hw, e in ev["ends"].items()}
-    # sensitivity to the operating point: +-10% per-user speed (a stated speed only)
-    if nom.get("x") is not None and not fig.grid_point:
+    if nom.get("x") is not None and not fig.grid_point:      # +-10% per-user speed (a stated speed only)
         out["sensitivity"] = {f"x{f:g}": {"tps_per_user": nom["x"] * f, "ratio": _f(fig.read(x_scale=f)["q"])}
                               for f in (0.9, 1.1)}
-    # hardware only (the second system's software on both) and as measured (each system's own software)
-    sw = ({"speedup": None, "text": f"not searched: {g['verdict']}"} if g is not None else
-          _software_needed(C, fig, claim.claimed, q))
-    if claim.kind == "ratio":
-        A, B = C.sides
-        hw_q = C.figure(sides=[B.but(hardware=A.hardware, gpus=A.gpus), B]).read()["q"]
-        out["hardware_only"] = {"ratio": _f(hw_q), "profile": B.profile, "software_change": sw,
-                                "software_factor_needed": _f(claim.claimed / hw_q) if hw_q and math.isfinite(hw_q)
-                                else None}
-        out["as_measured"] = {"ratio": _f(q), "profiles": [s.name for s in C.sides]}
-    # what would have to be true
-    needs = []
+
+
+def _compare(out: dict, C: _Claim, q: float, sw: dict) -> None:
+    """Hardware only (the second system's software on both) beside as measured (each system's own software)."""
+    if C.claim.kind != "ratio":
+        return
+    A, B = C.sides
+    hw_q = C.figure(sides=[B.but(hardware=A.hardware, gpus=A.gpus), B]).read()["q"]
+    out["hardware_only"] = {"ratio": _f(hw_q), "profile": B.profile, "software_change": sw,
+                            "software_factor_needed": _f(C.claim.claimed / hw_q) if hw_q and math.isfinite(hw_q)
+                            else None}
+    out["as_measured"] = {"ratio": _f(q), "profiles": [s.name for s in C.sides]}
+
+
+def _needs(C: _Claim, fig: Figure, ev: dict, sw: dict) -> list[dict]:
+    """What would have to be true (needs.py): the power or price, the second system's curve (from the model's
+    first system and from the seed's own figure for it), the fall along one curve, the kernels."""
+    claim, q, c_eff, nom = C.claim, ev["q"], ev["c"], ev["nom"]
+    em, needs = env_metric(C.col), []
+    finite = q is not None and math.isfinite(q) and q > 0
     if claim.kind != "delta":
         needs += power_or_price(C.col, C.sides[0].hardware, C.sides[1].hardware if claim.kind == "ratio" else None,
                                 q, c_eff)
-    if claim.kind == "ratio" and nom.get("x") is not None and q is not None and math.isfinite(q) and q > 0:
-        oc = other_curve(store, C.sides[1], model, wl, C.axis, C.col, nom["x"], nom["values"][0], c_eff,
-                         C.sides[1].hardware, env_metric(C.col))
+    at_x = claim.kind == "ratio" and nom.get("x") is not None and not fig.grid_point and finite
+    if at_x:
+        oc = other_curve(C.store, C.sides[1], C.model, C.wl, C.axis, C.col, nom["x"], nom["values"][0], c_eff,
+                         C.sides[1].hardware, em)
         needs += [oc] if oc else []
     anchor = _seed_anchor(claim, C.col)
-    if anchor and claim.kind == "ratio" and q is not None and math.isfinite(q):
+    if anchor and finite:
         sid, fa = anchor
-        hb = C.sides[1].hardware
-        if nom.get("x") is not None and not fig.grid_point:
-            oc = other_curve(store, C.sides[1], model, wl, C.axis, C.col, nom["x"], fa, c_eff, hb, env_metric(C.col))
+        ha, hb = C.sides[0].hardware, C.sides[1].hardware
+        if at_x:
+            oc = other_curve(C.store, C.sides[1], C.model, C.wl, C.axis, C.col, nom["x"], fa, c_eff, hb, em)
             if oc:
-                oc = {**oc, "kind": "anchored", "anchor": sid, "text": f"with {C.sides[0].hardware} at the seed's own "
-                      f"{_fmt(fa)} ({sid}): " + oc["text"]}
-                needs.append(oc)
+                needs.append({**oc, "kind": "anchored", "anchor": sid,
+                              "text": f"with {ha} at the seed's own {_fmt(fa)} ({sid}): " + oc["text"]})
         elif claim.at.point == "peak" and nom["values"][1]:
             need_b = fa / c_eff
             needs.append({"kind": "anchored", "anchor": sid, "needed": need_b,
-                          "text": f"with {C.sides[0].hardware} at the seed's own {_fmt(fa)} ({sid}), "
-                                  f"{_fmt(c_eff)}x needs {hb}'s peak at {_fmt(need_b)} {C.col}; the model's is "
-                                  f"{_fmt(nom['values'][1])} ({nom['values'][1] / need_b:.2f}x that)"})
+                          "text": f"with {ha} at the seed's own {_fmt(fa)} ({sid}), {_fmt(c_eff)}x needs {hb}'s peak "
+                                  f"at {_fmt(need_b)} {C.col}; the model's is {_fmt(nom['values'][1])} "
+                                  f"({nom['values'][1] / need_b:.2f}x that)"})
     if claim.kind == "delta":
-        needs.append(delta_speed(store, C.sides[0], model, wl, C.axis, C.col, env_metric(C.col),
-                                 claim.from_.tps_per_user, claim.to.tps_per_user, claim.claimed, C.sides[0].hardware))
+        needs.append(delta_speed(C.store, C.sides[0], C.model, C.wl, C.axis, C.col, em, claim.from_.tps_per_user,
+                                 claim.to.tps_per_user, claim.claimed, C.sides[0].hardware))
     if sw.get("speedup") is not None and sw["speedup"] > 1:
         needs.append({"kind": "kernels", "speedup": sw["speedup"],
                       "text": f"{_fmt(claim.claimed)}{'x' if claim.kind == 'ratio' else ''} needs {sw['text']}"})
-    out["needs"] = needs
-    text = _interval_text(iv, dist, c_eff, unit)
-    if g:
-        if g["verdict"] == "not decidable by this model" and C.col == "ttft_s" and not _load_stated(C):
-            pass      # a TTFT the model cannot check: below
-        else:
-            return _verdict(out, g["verdict"], g["condition"], text)
-    if C.col == "ttft_s" and not _load_stated(C):
-        hw = C.sides[0].hardware
-        tw = ttft_wait(nom["rows"][0], c_eff, hw)
-        needs += [tw] if tw else []
-        return _verdict(out, "not checkable", None,
-                        text + f". The claim states no load (concurrency or request rate) and no prefill capacity for "
-                        f"{hw}: the model's TTFT is its queue's P50 on the throughput-optimal deployment at that "
-                        f"speed, and a TTFT outside that interval can come from a load or a prefill:decode split the "
-                        f"model is not told" + _needs_text(needs))
-    # outside the interval: the named conditions, each kept only if it brings the claim inside
-    unstated_axis = any(p.endswith("interactivity") for p in claim.unstated) and C.point.point != "peak"
-    if unstated_axis:
+    return needs
+
+
+def _conditions(out: dict, C: _Claim, ev: dict, dist: dict, text: str) -> dict | None:
+    """Outside the interval: the named conditions in a fixed order, each kept only if it brings the claim inside the
+    interval recomputed under it, each reported with the alternatives tried; None when none does."""
+    claim, iv, q, c_eff = C.claim, ev["iv"], ev["q"], ev["c"]
+    unit = _unit(C.col, claim.kind)
+    if any(p.endswith("interactivity") for p in claim.unstated) and C.point.point != "peak":
         other = _other_axis(C.axis)
         ev2 = _evaluate(C, C.figure(axis=other))
         d2, _ = _graded(C, ev2)
+        ok = holds(ev2["iv"], d2)
         out["alternatives"].append({"assumption": f"{other} axis", "value": _f(ev2["q"]),
                                     "interval": [_f(ev2["iv"]["low"]), _f(ev2["iv"]["high"])], "z": _f(d2.get("z")),
-                                    "holds": holds(ev2["iv"], d2)})
-        if holds(ev2["iv"], d2):
+                                    "holds": ok})
+        if ok:
             return _verdict(out, "consistent only if",
                             f"the per-user axis is {other} ({AXIS_TEXT[other]}) " + searched("not stated", 2, "axes"),
                             text + f"; on the {other} axis: " + _interval_text(ev2["iv"], d2, ev2["c"], unit))
-    if claim.kind != "delta" and C.col != "ttft_s" and dist.get("side") == "above" and q and math.isfinite(q):
-        tried = 0
-        for s in SPEEDUPS:
-            tried += 1
-            sides = [_faster(C.sides[0], s), *C.sides[1:]]
-            qs = C.figure(sides=sides).read()["q"]
-            if not (qs and math.isfinite(qs) and qs > 0):
-                continue
-            k = qs / q        # the interval recomputed under the condition: the same half-widths around qs
-            iv_s = {**iv, "value": qs, "low": iv["low"] * k, "high": iv["high"] * k}
-            d_s = distance(c_eff, iv_s, claim.qualifier)
-            out["alternatives"].append({"assumption": f"kernels x{s:g}", "value": _f(qs), "z": _f(d_s.get("z")),
-                                        "holds": holds(iv_s, d_s)})
-            if holds(iv_s, d_s):
-                prof = C.sides[0].profile
-                return _verdict(out, "consistent only if",
-                                f"{C.sides[0].hardware}'s decode and prefill kernels are ~{s:g}x as fast as the {prof} "
-                                f"profile's " + f"(searched over {len(SPEEDUPS)} speed-ups up to {MAX_SOFTWARE:g}x; "
-                                f"the first that brings the claim inside the interval, {tried} tried)",
-                                text + f"; with kernels {s:g}x: {_fmt(qs)}{unit}")
-    return _verdict(out, "implausible", None, text + _needs_text(needs))
+    if claim.kind == "delta" or C.col == "ttft_s" or dist.get("side") != "above" or not (q and math.isfinite(q)):
+        return None
+    for tried, s in enumerate(SPEEDUPS, 1):
+        qs = C.figure(sides=[_faster(C.sides[0], s), *C.sides[1:]]).read()["q"]
+        if not (qs and math.isfinite(qs) and qs > 0):
+            continue
+        k = qs / q        # the interval recomputed under the condition: the same half-widths around qs
+        iv_s = {**iv, "value": qs, "low": iv["low"] * k, "high": iv["high"] * k}
+        d_s = distance(c_eff, iv_s, claim.qualifier)
+        ok = holds(iv_s, d_s)
+        out["alternatives"].append({"assumption": f"kernels x{s:g}", "value": _f(qs), "z": _f(d_s.get("z")),
+                                    "holds": ok})
+        if ok:
+            return _verdict(out, "consistent only if",
+                            f"{C.sides[0].hardware}'s decode and prefill kernels are ~{s:g}x as fast as the "
+                            f"{C.sides[0].profile} profile's (searched over {len(SPEEDUPS)} speed-ups up to "
+                            f"{MAX_SOFTWARE:g}x; the first that brings the claim inside the interval, {tried} tried)",
+                            text + f"; with kernels {s:g}x: {_fmt(qs)}{unit}")
+    return None
 
 
 def _seed_anchor(claim: ClaimSpec, col: str) -> tuple[str, float] | None:
@@ -593,45 +612,6 @@ def _check_agents(C: _Claim, out: dict) -> dict:
     if g:
         return _verdict(out, g["verdict"], g["condition"], text)
     return _verdict(out, "implausible", None, text)
-
-
-# ------------------------------------------------------------------ power and price basis
-BASIS_TEXT = {"measured-allin": "measured all-in power draw", "provisioned-allin": "provisioned all-in (rack) power",
-              "gpu-tdp": "GPU TDP", "rental": "rental price per GPU-hour", "capex": "purchase price (capex)",
-              "tco": "total cost of ownership"}
-
-
-def basis(claim: ClaimSpec, col: str) -> dict | None:
-    """The power (per-MW) or price (per-dollar) basis: what the claim divides by and what the model divides by,
-    each system's catalog value with its status, range and source."""
-    if not (col.endswith("_per_mw") or col.endswith("_per_usd")):
-        return None
-    mw = col.endswith("_per_mw")
-    stated = claim.metric.power_basis if mw else claim.metric.price_basis
-    rows = []
-    for hw in claim.system_ids:
-        spec = catalog.hardware(hw)
-        sv = spec.specs.allin_power_w if mw else spec.specs.price_usd_per_gpu_hour
-        field = "allin_power_w" if mw else "price_usd_per_gpu_hour"
-        if mw and sv is None:
-            sv, field = spec.specs.gpu_tdp_w, "gpu_tdp_w"
-        if sv is None:
-            continue
-        lo, hi = sv.bounds()
-        rows.append({"hardware": hw, "field": field, "value": sv.value, "low": lo, "high": hi, "status": sv.status,
-                     "source": sv.source})
-    unit = " W" if mw else " USD/GPU-h"
-    model_basis = "catalog all-in power per GPU (provisioned rack power / GPUs)" if mw else \
-        "catalog price per GPU-hour (rental-equivalent estimate)"
-    vals = "; ".join(f"{r['hardware']} {r['value']:,.4g}{unit} ({r['status']}"
-                     + (f", range {r['low']:,.4g}-{r['high']:,.4g}" if r['high'] > r['low'] else "") + ")" for r in rows)
-    text = f"claim divides by {BASIS_TEXT.get(stated, 'an unstated basis')}; the model by the {model_basis}: {vals}"
-    if mw and claim.kind == "delta":
-        text += ". The power divides both points of one curve, so it cancels in the change"
-    elif mw and stated == "measured-allin":
-        text += (". A measured draw below the provisioned figure changes a ratio only if the systems' draws are "
-                 "different shares of their provisioned power")
-    return {"claim": stated, "model": model_basis, "systems": rows, "text": text}
 
 
 # ------------------------------------------------------------------ entry points

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..claims.describe import _num, format_check  # noqa: F401  (the formatting lives with the checks)
+from ..claims.describe import format_check  # noqa: F401  (the formatting lives with the checks)
 
 
 def _check(args) -> int:

@@ -117,7 +117,7 @@ def _claimed(r) -> str:
 
 def render(results, claims_df, attr, figs, fr_md, at_md, assumptions, acc=None, sentences: Sentences | None = None
            ) -> str:
-    from ..cli.claims_cmd import format_check
+    from ..claims.describe import format_check
     sentences = sentences if sentences is not None else Sentences()
     byid = {r["id"]: r for r in results}
     n = {k: sum(r["verdict"] == k for r in results) for k in (*CATEGORIES, SPEC_INCONSISTENT)}
@@ -150,15 +150,19 @@ def render(results, claims_df, attr, figs, fr_md, at_md, assumptions, acc=None, 
         L.append(f"- *{k} axis*: {t}.")
     L.append("- *Curve end*: the highest per-user speed any enumerated deployment reaches (its maximum "
              "interactivity). A point beyond a curve's end cannot be served by that system at all in the model.")
-    L.append("- *Interval*: the model's central figure widened by three sources, combined as a root-sum-square of "
+    L.append("- *Interval*: the model's central figure widened by four sources, combined as a root-sum-square of "
              "their half-widths in ln space: the software-profile ranges (every parameter at its slow end and at its "
              "fast end, both systems at the same end), the catalog's spec ranges (estimate/announced values and "
-             "variants, propagated through each operating point's resource shares) and the model's own "
-             "cross-validated error at that region of the curve (table above). *Distance*: claim / model, and the "
-             "ln distance in half-widths of the interval on the claim's side. *Hardware only*: the second system's software profile on both "
-             "systems. *Software needed*: the kernel speed-up (decode and prefill together, in the profile's own "
-             "`decode_speedup` / `prefill_speedup` terms, with the claim's KV host tier) that would give the claimed "
-             "multiple.")
+             "variants, propagated through each operating point's resource shares), the model's own cross-validated "
+             "error at that region of the curve (table above) and the reading (below). A figure read at a speed "
+             "carries the model's error as a reading: its points moved along the curve by the error's 10th and 90th "
+             "percentiles (both systems alike by the `speed` rows; the second relative to the first by the pair "
+             "spread of two systems at one setup), so that near a curve end the uncertainty is in the speed, not "
+             "only in the throughput. *Distance*: claim / model, and the ln distance in half-widths of the interval "
+             "on the claim's side. *Hardware only*: the second system's software (profile, KV tier, kernel speed-ups) "
+             "on both systems; *as measured*: each system's own software, with the kernel speed-ups the seed itself "
+             "reports. *Software needed*: the kernel speed-up (decode and prefill together, in the profile's own "
+             "`decode_speedup` / `prefill_speedup` terms) that would give the claimed multiple.")
     L.append("- *Reading*: a peak is each system's highest figure among its usable points (at or above the "
              "benchmark's slowest SLO tier and within its TTFT limit, where the claim states them); \"up to\" is the "
              "maximum over the speeds the source tested (else the speeds both systems reach) on a grid fine enough "
