@@ -120,3 +120,17 @@ def test_an_e2e_comparison_inherits_not_checkable_from_its_ttft_claims(monkeypat
     assert ck._inherit_ttft(itl, dict(out), None)["verdict"] == "implausible"
     monkeypatch.setattr(ck, "check", lambda i, store=None: {"verdict": "implausible"})
     assert ck._inherit_ttft(claim, dict(out), None)["verdict"] == "implausible"
+
+
+def test_a_kernel_condition_is_the_smallest_speed_up_that_brings_the_claim_inside(store):
+    base = check("vllm-2.7x-at-peak", store)
+    own, up = base["model"]["central"], base["interval"]["up"]
+    r = check(_with("vllm-2.7x-at-peak", claimed=own * math.exp(up) * 1.3), store)   # 30% above the interval
+    tried = [a for a in r["alternatives"] if a["assumption"].startswith("kernels")]
+    assert tried and all("holds" in a for a in tried)
+    if r["verdict"] == "consistent only if":
+        s_min = float(r["condition"].split("at least ~")[1].split("x")[0])
+        assert 1.0 < s_min <= 2.0 and "searched over" in r["condition"]
+        assert tried[-1]["holds"] and not any(a["holds"] for a in tried[:-1])
+    else:      # no speed-up up to 2x brings it inside: none of the tried conditions holds
+        assert r["verdict"] == "implausible" and not any(a["holds"] for a in tried)
