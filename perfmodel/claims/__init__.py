@@ -1,4 +1,5 @@
-"""Claim checks: a verdict (consistent / consistent only if <assumption> / implausible) with its reasons.
+"""Claim checks: a verdict (consistent / consistent only if <condition> / implausible / not decidable by this model
+/ not checkable; a spec ratio: consistent / inconsistent with the published specs) with its reasons.
 
 ``check(claim)`` returns a dict; ``check_all()`` checks the whole catalog. ``CurveStore`` caches the evaluated
 operating points so that many claims share one evaluation per system.
@@ -7,5 +8,7 @@ operating points so that many claims share one evaluation per system.
 from .arith import arithmetic_checks, spec_ratio_check
 from .check import TOL, check, check_all, load_claim
 from .curves import CurveStore, Side
+from .pairs import cross_checks
 
-__all__ = ["CurveStore", "Side", "TOL", "arithmetic_checks", "check", "check_all", "load_claim", "spec_ratio_check"]
+__all__ = ["CurveStore", "Side", "TOL", "arithmetic_checks", "check", "check_all", "cross_checks", "load_claim",
+           "spec_ratio_check"]

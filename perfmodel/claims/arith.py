@@ -7,6 +7,7 @@ import math
 
 from .. import catalog
 from ..specs.claim import ClaimSpec, eval_arithmetic
+from .verdict import SPEC_INCONSISTENT
 
 
 def arithmetic_checks(claim: ClaimSpec) -> list[dict]:
@@ -20,13 +21,16 @@ def arithmetic_checks(claim: ClaimSpec) -> list[dict]:
     return out
 
 
-ROUNDING = 0.05   # a press ratio within 5% of a published pair is that pair, rounded
-
-
 def decimals(x: float) -> int:
     """Decimal places of a published figure as written (2.4 -> 1, 2.75 -> 2, 2.0 -> 1)."""
     s = repr(float(x))
     return max(1, len(s.split(".")[1].rstrip("0"))) if "." in s and "e" not in s else 1
+
+
+def round_half_up(x: float, d: int) -> float:
+    """x rounded to d decimals, halves away from zero (2.25 -> 2.3; 2.333 -> 2.3; 2.5 -> 2.5)."""
+    f = 10 ** d
+    return math.floor(abs(x) * f + 0.5 + 1e-9) / f * (1 if x >= 0 else -1)
 
 
 def hardware_variants(hw: str) -> list[str]:
@@ -39,13 +43,15 @@ def hardware_variants(hw: str) -> list[str]:
 def spec_ratio_check(claim: ClaimSpec) -> dict:
     """A datasheet ratio A/B against every combination of the catalog's published values (variants included).
 
-    Consistent when some combination rounds to the claimed figure (within half a unit of its last digit);
-    consistent only if the press rounded a pair when the nearest pair lies within ``ROUNDING`` (5%) of it;
-    else implausible, with the value A would need against B's published one.
+    A press ratio is a rounding of a published pair only if rounding that pair's ratio to the claim's precision
+    (its decimals as written, halves up) gives the claim: 35/15 = 2.33 -> 2.3 matches 2.3; 20/8 = 2.5 does not
+    round to 2.4. ``consistent`` when some pair matches; otherwise ``inconsistent with the published specs``,
+    the nearest pair named (by ln distance), with the value A would need against B's published one.
     """
     f = claim.spec_field
     a_id, b_id = claim.system_ids
-    tol = 0.5 * 10 ** -decimals(claim.claimed) + 1e-12
+    d = decimals(claim.claimed)
+    target = round_half_up(claim.claimed, d)
     rows, seen = [], set()
     for va, vb in itertools.product(hardware_variants(a_id), hardware_variants(b_id)):
         ha, hb = catalog.hardware(va), catalog.hardware(vb)
@@ -54,29 +60,27 @@ def spec_ratio_check(claim: ClaimSpec) -> dict:
             continue
         seen.add((xa, xb))
         sa, sb = getattr(ha.specs, f), getattr(hb.specs, f)
-        rows.append({"a": va, "b": vb, "a_value": xa, "b_value": xb, "ratio": xa / xb,
-                     "a_status": sa.status, "b_status": sb.status, "matches": abs(xa / xb - claim.claimed) <= tol})
+        rounded = round_half_up(xa / xb, d)
+        rows.append({"a": va, "b": vb, "a_value": xa, "b_value": xb, "ratio": xa / xb, "rounded": rounded,
+                     "a_status": sa.status, "b_status": sb.status, "matches": abs(rounded - target) < 1e-9})
     b_default = catalog.hardware(b_id).value(f)
     need = claim.claimed * b_default if b_default else None
     match = [r for r in rows if r["matches"]]
     published = ", ".join(f"{r['a_value']:g}/{r['b_value']:g} = {r['ratio']:.3g}x" for r in rows)
     near = sorted(rows, key=lambda r: abs(math.log(r["ratio"] / claim.claimed)))
-    off = abs(near[0]["ratio"] / claim.claimed - 1) if near else float("inf")
+    n = near[0] if near else None
     if match:
+        m = match[0]
         verdict, cond = "consistent", None
-        reason = (f"{f}: the catalog gives {published}; {match[0]['a_value']:g}/{match[0]['b_value']:g} rounds to "
-                  f"the claimed {claim.claimed:g}x")
-    elif off <= ROUNDING:
-        n = near[0]
-        verdict = "consistent only if"
-        cond = (f"the press figure stands for {n['a']} / {n['b']} = {n['a_value']:g}/{n['b_value']:g} = "
-                f"{n['ratio']:.3g}x ({off:.1%} off, within the {ROUNDING:.0%} allowance for a rounded press figure)")
-        reason = (f"{f}: the catalog gives {published}; none rounds to {claim.claimed:g}x at its last digit, but "
-                  f"{n['ratio']:.3g}x ({n['a_status']}/{n['b_status']}) is {off:.1%} from it")
+        reason = (f"{f}: the catalog gives {published}; {m['a_value']:g}/{m['b_value']:g} = {m['ratio']:.4g} rounds "
+                  f"to {m['rounded']:.{d}f} at the claim's {d} decimal(s), the claimed {claim.claimed:g}x")
     else:
-        verdict, cond = "implausible", None
-        reason = (f"{f}: no published pair gives {claim.claimed:g}x (the catalog gives {published}); "
-                  f"{claim.claimed:g}x would need {a_id} at {need:.3g} against {b_id}'s {b_default:g}, a value no "
-                  f"source publishes. Treat {claim.claimed:g}x as a what-if scenario, not as the spec")
-    return {"verdict": verdict, "condition": cond, "reason": reason, "field": f, "pairs": rows,
-            "tolerance": tol, "needed_a_value": need}
+        verdict, cond = SPEC_INCONSISTENT, (f"nearest pair {n['a']} / {n['b']} = {n['a_value']:g}/{n['b_value']:g} = "
+                                            f"{n['ratio']:.3g}x, which rounds to {n['rounded']:.{d}f}, not "
+                                            f"{claim.claimed:.{d}f}") if n else "no published pair"
+        reason = (f"{f}: no published pair rounds to {claim.claimed:g}x at {d} decimal(s) (the catalog gives "
+                  f"{published}); {claim.claimed:g}x would need {a_id} at {need:.3g} against {b_id}'s "
+                  f"{b_default:g}, a value no source publishes. Treat {claim.claimed:g}x as a what-if scenario, not "
+                  f"as the spec")
+    return {"verdict": verdict, "condition": cond, "reason": reason, "field": f, "pairs": rows, "decimals": d,
+            "nearest": n, "needed_a_value": need}

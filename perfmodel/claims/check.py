@@ -1,23 +1,26 @@
-"""Check one published claim against the model: a verdict with its reasons.
+"""Check one published claim against the model: one pipeline for every kind of figure.
 
-The model's figure gets one interval (``interval.py``: software-profile corners, catalog spec ranges and the
-cross-validated model error, root-sum-square in ln space). The claim's distance z is ln(claim / model) in
-half-widths of the interval on the claim's side. Verdicts follow from z by one rule (``_grade``):
+A claim's figure Q is a product of system figures (``reading.Figure``: a ratio A/B, one system's figure, or the
+retained share to/from of a change). One pipeline (``_evaluate``) reads Q and its interval, the same for every
+kind:
 
-- ``consistent``: z <= ``CONSISTENT_Z`` (0.5);
-- ``consistent only if <condition>``: z <= 1 and the uncertainty leans the claim's way (the largest contributors
-  on that side are named); or z > 1 (outside the whole interval) and one named assumption reconciles it: the
-  other interactivity axis (when the claim does not state it), a nearby operating point (when the speed is
-  approximate or read at a curve's end), a curve that extends further than the model's, or faster software on
-  the claimed system (kernels at most ``MAX_SOFTWARE`` x the profile's); a spec ratio within 5% of a published
-  pair (``arith.py``);
-- ``implausible``: outside the whole interval and nothing above reconciles it; ``needs`` (``needs.py``) says what
-  would have to be true, solved on the model's curves;
-- ``not checkable``: the model cannot see what sets the figure (a TTFT outside the interval when the claim states
-  no load or prefill capacity).
+1. the reading at the claim's point (``reading.py``: usable peaks under the benchmark's limits, a stated speed,
+   the maximum over the tested range for "up to", the median over the common range for an unstated speed);
+2. the interval (``interval.py``): profile corners (both systems at the same end), catalog spec ranges, the
+   cross-validated rate error, and reading parts: each system's per-user speed error (the figure read with that
+   system's speeds shifted by the cross-validated ``speed`` spread, at the curve end its ``curve-end`` row), an
+   approximate speed's +-10%, the range of an unstated speed. A setting at which a system cannot reach the point
+   is an unbounded side;
+3. the verdict (``verdict.py``), then, outside the interval, the named conditions in a fixed order (the unstated
+   axis; faster kernels up to ``MAX_SOFTWARE``), each kept only if it brings the claim inside the interval
+   recomputed under it and reported with the number of alternatives tried; an unstated model is a search over
+   ``DEFAULT_MODELS`` reported the same way; else ``implausible`` with what would have to be true (``needs.py``).
+
+An E2E-axis comparison inherits ``not checkable`` from the catalog's TTFT claims on the same systems, model and
+workload when those are not checkable and the comparison is not consistent (its gap comes from TTFT).
 
 Every check returns a plain dict (JSON-ready); the CLI and the report only format it. Nothing here tunes a
-parameter toward a claim: the assumptions are tried in a fixed order and reported as assumptions.
+parameter toward a claim.
 """
 
 from __future__ import annotations
@@ -25,21 +28,27 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-
 from .. import catalog
 from ..specs.claim import ClaimSpec, OperatingPoint
 from .arith import arithmetic_checks, spec_ratio_check
-from .curves import AXES, AXIS_TEXT, CurveStore, Side, curve_end, end_deployment, peak, read, row_at
-from .interval import distance, interval, largest_parts, summary
+from .basis import basis
+from .curves import AXES, AXIS_TEXT, CurveStore, Side, end_deployment, peak
+from .fmt import fmt as _fmt
+from .interval import distance, interval, spread_part, summary, width
+from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
 from .needs import delta_speed, other_curve, power_or_price, ttft_wait
+from .reading import Figure, Term, env_metric
+from .verdict import CONSISTENT_Z, WIDE, grade, holds, searched
 
-TOL = 0.15               # relative slack for rounded published figures and curve interpolation
-MAX_SOFTWARE = 2.0       # the largest kernel speed-up accepted as a named software assumption
-SPEEDUPS = (1.0, 1.25, 2.0, 5.0)   # kernel speed-ups tried (decode and prefill together)
+TOL = 0.15               # relative slack of a claim's own rounded arithmetic (kept for the report's text)
+MAX_SOFTWARE = 2.0       # the largest kernel speed-up accepted as a named condition
+SPEEDUPS = (1.25, 2.0)               # kernel speed-ups tried as a condition (decode and prefill together)
+NEED_SPEEDUPS = (1.0, 1.25, 2.0, 5.0)  # kernel speed-ups searched for the 'what would have to be true' text
+APPROX = 0.10            # an approximate speed ('roughly 165') is read over +-10%
 DEFAULT_MODELS = ("deepseek-v4.1-flash", "deepseek-v4-pro", "glm-5.2", "kimi-k3")
 DEFAULT_WORKLOAD = "agentx"
 DEFAULT_PROFILE = "vllm"
+__all__ = ["CONSISTENT_Z", "WIDE", "check", "check_all", "load_claim", "json_safe"]
 
 METRIC_TEXT = {
     "total_tps_per_gpu": "total tokens/s per GPU (input incl. cached prefix + output)",
@@ -53,7 +62,7 @@ METRIC_TEXT = {
 }
 
 
-# ------------------------------------------------------------------ loading
+# ------------------------------------------------------------------ loading and claim fields
 def load_claim(name: str | Path | ClaimSpec) -> ClaimSpec:
     """A claim by catalog id or YAML path (one-line SpecError on bad input)."""
     if isinstance(name, ClaimSpec):
@@ -61,22 +70,11 @@ def load_claim(name: str | Path | ClaimSpec) -> ClaimSpec:
     return catalog.claim(str(name))
 
 
-# ------------------------------------------------------------------ helpers
 def _f(x) -> float | None:
     if x is None:
         return None
     x = float(x)
     return None if math.isnan(x) else x
-
-
-def _fmt(x: float | None, unit: str = "") -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    if math.isinf(x):
-        return "unbounded"
-    a = abs(x)
-    s = f"{x / 1e6:.3g}M" if a >= 1e6 else f"{x:,.0f}" if a >= 1e3 else f"{x:.3g}"
-    return s + unit
 
 
 def _profile_for(claim: ClaimSpec, i: int) -> tuple[str, bool]:
@@ -126,490 +124,15 @@ def _column(claim: ClaimSpec) -> tuple[str, list[str]]:
 
 
 def _axis(at: OperatingPoint | None) -> str:
-    """The curve axis a point is read on: itl, e2e (mean TTFT), or e2e_p50 / e2e_p90 (a P50 / P90 claim on the
-    E2E axis)."""
+    """The curve axis a point is read on: itl, e2e (mean TTFT), or e2e_p50 / e2e_p90."""
     axis = at.interactivity if at and at.interactivity else "itl"
     if axis == "e2e" and at.percentile in (50, 90):
         return f"e2e_p{at.percentile:.0f}"
     return axis
 
 
-def _env_metric(col: str) -> str:
-    """The metric an envelope is taken on (TTFT and per-user speed are read off the throughput envelope)."""
-    return "total_tps_per_gpu" if col in ("ttft_s", "tps_per_user", "agents_per_gpu") else col
-
-
-def _value(store: CurveStore, side: Side, model: str, wl: str, at: OperatingPoint, axis: str, col: str,
-           x: float | None = None) -> tuple[float, float]:
-    """(value of ``col`` at the point, curve end) for one side. NaN when the point lies beyond the curve.
-    agents_per_gpu: the most sessions per GPU over every evaluated point within the SLO (analyses/agents.py);
-    NaN when no point meets it."""
-    env = store.envelope(side, model, wl, axis, _env_metric(col))
-    end = curve_end(env, axis)
-    if col == "agents_per_gpu":
-        from ..analyses.agents import SLO, agents_per_gpu
-        slo = SLO(x if x is not None else at.tps_per_user, at.ttft_ms, at.percentile or 50.0)
-        res = agents_per_gpu(store.points(side, model, wl), slo)
-        return (float("nan") if res.value is None else res.value), end
-    if at.point == "max_speed" or col == "tps_per_user":
-        return end, end
-    if at.point == "peak" and x is None:
-        if col == "ttft_s":
-            r = env.iloc[int(env["total_tps_per_gpu"].to_numpy().argmax())]
-            return float(r["ttft_ms"]) / 1e3, end
-        return peak(env, col), end
-    x = x if x is not None else at.tps_per_user
-    if col == "ttft_s":
-        r = row_at(env, x, axis)
-        return (float("nan") if r is None else float(r["ttft_ms"]) / 1e3), end
-    return float(read(env, x, axis, col)[0]), end
-
-
-def _ratio(va: float, vb: float) -> float:
-    if math.isnan(va):
-        return float("nan")
-    if math.isnan(vb) or vb <= 0:
-        return float("inf")
-    return va / vb
-
-
-def _inside(claimed: float, lo: float, hi: float, qualifier: str = "about") -> bool:
-    if any(map(lambda v: v is None or math.isnan(v), (lo, hi))):
-        return False
-    if qualifier == "at_most":
-        return lo <= claimed * (1 + TOL)
-    if qualifier == "at_least":
-        return hi >= claimed / (1 + TOL)
-    return lo / (1 + TOL) <= claimed <= hi * (1 + TOL)
-
-
-def _band(vals) -> tuple[float, float]:
-    v = [x for x in vals if not math.isnan(x)]
-    return (min(v), max(v)) if v else (float("nan"), float("nan"))
-
-
-CONSISTENT_Z = 0.5      # a claim within this share of the interval's half-width of the central figure: consistent
-
-
-def _row(store: CurveStore, side: Side, model: str, wl: str, at: OperatingPoint, axis: str, col: str,
-         x: float | None = None):
-    """The envelope row a figure is read from (its deployment, batch and resource times), or None."""
-    env = store.envelope(side, model, wl, axis, _env_metric(col))
-    if not len(env):
-        return None
-    if at.point == "max_speed" or col == "tps_per_user":
-        return env.loc[env[AXES[axis]].idxmax()]
-    if at.point == "peak" and x is None:
-        return env.loc[env["total_tps_per_gpu" if col == "ttft_s" else col].idxmax()]
-    x = x if x is not None else at.tps_per_user
-    return None if x is None else row_at(env, x, axis)
-
-
-def _interval_text(iv: dict, dist: dict, claimed: float, unit: str) -> str:
-    """'model 3.35x (interval 2.1-5.0x: ...) vs claimed 58x: 17.3x the model's figure, 6.2 half-widths out'."""
-    b = iv["by_source"]
-    parts = ", ".join(f"{k} x{math.exp(v['down']):.2f}/x{math.exp(v['up']):.2f}" for k, v in
-                      (("profile", b["profile"]), ("spec", b["spec"]), ("model error", b["model"])))
-    z = dist["z"]
-    zt = "n/a" if z is None or math.isnan(z) else f"{z:.2f}"
-    return (f"model {_fmt(iv['value'])}{unit} (interval {_fmt(iv['low'])}-{_fmt(iv['high'])}{unit}; down/up by "
-            f"source: {parts}) vs claimed {_fmt(claimed)}{unit}: {_fmt(dist['multiple'])}x the model's figure, "
-            f"{zt} half-widths from it")
-
-
-def _needs_text(needs: list[dict]) -> str:
-    return "".join(f". What would have to be true: {n['text']}" for n in needs[:3])
-
-
-def _grade(out: dict, iv: dict, dist: dict, claimed: float, unit: str) -> dict | None:
-    """The verdict rule on the distance z (half-widths of the interval on the claim's side):
-    z <= CONSISTENT_Z: consistent; z <= 1: consistent only if the uncertainty leans the claim's way (its largest
-    contributors on that side named); z > 1 (outside the whole interval): None, the caller tries its named
-    assumptions and else calls the claim implausible."""
-    z = dist["z"]
-    if z is None or math.isnan(z):
-        return None
-    if z <= CONSISTENT_Z:
-        return _verdict(out, "consistent", None, _interval_text(iv, dist, claimed, unit))
-    if z <= 1:
-        side = "up" if dist["side"] == "above" else "down"
-        return _verdict(out, "consistent only if", "the uncertainty leans the claim's way: "
-                        + " and ".join(largest_parts(iv, side)), _interval_text(iv, dist, claimed, unit))
-    return None
-
-
-# ------------------------------------------------------------------ ratio claims
-class _Ratio:
-    """Reads A/B for one claim, model and axis at any point (caches through the store)."""
-
-    def __init__(self, store, claim, A, B, model, wl, col):
-        self.store, self.claim, self.A, self.B, self.model, self.wl, self.col = store, claim, A, B, model, wl, col
-
-    def at(self, at: OperatingPoint, axis: str, A=None, B=None, x=None) -> dict:
-        A, B = A or self.A, B or self.B
-        ea = curve_end(self.store.envelope(A, self.model, self.wl, axis, _env_metric(self.col)), axis)
-        eb = curve_end(self.store.envelope(B, self.model, self.wl, axis, _env_metric(self.col)), axis)
-        if x is None and at.point == "fastest_common":
-            x = min(ea, eb)
-        if x is None and at.point == "speed":
-            x = at.tps_per_user
-        if at.point == "matched" and x is None:
-            return self.matched(axis, A, B)
-        va, _ = _value(self.store, A, self.model, self.wl, at, axis, self.col, x)
-        vb, _ = _value(self.store, B, self.model, self.wl, at, axis, self.col, x)
-        return {"ratio": _ratio(va, vb), "a": va, "b": vb, "a_end": ea, "b_end": eb, "x": x}
-
-    def matched(self, axis, A=None, B=None, points: int = 40) -> dict:
-        A, B = A or self.A, B or self.B
-        m = _env_metric(self.col)
-        ea, eb = (self.store.envelope(s, self.model, self.wl, axis, m) for s in (A, B))
-        col = AXES[axis]
-        lo = max(ea[col].min(), eb[col].min())
-        hi = min(curve_end(ea, axis), curve_end(eb, axis))
-        grid = np.geomspace(lo, hi, points) if hi > lo else np.array([hi])
-        r = read(ea, grid, axis, self.col) / read(eb, grid, axis, self.col)
-        i, j = int(np.nanargmin(r)), int(np.nanargmax(r))
-        return {"ratio": float(r[j]), "ratio_min": float(r[i]), "ratio_max": float(r[j]), "x_min": float(grid[i]),
-                "x_max": float(grid[j]), "a_end": curve_end(ea, axis), "b_end": curve_end(eb, axis),
-                "a": float("nan"), "b": float("nan"), "x": None, "range": [float(lo), float(hi)]}
-
-    def band(self, at, axis) -> tuple[float, float, list]:
-        """The band: both systems' profiles at the same corner (slow ends, nominal, fast ends): the engines'
-        uncertainty moves both alike. Opposite corners (one engine at its fast end, the other at its slow end)
-        are reported in ``corners`` but do not set the band: they bracket almost any multiple."""
-        vals, rows = [], []
-        for ca, cb in (("pess", "pess"), ("value", "value"), ("opt", "opt"), ("opt", "pess"), ("pess", "opt")):
-            r = self.at(at, axis, self.A.but(corner=ca), self.B.but(corner=cb))
-            if ca == cb:
-                vals += [r["ratio_min"], r["ratio_max"]] if "ratio_min" in r else [r["ratio"]]
-            rows.append({"a_corner": ca, "b_corner": cb, "ratio": _f(r["ratio"]) if not math.isinf(r["ratio"])
-                         else float("inf")})
-        return (*_band(vals), rows)
-
-
-def _check_ratio(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: dict) -> dict:
-    col, notes = _column(claim)
-    out["assumptions"] += notes
-    at, axis = claim.at, _axis(claim.at)
-    (ha, hb) = claim.system_ids
-    (pa, pa_assumed), (pb, pb_assumed) = _profile_for(claim, 0), _profile_for(claim, 1)
-    if pb_assumed:
-        out["assumptions"].append(f"{hb}'s software not stated: profile {pb} assumed")
-    if pa_assumed:
-        out["assumptions"].append(f"{ha}'s software not stated: profile {pa} assumed")
-    A = Side(ha, pa, host_tier=_host_tier(claim, ha), gpus=_gpus(claim, ha))
-    B = Side(hb, pb, host_tier=_host_tier(claim, hb), gpus=_gpus(claim, hb))
-    if A.host_tier:
-        out["assumptions"].append(f"{ha}: KV host tier on (the claim's deployment hint: hbm+host)")
-    R = _Ratio(store, claim, A, B, model, wl, col)
-    nom = R.at(at, axis)
-    lo, hi, corners = R.band(at, axis)
-    claimed = claim.claimed
-    out["model"] = {"value": _f(nom["ratio"]), "band": [_f(lo), _f(hi)], "corners": corners,
-                    "a_value": _f(nom["a"]), "b_value": _f(nom["b"]), "x": _f(nom["x"])}
-    if "ratio_min" in nom:
-        out["model"].update(ratio_min=nom["ratio_min"], ratio_max=nom["ratio_max"], x_min=nom["x_min"],
-                            x_max=nom["x_max"], common_range=nom["range"])
-    out["systems"] = [
-        {"name": A.name, "hardware": ha, "profile": pa, "profile_assumed": pa_assumed,
-         "max_tps_per_user": nom["a_end"], "value": _f(nom["a"])},
-        {"name": B.name, "hardware": hb, "profile": pb, "profile_assumed": pb_assumed,
-         "max_tps_per_user": nom["b_end"], "value": _f(nom["b"])}]
-    x = nom["x"]
-    for s, side in zip(out["systems"], (A, B)):
-        s["beyond_end"] = bool(x is not None and x > s["max_tps_per_user"] * (1 + 1e-9))
-        s["end_deployment"] = end_deployment(store.envelope(side, model, wl, axis, _env_metric(col)), axis)
-        if col not in ("ttft_s", "tps_per_user"):
-            pk = peak(store.envelope(side, model, wl, axis, col), col)
-            s["peak"] = pk
-            s["share_of_peak"] = _f(s["value"] / pk) if s["value"] is not None and at.point != "peak" else None
-    # sensitivity to the operating point: +-10% per-user speed
-    if x is not None:
-        out["sensitivity"] = {f"x{f:g}": {"tps_per_user": x * f, "ratio": _f(R.at(at, axis, x=x * f)["ratio"])}
-                              for f in (0.9, 1.1)}
-    # hardware only: B's software on both
-    A_hw = Side(ha, pb, host_tier=B.host_tier, gpus=A.gpus)
-    hw = R.at(at, axis, A=A_hw)
-    hw_ratio = hw["ratio"]
-    need = claimed / hw_ratio if hw_ratio and not math.isnan(hw_ratio) and not math.isinf(hw_ratio) else None
-    out["hardware_only"] = {"ratio": _f(hw_ratio), "profile": pb, "software_factor_needed": _f(need)}
-    sw = _software_needed(R, at, axis, A, claimed)
-    out["hardware_only"]["software_change"] = sw
-    # implied arithmetic: the other system's figure the claim implies, given the model's figure for A
-    if not math.isnan(nom["a"]) and at.point != "matched":
-        out["implied"] = [{"meaning": f"{hb} {col} implied by the model's {ha} figure / claimed multiple",
-                           "implied": nom["a"] / claimed, "model": _f(nom["b"])}]
-    # the interval: profile corners, spec ranges and the model's error (interval.py), and the claim's distance
-    q, xr = nom["ratio"], nom["x"]
-    c_eff = claimed
-    if claim.claimed_range:
-        c_eff = min(max(q, claim.claimed_range[0]), claim.claimed_range[1]) if math.isfinite(q) else claimed
-    if at.point == "matched":   # the model's ratio over the common range nearest the claim
-        q = min(max(c_eff, nom["ratio_min"]), nom["ratio_max"])
-        xr = nom["x_min"] if abs(q - nom["ratio_min"]) < abs(q - nom["ratio_max"]) else nom["x_max"]
-        lo, hi = min(lo, nom["ratio_min"]), max(hi, nom["ratio_max"])
-    terms = [{"hardware": ha, "row": _row(store, A, model, wl, at, axis, col, xr), "sign": 1, "metric": col},
-             {"hardware": hb, "row": _row(store, B, model, wl, at, axis, col, xr), "sign": -1, "metric": col}]
-    iv = interval(q, (lo, hi), terms)
-    dist = distance(c_eff, iv, claim.qualifier)
-    out["interval"], out["distance"] = summary(iv), dist
-    out["model"]["interval"] = [_f(iv["low"]), _f(iv["high"])]
-    out["model"]["central"] = _f(q)
-    needs = power_or_price(col, ha, hb, q, c_eff)
-    if at.point != "matched" and x is not None and math.isfinite(q):
-        oc = other_curve(store, B, model, wl, axis, col, x, nom["a"], c_eff, hb, _env_metric(col))
-        needs += [oc] if oc else []
-    if sw.get("speedup") is not None and sw["speedup"] > 1:
-        needs.append({"kind": "kernels", "speedup": sw["speedup"], "text": f"{_fmt(claimed)}x needs {sw['text']}"})
-    out["needs"] = needs
-    graded = _grade(out, iv, dist, c_eff, "x")
-    if graded:
-        return graded
-    # 1. the other axis, when unstated
-    if "at.interactivity" in claim.unstated and at.point != "peak":
-        other = "itl" if axis.startswith("e2e") else "e2e"
-        alt = R.at(at, other)
-        alo, ahi, _ = R.band(at, other)
-        if "ratio_min" in alt:
-            alo, ahi = min(alo, alt["ratio_min"]), max(ahi, alt["ratio_max"])
-        out["alternatives"].append({"assumption": f"{other} axis", "ratio": _f(alt["ratio"]), "band": [alo, ahi]})
-        if _inside(claimed, alo, ahi, claim.qualifier):
-            return _verdict(out, "consistent only if", f"the per-user axis is {other} ({AXIS_TEXT[other]})",
-                            f"on the assumed {axis} axis the model gives {_fmt(nom['ratio'])}x (band "
-                            f"{_fmt(lo)}-{_fmt(hi)}x); on the {other} axis {_fmt(alt['ratio'])}x")
-    # 2. B's curve ends before the point: any multiple is possible only if B reaches it
-    if x is not None and math.isinf(nom["ratio"]):
-        return _verdict(out, "consistent only if",
-                        f"{hb}'s curve reaches {_fmt(x)} tok/s/user (the model's ends at {_fmt(nom['b_end'])})",
-                        f"the model's {hb} cannot serve {_fmt(x)} tok/s/user on the {axis} axis at all, so the "
-                        f"multiple there is unbounded; the claimed {claimed:g}x implies {hb} at "
-                        f"{_fmt(nom['a'] / claimed)} ({col}) right at the end of its curve")
-    # 3. a nearby operating point
-    if x is not None:
-        span = (0.8, 1.25) if (at.approx or at.point == "fastest_common") else (0.9, 1.1)
-        grid = x * np.geomspace(*span, 9)
-        if at.point == "fastest_common":
-            grid = grid[grid <= x * (1 + 1e-9)]
-        rs = [R.at(at, axis, x=g)["ratio"] for g in grid]
-        fin = [(g, r) for g, r in zip(grid, rs) if not math.isnan(r)]
-        hit = [g for g, r in fin if _inside(claimed, r, r, "about")]
-        out["alternatives"].append({"assumption": f"operating point {span[0]:g}-{span[1]:g} x {_fmt(x)}",
-                                    "ratios": [[float(g), _f(r)] for g, r in fin]})
-        if hit:
-            g = min(hit, key=lambda v: abs(math.log(v / x)))
-            return _verdict(out, "consistent only if",
-                            f"the operating point is ~{_fmt(g)} tok/s/user on the model's {axis} axis "
-                            f"(not {_fmt(x)})",
-                            f"the multiple moves fast near the end of a curve: {_fmt(nom['ratio'])}x at {_fmt(x)}, "
-                            f"{_fmt(R.at(at, axis, x=g)['ratio'])}x at {_fmt(g)} tok/s/user")
-    # 4. faster software on A
-    if sw.get("speedup") is not None and sw["speedup"] <= MAX_SOFTWARE and claimed > hi:
-        return _verdict(out, "consistent only if", sw["text"],
-                        f"model {_fmt(nom['ratio'])}x (band {_fmt(lo)}-{_fmt(hi)}x) vs claimed {claimed:g}x; "
-                        f"hardware alone (same {pb} software on both) gives {_fmt(hw_ratio)}x")
-    return _verdict(out, "implausible", None,
-                    _interval_text(iv, dist, c_eff, "x") + f"; hardware alone gives {_fmt(hw_ratio)}x and "
-                    + (sw["text"] if sw.get("speedup") else "no kernel speed-up up to 5x closes the gap")
-                    + _needs_text(needs))
-
-
-def _software_needed(R: _Ratio, at, axis, A: Side, claimed: float) -> dict:
-    """Kernel speed-up s on A (decode and prefill together, A's published features) that gives the claimed ratio."""
-    if at.point == "matched":
-        return {"speedup": None, "text": "not searched for a 'matched' point"}
-    rs = []
-    for s in SPEEDUPS:
-        r = R.at(at, axis, A=A.but(speedup=s))["ratio"]
-        rs.append(r)
-    feats = " with the KV host tier on" if A.host_tier else ""
-    pts = [(s, r) for s, r in zip(SPEEDUPS, rs) if not math.isnan(r) and not math.isinf(r)]
-    table = [[s, _f(r)] for s, r in zip(SPEEDUPS, rs)]
-    if not pts:
-        return {"speedup": None, "ratios": table, "text": "the model's ratio is undefined at this point"}
-    if pts[0][1] >= claimed:
-        return {"speedup": 1.0, "ratios": table,
-                "text": f"no kernel change: {A.hardware} as published ({A.profile}{feats}) already gives "
-                        f"{_fmt(pts[0][1])}x"}
-    for (s0, r0), (s1, r1) in zip(pts, pts[1:]):
-        if r0 < claimed <= r1:
-            t = math.log(claimed / r0) / math.log(r1 / r0)
-            s = math.exp(math.log(s0) + t * (math.log(s1) - math.log(s0)))
-            return {"speedup": s, "ratios": table,
-                    "text": f"{A.hardware}'s decode and prefill kernels {s:.2f}x as fast as the {A.profile} "
-                            f"profile's ({(s - 1) * 100:.0f}% faster){feats}"}
-    return {"speedup": None, "ratios": table,
-            "text": f"even kernels {SPEEDUPS[-1]:g}x faster give only {_fmt(pts[-1][1])}x"}
-
-
-# ------------------------------------------------------------------ one-system claims
-def _check_single(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: dict) -> dict:
-    col, notes = _column(claim)
-    out["assumptions"] += notes
-    hw = claim.system_ids[0]
-    prof, assumed = _profile_for(claim, 0)
-    if assumed:
-        out["assumptions"].append(f"{hw}'s software not stated: profile {prof} assumed")
-    S = Side(hw, prof, host_tier=_host_tier(claim, hw), gpus=_gpus(claim, hw))
-    if S.gpus:
-        out["assumptions"].append(f"{hw}: instances of {S.gpus[0]} GPUs only (the claim's deployment hint)")
-    claimed = claim.claimed
-
-    def val(side, axis, x_from=None, x_to=None):
-        if claim.kind == "delta":
-            a, end = _value(store, side, model, wl, claim.from_, axis, col, x_from)
-            b, _ = _value(store, side, model, wl, claim.to, axis, col, x_to)
-            return (b / a - 1 if a and not math.isnan(a) else float("nan")), end
-        return _value(store, side, model, wl, claim.at, axis, col)
-
-    at = claim.to if claim.kind == "delta" else claim.at
-    axis = _axis(at)
-    v, end = val(S, axis)
-    if col == "agents_per_gpu" and math.isnan(v) and claim.kind != "delta":
-        from ..analyses.agents import SLO, agents_per_gpu
-        res = agents_per_gpu(store.points(S, model, wl), SLO(at.tps_per_user, at.ttft_ms, at.percentile or 50.0))
-        out["model"] = {"value": None, "band": [None, None], "speed_of_light": None}
-        out["systems"] = [{"name": S.name, "hardware": hw, "profile": prof, "profile_assumed": assumed,
-                           "max_tps_per_user": end}]
-        return _verdict(out, "implausible", None, f"no modeled deployment meets the SLO {res.slo.text()}: "
-                                                  f"{res.reason}")
-    lo, hi = _band([val(S.but(corner=c), axis)[0] for c in ("pess", "value", "opt")])
-    sol, _ = val(Side(hw, "speed-of-light", gpus=S.gpus), axis)
-    out["model"] = {"value": _f(v), "band": [_f(lo), _f(hi)], "speed_of_light": _f(sol)}
-    out["systems"] = [{"name": S.name, "hardware": hw, "profile": prof, "profile_assumed": assumed,
-                       "max_tps_per_user": end}]
-    x = at.tps_per_user if at.point == "speed" else None
-    out["systems"][0]["beyond_end"] = bool(x is not None and x > end)
-    if claim.kind == "delta":
-        out["systems"][0]["beyond_end"] = bool(max(claim.from_.tps_per_user or 0, x or 0) > end)
-        k = lambda d: 1 + d  # noqa: E731  compare retained shares (to/from), not the deltas
-        inside = lambda c, a, b: _inside(k(c), k(a), k(b))  # noqa: E731
-        unit = ""
-    else:
-        inside = lambda c, a, b: _inside(c, a, b, claim.qualifier)  # noqa: E731
-        unit = {"tps_per_user": " tok/s/user", "ttft_s": " s", "agents_per_gpu": " sessions/GPU"}.get(col, "")
-    if x is not None and claim.kind != "delta":
-        out["sensitivity"] = {f"x{f:g}": {"tps_per_user": x * f,
-                                          "value": _f(_value(store, S, model, wl, at, axis, col, x * f)[0])}
-                              for f in (0.9, 1.1)}
-    show = (lambda d: f"{d * 100:+.0f}%") if claim.kind == "delta" else (lambda d: _fmt(d, unit))
-    # the interval (interval.py): a delta is read as the retained share 1 + change, a ratio of two rows
-    if claim.kind == "delta":
-        q, band, c_eff, unit_iv = 1 + v, (1 + lo, 1 + hi), 1 + claimed, " (retained share)"
-        terms = [{"hardware": hw, "row": _row(store, S, model, wl, claim.to, axis, col), "sign": 1, "metric": col},
-                 {"hardware": hw, "row": _row(store, S, model, wl, claim.from_, axis, col), "sign": -1,
-                  "metric": col}]
-    else:
-        q, band, c_eff, unit_iv = v, (lo, hi), claimed, unit
-        terms = [{"hardware": hw, "row": _row(store, S, model, wl, at, axis, col), "sign": 1, "metric": col}]
-    iv = interval(q, band, terms)
-    dist = distance(c_eff, iv, claim.qualifier if claim.kind != "delta" else "about")
-    out["interval"], out["distance"] = summary(iv), dist
-    out["model"]["interval"] = [_f(iv["low"] - 1 if claim.kind == "delta" else iv["low"]),
-                                _f(iv["high"] - 1 if claim.kind == "delta" else iv["high"])]
-    needs = power_or_price(col, hw, None, q, c_eff) if claim.kind != "delta" else []
-    if claim.kind == "delta":
-        needs.append(delta_speed(store, S, model, wl, axis, col, _env_metric(col), claim.from_.tps_per_user,
-                                 claim.to.tps_per_user, claimed, hw))
-    out["needs"] = needs
-    graded = _grade(out, iv, dist, c_eff, unit_iv)
-    if graded:
-        return graded
-    if col == "ttft_s" and not any(h.concurrency for h in claim.hints_for(hw)):
-        tw = ttft_wait(terms[0]["row"], c_eff, hw)
-        needs += [tw] if tw else []
-        return _verdict(out, "not checkable", None,
-                        _interval_text(iv, dist, c_eff, unit) + f". The claim states no load (concurrency or request "
-                        f"rate) and no prefill capacity for {hw}: the model's TTFT is its queue's P50 on the "
-                        f"throughput-optimal deployment at that speed, and a TTFT outside that interval can come from "
-                        f"a load or a prefill:decode split the model is not told" + _needs_text(needs))
-    unstated_axis = any(p.endswith("interactivity") for p in claim.unstated)
-    if unstated_axis and (at.point != "peak"):
-        other = "itl" if axis.startswith("e2e") else "e2e"
-        av, _ = val(S, other)
-        alo, ahi = _band([val(S.but(corner=c), other)[0] for c in ("pess", "value", "opt")])
-        out["alternatives"].append({"assumption": f"{other} axis", "value": _f(av), "band": [alo, ahi]})
-        if inside(claimed, alo, ahi):
-            return _verdict(out, "consistent only if", f"the per-user axis is {other} ({AXIS_TEXT[other]})",
-                            f"on the assumed {axis} axis the model gives {show(v)}; on {other} {show(av)}")
-    if claim.kind == "delta" and (claim.from_.approx or claim.to.approx):
-        x0, x1 = claim.from_.tps_per_user, claim.to.tps_per_user
-        tries = []
-        for f0 in (0.9, 1.0, 1.1):
-            for f1 in (0.9, 1.0, 1.1):
-                d, _ = val(S, axis, x0 * f0, x1 * f1)
-                tries.append((x0 * f0, x1 * f1, d))
-        out["alternatives"].append({"assumption": "speeds +-10%", "values": [list(map(_f, t)) for t in tries]})
-        hit = [t for t in tries if not math.isnan(t[2]) and inside(claimed, t[2], t[2])]
-        if hit:
-            t = hit[0]
-            return _verdict(out, "consistent only if", f"the speeds are ~{_fmt(t[0])} -> ~{_fmt(t[1])} tok/s/user",
-                            f"model {show(v)} from {_fmt(x0)} to {_fmt(x1)}; {show(t[2])} from {_fmt(t[0])} to "
-                            f"{_fmt(t[1])} (the curve is steep there)")
-    if claim.kind == "delta" or col == "ttft_s":
-        return _verdict(out, "implausible", None, _interval_text(iv, dist, c_eff, unit_iv) + _needs_text(needs))
-    # a throughput or speed: faster kernels on this system?
-    if not math.isnan(v) and claimed > hi:
-        for s in SPEEDUPS[1:]:
-            vs, _ = val(S.but(speedup=s), axis)
-            if not math.isnan(vs) and vs * (1 + TOL) >= claimed:
-                out["software_change"] = {"speedup": s, "value": vs}
-                if s <= MAX_SOFTWARE:
-                    return _verdict(out, "consistent only if",
-                                    f"{hw}'s decode and prefill kernels are ~{s:g}x as fast as the {prof} profile's",
-                                    f"model {show(v)} (band {show(lo)} to {show(hi)}) vs claimed {show(claimed)}; "
-                                    f"with kernels {s:g}x: {show(vs)}")
-                break
-    beyond = "" if math.isnan(sol) else f"; even speed-of-light software gives {show(sol)}"
-    sc = out.get("software_change")
-    if sc:
-        needs.append({"kind": "kernels", "speedup": sc["speedup"],
-                      "text": f"{show(claimed)} needs {hw}'s decode and prefill kernels ~{sc['speedup']:g}x as fast "
-                              f"as the {prof} profile's (model {show(sc['value'])} with them)"})
-    return _verdict(out, "implausible", None, _interval_text(iv, dist, c_eff, unit) + beyond + _needs_text(needs))
-
-
-BASIS_TEXT = {"measured-allin": "measured all-in power draw", "provisioned-allin": "provisioned all-in (rack) power",
-              "gpu-tdp": "GPU TDP", "rental": "rental price per GPU-hour", "capex": "purchase price (capex)",
-              "tco": "total cost of ownership"}
-
-
-def basis(claim: ClaimSpec, col: str) -> dict | None:
-    """The power (per-MW) or price (per-dollar) basis: what the claim divides by and what the model divides by,
-    each system's catalog value with its status, range and source."""
-    if not (col.endswith("_per_mw") or col.endswith("_per_usd")):
-        return None
-    mw = col.endswith("_per_mw")
-    stated = claim.metric.power_basis if mw else claim.metric.price_basis
-    rows = []
-    for hw in claim.system_ids:
-        spec = catalog.hardware(hw)
-        sv = spec.specs.allin_power_w if mw else spec.specs.price_usd_per_gpu_hour
-        field = "allin_power_w" if mw else "price_usd_per_gpu_hour"
-        if mw and sv is None:
-            sv, field = spec.specs.gpu_tdp_w, "gpu_tdp_w"
-        if sv is None:
-            continue
-        lo, hi = sv.bounds()
-        rows.append({"hardware": hw, "field": field, "value": sv.value, "low": lo, "high": hi, "status": sv.status,
-                     "source": sv.source})
-    unit = " W" if mw else " USD/GPU-h"
-    model_basis = "catalog all-in power per GPU (provisioned rack power / GPUs)" if mw else \
-        "catalog price per GPU-hour (rental-equivalent estimate)"
-    vals = "; ".join(f"{r['hardware']} {r['value']:,.4g}{unit} ({r['status']}"
-                     + (f", range {r['low']:,.4g}-{r['high']:,.4g}" if r['high'] > r['low'] else "") + ")" for r in rows)
-    text = (f"claim divides by {BASIS_TEXT.get(stated, 'an unstated basis')}; the model by the {model_basis}: {vals}")
-    if mw and claim.kind == "delta":
-        text += ". The power divides both points of one curve, so it cancels in the change"
-    elif mw and stated == "measured-allin":
-        text += (". A measured draw below the provisioned figure changes a ratio only if the systems' draws are "
-                 "different shares of their provisioned power")
-    return {"claim": stated, "model": model_basis, "systems": rows, "text": text}
-
-
-# ------------------------------------------------------------------ entry point
-def _verdict(out: dict, verdict: str, condition: str | None, reason: str) -> dict:
-    out.update(verdict=verdict, condition=condition, reason=reason)
-    return out
+def _other_axis(axis: str) -> str:
+    return "itl" if axis.startswith("e2e") else "e2e"
 
 
 def _describe_point(p: OperatingPoint | None) -> str:
@@ -620,6 +143,10 @@ def _describe_point(p: OperatingPoint | None) -> str:
     else:
         s = {"peak": "each system's peak", "fastest_common": "the fastest speed both reach",
              "max_speed": "the end of the curve", "matched": "matched interactivity (speed not given)"}[p.point]
+    if p.min_tps_per_user:
+        s += f" at >= {p.min_tps_per_user:g} tok/s/user"
+    if p.tested_range:
+        s += f" over the tested {p.tested_range[0]:g}-{p.tested_range[1]:g} tok/s/user"
     if p.percentile:
         s += f", P{p.percentile:g}"
     if p.interactivity:
@@ -629,10 +156,505 @@ def _describe_point(p: OperatingPoint | None) -> str:
     return s
 
 
+# ------------------------------------------------------------------ the figure of a claim
+class _Claim:
+    """The sides and the figure of one claim for one model (the one pipeline's input)."""
+
+    def __init__(self, store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: dict):
+        self.store, self.claim, self.model, self.wl = store, claim, model, wl
+        self.col, notes = _column(claim)
+        out["assumptions"] += notes
+        self.sides, self.profiles = [], []
+        for i, hw in enumerate(claim.system_ids):
+            prof, assumed = _profile_for(claim, i)
+            if assumed:
+                out["assumptions"].append(f"{hw}'s software not stated: profile {prof} assumed")
+            ref = claim.systems[i]
+            s = Side(hw, prof, host_tier=_host_tier(claim, hw), gpus=_gpus(claim, hw),
+                     speedup=ref.decode_speedup or 1.0, prefill_speedup=ref.prefill_speedup)
+            if ref.decode_speedup or ref.prefill_speedup:
+                out["assumptions"].append(f"{hw}: as measured, the source's own kernel speed-ups over the {prof} profile "
+                                          f"(decode x{ref.decode_speedup or 1:g}, prefill x{ref.prefill_speedup or 1:g})")
+            if s.host_tier:
+                out["assumptions"].append(f"{hw}: KV host tier on (the claim's deployment hint: hbm+host)")
+            if s.gpus:
+                out["assumptions"].append(f"{hw}: instances of {s.gpus[0]} GPUs only (the claim's deployment hint)")
+            self.sides.append(s)
+            self.profiles.append((prof, assumed))
+        self.point = claim.to if claim.kind == "delta" else claim.at
+        self.axis = _axis(self.point)
+
+    def figure(self, axis: str | None = None, sides: list[Side] | None = None) -> Figure:
+        c, sides = self.claim, sides or self.sides
+        if c.kind == "ratio":
+            terms = [Term(sides[0], 1, c.at), Term(sides[1], -1, c.at)]
+        elif c.kind == "delta":
+            terms = [Term(sides[0], 1, c.to), Term(sides[0], -1, c.from_)]
+        else:
+            terms = [Term(sides[0], 1, c.at)]
+        tr = self.point.tested_range if self.point else None
+        return Figure(self.store, self.model, self.wl, self.col, axis or self.axis, terms, c.qualifier, tr)
+
+    def claimed(self, q: float) -> float:
+        """The claim's figure in Q's terms (a change as its retained share); a range claim at the end nearest
+        the model's figure (inside the range: the model's figure)."""
+        c = self.claim
+        if c.kind == "delta":
+            return 1 + c.claimed
+        if c.claimed_range and q is not None and math.isfinite(q) and q > 0:
+            return min(max(q, c.claimed_range[0]), c.claimed_range[1])
+        return c.claimed
+
+
+def _dir(fig: Figure, hw: str) -> str:
+    """Which side of Q a system's unreached term sends Q to ('down': 0, 'up': infinity)."""
+    t = next(t for t in fig.terms if t.side.hardware == hw)
+    return "down" if (t.sign > 0) != (fig.col == "ttft_s") else "up"
+
+
+def _q_of(r: dict, fig: Figure) -> float:
+    """A reading's Q for the interval: with an unreached system, 0 or infinity (never dropped)."""
+    if r["unreached"]:
+        dirs = {_dir(fig, hw) for hw in r["unreached"]}
+        return float("nan") if len(dirs) > 1 else (0.0 if dirs == {"down"} else math.inf)
+    return r["q"]
+
+
+def _region(fig: Figure, nom: dict, hws: list[str]) -> str:
+    """The region of the curve of the systems' operating points (``curve-end`` for batch-1-like points; of two,
+    the one nearer the end)."""
+    regs = []
+    for hw in hws:
+        i = next(i for i, t in enumerate(fig.terms) if t.side.hardware == hw)
+        row = nom["rows"][i]
+        conc = None if row is None else _f(row.get("concurrency"))
+        regs.append((conc if conc is not None else math.inf,
+                     "curve-end" if conc is not None and conc <= CURVE_END_CONCURRENCY else region_of(conc)))
+    return min(regs)[1]
+
+
+def _shift_part(fig: Figure, nom: dict, shift_hws: list[str], region_hws: list[str], quantity: str,
+                readings: list, label: str, diagonal: bool) -> dict:
+    """The figure read with the per-user speeds of ``shift_hws`` (and, ``diagonal``, their throughput) moved by the
+    cross-validated error of ``quantity`` in the region of the points: true = model / k for k = exp(q10) and
+    exp(q90) of ln(pred / meas)."""
+    reg = _region(fig, nom, region_hws)
+    h = half_widths(quantity, "high-interactivity" if quantity != "speed" and reg == "curve-end" else reg)
+    ks = (math.exp(h["q10"]), math.exp(h["q90"]))      # q10 (model too slow) and q90 (model too fast)
+    rs = [fig.read(shifts={hw: k for hw in shift_hws}, diagonal=diagonal) for k in ks]
+    readings += [(label, r) for r in rs]
+    return spread_part(nom["q"], [_q_of(r, fig) for r in rs],
+                       label=f"{label} ({quantity}, {h['region']}: {h['median_abs_pct']:.0f}% median, bias "
+                             f"{math.expm1(h['bias']):+.0%}, over {h['rows']} held-out rows)",
+                       hardware=" / ".join(shift_hws), quantity="speed", source_quantity=quantity,
+                       region=h["region"], rows=h["rows"], k=list(ks), systems=list(shift_hws))
+
+
+def _error_parts(fig: Figure, nom: dict, readings: list) -> tuple[list[dict], bool]:
+    """The model's own error as readings (figures read at a speed or a curve end), and whether the interval's
+    scale-only model-error part (c) still applies.
+
+    One system (a figure or a change along its curve): every point moved along the diagonal by the 'speed'
+    spread (a change keeps (c)'s 'rate-delta' for the shape of the curve). Two systems: both moved alike by
+    the 'speed' spread (only the per-user speed moves a ratio then), and the second relative to the first by the
+    'rate-ratio' spread of pairs at one setup. A TTFT: its system's speeds moved, (c) for the TTFT itself. Peaks
+    (no speed read): (c) alone."""
+    hws = list(dict.fromkeys(t.side.hardware for t in fig.terms))
+    if all(t.point.point == "peak" for t in fig.terms):
+        return [], True
+    if fig.col == "ttft_s":
+        return [_shift_part(fig, nom, hws, hws, "speed", readings, f"the model's per-user speed error on {hws[0]}",
+                            False)], True
+    if len(hws) == 1:
+        return [_shift_part(fig, nom, hws, hws, "speed", readings,
+                            f"the model's own error on {hws[0]}, moving its points along the curve", True)], \
+            fig.terms[0].point is not fig.terms[-1].point
+    both = _shift_part(fig, nom, hws, hws, "speed", readings,
+                       f"the model's per-user speed error, {' and '.join(hws)} alike", True)
+    rel = _shift_part(fig, nom, hws[1:], hws, "rate-ratio", readings,
+                      f"the model's error on {hws[1]} relative to {hws[0]}", True)
+    return [both, rel], False
+
+
+def _evaluate(C: _Claim, fig: Figure) -> dict:
+    """The reading, its interval, the curve ends and the distance of the claim (steps 1-2 of the pipeline)."""
+    nom = fig.read()
+    readings = [("nominal", nom)]
+    pess = fig.with_sides(lambda s: s.but(corner="pess")).read()
+    opt = fig.with_sides(lambda s: s.but(corner="opt")).read()
+    readings += [("profile slow ends", pess), ("profile fast ends", opt)]
+    q = nom["q"] if not nom["unreached"] else _q_of(nom, fig)
+    extra, model_error = [], True
+    if q is not None and math.isfinite(q) and q > 0:
+        extra, model_error = _error_parts(fig, nom, readings)
+        if any(t.point.approx for t in fig.terms):
+            rs = [fig.read(x_scale=1 + s * APPROX) for s in (-1, 1)]
+            readings += [("approximate speed", r) for r in rs]
+            extra.append(spread_part(q, [_q_of(r, fig) for r in rs],
+                                     label=f"the claim's approximate speed (+-{APPROX:.0%})"))
+        if fig.grid_point and fig.qualifier != "up_to" and not all(t.point.point == "fastest_common"
+                                                                   for t in fig.terms):
+            lo, hi = nom["range"]
+            extra.append(spread_part(q, [nom["qmin"], nom["qmax"]],
+                                     label=f"the unstated per-user speed (the multiple over the {_fmt(lo)}-"
+                                           f"{_fmt(hi)} tok/s/user both systems reach)"))
+    terms = [{"hardware": t.side.hardware, "row": r, "sign": t.sign, "metric": fig.col}
+             for t, r in zip(fig.terms, nom["rows"])]
+    iv = interval(q, (_q_of(pess, fig), _q_of(opt, fig)), terms, extra, model_error=model_error)
+    ends, unreached = {}, {"nominal": list(nom["unreached"]), "down": [], "up": []}
+    for _, r in readings:
+        for hw, e in zip(r["systems"], r["ends"]):
+            d = ends.setdefault(hw, {"end": None, "low": math.inf, "high": -math.inf})
+            if math.isfinite(e):
+                d["low"], d["high"] = min(d["low"], e), max(d["high"], e)
+        for hw in r["unreached"]:
+            side = _dir(fig, hw)
+            if hw not in unreached[side]:
+                unreached[side].append(hw)
+    for hw, e in zip(nom["systems"], nom["ends"]):
+        ends[hw]["end"] = e
+    return {"fig": fig, "nom": nom, "pess": pess, "opt": opt, "q": q, "iv": iv, "ends": ends,
+            "unreached": unreached, "c": C.claimed(q)}
+
+
+def _graded(C: _Claim, ev: dict) -> tuple[dict, dict | None]:
+    dist = distance(ev["c"], ev["iv"], C.claim.qualifier if C.claim.kind != "delta" else "about")
+    return dist, grade(ev["iv"], dist, ev["ends"], ev["unreached"])
+
+
+def _unit(col: str, kind: str) -> str:
+    if kind == "delta":
+        return " (retained share)"
+    if kind in ("ratio",):
+        return "x"
+    return {"tps_per_user": " tok/s/user", "ttft_s": " s", "agents_per_gpu": " sessions/GPU"}.get(col, "")
+
+
+def _interval_text(iv: dict, dist: dict, claimed: float, unit: str) -> str:
+    """'model 3.35x (interval 2.1-5.0x, 2.4x wide; ...) vs claimed 58x: 17.3x the model's figure, 6.2 half-widths'."""
+    b = iv["by_source"]
+    parts = ", ".join(f"{k} x{math.exp(v['down']):.2f}/x{math.exp(v['up']):.2f}".replace("xinf", "unbounded")
+                      for k, v in (("profile", b["profile"]), ("spec", b["spec"]), ("model error", b["model"]),
+                                   ("reading", b.get("reading", {"down": 0, "up": 0}))))
+    z = dist.get("z")
+    zt = "n/a" if z is None or math.isnan(z) else f"{z:.2f}"
+    w = width(iv)
+    hi = "unbounded" if math.isinf(iv["high"]) else f"{_fmt(iv['high'])}{unit}"
+    lo = "0" if iv["low"] == 0 else _fmt(iv["low"])
+    return (f"model {_fmt(iv['value'])}{unit} (interval {lo} to {hi}, "
+            f"{'unbounded' if math.isinf(w) else f'{w:.2g}x'} wide; down/up by source: {parts}) vs claimed "
+            f"{_fmt(claimed)}{unit}: {_fmt(dist.get('multiple'))}x the model's figure, {zt} half-widths from it")
+
+
+def _verdict(out: dict, verdict: str, condition: str | None, reason: str) -> dict:
+    out.update(verdict=verdict, condition=condition, reason=reason)
+    return out
+
+
+def _needs_text(needs: list[dict]) -> str:
+    return "".join(f". What would have to be true: {n['text']}" for n in needs[:3])
+
+
+def _faster(side: Side, s: float) -> Side:
+    """The side with decode and prefill kernels s times faster than it already has."""
+    pf = side.speedup if side.prefill_speedup is None else side.prefill_speedup
+    return side.but(speedup=side.speedup * s, prefill_speedup=pf * s)
+
+
+def _software_needed(C: _Claim, fig: Figure, claimed: float, q: float) -> dict:
+    """Kernel speed-up s on the first system (decode and prefill together) that gives the claimed figure, searched
+    over NEED_SPEEDUPS (log interpolation between them); for the 'what would have to be true' text."""
+    if C.col in ("ttft_s",) or C.claim.kind == "delta" or not (q and math.isfinite(q)):
+        return {"speedup": None, "text": "not searched for this figure"}
+    A = C.sides[0]
+    rs = []
+    for s in NEED_SPEEDUPS:
+        sides = [_faster(A, s), *C.sides[1:]]
+        rs.append(C.figure(sides=sides).read()["q"] if s != 1.0 else q)
+    table = [[s, _f(r)] for s, r in zip(NEED_SPEEDUPS, rs)]
+    pts = [(s, r) for s, r in zip(NEED_SPEEDUPS, rs) if r is not None and math.isfinite(r) and r > 0]
+    feats = " with the KV host tier on" if A.host_tier else ""
+    if not pts:
+        return {"speedup": None, "ratios": table, "text": "the model's figure is undefined at this point"}
+    if pts[0][1] >= claimed:
+        return {"speedup": 1.0, "ratios": table,
+                "text": f"no kernel change: {A.hardware} as published ({A.profile}{feats}) already gives "
+                        f"{_fmt(pts[0][1])}"}
+    for (s0, r0), (s1, r1) in zip(pts, pts[1:]):
+        if r0 < claimed <= r1:
+            t = math.log(claimed / r0) / math.log(r1 / r0)
+            s = math.exp(math.log(s0) + t * (math.log(s1) - math.log(s0)))
+            return {"speedup": s, "ratios": table,
+                    "text": f"{A.hardware}'s decode and prefill kernels {s:.2f}x as fast as the {A.profile} "
+                            f"profile's ({(s - 1) * 100:.0f}% faster){feats}"}
+    return {"speedup": None, "ratios": table,
+            "text": f"even kernels {NEED_SPEEDUPS[-1]:g}x faster give only {_fmt(pts[-1][1])}"}
+
+
+def _systems(C: _Claim, ev: dict) -> list[dict]:
+    """Each system: its profile, its curve end (with the end's own row), its figure at the point."""
+    out, nom = [], ev["nom"]
+    for i, (s, (prof, assumed)) in enumerate(zip(C.sides, C.profiles)):
+        env = ev["fig"].env(s)
+        j = next((k for k, t in enumerate(ev["fig"].terms) if t.side.hardware == s.hardware), None)
+        e = ev["ends"].get(s.hardware, {})
+        d = {"name": s.name, "hardware": s.hardware, "profile": prof, "profile_assumed": assumed,
+             "max_tps_per_user": e.get("end"), "end_low": _f(e.get("low")) if e.get("low") != math.inf else None,
+             "end_high": _f(e.get("high")) if e.get("high") != -math.inf else None,
+             "value": _f(nom["values"][j]) if j is not None else None,
+             "beyond_end": s.hardware in nom["unreached"], "end_deployment": end_deployment(env, C.axis)}
+        if len(env):
+            er = env.loc[env[AXES[C.axis]].idxmax()]
+            d["end_figure"] = _f(er[env_metric(C.col)]) if env_metric(C.col) in er else None
+            row = nom["rows"][j] if j is not None else None
+            if row is not None:
+                t = ev["fig"].terms[j]
+                own = t.point.point in ("peak", "max_speed") or C.col == "tps_per_user"
+                # the figure at a speed is interpolated at that speed: the line names that speed, not the row's;
+                # at a peak or a curve end the figure is the row's own, with the row's TTFT
+                d["point_tps_per_user"] = (_f(row[AXES[C.axis]]) if own else
+                                           _f(nom["x"] if ev["fig"].grid_point else t.point.tps_per_user))
+                d["point_ttft_s"] = _f(row["ttft_ms"] / 1e3) if own and "ttft_ms" in row else None
+                d["point_concurrency"] = _f(row.get("concurrency"))
+            if C.col not in ("ttft_s", "tps_per_user", "agents_per_gpu"):
+                pk = peak(env, C.col)
+                d["peak"] = pk
+                at = C.point
+                d["share_of_peak"] = (_f(d["value"] / pk) if d["value"] is not None and at is not None
+                                      and at.point != "peak" and pk else None)
+        out.append(d)
+    return out
+
+
+def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: dict) -> dict:
+    """The one pipeline for one model: reading and interval, verdict, what would have to be true, conditions."""
+    C = _Claim(store, claim, model, wl, out)
+    if C.col == "agents_per_gpu":
+        return _check_agents(C, out)
+    fig = C.figure()
+    ev = _evaluate(C, fig)
+    dist, g = _graded(C, ev)
+    _record(out, C, fig, ev, dist)
+    sw = ({"speedup": None, "text": f"not searched: {g['verdict']}"} if g is not None else
+          _software_needed(C, fig, claim.claimed, ev["q"]))
+    _compare(out, C, ev["q"], sw)
+    out["needs"] = needs = _needs(C, fig, ev, sw)
+    text = _interval_text(ev["iv"], dist, ev["c"], _unit(C.col, claim.kind))
+    ttft_blind = C.col == "ttft_s" and not _load_stated(C)
+    if g and not (ttft_blind and g["verdict"] == "not decidable by this model"):
+        return _verdict(out, g["verdict"], g["condition"], text)
+    if ttft_blind:
+        hw = C.sides[0].hardware
+        tw = ttft_wait(ev["nom"]["rows"][0], ev["c"], hw)
+        needs += [tw] if tw else []
+        return _verdict(out, "not checkable", None,
+                        text + f". The claim states no load (concurrency or request rate) and no prefill capacity for "
+                        f"{hw}: the model's TTFT is its queue's P50 on the throughput-optimal deployment at that "
+                        f"speed, and a TTFT outside that interval can come from a load or a prefill:decode split the "
+                        f"model is not told" + _needs_text(needs))
+    return _conditions(out, C, ev, dist, text) or _verdict(out, "implausible", None, text + _needs_text(needs))
+
+
+def _record(out: dict, C: _Claim, fig: Figure, ev: dict, dist: dict) -> None:
+    """The reading, its interval, each system's curve end and point, the sensitivity to the speed, into ``out``."""
+    iv, q, nom, claim = ev["iv"], ev["q"], ev["nom"], C.claim
+    out["interval"], out["distance"] = summary(iv), dist
+    tr = (lambda v: None if v is None else v - 1) if claim.kind == "delta" else (lambda v: v)
+    fq = _f(tr(q)) if q is not None and math.isfinite(q) else _f(q)
+    out["model"] = {"value": fq, "central": fq,
+                    "band": [_f(tr(_q_of(ev["pess"], fig))), _f(tr(_q_of(ev["opt"], fig)))],
+                    "interval": [_f(tr(iv["low"])), _f(tr(iv["high"]))], "width": width(iv),
+                    "x": _f(nom.get("x")), "a_value": _f(nom["values"][0]),
+                    "b_value": _f(nom["values"][1]) if len(nom["values"]) > 1 and claim.kind == "ratio" else None}
+    if fig.grid_point and "qmin" in nom:
+        out["model"].update(ratio_min=_f(nom["qmin"]), ratio_max=_f(nom["qmax"]), x_min=_f(nom.get("x_min")),
+                            x_max=_f(nom.get("x_max")), common_range=nom["range"], grid_points=nom["grid_points"],
+                            grid_step=_f(nom["grid_step"]))
+    out["systems"] = _systems(C, ev)
+    out["ends"] = {hw: {k: _f(v) if v not in (math.inf, -math.inf) else None for k, v in e.items()}
+                   for hw, e in ev["ends"].items()}
+    if nom.get("x") is not None and not fig.grid_point:      # +-10% per-user speed (a stated speed only)
+        out["sensitivity"] = {f"x{f:g}": {"tps_per_user": nom["x"] * f, "ratio": _f(fig.read(x_scale=f)["q"])}
+                              for f in (0.9, 1.1)}
+
+
+def _compare(out: dict, C: _Claim, q: float, sw: dict) -> None:
+    """Hardware only (the second system's software on both) beside as measured (each system's own software)."""
+    if C.claim.kind != "ratio":
+        return
+    A, B = C.sides
+    hw_q = C.figure(sides=[B.but(hardware=A.hardware, gpus=A.gpus), B]).read()["q"]
+    out["hardware_only"] = {"ratio": _f(hw_q), "profile": B.profile, "software_change": sw,
+                            "software_factor_needed": _f(C.claim.claimed / hw_q) if hw_q and math.isfinite(hw_q)
+                            else None}
+    out["as_measured"] = {"ratio": _f(q), "profiles": [s.name for s in C.sides]}
+
+
+def _needs(C: _Claim, fig: Figure, ev: dict, sw: dict) -> list[dict]:
+    """What would have to be true (needs.py): the power or price, the second system's curve (from the model's
+    first system and from the seed's own figure for it), the fall along one curve, the kernels."""
+    claim, q, c_eff, nom = C.claim, ev["q"], ev["c"], ev["nom"]
+    em, needs = env_metric(C.col), []
+    finite = q is not None and math.isfinite(q) and q > 0
+    if claim.kind != "delta":
+        needs += power_or_price(C.col, C.sides[0].hardware, C.sides[1].hardware if claim.kind == "ratio" else None,
+                                q, c_eff)
+    at_x = claim.kind == "ratio" and nom.get("x") is not None and not fig.grid_point and finite
+    if at_x:
+        oc = other_curve(C.store, C.sides[1], C.model, C.wl, C.axis, C.col, nom["x"], nom["values"][0], c_eff,
+                         C.sides[1].hardware, em)
+        needs += [oc] if oc else []
+    anchor = _seed_anchor(claim, C.col)
+    if anchor and finite:
+        sid, fa = anchor
+        ha, hb = C.sides[0].hardware, C.sides[1].hardware
+        if at_x:
+            oc = other_curve(C.store, C.sides[1], C.model, C.wl, C.axis, C.col, nom["x"], fa, c_eff, hb, em)
+            if oc:
+                needs.append({**oc, "kind": "anchored", "anchor": sid,
+                              "text": f"with {ha} at the seed's own {_fmt(fa)} ({sid}): " + oc["text"]})
+        elif claim.at.point == "peak" and nom["values"][1]:
+            need_b = fa / c_eff
+            needs.append({"kind": "anchored", "anchor": sid, "needed": need_b,
+                          "text": f"with {ha} at the seed's own {_fmt(fa)} ({sid}), {_fmt(c_eff)}x needs {hb}'s peak "
+                                  f"at {_fmt(need_b)} {C.col}; the model's is {_fmt(nom['values'][1])} "
+                                  f"({nom['values'][1] / need_b:.2f}x that)"})
+    if claim.kind == "delta":
+        needs.append(delta_speed(C.store, C.sides[0], C.model, C.wl, C.axis, C.col, em, claim.from_.tps_per_user,
+                                 claim.to.tps_per_user, claim.claimed, C.sides[0].hardware))
+    if sw.get("speedup") is not None and sw["speedup"] > 1:
+        needs.append({"kind": "kernels", "speedup": sw["speedup"],
+                      "text": f"{_fmt(claim.claimed)}{'x' if claim.kind == 'ratio' else ''} needs {sw['text']}"})
+    return needs
+
+
+def _conditions(out: dict, C: _Claim, ev: dict, dist: dict, text: str) -> dict | None:
+    """Outside the interval: the named conditions in a fixed order, each kept only if it brings the claim inside the
+    interval recomputed under it, each reported with the alternatives tried; None when none does."""
+    claim, iv, q, c_eff = C.claim, ev["iv"], ev["q"], ev["c"]
+    unit = _unit(C.col, claim.kind)
+    if any(p.endswith("interactivity") for p in claim.unstated) and C.point.point != "peak":
+        other = _other_axis(C.axis)
+        ev2 = _evaluate(C, C.figure(axis=other))
+        d2, _ = _graded(C, ev2)
+        ok = holds(ev2["iv"], d2)
+        out["alternatives"].append({"assumption": f"{other} axis", "value": _f(ev2["q"]),
+                                    "interval": [_f(ev2["iv"]["low"]), _f(ev2["iv"]["high"])], "z": _f(d2.get("z")),
+                                    "holds": ok})
+        if ok:
+            return _verdict(out, "consistent only if",
+                            f"the per-user axis is {other} ({AXIS_TEXT[other]}) " + searched("not stated", 2, "axes"),
+                            text + f"; on the {other} axis: " + _interval_text(ev2["iv"], d2, ev2["c"], unit))
+    if claim.kind == "delta" or C.col == "ttft_s" or dist.get("side") != "above" or not (q and math.isfinite(q)):
+        return None
+    prev = (1.0, q)
+    edge = c_eff * math.exp(-iv["up"])      # the figure at which the claim sits on the interval's upper edge
+    for tried, s in enumerate(SPEEDUPS, 1):
+        qs = C.figure(sides=[_faster(C.sides[0], s), *C.sides[1:]]).read()["q"]
+        if not (qs and math.isfinite(qs) and qs > 0):
+            continue
+        k = qs / q        # the interval recomputed under the condition: the same half-widths around qs
+        iv_s = {**iv, "value": qs, "low": iv["low"] * k, "high": iv["high"] * k}
+        d_s = distance(c_eff, iv_s, claim.qualifier)
+        ok = holds(iv_s, d_s)
+        out["alternatives"].append({"assumption": f"kernels x{s:g}", "value": _f(qs), "z": _f(d_s.get("z")),
+                                    "holds": ok})
+        if ok:
+            # the smallest speed-up that brings the claim inside: log interpolation between the last two tried
+            (s0, q0) = prev
+            t = (math.log(edge / q0) / math.log(qs / q0)) if qs > q0 and edge > q0 else 1.0
+            s_min = math.exp(math.log(s0) + min(max(t, 0.0), 1.0) * (math.log(s) - math.log(s0)))
+            return _verdict(out, "consistent only if",
+                            f"{C.sides[0].hardware}'s decode and prefill kernels are at least ~{s_min:.2g}x as fast "
+                            f"as the {C.sides[0].profile} profile's (searched over {tried} of the speed-ups "
+                            f"{', '.join(f'{v:g}x' for v in SPEEDUPS)}, at most {MAX_SOFTWARE:g}x)",
+                            text + f"; with kernels {s:g}x: {_fmt(qs)}{unit}, the claim {d_s['z']:.2f} half-widths "
+                            f"from it")
+        prev = (s, qs)
+    return None
+
+
+def _seed_anchor(claim: ClaimSpec, col: str) -> tuple[str, float] | None:
+    """The seed's own figure for the first system of a ratio claim at the same point: a catalog absolute claim on
+    that system, model, workload and metric at an equal operating point (e.g. Rubin's 1.7M at 387 tok/s/user
+    beside the 58x there)."""
+    if claim.kind != "ratio":
+        return None
+    for cid in catalog.ids("claims"):
+        c = catalog.claim(cid)
+        if (c.kind == "absolute" and c.system_ids[0] == claim.system_ids[0] and c.model == claim.model
+                and c.workload == claim.workload and c.metric is not None and _column(c)[0] == col
+                and c.at == claim.at):
+            return cid, c.claimed
+    return None
+
+
+def _load_stated(C: _Claim) -> bool:
+    return any(h.concurrency for s in C.sides for h in C.claim.hints_for(s.hardware))
+
+
+def _check_agents(C: _Claim, out: dict) -> dict:
+    """agents_per_gpu: the most sessions per GPU within the SLO (analyses/agents.py) at each profile corner, with
+    the rate error; graded by the same rules."""
+    from ..analyses.agents import SLO, agents_per_gpu
+    at, S = C.claim.at, C.sides[0]
+    slo = SLO(at.tps_per_user, at.ttft_ms, at.percentile or 50.0)
+    vals = {c: agents_per_gpu(C.store.points(S.but(corner=c), C.model, C.wl), slo) for c in ("value", "pess", "opt")}
+    res = vals["value"]
+    out["systems"] = [{"name": S.name, "hardware": S.hardware, "profile": S.profile,
+                       "profile_assumed": C.profiles[0][1], "max_tps_per_user": None}]
+    if res.value is None:
+        out["model"] = {"value": None, "band": [None, None]}
+        return _verdict(out, "implausible", None, f"no modeled deployment meets the SLO {res.slo.text()}: "
+                                                  f"{res.reason}")
+    band = [vals[c].value if vals[c].value is not None else 0.0 for c in ("pess", "opt")]
+    h = half_widths("rate", "all")
+    iv = interval(res.value, tuple(band), [], [spread_part(res.value, [res.value * math.exp(-h["down"]),
+                                                                       res.value * math.exp(h["up"])],
+                                                           label="the model's own error (rate, all)")])
+    dist = distance(C.claim.claimed, iv, C.claim.qualifier)
+    out["model"] = {"value": res.value, "band": band, "interval": [_f(iv["low"]), _f(iv["high"])]}
+    out["interval"], out["distance"] = summary(iv), dist
+    g = grade(iv, dist, {}, {})
+    text = _interval_text(iv, dist, C.claim.claimed, " sessions/GPU")
+    if g:
+        return _verdict(out, g["verdict"], g["condition"], text)
+    return _verdict(out, "implausible", None, text)
+
+
+# ------------------------------------------------------------------ entry points
+def _ttft_siblings(claim: ClaimSpec) -> list[str]:
+    """The catalog's TTFT claims on one of this claim's systems, for the same model and workload."""
+    out = []
+    for cid in catalog.ids("claims"):
+        c = catalog.claim(cid)
+        if (c.id != claim.id and c.metric is not None and c.metric.quantity == "ttft_s" and c.model == claim.model
+                and c.workload == claim.workload and set(c.system_ids) <= set(claim.system_ids)):
+            out.append(cid)
+    return out
+
+
+def _inherit_ttft(claim: ClaimSpec, out: dict, store: CurveStore) -> dict:
+    """An E2E-axis comparison that is not consistent inherits 'not checkable' from TTFT claims on its systems that
+    the model cannot check: its E2E gap is set by TTFT (rule: one operating point, one meaning)."""
+    p = claim.at
+    if claim.kind != "ratio" or p is None or p.interactivity != "e2e" or out["verdict"] == "consistent":
+        return out
+    sib = [i for i in _ttft_siblings(claim) if check(i, store)["verdict"] == "not checkable"]
+    if not sib:
+        return out
+    out["inherited_from"] = sib
+    return _verdict(out, "not checkable", None,
+                    f"an E2E-axis comparison (the per-user speed includes TTFT) whose TTFT the model cannot check: "
+                    f"{', '.join(sib)} {'is' if len(sib) == 1 else 'are'} not checkable (no load or prefill capacity "
+                    f"stated). Without the TTFT check: {out['verdict']}"
+                    + (f" {out['condition']}" if out.get("condition") else "") + f"; {out['reason']}")
+
+
 def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict:
     """Check one claim (id, path or ClaimSpec). Returns a JSON-ready dict with ``verdict``, ``condition``,
-    ``reason``, the model's value and band, each system's curve end, sensitivity, the hardware-only ratio and
-    the software change the rest needs, the claim's own arithmetic and the assumptions the verdict rests on.
+    ``reason``, the model's value, interval and band, each system's curve end (and its range), sensitivity, the
+    hardware-only and as-measured ratios, what would have to be true, and the assumptions the verdict rests on.
 
     Units: ``claimed`` and ``model.value`` / ``band`` / ``interval`` are in the claim's metric (a ratio claim:
     dimensionless A/B; an absolute one: the metric's unit, e.g. total tokens/s per GPU, or tokens/s per user
@@ -650,11 +672,13 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
         r = spec_ratio_check(claim)
         out["spec"] = r
         out["metric"] = claim.spec_field
-        near = min((p["ratio"] for p in r["pairs"]), key=lambda v: abs(math.log(v / claim.claimed)), default=None)
-        # a spec ratio has no interval: z is absent (None), not NaN
-        out["distance"] = {"multiple": claim.claimed / near if near else None, "z": None,
-                           "side": None, "nearest_pair": near}
+        near = r.get("nearest")
+        out["distance"] = {"multiple": claim.claimed / near["ratio"] if near else None, "z": None, "side": None,
+                           "nearest_pair": near["ratio"] if near else None}
         return _verdict(out, r["verdict"], r["condition"], r["reason"])
+    from .pairs import cross_checks
+    out["cross_claims"] = [x for x in cross_checks([catalog.claim(i) for i in catalog.ids("claims")])
+                           if claim.id in x["claims"]]
     col, _ = _column(claim)
     out["metric"] = col
     out["metric_text"] = METRIC_TEXT.get(col, col)
@@ -673,32 +697,43 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
         out["assumptions"].append(f"P{p.percentile:.0f} E2E axis: the queue's P{p.percentile:.0f} TTFT for "
                                   "requests of the workload's median lengths (the catalog publishes no spread of "
                                   "request lengths)")
-    elif p and p.interactivity == "e2e" and p.percentile:
-        out["assumptions"].append(f"E2E axis read at the mean TTFT: the model computes P50 and P90, not "
-                                  f"P{p.percentile:g}")
-    fn = _check_ratio if claim.kind == "ratio" else _check_single
+    if p and p.point == "peak" and not (p.min_tps_per_user or p.ttft_ms):
+        out["assumptions"].append("peak: the source states no speed floor or TTFT limit, so each system's highest "
+                                  "figure anywhere on its curve")
     if claim.model:
-        return fn(store, claim, claim.model, wl, out)
-    # model unstated: check each candidate model and report which ones reconcile the claim
+        return _inherit_ttft(claim, _check_model(store, claim, claim.model, wl, out), store)
+    # model unstated: a search over the candidate models, reported as one
     per = {}
     for m in models:
-        sub = fn(store, claim, m, wl, {**out, "assumptions": list(out["assumptions"]), "alternatives": []})
+        sub = _check_model(store, claim, m, wl, {**out, "assumptions": list(out["assumptions"]), "alternatives": []})
         per[m] = {k: sub.get(k) for k in ("verdict", "condition", "reason", "model", "systems", "hardware_only",
-                                          "interval", "distance", "needs")}
+                                          "as_measured", "interval", "distance", "needs", "ends")}
     out["per_model"] = per
+    n = len(per)
     ok = [m for m, r in per.items() if r["verdict"] == "consistent"]
     cond = [m for m, r in per.items() if r["verdict"] == "consistent only if"]
-    first = per[ok[0] if ok else cond[0] if cond else models[0]]
-    out.update(model=first["model"], systems=first["systems"], hardware_only=first["hardware_only"],
-               interval=first["interval"], distance=first["distance"], needs=first["needs"])
-    summary = "; ".join(f"{m}: {_fmt((r['model'] or {}).get('value'))}x {r['verdict']}" for m, r in per.items())
-    if ok and len(ok) == len(per):
-        return _verdict(out, "consistent", None, "for every candidate model (the claim names none): " + summary)
+    und = [m for m, r in per.items() if r["verdict"] == "not decidable by this model"]
+    first = per[ok[0] if ok else cond[0] if cond else und[0] if und else models[0]]
+    out.update({k: first[k] for k in ("model", "systems", "hardware_only", "as_measured", "interval", "distance",
+                                      "needs", "ends") if first.get(k) is not None})
+    summ = "; ".join(f"{m}: {_fmt((r['model'] or {}).get('value'))} {r['verdict']}" for m, r in per.items())
+    if ok and len(ok) == n:
+        return _verdict(out, "consistent", None, "for every candidate model (the claim names none): " + summ)
     if ok:
-        return _verdict(out, "consistent only if", f"the model is {' or '.join(ok)} (unstated)", summary)
+        return _verdict(out, "consistent only if", f"the model is {' or '.join(ok)} " + searched("not stated", n,
+                                                                                                   "models"), summ)
     if cond:
-        return _verdict(out, "consistent only if", f"the model is {cond[0]} and {per[cond[0]]['condition']}", summary)
-    return _verdict(out, "implausible", None, "for none of the candidate models: " + summary)
+        m = cond[0]
+        also = "".join(f"; or the model is {o} and {per[o]['condition']}" for o in cond[1:])
+        return _verdict(out, "consistent only if", f"the model is {m} {searched('not stated', n, 'models')} and "
+                        f"{per[m]['condition']}{also}", summ)
+    if und:
+        return _verdict(out, "not decidable by this model", f"for {' and '.join(und)} "
+                        f"{searched('not stated', n, 'models')}: {per[und[0]]['condition']}", summ)
+    nc = [m for m, r in per.items() if r["verdict"] == "not checkable"]
+    if nc:
+        return _verdict(out, "not checkable", None, summ)
+    return _verdict(out, "implausible", None, f"for none of the {n} candidate models (the claim names none): " + summ)
 
 
 def check_all(store: CurveStore | None = None, ids=None) -> list[dict]:
@@ -717,4 +752,3 @@ def json_safe(o):
     if hasattr(o, "item"):
         return json_safe(o.item())
     return o
-

@@ -50,6 +50,7 @@ class Side:
     corner: str = "value"                 # value | pess | opt
     host_tier: bool | None = None         # None: the profile's own feature switch
     speedup: float = 1.0                  # decode and prefill kernels this much faster than the profile's
+    prefill_speedup: float | None = None  # prefill kernels this much faster (None: ``speedup``)
     gpus: tuple[int, ...] | None = None   # restrict GPUs per instance (deployment hints)
 
     def but(self, **kw) -> "Side":
@@ -60,8 +61,9 @@ class Side:
         s = f"{self.hardware}:{self.profile}"
         if self.host_tier is not None:
             s += "+kvtier" if self.host_tier else "-kvtier"
-        if self.speedup != 1.0:
-            s += f" x{self.speedup:g} kernels"
+        if self.speedup != 1.0 or self.prefill_speedup not in (None, self.speedup):
+            s += (f" x{self.speedup:g} kernels" if self.prefill_speedup in (None, self.speedup) else
+                  f" x{self.speedup:g} decode / x{self.prefill_speedup:g} prefill kernels")
         if self.corner != "value":
             s += f" [{self.corner}]"
         if self.gpus:
@@ -83,11 +85,11 @@ class Side:
             r = prof.spec_decoding.acceptance_rate
             if r is not None:
                 acc = r.low if slow else r.high
-        if self.speedup != 1.0:
+        pf = self.speedup if self.prefill_speedup is None else self.prefill_speedup
+        if self.speedup != 1.0 or pf != 1.0:
             base = {**prof.values(), **over}
             over["decode_speedup"] = min(base["decode_speedup"] * self.speedup, PROFILE_PARAMS["decode_speedup"][2])
-            over["prefill_speedup"] = min(base["prefill_speedup"] * self.speedup,
-                                          PROFILE_PARAMS["prefill_speedup"][2])
+            over["prefill_speedup"] = min(base["prefill_speedup"] * pf, PROFILE_PARAMS["prefill_speedup"][2])
         return System(self.hardware, prof, profile_overrides=over, acceptance_rate=acc, label=self.name)
 
 

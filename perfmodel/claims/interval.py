@@ -21,8 +21,16 @@ in ln Q:
     pairs of held-out rows (``rate-ratio``: two systems at one setup, so errors the two share cancel;
     ``rate-delta``: two points of one sweep); a single figure reads its own quantity (``rate`` or ``ttft``).
 
-Sources combine by root-sum-square in ln space, separately per side, over (a), every (system, field) of (b)
-and (c):  down = sqrt(sum down_j^2), up = sqrt(sum up_j^2);
+(d) **reading** parts (``extra``, from ``check.py``): the same figure read with one system's per-user speeds
+    shifted by the cross-validated speed error (``speed`` quantity of ``model_error.py``; true speed = model
+    speed / k for k = exp(q10) and exp(q90)); an approximate speed read at its +-10%; a ratio at an unstated
+    speed ("matched") over the speeds both systems reach. Each gives down = ln(Q / min), up = ln(max / Q).
+
+A reading at which a system cannot reach the point (Q = 0 or infinity) makes that side's half-width infinite:
+the interval is unbounded there, never one-sided by omission.
+
+Sources combine by root-sum-square in ln space, separately per side, over (a), every (system, field) of (b),
+(c) and (d):  down = sqrt(sum down_j^2), up = sqrt(sum up_j^2);
 interval = [Q exp(-down), Q exp(up)]. Deterministic: no sampling.
 """
 
@@ -86,11 +94,32 @@ def elasticities(row: pd.Series, metric: str, hw: str) -> dict[str, float]:
     return out
 
 
+def _ln_dev(q: float, v: float) -> float:
+    """ln(v / q) with v = 0 -> -inf and v = inf -> +inf (q finite and positive)."""
+    if v <= 0:
+        return -math.inf
+    return math.inf if math.isinf(v) else math.log(v / q)
+
+
+def spread_part(q: float, values, **info) -> dict:
+    """down/up half-widths of the readings ``values`` around q (0 and inf readings give an infinite side;
+    NaN readings, where both sides are undefined, make both sides infinite)."""
+    if q is None or math.isnan(q) or math.isinf(q) or q <= 0:
+        return {**info, "down": 0.0, "up": 0.0}
+    down = up = 0.0
+    for v in values:
+        if v is None:
+            continue
+        if isinstance(v, float) and math.isnan(v):
+            down = up = math.inf
+            continue
+        d = _ln_dev(q, v)
+        down, up = max(down, -d), max(up, d)
+    return {**info, "down": down, "up": up}
+
+
 def _profile_part(q: float, lo: float, hi: float) -> dict:
-    ok = [x for x in (lo, hi) if x is not None and not math.isnan(x) and x > 0]
-    if not ok or not q or q <= 0 or math.isnan(q) or math.isinf(q):
-        return {"down": 0.0, "up": 0.0}
-    return {"down": max(0.0, math.log(q / min(ok))), "up": max(0.0, math.log(max(ok) / q))}
+    return spread_part(q, [lo, hi], label="software-profile ranges")
 
 
 def _region(t: dict) -> str:
@@ -119,9 +148,13 @@ def _model_parts(terms: list[dict]) -> list[dict]:
     return out + [part(t, "ttft", _region(t), t["sign"] < 0) for t in terms if t["metric"] == "ttft_s"]
 
 
-def interval(q: float, profile_band: tuple, terms: list[dict]) -> dict:
+def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict] = (), model_error: bool = True
+             ) -> dict:
     """The combined interval of figure ``q``. ``terms``: [{'hardware', 'row' (envelope row or None), 'sign',
-    'metric'}], one per system figure in q. Returns value, low, high, the ln half-widths and each part."""
+    'metric'}], one per system figure in q; ``extra``: reading parts (``spread_part``, each with a ``label``).
+    ``model_error=False``: the model's own error is carried by reading parts in ``extra`` instead (the figure read
+    with the cross-validated error moving its operating points), not by (c).
+    Returns value, low, high, the ln half-widths and each part."""
     prof = _profile_part(q, *profile_band)
     spec_parts: list[dict] = []
     by_field: dict[tuple, float] = {}
@@ -129,23 +162,25 @@ def interval(q: float, profile_band: tuple, terms: list[dict]) -> dict:
     for t in live:
         for f, e in elasticities(t["row"], t["metric"], t["hardware"]).items():
             by_field[(t["hardware"], f)] = by_field.get((t["hardware"], f), 0.0) + t["sign"] * e
-    model_parts = _model_parts(live)
+    model_parts = _model_parts(live) if model_error else []
     for (hw, f), E in by_field.items():
         b = spec_bounds(hw, f)
         if b is None or abs(E) < 1e-3:
             continue
         d_lo, d_hi = E * math.log(b["low"] / b["value"]), E * math.log(b["high"] / b["value"])
         spec_parts.append({**b, "elasticity": E, "down": max(0.0, -d_lo, -d_hi), "up": max(0.0, d_lo, d_hi)})
-    parts = [prof, *spec_parts, *model_parts]
+    extra = list(extra)
+    parts = [prof, *spec_parts, *model_parts, *extra]
     down = math.sqrt(sum(p["down"] ** 2 for p in parts))
     up = math.sqrt(sum(p["up"] ** 2 for p in parts))
     sq = lambda ps, k: math.sqrt(sum(p[k] ** 2 for p in ps))  # noqa: E731
     ok = q is not None and not math.isnan(q) and not math.isinf(q) and q > 0
     return {"value": q, "low": q * math.exp(-down) if ok else float("nan"),
             "high": q * math.exp(up) if ok else float("nan"), "down": down, "up": up,
-            "profile": prof, "spec": spec_parts, "model_error": model_parts,
+            "profile": prof, "spec": spec_parts, "model_error": model_parts, "reading": extra,
             "by_source": {"profile": prof, "spec": {"down": sq(spec_parts, "down"), "up": sq(spec_parts, "up")},
-                          "model": {"down": sq(model_parts, "down"), "up": sq(model_parts, "up")}}}
+                          "model": {"down": sq(model_parts, "down"), "up": sq(model_parts, "up")},
+                          "reading": {"down": sq(extra, "down"), "up": sq(extra, "up")}}}
 
 
 def distance(claimed: float, iv: dict, qualifier: str = "about") -> dict:
@@ -161,11 +196,16 @@ def distance(claimed: float, iv: dict, qualifier: str = "about") -> dict:
     hw = iv["up"] if ln > 0 else iv["down"]
     z = abs(ln) / hw if hw > 0 else (0.0 if ln == 0 else float("inf"))
     return {"multiple": claimed / q, "z": z, "side": "above" if ln > 0 else "below",
-            "widths": abs(ln) / (iv["up"] + iv["down"]) if iv["up"] + iv["down"] > 0 else float("inf")}
+            "unbounded": math.isinf(hw)}
 
 
-def largest_parts(iv: dict, side: str, n: int = 2) -> list[str]:
-    """The largest contributors to one side ('up'/'down') of the interval, as text."""
+def width(iv: dict) -> float:
+    """high / low of an interval (inf when a side is unbounded)."""
+    d = iv["up"] + iv["down"]
+    return math.inf if math.isinf(d) else math.exp(d)
+
+
+def _items(iv: dict, side: str) -> list[tuple[str, float]]:
     items = [("software-profile ranges", iv["profile"][side])]
     for p in iv["spec"]:
         end = "high" if (p["elasticity"] > 0) == (side == "up") else "low"
@@ -173,7 +213,25 @@ def largest_parts(iv: dict, side: str, n: int = 2) -> list[str]:
     for p in iv["model_error"]:
         items.append((f"the model's own error on {p['hardware']} ({p['quantity']}, {p['region']}: "
                       f"{p['median_abs_pct']:.0f}% median over {p['rows']} held-out rows)", p[side]))
-    items = [i for i in items if i[1] > 1e-3]
+    for p in iv.get("reading", []):
+        items.append((p["label"], p[side]))
+    return items
+
+
+def contributors(iv: dict, n: int = 2) -> list[str]:
+    """The n largest contributors to the whole interval (down + up half-widths), as text."""
+    tot: dict[str, list] = {}
+    for side in ("down", "up"):
+        for label, v in _items(iv, side):
+            tot.setdefault(label, [0.0, 0.0])[0 if side == "down" else 1] = v
+    ranked = sorted(((k, d, u) for k, (d, u) in tot.items() if d + u > 1e-3), key=lambda t: -(t[1] + t[2]))
+    return [f"{k} (x{math.exp(d):.2f} down / x{math.exp(u):.2f} up)".replace("xinf", "unbounded")
+            for k, d, u in ranked[:n]]
+
+
+def largest_parts(iv: dict, side: str, n: int = 2) -> list[str]:
+    """The largest contributors to one side ('up'/'down') of the interval, as text."""
+    items = [i for i in _items(iv, side) if i[1] > 1e-3]
     items.sort(key=lambda i: -i[1])
     return [f"{t} (x{math.exp(v):.2f})" for t, v in items[:n]]
 
@@ -188,4 +246,4 @@ def summary(iv: dict) -> dict:
             "up": iv["up"], "by_source": iv["by_source"],
             "spec": [{k: p[k] for k in ("hardware", "field", "value", "low", "high", "status", "elasticity",
                                         "down", "up", "range")} for p in iv["spec"]],
-            "model_error": iv["model_error"], "propagated_fields": list(PROPAGATED)}
+            "model_error": iv["model_error"], "reading": iv.get("reading", []), "propagated_fields": list(PROPAGATED)}

@@ -15,6 +15,11 @@ model, engine, formats, layout, lengths and concurrency; region of that concurre
 two systems, correlated parts cancelled; and ``rate-delta`` (e_i - e_j of one configuration's sweep at two
 regions), the error of a ratio of two points on one curve.
 
+``speed`` is the per-user speed alone (TPOT rows as 1/TPOT and per-user speed rows): the error of where on the
+speed axis the model puts an operating point, by the same regions plus ``curve-end`` (a record's concurrency
+<= ``CURVE_END_CONCURRENCY``: batch-1-like runs at the high-interactivity end of a curve, where a curve's end
+is placed). Its q10 / q50 / q90 carry the spread and the measured bias of the model's speeds at the end.
+
 The derived table ``data/model-error/crossval-spread.csv`` holds rows, the 10th, 50th and 90th percentiles of e
 and the median |error| in % per (quantity, region). Regenerate it (seconds; it reads the crossval rows and the
 records they came from, it fits nothing) with::
@@ -43,6 +48,8 @@ TABLE = Path("data") / "model-error" / "crossval-spread.csv"
 REGIONS = (("high-interactivity", 0, 16), ("middle", 16, 256), ("saturation", 256, np.inf))
 RATE_METRICS = {"total_tps_per_gpu": 1, "output_tps_per_gpu": 1, "input_tps_per_gpu": 1, "tps_per_user": 1,
                 "tpot_ms": -1}
+SPEED_METRICS = ("tpot_ms", "tps_per_user")
+CURVE_END_CONCURRENCY = 4
 COLUMNS = ["quantity", "region", "rows", "ln_q10", "ln_q50", "ln_q90", "median_abs_pct"]
 
 
@@ -93,11 +100,17 @@ def spread_table(cv: pd.DataFrame, concurrency: dict[str, float], setup: dict[st
     ok["region"] = [region_of(concurrency.get(i)) for i in ok["id"]]
     ok = ok[ok["quantity"] != ""]
     groups = [(q, g) for q, g in ok.groupby("quantity")]
+    sp = ok[ok["metric"].isin(SPEED_METRICS)].copy()
+    groups.append(("speed", sp))
+    end = sp[[concurrency.get(i, np.nan) <= CURVE_END_CONCURRENCY for i in sp["id"]]].copy()
+    end["region"] = "curve-end"
+    groups.append(("speed", end))
     if setup:
         groups += [("rate-ratio", _pairs(ok, setup, "hardware")), ("rate-delta", _pairs(ok, setup, "concurrency"))]
     rows = []
     for q, g in groups:
-        for reg in [r[0] for r in REGIONS] + ["all"]:
+        regs = ["curve-end"] if (len(g) and (g["region"] == "curve-end").all()) else [r[0] for r in REGIONS] + ["all"]
+        for reg in regs:
             s = g if reg == "all" else g[g["region"] == reg]
             if len(s) == 0:
                 continue
@@ -134,7 +147,8 @@ def half_widths(quantity: str, region: str) -> dict:
         raise SpecError(f"model-error table has no rows for quantity {quantity!r}", field="quantity")
     r = sub.iloc[0]
     return {"quantity": quantity, "region": region, "rows": int(r["rows"]), "down": max(float(r["ln_q90"]), 0.0),
-            "up": max(-float(r["ln_q10"]), 0.0), "median_abs_pct": float(r["median_abs_pct"])}
+            "up": max(-float(r["ln_q10"]), 0.0), "median_abs_pct": float(r["median_abs_pct"]),
+            "bias": float(r["ln_q50"]), "q10": float(r["ln_q10"]), "q90": float(r["ln_q90"])}
 
 
 SETUP = ("model", "engine", "weights", "serving", "gpus", "tp", "ep", "isl", "osl", "concurrency", "metric")

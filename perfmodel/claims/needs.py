@@ -21,9 +21,7 @@ from .. import catalog
 from .curves import AXES, curve_end, end_deployment, read
 
 
-def _fmt(x: float) -> str:
-    from .check import _fmt as f
-    return f(x)
+from .fmt import fmt as _fmt
 
 
 def power_or_price(col: str, ha: str, hb: str | None, model_q: float, claimed: float) -> list[dict]:

@@ -3,75 +3,8 @@
 from __future__ import annotations
 
 import json
-import math
 
-
-def _num(x) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    if isinstance(x, float) and math.isinf(x):
-        return "unbounded"
-    a = abs(x)
-    return f"{x / 1e6:.3g}M" if a >= 1e6 else f"{x:,.0f}" if a >= 1e3 else f"{x:.3g}"
-
-
-def format_check(r: dict) -> str:
-    from ..report.sentences import pct
-    v = r["verdict"] + (f" {r['condition']}" if r.get("condition") else "")
-    lines = [f"{r['id']}: {r['title']}", f"  verdict: {v}", f"  why: {r['reason']}"]
-    if r.get("metric_text"):
-        lines.append(f"  metric: {r['metric']} ({r['metric_text']}); at {r.get('at')}")
-    m = r.get("model") or {}
-    if m.get("value") is not None or m.get("band"):
-        lo, hi = (m.get("band") or [None, None])
-        lines.append(f"  model: {_num(m.get('value'))} (band {_num(lo)} - {_num(hi)} under the profile ranges); "
-                     f"claimed {r['claimed']:g}")
-    iv, d = r.get("interval"), r.get("distance") or {}
-    if iv and iv.get("value") is not None:
-        b = iv["by_source"]
-        lines.append(f"  interval: {_num(iv['low'])} - {_num(iv['high'])} around {_num(iv['value'])} (ln down/up: "
-                     + ", ".join(f"{k} {v['down']:.2f}/{v['up']:.2f}" for k, v in b.items())
-                     + f"); claim = {_num(d.get('multiple'))}x the central figure, "
-                     f"{_num(d.get('z'))} half-widths from it")
-        for p in iv.get("spec") or []:
-            lines.append(f"    spec range: {p['hardware']} {p['field']} {p['low']:g}-{p['high']:g} (value "
-                         f"{p['value']:g}, {p['status']}), elasticity {p['elasticity']:+.2f}: {p['range']}")
-        for p in iv.get("model_error") or []:
-            lines.append(f"    model error: {p['hardware']} {p['quantity']} in region {p['region']}: "
-                         f"x{math.exp(p['down']):.2f} down / x{math.exp(p['up']):.2f} up ({p['rows']} held-out rows)")
-    for n in r.get("needs") or []:
-        lines.append(f"  would have to be true: {n['text']}")
-    for s in r.get("systems") or []:
-        extra = f", {_num(s.get('value'))} there" if s.get("value") is not None else ""
-        if s.get("share_of_peak") is not None:
-            extra += f" ({pct(s['share_of_peak'])} of its peak {_num(s.get('peak'))})"
-        lines.append(f"  {s['name']}: curve ends at {_num(s['max_tps_per_user'])} tok/s/user"
-                     f"{' (the point lies BEYOND it)' if s.get('beyond_end') else ''}{extra}"
-                     f"{' [profile assumed]' if s.get('profile_assumed') else ''}")
-    sens = r.get("sensitivity")
-    if sens:
-        key = "ratio" if "ratio" in next(iter(sens.values())) else "value"
-        lines.append("  sensitivity: " + ", ".join(f"{_num(v[key])} at {_num(v['tps_per_user'])} tok/s/user"
-                                                   for v in sens.values()))
-    hw = r.get("hardware_only")
-    if hw:
-        lines.append(f"  hardware only ({hw['profile']} on both): {_num(hw['ratio'])}x; the claim needs "
-                     f"{_num(hw.get('software_factor_needed'))}x more from software: "
-                     f"{(hw.get('software_change') or {}).get('text', 'n/a')}")
-    for a in r.get("implied") or []:
-        lines.append(f"  implied: {a['meaning']}: {_num(a['implied'])} (model {_num(a['model'])})")
-    for a in r.get("arithmetic") or []:
-        lines.append(f"  arithmetic: {a['expression']} = {_num(a['computed'])} (stated {_num(a['stated'])}, "
-                     f"{'ok' if a['ok'] else 'MISMATCH'}): {a['meaning']}")
-    for p in (r.get("spec") or {}).get("pairs", []):
-        lines.append(f"  spec: {p['a']} {p['a_value']:g} / {p['b']} {p['b_value']:g} = {p['ratio']:.3g}x "
-                     f"({p['a_status']}/{p['b_status']}){' matches' if p['matches'] else ''}")
-    for m_, pr in (r.get("per_model") or {}).items():
-        lines.append(f"  if model {m_}: {pr['verdict']}{' ' + pr['condition'] if pr.get('condition') else ''}: "
-                     f"{pr['reason']}")
-    for a in r.get("assumptions") or []:
-        lines.append(f"  assumption: {a}")
-    return "\n".join(lines)
+from ..claims.describe import format_check  # noqa: F401  (the formatting lives with the checks)
 
 
 def _check(args) -> int:

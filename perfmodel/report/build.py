@@ -16,7 +16,7 @@ import pandas as pd
 from .. import catalog, progress
 from ..analyses.deployments import DeploymentSpace
 from ..claims import CurveStore, Side
-from ..claims.check import DEFAULT_MODELS, MAX_SOFTWARE, TOL, json_safe
+from ..claims.check import APPROX, DEFAULT_MODELS, MAX_SOFTWARE, json_safe
 from ..claims.curves import AXES, AXIS_TEXT, curve_end, read
 from .parallel import ClaimChecks, pool
 
@@ -183,6 +183,16 @@ def _claims_csv(results: list[dict], d: Path) -> pd.DataFrame:
             "beyond_end": any(s.get("beyond_end") for s in sysd),
             "ratio_at_minus10pct": sv.get("x0.9"), "ratio_at_plus10pct": sv.get("x1.1"),
             "hardware_only_ratio": hw.get("ratio"), "software_factor_needed": hw.get("software_factor_needed"),
+            "as_measured_ratio": (r.get("as_measured") or {}).get("ratio"),
+            "interval_width": m.get("width"),
+            "a_end_figure": sysd[0].get("end_figure") if sysd else None,
+            "b_end_figure": sysd[1].get("end_figure") if len(sysd) > 1 else None,
+            "a_point_tps_per_user": sysd[0].get("point_tps_per_user") if sysd else None,
+            "b_point_tps_per_user": sysd[1].get("point_tps_per_user") if len(sysd) > 1 else None,
+            "a_value": sysd[0].get("value") if sysd else None,
+            "b_value": sysd[1].get("value") if len(sysd) > 1 else None,
+            "seed_figures": "; ".join(f"{a['meaning']}: {a['computed']:,.4g} ({a['expression']})"
+                                      for a in r.get("arithmetic") or [] if a.get("by") == "seed article") or None,
             "kernel_speedup_needed": (hw.get("software_change") or {}).get("speedup"),
             "reason": r["reason"]})
     df = pd.DataFrame(rows)
@@ -207,10 +217,11 @@ def _assumptions(results) -> list[str]:
     out.append("The E2E axis is evaluated for the median-length request: the workload's P90 spread of request lengths is "
                "not in the frontier (AgentX publishes medians only).")
     out.append(f"Intervals: profile corners (every profile parameter at its slow end and at its fast end, both "
-               f"systems at the same end), catalog spec ranges and the cross-validated model error, combined by "
-               f"root-sum-square in ln space (perfmodel/claims/interval.py); the named alternatives outside the "
-               f"interval (other axis, nearby point) allow {TOL:.0%} for rounding and interpolation; kernel "
-               f"speed-ups above {MAX_SOFTWARE:g}x are not accepted as a reconciling assumption.")
+               f"systems at the same end), catalog spec ranges, the cross-validated model error and the reading parts "
+               f"(each system's per-user speed error, an approximate speed's +-{APPROX:.0%}, an unstated speed's "
+               f"range), combined by root-sum-square in ln space (perfmodel/claims/interval.py); a condition is kept "
+               f"only if it brings the claim inside the interval recomputed under it; kernel speed-ups above "
+               f"{MAX_SOFTWARE:g}x are not accepted as a condition.")
     return out
 
 
@@ -257,6 +268,9 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     results = checks.results(store, on_done=bar.update)
     bar.close()
     claims_df = _claims_csv(results, d)
+    cross = {tuple(x["claims"]): x for r in results for x in (r.get("cross_claims") or [])}
+    pd.DataFrame([{k: (";".join(map(str, v)) if isinstance(v, list) else v) for k, v in x.items()}
+                  for x in cross.values()]).to_csv(d / "cross_claims.csv", index=False)
     (d / "claims.json").write_text(json.dumps(json_safe(results), indent=1))
     from ..claims.model_error import table as accuracy
     from .sentences import Sentences

@@ -43,7 +43,7 @@ class Sentences:
 
     def ends(self, a: str, ea: float, a_src: str, b: str, eb: float, b_src: str) -> str:
         """'vr200 curve ends at 530 tok/s/user, about the same as gb300's 514 (1.03x).'"""
-        from ..claims.check import _fmt
+        from ..claims.fmt import fmt as _fmt
         rel = relation(ea, eb)
         s = (f"{a}'s curve ends at {_fmt(ea)} tok/s/user, {rel} {b}'s {_fmt(eb)} ({ea / eb:.2f}x).")
         self.rows.append({"sentence": s, "a_label": f"{a} curve end", "a_value": ea, "a_source": a_src,

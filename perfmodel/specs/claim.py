@@ -57,6 +57,11 @@ class SystemRef(Strict):
     hardware: str = Field(description="Hardware catalog id (optionally id@variant), e.g. vr200-nvl72")
     profile: str | None = Field(None, description="Software profile id, e.g. vllm, dynamo-trtllm; None: not stated")
     engine: str | None = Field(None, description="The engine/software as the source describes it (free text)")
+    decode_speedup: float | None = Field(
+        None, gt=0, description="Decode-step speed-up of this system's software over its profile that the source "
+                                "itself reports (e.g. 1.25 for 'decode steps about 25% faster'); None: none stated")
+    prefill_speedup: float | None = Field(
+        None, gt=0, description="Prefill-step speed-up the source reports for this system's software; None: none")
 
     @model_validator(mode="before")
     @classmethod
@@ -150,7 +155,14 @@ class OperatingPoint(Strict):
     interactivity: Literal["itl", "e2e"] | None = Field(
         None, description="itl: 1/ITL (decode only); e2e: OSL / end-to-end latency (incl. TTFT and queueing)")
     ttft_ms: float | None = Field(
-        None, gt=0, description="TTFT limit of an SLO, ms (metric agents_per_gpu; the speed floor is tps_per_user)")
+        None, gt=0, description="TTFT limit, ms: of an SLO (metric agents_per_gpu; the speed floor is tps_per_user), "
+                                "or the benchmark's TTFT limit a usable peak must meet (point peak)")
+    min_tps_per_user: float | None = Field(
+        None, gt=0, description="point peak: the slowest per-user speed a usable point may have (the benchmark's "
+                                "slowest SLO tier), tokens/s/user; None: not stated (any speed)")
+    tested_range: tuple[float, float] | None = Field(
+        None, description="fastest_common / matched: [slowest, fastest] per-user speed the source tested, "
+                          "tokens/s/user, where the source gives them; None: the speeds both systems reach")
 
     @model_validator(mode="before")
     @classmethod
@@ -163,6 +175,13 @@ class OperatingPoint(Strict):
             raise ValueError("point 'speed' needs tps_per_user")
         if self.point != "speed" and self.tps_per_user is not None:
             raise ValueError(f"tps_per_user is only for point 'speed' (got point {self.point!r})")
+        if self.min_tps_per_user is not None and self.point != "peak":
+            raise ValueError(f"min_tps_per_user is only for point 'peak' (got point {self.point!r})")
+        if self.tested_range is not None:
+            if self.point not in ("fastest_common", "matched"):
+                raise ValueError(f"tested_range is only for points 'fastest_common' and 'matched' (got {self.point!r})")
+            if not 0 < self.tested_range[0] <= self.tested_range[1]:
+                raise ValueError(f"tested_range must be [slowest, fastest] > 0, got {list(self.tested_range)}")
         return self
 
     @property

@@ -1,0 +1,43 @@
+"""The power (per-MW) or price (per-dollar) basis of a claim: what the claim divides by and what the model does."""
+
+from __future__ import annotations
+
+from .. import catalog
+from ..specs.claim import ClaimSpec
+
+BASIS_TEXT = {"measured-allin": "measured all-in power draw", "provisioned-allin": "provisioned all-in (rack) power",
+              "gpu-tdp": "GPU TDP", "rental": "rental price per GPU-hour", "capex": "purchase price (capex)",
+              "tco": "total cost of ownership"}
+
+
+def basis(claim: ClaimSpec, col: str) -> dict | None:
+    """The power (per-MW) or price (per-dollar) basis: what the claim divides by and what the model divides by,
+    each system's catalog value with its status, range and source."""
+    if not (col.endswith("_per_mw") or col.endswith("_per_usd")):
+        return None
+    mw = col.endswith("_per_mw")
+    stated = claim.metric.power_basis if mw else claim.metric.price_basis
+    rows = []
+    for hw in claim.system_ids:
+        spec = catalog.hardware(hw)
+        sv = spec.specs.allin_power_w if mw else spec.specs.price_usd_per_gpu_hour
+        field = "allin_power_w" if mw else "price_usd_per_gpu_hour"
+        if mw and sv is None:
+            sv, field = spec.specs.gpu_tdp_w, "gpu_tdp_w"
+        if sv is None:
+            continue
+        lo, hi = sv.bounds()
+        rows.append({"hardware": hw, "field": field, "value": sv.value, "low": lo, "high": hi, "status": sv.status,
+                     "source": sv.source})
+    unit = " W" if mw else " USD/GPU-h"
+    model_basis = "catalog all-in power per GPU (provisioned rack power / GPUs)" if mw else \
+        "catalog price per GPU-hour (rental-equivalent estimate)"
+    vals = "; ".join(f"{r['hardware']} {r['value']:,.4g}{unit} ({r['status']}"
+                     + (f", range {r['low']:,.4g}-{r['high']:,.4g}" if r['high'] > r['low'] else "") + ")" for r in rows)
+    text = f"claim divides by {BASIS_TEXT.get(stated, 'an unstated basis')}; the model by the {model_basis}: {vals}"
+    if mw and claim.kind == "delta":
+        text += ". The power divides both points of one curve, so it cancels in the change"
+    elif mw and stated == "measured-allin":
+        text += (". A measured draw below the provisioned figure changes a ratio only if the systems' draws are "
+                 "different shares of their provisioned power")
+    return {"claim": stated, "model": model_basis, "systems": rows, "text": text}

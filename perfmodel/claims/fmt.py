@@ -1,0 +1,18 @@
+"""Number formatting of the claim checks' text (one place, so that check, needs and the report agree)."""
+
+from __future__ import annotations
+
+import math
+
+
+def fmt(x: float | None, unit: str = "") -> str:
+    """3 significant digits below 1,000, thousands separators up to a million, then 'M' (1.57M); 'n/a' for
+    None/NaN, 'unbounded' for inf."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    x = float(x)
+    if math.isinf(x):
+        return "unbounded"
+    a = abs(x)
+    s = f"{x / 1e6:.3g}M" if a >= 1e6 else f"{x:,.0f}" if a >= 1e3 else f"{x:.3g}"
+    return s + unit
