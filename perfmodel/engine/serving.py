@@ -157,7 +157,7 @@ def _snapshots(setup: Setup, isl, osl):
 
 
 def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists, evicted, workers, routing,
-                           symbol_values: dict) -> np.ndarray:
+                           symbol_values: dict, prefix_hit=None) -> np.ndarray:
     """P50 TTFT of the median request, ms. The closed loop's P50 TTFT is built around the MEAN request's own
     prefill (throughput needs means); a median is read at the median request: context L50 = the context
     median, uncached tokens u50 = uncached_input(L50, new50, osl50, evicted) (prefix_cache.py, same routing and
@@ -170,6 +170,8 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     f = lambda v: np.broadcast_to(np.asarray(v, float), (n,))  # noqa: E731
     _, lost = _snapshots(setup, f(L50), f(osl50))
     u50 = uncached_input(f(L50), f(new50), f(osl50), f(evicted), workers, routing, lost)
+    if prefix_hit is not None:
+        u50 = f(L50) * (1.0 - f(prefix_hit))
     mean_isl = f(layout["isl"])
     base = {k: f(layout[k]) for k in ("gpus", "tp", "ep")}
     base["pp"] = f(layout.get("pp", 1.0))
@@ -181,7 +183,8 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
 
 def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterations: int = 3,
             dists=None, percentile: float | None = None, symbol_values: dict | None = None,
-            pool_gb_per_gpu: float = 0.0, workers=1.0, routing: str | None = None) -> pd.DataFrame:
+            pool_gb_per_gpu: float = 0.0, workers=1.0, routing: str | None = None,
+            prefix_hit=None, ttft_percentiles=()) -> pd.DataFrame:
     """Evaluate agentic sessions at decode batch B (sessions generating). Adds live sessions and KV residency.
 
     Live sessions per instance S = max(B (t_busy + pause) / t_busy, clients), clients = the closed loop's
@@ -197,15 +200,21 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     which changes how many sessions are live. With ``dists`` (the workload's length distributions)
     ``ttft_ms`` is the median request's P50 (``median_request_ttft_ms``; the mean request's is
     ``ttft_mean_request_ms``).
+    ``ttft_percentiles`` (e.g. (90,)): adds ``ttft_p90_request_ms``, the P90 over requests
+    (``request_ttft_percentile``, needs ``dists``).
+    ``prefix_hit`` (a share, or None): the measured hit forced (a run the source says lost prefix reuse, or a
+    published hit rate): every request prefills isl (1 - prefix_hit) tokens whatever the cache model gives; the
+    residency shares (and the host-tier reload of the hit part) are still computed.
     """
     p = _arrays(points)
     routing = routing or setup.profile.prefix_cache.routing
     base_new, isl, osl = p["new"].copy(), p["isl"], p["osl"]
+    forced = None if prefix_hit is None else isl * (1.0 - np.broadcast_to(np.asarray(prefix_hit, float), isl.shape))
     f_snap, lost = _snapshots(setup, isl, osl)
     clients = np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"])
     zeros = np.zeros_like(base_new)
     evicted, reload, pool_reload = zeros, zeros, zeros
-    new = uncached_input(isl, base_new, osl, zeros, workers, routing, lost)
+    new = uncached_input(isl, base_new, osl, zeros, workers, routing, lost) if forced is None else forced
     hw = symbol_values if symbol_values is not None else setup.symbol_values()
     host_bytes = hw["C_host"] * hw["f_mem"]
     n = len(base_new)
@@ -225,7 +234,7 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         pool_sessions = pool_gb_per_gpu * 1e9 / per_session * dp
         (s_hbm, s_pool, s_host), evicted = tier_shares(competing(paused, workers, routing),
                                                        [spare_hbm, pool_sessions, host_sessions])
-        new_next = uncached_input(isl, base_new, osl, evicted, workers, routing, lost)
+        new_next = uncached_input(isl, base_new, osl, evicted, workers, routing, lost) if forced is None else forced
         if it == iterations - 1:
             break
         changed = _moved(new_next, new, isl) | _moved(s_host, reload) | _moved(s_pool, pool_reload)
@@ -250,20 +259,25 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     df["cache_working_set_gb_per_gpu"] = competing(paused, workers, routing) * per_session / dp / 1e9
     df["cache_capacity_gb_per_gpu"] = (spare_hbm + pool_sessions + host_sessions) * per_session / dp / 1e9
     df["routing"] = routing
+    if forced is not None:
+        df["evicted_share"] = 0.0
+        evicted = zeros
     if dists is not None and percentile is not None:
-        q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw)
+        q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw, prefix_hit)
         df[f"tps_per_user_e2e_p{percentile:g}"] = q
         df[f"e2e_norm_intvty_p{percentile:g}"] = q
     if dists is not None:
         df["ttft_mean_request_ms"] = df["ttft_ms"]
         df["ttft_ms"] = median_request_ttft_ms(setup, p, df["ttft_ms"].to_numpy(), df["uncached_input"].to_numpy(),
-                                               dists, evicted, workers, routing, hw)
+                                               dists, evicted, workers, routing, hw, prefix_hit=prefix_hit)
+        for q in ttft_percentiles:
+            df[f"ttft_p{q:g}_request_ms"] = request_ttft_percentile(setup, p, df, dists, q, evicted, hw, prefix_hit)
     return df
 
 
 def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances, pause_s: float,
                           host_tier: bool, iterations: int = 3, symbol_values: dict | None = None,
-                          routing: str | None = None, dists=None) -> pd.DataFrame:
+                          routing: str | None = None, dists=None, prefix_hit=None) -> pd.DataFrame:
     """Agentic sessions on disaggregated pools: a turn's uncached suffix is prefilled on the prefill pool, its
     KV moves to the decode pool, decode runs there (``disaggregated``).
 
@@ -276,6 +290,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     other requests' prefill, so not to the prefill pool's rate). The KV transfer moves the whole context.
     With ``dists`` (the workload's length distributions) ``ttft_ms`` is the median request's P50
     (``median_request_ttft_ms``, on one prefill instance; the mean request's is ``ttft_mean_request_ms``).
+    ``prefix_hit``: a measured hit forced, as in ``agentic``.
     """
     p = _arrays(points)
     vals = symbol_values if symbol_values is not None else setup.symbol_values()
@@ -295,7 +310,8 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     host_prefixes = vals["C_host"] * vals["f_mem"] / per_session * pf_dp if host_tier else np.zeros(n)
     bw_host = np.minimum(vals["BW_host"], vals["BW_hmem"]) * vals["e_ln"]
     evicted, s_host = np.zeros(n), np.zeros(n)
-    new = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost)
+    forced = None if prefix_hit is None else isl * (1.0 - np.broadcast_to(np.asarray(prefix_hit, float), (n,)))
+    new = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost) if forced is None else forced
     reload_s = np.zeros(n)
     pf_arr = {k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}
 
@@ -311,7 +327,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
         sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)        # per decode instance
         paused = inst * (sessions - batch) / np.maximum(pinst, 1e-9)                # per prefill instance
         (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes])
-        new_next = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost)
+        new_next = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost) if forced is None else forced
         reload_next = s_host * request_kv_bytes(setup, isl - new_next) / (pfp["gpus"] * bw_host)
         if it == iterations - 1:
             break
@@ -336,7 +352,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
         out["ttft_mean_request_ms"] = out["ttft_ms"]
         out["ttft_ms"] = median_request_ttft_ms(setup, {**pfp, "isl": isl}, out["ttft_ms"].to_numpy(),
                                                 out["uncached_input"].to_numpy(), dists, evicted, pinst, routing,
-                                                vals)
+                                                vals, prefix_hit=prefix_hit)
     return out
 
 
@@ -348,7 +364,7 @@ def _lognormal_samples(dist, z: np.ndarray) -> np.ndarray:
 
 
 def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists, percentile: float,
-                                 evicted=0.0, symbol_values: dict | None = None) -> np.ndarray:
+                                 evicted=0.0, symbol_values: dict | None = None, prefix_hit=None) -> np.ndarray:
     """AgentX e2e_norm_intvty_q = 1 / percentile_q(E2E_i / OSL_i), per operating point.
 
     Requests i are drawn (fixed seed, N_SAMPLES) from the workload's log-normal distributions of context,
@@ -361,6 +377,23 @@ def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists,
     progress, the decode batch riding along its chunks). So the percentile sees the queue's spread, not only
     its mean. Evaluated as one (points x samples) array through the compiled prefill equations.
     """
+    ttft, osl, tpot = _request_samples(setup, p, df, dists, evicted, symbol_values, prefix_hit)
+    ratio = (ttft + osl[None, :] * tpot) / osl[None, :]
+    return 1.0 / np.percentile(ratio, percentile, axis=1)
+
+
+def request_ttft_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists, percentile: float, evicted=0.0,
+                            symbol_values: dict | None = None, prefix_hit=None) -> np.ndarray:
+    """P``percentile`` of TTFT over requests, ms, from the same request samples as
+    ``e2e_interactivity_percentile`` (length spread x the queue's exponential tail)."""
+    ttft, _osl, _tpot = _request_samples(setup, p, df, dists, evicted, symbol_values, prefix_hit)
+    return np.percentile(ttft, percentile, axis=1) * 1e3
+
+
+def _request_samples(setup: Setup, p: dict, df: pd.DataFrame, dists, evicted=0.0,
+                     symbol_values: dict | None = None, prefix_hit=None):
+    """(TTFT_i s (points x N_SAMPLES), OSL_i (N_SAMPLES,), TPOT s (points x 1)): the request draws of
+    ``e2e_interactivity_percentile``; a forced ``prefix_hit`` sets new_i = ctx_i (1 - hit)."""
     rng = np.random.default_rng(12345)
     z = rng.standard_normal((3, N_SAMPLES))
     u = np.random.default_rng(54321).uniform(size=N_SAMPLES)
@@ -372,6 +405,9 @@ def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists,
     n = len(df)
     ev = np.broadcast_to(np.asarray(evicted, float), (n,))[:, None]
     new2 = new[None, :] + ev * (ctx[None, :] - new[None, :])
+    if prefix_hit is not None:
+        hit = np.broadcast_to(np.asarray(prefix_hit, float), (n,))[:, None]
+        new2 = np.broadcast_to(ctx[None, :] * (1.0 - hit), new2.shape)
     flat = {k: np.repeat(np.asarray(p[k], float), N_SAMPLES) for k in ("gpus", "tp", "ep", "pp")}
     flat.update(new=new2.ravel(), isl=np.broadcast_to(ctx[None, :], (n, N_SAMPLES)).ravel())
     cm = compiled(setup.model)
@@ -386,8 +422,7 @@ def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists,
     base = np.maximum(df["ttft_mean_ms"].to_numpy()[:, None] / 1e3 - w_mean - own - step, 0.0)
     wait = w_mean / rho * np.maximum(0.0, np.log(rho / (1 - u[None, :])))
     ttft = base + wait + pre + step
-    ratio = (ttft + osl[None, :] * tpot) / osl[None, :]
-    return 1.0 / np.percentile(ratio, percentile, axis=1)
+    return ttft, osl, tpot
 
 
 def sessions_to_batch(setup: Setup, points: dict, pause_s: float, sessions, host_tier: bool,

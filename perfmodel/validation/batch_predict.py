@@ -24,6 +24,7 @@ from ..acceptance_priors import record_acceptance
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .predict_rows import Unsupported, point_inputs, predict_record, prefill_pool, profile_id
 from .records import Record
+from .workload_versions import resolve_record
 
 BATCHED_METRICS = {"tpot_ms": "tpot_ms", "ttft_ms": "ttft_ms", "tps_per_user": "tps_per_user",
                    "max_tps_per_user": "tps_per_user", "output_tps_per_gpu": "output_tps_per_gpu",
@@ -40,14 +41,20 @@ class Plan:
     unsupported: dict[int, str] = field(default_factory=dict)
 
 
+def _agentic(rec: Record) -> bool:
+    """Agentic rows go through predict_record (sessions, prefix-cache residency: engine/serving.agentic)."""
+    return bool(rec.workload) and catalog.workload(rec.workload).kind == "agentic"
+
+
 def plan(records: list[Record]) -> Plan:
     pl = Plan(list(records))
     for i, rec in enumerate(pl.records):
         try:
+            rec = pl.records[i] = resolve_record(rec)
             pid = profile_id(rec)
             m = catalog.model(rec.model)
             catalog.hardware(rec.hardware)
-            batched = (rec.kind == "point" and rec.metric in BATCHED_METRICS
+            batched = (rec.kind == "point" and rec.metric in BATCHED_METRICS and not _agentic(rec)
                        and rec.serving in (None, "aggregated", "decode_only", "disaggregated"))
             pts, pooled = point_inputs(rec, m) if batched else ({}, False)
             if not batched or (rec.serving == "disaggregated" and not pooled):

@@ -58,6 +58,7 @@ from ..acceptance_priors import record_acceptance
 from ..specs.model import MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .records import Record
+from .workload_versions import record_host_tier, record_statistic, resolve_record
 
 ENGINE_PROFILE = {"sglang": "sglang", "vllm": "vllm", "trtllm": "trtllm", "dynamo-trtllm": "dynamo-trtllm",
                   "dynamo-sglang": "dynamo-sglang", "dynamo-vllm": "dynamo-vllm", "deepseek": "sglang",
@@ -241,6 +242,8 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
         note.append(f"batch {df['batch'].iloc[0]:.0f} exceeds the modeled capacity ({df['max_batch'].iloc[0]:.0f}); "
                     "evaluated anyway")
     metric = "tps_per_user" if rec.metric == "max_tps_per_user" else rec.metric
+    if agentic_wl is not None:
+        metric = agentic_metric(rec, df)
     out = df[metric].to_numpy(float)
     if rec.gpus and rec.serving == "disaggregated" and metric.endswith("_per_gpu") and not pooled:
         out = out * pts["gpus"] / rec.gpus
@@ -317,10 +320,13 @@ def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> t
     pools when the row is disaggregated (engine/serving.agentic_disaggregated). The published concurrency is
     spread over the workers (aggregated: gpus / instance GPUs; disaggregated: the decode instances); prefix
     routing runs over those workers. A disaggregated row without worker columns gets prefill instances laid out
-    like the decode instance (prefill_gpus / instance GPUs of them). KV host tier: off (not published).
-    ttft_ms is the median request's P50 (the record format's TTFT is a median)."""
+    like the decode instance (prefill_gpus / instance GPUs of them). KV host tier: on where the notes name one
+    (HiCache, LMCache, a DRAM tier: ``record_host_tier``). A published ``prefix_hit`` is the measured hit, forced
+    (engine/serving.agentic ``prefix_hit``), not the cache model's. ttft_ms is the statistic the record names
+    (``agentic_metric``)."""
     from ..engine.serving import agentic, agentic_disaggregated
     G = pts["gpus"]
+    host = record_host_tier(rec)
     if rec.serving == "disaggregated":
         if not (rec.prefill_gpus and rec.decode_gpus):
             raise Unsupported("disaggregated agentic row without prefill_gpus / decode_gpus")
@@ -336,8 +342,8 @@ def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> t
         pts = {**pts, "concurrency": conc, "mix": 0.0}
         p, vals = _tile(ctx, pts, 1)
         df = agentic_disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
-                                   pool["instances"], pool["pf_instances"], w.agentic.pause_s, False,
-                                   symbol_values=vals, dists=w.agentic)
+                                   pool["instances"], pool["pf_instances"], w.agentic.pause_s, host,
+                                   symbol_values=vals, dists=w.agentic, prefix_hit=rec.prefix_hit)
         return df, pts
     if not rec.dp_attention and rec.tp and rec.gpus and rec.gpus > rec.tp and rec.gpus % rec.tp == 0 \
             and not _valid(model, rec.tp, rec.tp, min(pts["ep"], rec.tp)):
@@ -347,8 +353,23 @@ def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> t
     conc = rec.concurrency / workers if rec.concurrency is not None else np.nan
     pts = {**pts, "concurrency": conc}
     p, vals = _tile(ctx, pts, 1)
-    return agentic(ctx.setup, p, w.agentic.pause_s, False, symbol_values=vals, workers=workers,
-                   dists=w.agentic), pts
+    stat = record_statistic(rec)
+    qs = (float(stat[1:]),) if rec.metric == "ttft_ms" and stat in ("p90", "p95") else ()
+    return agentic(ctx.setup, p, w.agentic.pause_s, host, symbol_values=vals, workers=workers,
+                   dists=w.agentic, prefix_hit=rec.prefix_hit, ttft_percentiles=qs), pts
+
+
+def agentic_metric(rec: Record, df: pd.DataFrame) -> str:
+    """The column of an agentic evaluation holding the statistic the record quotes (``record_statistic``):
+    TTFT mean -> the mean request's closed-loop mean; P50 -> the median request's P50; P90 / P95 -> the request
+    samples' percentile (length spread and queue tail); TPOT and per-GPU throughput -> the means the model
+    computes (a mean TPOT over requests is the step over the acceptance at the mean batch)."""
+    stat = record_statistic(rec)
+    if rec.metric == "ttft_ms":
+        col = {"mean": "ttft_mean_request_ms", "p90": "ttft_p90_request_ms", "p95": "ttft_p95_request_ms"}.get(
+            stat, "ttft_ms")
+        return col if col in df else "ttft_ms"
+    return "tps_per_user" if rec.metric == "max_tps_per_user" else rec.metric
 
 
 def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, float, float]]:
@@ -592,6 +613,7 @@ def predict_values(rec: Record, hardware: str, profile: ProfileSpec, params: dic
 
 def predict_record(rec: Record, profile: ProfileSpec, params: dict[str, np.ndarray],
                    note: list | None = None) -> np.ndarray:
+    rec = resolve_record(rec)
     if rec.kind == "ratio":
         a = predict_values(rec.model_copy(update={"kind": "frontier"}), rec.hardware, profile, params, note)
         b = predict_values(rec.model_copy(update={"kind": "frontier"}), rec.hardware_b, profile, params, note)

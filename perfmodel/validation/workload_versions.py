@@ -1,0 +1,119 @@
+"""What a record says about the run beyond its columns: the workload version it ran, the statistic it quotes,
+the KV host tier, the speculative-decoding method. Read from the record's workload, date and notes.
+
+Workload versions (``workload_version``): AgentX changed under the same name. A row with workload ``agentx`` is
+mapped to the catalog entry of the version it ran:
+  * ``agentx-062126-256k``  notes name the 256k-truncated trace (``cc-traces-weka-062126-256k``, "truncated 256k")
+  * ``agentx-062126``       dated before 2026-07-30, or notes placing it before the AIPerf/AgentX harness update of
+                            2026-07-30 ("predates", "before the 2026-07-30", a July 2026 bring-up)
+  * ``agentx-062126-0730``  every other AgentX row (the harness from 2026-07-30 on, full trace)
+Other workload ids are used as given.
+
+Statistic (``record_statistic``): ``mean`` where the notes say the source's latencies are means (InferenceX API
+tables: "'Mean latency'", "MEANS"; "mean TTFT" / "mean TPOT" for that metric), ``p90`` / ``p95`` / ``p50`` where the
+notes name that percentile for the metric, else ``p50`` (the record format's default, data/shared/README.md) and,
+for AgentX interactivity, the workload's percentile.
+"""
+
+from __future__ import annotations
+
+import re
+
+HARNESS_UPDATE = "2026-07-30"
+AGENTX_256K = "agentx-062126-256k"
+AGENTX_PRE = "agentx-062126"
+AGENTX_POST = "agentx-062126-0730"
+
+_TRUNC = re.compile(r"cc-traces-weka-062126-256k|truncated 256k|256k-truncated", re.IGNORECASE)
+_PRE = re.compile(r"predates the AIPerf|before the 2026-07-30|July 2026 harness|image pushed 2026-07-|"
+                  r"PR of (early|mid|late) July 2026", re.IGNORECASE)
+_HOST = re.compile(r"HiCache|LMCache|DRAM offload|DRAM arm|CPU tier|host[- ]memory offload|kv offload",
+                   re.IGNORECASE)
+_SPEC = re.compile(r"\b(MTP|NEXTN|EAGLE|DSpark)\b", re.IGNORECASE)
+_NO_SPEC = re.compile(r"no spec(ulative)?[ -]decod|no speculative|non-MTP|spec(ulative)? decoding: none",
+                      re.IGNORECASE)
+_MEAN_TABLE = re.compile(r"'Mean latency'|are MEANS", re.IGNORECASE)
+_METRIC_WORDS = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "tps_per_user": "intvty|interactivity|user"}
+
+
+def workload_version(workload: str | None, date: str | None, notes: str | None) -> str | None:
+    """The catalog workload a record ran (see the module docstring); None for fixed-length rows."""
+    if workload != "agentx":
+        return workload
+    n = notes or ""
+    if _TRUNC.search(n):
+        return AGENTX_256K
+    if (date and date < HARNESS_UPDATE) or _PRE.search(n):
+        return AGENTX_PRE
+    return AGENTX_POST
+
+
+def record_workload(rec) -> str | None:
+    return workload_version(rec.workload, rec.date, rec.notes)
+
+
+def record_statistic(rec) -> str:
+    """'mean', 'p50', 'p90' or 'p95': the statistic the record's value is, for latency and per-user metrics."""
+    n = rec.notes or ""
+    if rec.metric not in _METRIC_WORDS:
+        return "mean"
+    words = _METRIC_WORDS[rec.metric]
+    if _MEAN_TABLE.search(n):
+        return "mean"
+    if rec.metric == "tps_per_user" and re.search(r"intvty mean \(p50\)", n, re.IGNORECASE):
+        return "p50"          # "intvty mean (p50) 19.5 (24.3)": the value is the bracketed P50
+    # the statistic named next to the metric's own word in the notes, first match wins
+    m = re.search(rf"(?:{words})[^.;,()]{{0,12}}?\b(mean|p50|p90|p95|median)\b|\b(mean|p50|p90|p95|median)\b "
+                  rf"(?:{words})", n, re.IGNORECASE)
+    if m:
+        s = (m.group(1) or m.group(2)).lower()
+        return "p50" if s == "median" else s
+    return "p50"
+
+
+def record_host_tier(rec) -> bool:
+    """The run offloaded KV to host memory (SGLang HiCache, vLLM LMCache / DRAM tier), per its notes."""
+    return bool(_HOST.search(rec.notes or ""))
+
+
+def record_drafts_unstated(rec) -> bool:
+    """The record names a speculative-decoding method (MTP, NEXTN, EAGLE, DSpark) but not its draft depth."""
+    n = rec.notes or ""
+    return rec.spec_tokens is None and bool(_SPEC.search(n)) and not _NO_SPEC.search(n)
+
+
+__all__ = ["AGENTX_256K", "AGENTX_POST", "AGENTX_PRE", "HARNESS_UPDATE", "record_drafts_unstated",
+           "record_host_tier", "record_statistic", "record_workload", "workload_version"]
+
+
+UNSTATED_DRAFTS = 3
+"""Draft depth of a point record that names its speculative method but not the depth: 3, the depth of the SGLang
+MTP recipes these sources run (NEXTN / EAGLE 3-1-4: 3 steps, topk 1, 4 draft tokens; SGLang cookbook
+qwen3.5-benchmarks.jsx, quoted in data/shared/agentic.csv rows a275-a316) and the deepest of the engines' MTP
+recipes (FRONTIER_SPEC_DEPTHS in predict_rows.py). Its acceptance is the prior or the profile's rate
+(acceptance_priors.record_acceptance)."""
+
+_POOL_LABEL = re.compile(r"PTP(\d+)x(\d+)/DTP(\d+)x(\d+)")
+
+
+def resolve_record(rec):
+    """The record as the predictor reads it: ``workload`` -> its version (``workload_version``); a point row
+    naming a speculative method without a depth -> ``spec_tokens`` = UNSTATED_DRAFTS; a disaggregated row whose
+    notes give the InferenceX point label ``PTP{tp}x{n}/DTP{tp}x{n}`` (n prefill workers at TP tp, n decode
+    workers at TP tp) and no GPU split -> prefill/decode GPUs, workers and TP from the label."""
+    up = {}
+    wl = record_workload(rec)
+    if wl != rec.workload:
+        up["workload"] = wl
+    if rec.kind == "point" and record_drafts_unstated(rec):
+        up["spec_tokens"] = UNSTATED_DRAFTS
+    if rec.serving == "disaggregated" and not (rec.prefill_gpus and rec.decode_gpus):
+        m = _POOL_LABEL.search(rec.notes or "")
+        if m:
+            ptp, pn, dtp, dn = (int(g) for g in m.groups())
+            up.update(prefill_gpus=ptp * pn, prefill_workers=pn, prefill_tp=ptp, decode_gpus=dtp * dn,
+                      decode_workers=dn, tp=dtp)
+    return rec.model_copy(update=up) if up else rec
+
+
+__all__ += ["UNSTATED_DRAFTS", "resolve_record"]
