@@ -181,6 +181,9 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     return np.asarray(ttft_ms, float) + (t(f(L50), u50) - t(mean_isl, f(mean_new))) * 1e3
 
 
+LANE_ITERATIONS = 8      # fixed-point passes when benchmark lanes pause between requests (converges in ~5)
+
+
 def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterations: int = 3,
             dists=None, percentile: float | None = None, symbol_values: dict | None = None,
             pool_gb_per_gpu: float = 0.0, workers=1.0, routing: str | None = None,
@@ -188,7 +191,10 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     """Evaluate agentic sessions at decode batch B (sessions generating). Adds live sessions and KV residency.
 
     Live sessions per instance S = max(B (t_busy + pause) / t_busy, clients), clients = the closed loop's
-    ``concurrency`` (clients waiting for a slot hold a prefix too). The S - B non-running prefixes compete for
+    ``concurrency`` (clients waiting for a slot hold a prefix too). A benchmark's ``concurrency`` counts lanes
+    that pause ``pause_s`` between a response and their next request (AgentX replays the trace's think times):
+    only lanes t_cyc / (t_cyc + pause) of them are in the serving loop at once (the interactive response-time
+    law, t_cyc = mean TTFT + osl TPOT), solved in the same fixed point. The S - B non-running prefixes compete for
     the cache tiers, in order: spare HBM of the instance; ``pool_gb_per_gpu`` of spare HBM elsewhere in the
     scale-up domain pooled Mooncake-style (reloaded over the scale-up link); the host tier (reloaded over the
     host link); else eviction (re-prefill of the whole context). Shares follow the LRU working-set law of
@@ -218,13 +224,21 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     hw = symbol_values if symbol_values is not None else setup.symbol_values()
     host_bytes = hw["C_host"] * hw["f_mem"]
     n = len(base_new)
-    pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload}
+    lanes = p["concurrency"]                       # the benchmark's lanes (NaN: the batch sets the sessions)
+    in_loop = lanes.copy()                         # lanes not in a tool pause: the closed loop's clients
+    if pause_s > 0 and np.isfinite(lanes).any():
+        iterations = max(iterations, LANE_ITERATIONS)
+    pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop}
     df = evaluate(setup, pts, symbol_values=hw)
     for it in range(iterations):
         batch = df["batch"].to_numpy(float)
         tpot = df["tpot_ms"].to_numpy() / 1e3
         t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
         sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)
+        # interactive response-time law: a lane cycles request (t_cyc = mean TTFT + osl TPOT) then pause Z, so
+        # lanes t_cyc / (t_cyc + Z) of them are in the serving loop at a time
+        t_cyc = df["ttft_mean_ms"].to_numpy() / 1e3 + osl * tpot
+        in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_cyc / (t_cyc + pause_s), 1.0), lanes)
         paused = sessions - batch
         per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
         spare_hbm = np.maximum(df["max_batch"].to_numpy() - batch, 0) / f_snap   # prefixes' worth of spare HBM
@@ -237,12 +251,13 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         new_next = uncached_input(isl, base_new, osl, evicted, workers, routing, lost) if forced is None else forced
         if it == iterations - 1:
             break
-        changed = _moved(new_next, new, isl) | _moved(s_host, reload) | _moved(s_pool, pool_reload)
-        new, reload, pool_reload = new_next, s_host, s_pool
+        changed = (_moved(new_next, new, isl) | _moved(s_host, reload) | _moved(s_pool, pool_reload)
+                   | _moved(np.nan_to_num(in_loop_next), np.nan_to_num(in_loop), np.nan_to_num(lanes) * 1e3))
+        new, reload, pool_reload, in_loop = new_next, s_host, s_pool, in_loop_next
         if not changed.any():
             break
         idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
-        sub = {**p, "new": new, "reload": reload, "pool_reload": pool_reload}
+        sub = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop}
         df = _merge(df, evaluate(setup, _take(sub, idx, n), symbol_values=_take(hw, idx, n)), idx)
     df = df.copy()
     in_host = s_host * paused
