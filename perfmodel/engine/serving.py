@@ -305,7 +305,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     other requests' prefill, so not to the prefill pool's rate). The KV transfer moves the whole context.
     With ``dists`` (the workload's length distributions) ``ttft_ms`` is the median request's P50
     (``median_request_ttft_ms``, on one prefill instance; the mean request's is ``ttft_mean_request_ms``).
-    ``prefix_hit``: a measured hit forced, as in ``agentic``.
+    ``prefix_hit``: a measured hit forced, as in ``agentic``; lanes pausing between requests as in ``agentic``.
     """
     p = _arrays(points)
     vals = symbol_values if symbol_values is not None else setup.symbol_values()
@@ -329,16 +329,22 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     new = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost) if forced is None else forced
     reload_s = np.zeros(n)
     pf_arr = {k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}
+    lanes = p["concurrency"]                      # lanes per decode instance; those not pausing are in the loop
+    in_loop = lanes.copy()
+    if pause_s > 0 and np.isfinite(lanes).any():
+        iterations = max(iterations, LANE_ITERATIONS)
 
     def run(idx=None):
         sel = (lambda d: d) if idx is None else (lambda d: _take(d, idx, n))  # noqa: E731
-        return disaggregated(setup, sel({**p, "new": new}), sel(pf_arr), sel({"i": inst})["i"],
-                             sel({"i": pinst})["i"], symbol_values=sel(vals), extra_prefill_s=sel({"r": reload_s})["r"])
+        return disaggregated(setup, sel({**p, "new": new, "concurrency": in_loop}), sel(pf_arr),
+                             sel({"i": inst})["i"], sel({"i": pinst})["i"], symbol_values=sel(vals),
+                             extra_prefill_s=sel({"r": reload_s})["r"])
 
     out = run()
     for it in range(iterations):
         batch = out["batch"].to_numpy(float)
         t_busy = out["ttft_mean_ms"].to_numpy() / 1e3 + osl * out["tpot_ms"].to_numpy() / 1e3
+        in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_busy / (t_busy + pause_s), 1.0), lanes)
         sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)        # per decode instance
         paused = inst * (sessions - batch) / np.maximum(pinst, 1e-9)                # per prefill instance
         (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes])
@@ -346,8 +352,9 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
         reload_next = s_host * request_kv_bytes(setup, isl - new_next) / (pfp["gpus"] * bw_host)
         if it == iterations - 1:
             break
-        changed = _moved(new_next, new, isl) | _moved(reload_next, reload_s)
-        new, reload_s = new_next, reload_next
+        changed = (_moved(new_next, new, isl) | _moved(reload_next, reload_s)
+                   | _moved(np.nan_to_num(in_loop_next), np.nan_to_num(in_loop), np.nan_to_num(lanes) * 1e3))
+        new, reload_s, in_loop = new_next, reload_next, in_loop_next
         if not changed.any():
             break
         idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again

@@ -79,6 +79,9 @@ class WorkloadSpec(Strict):
     throughput_counts: Literal["total", "output"] = Field(
         "total", description="What the headline throughput counts: total = input incl. cached + output")
     interactivity_percentile: float = Field(50, gt=0, lt=100, description="Percentile of per-user speed reported")
+    interactivity: Literal["itl", "e2e"] = Field(
+        "itl", description="What the per-user speed is: itl = 1 / TPOT while decoding; e2e = OSL / E2E latency "
+                           "(AgentX's e2e_norm_intvty, TTFT and queueing included)")
 
     @model_validator(mode="after")
     def _kind(self):

@@ -355,8 +355,13 @@ def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> t
     p, vals = _tile(ctx, pts, 1)
     stat = record_statistic(rec)
     qs = (float(stat[1:]),) if rec.metric == "ttft_ms" and stat in ("p90", "p95") else ()
-    return agentic(ctx.setup, p, w.agentic.pause_s, host, symbol_values=vals, workers=workers,
-                   dists=w.agentic, prefix_hit=rec.prefix_hit, ttft_percentiles=qs), pts
+    e2e = rec.metric == "tps_per_user" and w.interactivity == "e2e"
+    q = (50.0 if stat in ("mean", "p50") else float(stat[1:])) if e2e else None
+    df = agentic(ctx.setup, p, w.agentic.pause_s, host, symbol_values=vals, workers=workers, dists=w.agentic,
+                 percentile=q, prefix_hit=rec.prefix_hit, ttft_percentiles=qs)
+    if e2e:
+        df = df.assign(tps_per_user=df[f"tps_per_user_e2e_p{q:g}"])
+    return df, pts
 
 
 def agentic_metric(rec: Record, df: pd.DataFrame) -> str:
@@ -531,6 +536,8 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
 
 TTFT_LIMIT = re.compile(r"TTFT[^0-9<>=]{0,24}?(?:<=|<|\u2264|under|below|within|limit(?:\s+of)?)\s*"
                         r"([0-9][0-9,]*(?:\.[0-9]+)?)\s*(ms|s)\b", re.IGNORECASE)
+TTFT_LIMIT_AFTER = re.compile(r"\band\s+([0-9][0-9,]*(?:\.[0-9]+)?)\s*(ms|s)\s+TTFT\b", re.IGNORECASE)
+"""An SLO tier written value first ("20 tok/s output speed and 10 s TTFT", the AA wording)."""
 
 
 def slo_of(rec: Record):
@@ -539,7 +546,7 @@ def slo_of(rec: Record):
     from ..analyses.agents import SLO
     if rec.at_tps_per_user is None:
         raise Unsupported("agents_per_gpu row without at_tps_per_user (the SLO's speed floor)")
-    m = TTFT_LIMIT.search(rec.notes or "")
+    m = TTFT_LIMIT.search(rec.notes or "") or TTFT_LIMIT_AFTER.search(rec.notes or "")
     if m is None:
         raise Unsupported("agents_per_gpu row: no TTFT limit in notes (write it as 'TTFT < 5 s')")
     limit = float(m.group(1).replace(",", "")) * (1.0 if m.group(2).lower() == "ms" else 1e3)

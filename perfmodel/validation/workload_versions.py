@@ -93,6 +93,15 @@ qwen3.5-benchmarks.jsx, quoted in data/shared/agentic.csv rows a275-a316) and th
 recipes (FRONTIER_SPEC_DEPTHS in predict_rows.py). Its acceptance is the prior or the profile's rate
 (acceptance_priors.record_acceptance)."""
 
+def _native_four_bit(model_id: str) -> str | None:
+    from .. import catalog
+    try:
+        first = catalog.model(model_id).native_weights.split("+")[0]
+    except Exception:          # unknown model: reported unsupported by the predictor
+        return None
+    return first if first in ("mxfp4", "nvfp4", "int4") else None
+
+
 _POOL_LABEL = re.compile(r"PTP(\d+)x(\d+)/DTP(\d+)x(\d+)")
 
 
@@ -100,8 +109,15 @@ def resolve_record(rec):
     """The record as the predictor reads it: ``workload`` -> its version (``workload_version``); a point row
     naming a speculative method without a depth -> ``spec_tokens`` = UNSTATED_DRAFTS; a disaggregated row whose
     notes give the InferenceX point label ``PTP{tp}x{n}/DTP{tp}x{n}`` (n prefill workers at TP tp, n decode
-    workers at TP tp) and no GPU split -> prefill/decode GPUs, workers and TP from the label."""
+    workers at TP tp) and no GPU split -> prefill/decode GPUs, workers and TP from the label; blank ``weights``
+    on a model published with 4-bit experts (``native_weights`` mxfp4+fp8, nvfp4+...) -> that 4-bit format (the
+    checkpoint a run serves unless it says otherwise; an fp8 default would not even fit DeepSeek-V4-Pro on 8
+    H200)."""
     up = {}
+    if rec.weights is None:
+        native = _native_four_bit(rec.model)
+        if native:
+            up["weights"] = native
     wl = record_workload(rec)
     if wl != rec.workload:
         up["workload"] = wl
