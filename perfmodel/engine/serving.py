@@ -156,6 +156,15 @@ def _snapshots(setup: Setup, isl, osl):
     return snapshot_factor(kv_bytes_per_token(m, fmt), states, isl), snapshot_lost_tokens(states, osl)
 
 
+def forced_uncached(uncached, isl, prefix_hit=None) -> np.ndarray:
+    """Uncached input per request with a measured hit forced: isl (1 - hit) where ``prefix_hit`` is finite, the
+    cache model's ``uncached`` elsewhere (NaN or None: not forced)."""
+    if prefix_hit is None:
+        return np.asarray(uncached, float)
+    hit = np.broadcast_to(np.asarray(prefix_hit, float), np.shape(uncached))
+    return np.where(np.isfinite(hit), np.asarray(isl, float) * (1.0 - np.nan_to_num(hit)), uncached)
+
+
 def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists, evicted, workers, routing,
                            symbol_values: dict, prefix_hit=None) -> np.ndarray:
     """P50 TTFT of the median request, ms. The closed loop's P50 TTFT is built around the MEAN request's own
@@ -170,8 +179,7 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     f = lambda v: np.broadcast_to(np.asarray(v, float), (n,))  # noqa: E731
     _, lost = _snapshots(setup, f(L50), f(osl50))
     u50 = uncached_input(f(L50), f(new50), f(osl50), f(evicted), workers, routing, lost)
-    if prefix_hit is not None:
-        u50 = f(L50) * (1.0 - f(prefix_hit))
+    u50 = forced_uncached(u50, f(L50), prefix_hit)
     mean_isl = f(layout["isl"])
     base = {k: f(layout[k]) for k in ("gpus", "tp", "ep")}
     base["pp"] = f(layout.get("pp", 1.0))
@@ -208,19 +216,18 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     ``ttft_mean_request_ms``).
     ``ttft_percentiles`` (e.g. (90,)): adds ``ttft_p90_request_ms``, the P90 over requests
     (``request_ttft_percentile``, needs ``dists``).
-    ``prefix_hit`` (a share, or None): the measured hit forced (a run the source says lost prefix reuse, or a
-    published hit rate): every request prefills isl (1 - prefix_hit) tokens whatever the cache model gives; the
+    ``prefix_hit`` (a share per point, NaN where not forced, or None): the measured hit forced (a run the
+    source says lost prefix reuse, or a published hit rate): every request prefills isl (1 - prefix_hit) tokens whatever the cache model gives; the
     residency shares (and the host-tier reload of the hit part) are still computed.
     """
     p = _arrays(points)
     routing = routing or setup.profile.prefix_cache.routing
     base_new, isl, osl = p["new"].copy(), p["isl"], p["osl"]
-    forced = None if prefix_hit is None else isl * (1.0 - np.broadcast_to(np.asarray(prefix_hit, float), isl.shape))
     f_snap, lost = _snapshots(setup, isl, osl)
     clients = np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"])
     zeros = np.zeros_like(base_new)
     evicted, reload, pool_reload = zeros, zeros, zeros
-    new = uncached_input(isl, base_new, osl, zeros, workers, routing, lost) if forced is None else forced
+    new = forced_uncached(uncached_input(isl, base_new, osl, zeros, workers, routing, lost), isl, prefix_hit)
     hw = symbol_values if symbol_values is not None else setup.symbol_values()
     host_bytes = hw["C_host"] * hw["f_mem"]
     n = len(base_new)
@@ -248,7 +255,8 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         pool_sessions = pool_gb_per_gpu * 1e9 / per_session * dp
         (s_hbm, s_pool, s_host), evicted = tier_shares(competing(paused, workers, routing),
                                                        [spare_hbm, pool_sessions, host_sessions])
-        new_next = uncached_input(isl, base_new, osl, evicted, workers, routing, lost) if forced is None else forced
+        new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, workers, routing, lost), isl,
+                                   prefix_hit)
         if it == iterations - 1:
             break
         changed = (_moved(new_next, new, isl) | _moved(s_host, reload) | _moved(s_pool, pool_reload)
@@ -274,9 +282,10 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     df["cache_working_set_gb_per_gpu"] = competing(paused, workers, routing) * per_session / dp / 1e9
     df["cache_capacity_gb_per_gpu"] = (spare_hbm + pool_sessions + host_sessions) * per_session / dp / 1e9
     df["routing"] = routing
-    if forced is not None:
-        df["evicted_share"] = 0.0
-        evicted = zeros
+    if prefix_hit is not None:
+        held = np.isfinite(np.broadcast_to(np.asarray(prefix_hit, float), isl.shape))
+        df["evicted_share"] = np.where(held, 0.0, df["evicted_share"].to_numpy())
+        evicted = np.where(held, 0.0, evicted)
     if dists is not None and percentile is not None:
         q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw, prefix_hit)
         df[f"tps_per_user_e2e_p{percentile:g}"] = q
@@ -325,8 +334,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     host_prefixes = vals["C_host"] * vals["f_mem"] / per_session * pf_dp if host_tier else np.zeros(n)
     bw_host = np.minimum(vals["BW_host"], vals["BW_hmem"]) * vals["e_ln"]
     evicted, s_host = np.zeros(n), np.zeros(n)
-    forced = None if prefix_hit is None else isl * (1.0 - np.broadcast_to(np.asarray(prefix_hit, float), (n,)))
-    new = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost) if forced is None else forced
+    new = forced_uncached(uncached_input(isl, base_new, osl, evicted, pinst, routing, lost), isl, prefix_hit)
     reload_s = np.zeros(n)
     pf_arr = {k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}
     lanes = p["concurrency"]                      # lanes per decode instance; those not pausing are in the loop
@@ -348,7 +356,8 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
         sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)        # per decode instance
         paused = inst * (sessions - batch) / np.maximum(pinst, 1e-9)                # per prefill instance
         (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes])
-        new_next = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost) if forced is None else forced
+        new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, pinst, routing, lost), isl,
+                                   prefix_hit)
         reload_next = s_host * request_kv_bytes(setup, isl - new_next) / (pfp["gpus"] * bw_host)
         if it == iterations - 1:
             break
@@ -429,7 +438,7 @@ def _request_samples(setup: Setup, p: dict, df: pd.DataFrame, dists, evicted=0.0
     new2 = new[None, :] + ev * (ctx[None, :] - new[None, :])
     if prefix_hit is not None:
         hit = np.broadcast_to(np.asarray(prefix_hit, float), (n,))[:, None]
-        new2 = np.broadcast_to(ctx[None, :] * (1.0 - hit), new2.shape)
+        new2 = np.where(np.isfinite(hit), ctx[None, :] * (1.0 - hit), new2)
     flat = {k: np.repeat(np.asarray(p[k], float), N_SAMPLES) for k in ("gpus", "tp", "ep", "pp")}
     flat.update(new=new2.ravel(), isl=np.broadcast_to(ctx[None, :], (n, N_SAMPLES)).ravel())
     cm = compiled(setup.model)

@@ -328,40 +328,70 @@ def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> t
     G = pts["gpus"]
     host = record_host_tier(rec)
     if rec.serving == "disaggregated":
-        if not (rec.prefill_gpus and rec.decode_gpus):
-            raise Unsupported("disaggregated agentic row without prefill_gpus / decode_gpus")
-        if pooled:
-            pool = prefill_pool(rec, model)
-        else:
-            if rec.prefill_gpus % G or rec.decode_gpus % G:
-                raise Unsupported(f"prefill_gpus {rec.prefill_gpus:g} / decode_gpus {rec.decode_gpus:g} are not "
-                                  f"whole instances of {G:g} GPUs; give prefill_workers / decode_workers")
-            pool = dict(pf_gpus=G, pf_tp=pts["tp"], pf_ep=pts["ep"], instances=rec.decode_gpus / G,
-                        pf_instances=rec.prefill_gpus / G)
-        conc = rec.concurrency / pool["instances"] if rec.concurrency is not None else np.nan
-        pts = {**pts, "concurrency": conc, "mix": 0.0}
+        pts, pool = agentic_pool_inputs(rec, model, pts, pooled)
         p, vals = _tile(ctx, pts, 1)
         df = agentic_disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
                                    pool["instances"], pool["pf_instances"], w.agentic.pause_s, host,
                                    symbol_values=vals, dists=w.agentic, prefix_hit=rec.prefix_hit)
         return df, pts
+    a = agentic_inputs(rec, model, pts, w)
+    p, vals = _tile(ctx, a.pts, 1)
+    df = agentic(ctx.setup, p, w.agentic.pause_s, a.host, symbol_values=vals, workers=a.workers, dists=w.agentic,
+                 percentile=a.q, prefix_hit=a.hit, ttft_percentiles=a.ttft_qs)
+    return finish_agentic(a, df), a.pts
+
+
+def agentic_pool_inputs(rec: Record, model, pts: dict, pooled: bool) -> tuple[dict, dict]:
+    """A disaggregated agentic row's decode point (concurrency = lanes per decode instance) and pools
+    (``prefill_pool``; without worker columns, prefill instances laid out like the decode instance)."""
+    G = pts["gpus"]
+    if not (rec.prefill_gpus and rec.decode_gpus):
+        raise Unsupported("disaggregated agentic row without prefill_gpus / decode_gpus")
+    if pooled:
+        pool = prefill_pool(rec, model)
+    else:
+        if rec.prefill_gpus % G or rec.decode_gpus % G:
+            raise Unsupported(f"prefill_gpus {rec.prefill_gpus:g} / decode_gpus {rec.decode_gpus:g} are not "
+                              f"whole instances of {G:g} GPUs; give prefill_workers / decode_workers")
+        pool = dict(pf_gpus=G, pf_tp=pts["tp"], pf_ep=pts["ep"], instances=rec.decode_gpus / G,
+                    pf_instances=rec.prefill_gpus / G)
+    conc = rec.concurrency / pool["instances"] if rec.concurrency is not None else np.nan
+    return {**pts, "concurrency": conc, "mix": 0.0}, pool
+
+
+@dataclass
+class AgenticInputs:
+    """An aggregated agentic point row as engine/serving.agentic takes it (``agentic_inputs``)."""
+
+    pts: dict                  # the operating point (per instance), concurrency = lanes per instance
+    workers: float             # instances the published deployment runs (prefix routing over them)
+    host: bool                 # KV host tier (record_host_tier)
+    hit: float                 # measured prefix hit forced, NaN when the cache model decides
+    q: float | None            # E2E per-user speed percentile (tps_per_user rows on e2e workloads), else None
+    ttft_qs: tuple             # TTFT percentiles over requests the row needs ((90,) for a P90 TTFT)
+
+
+def agentic_inputs(rec: Record, model, pts: dict, w) -> AgenticInputs:
+    """The published concurrency spread over the workers (gpus / instance GPUs; plain TP workers where the row's
+    tp is smaller than its gpus), the host tier, the forced hit and the statistics the row names."""
+    G = pts["gpus"]
     if not rec.dp_attention and rec.tp and rec.gpus and rec.gpus > rec.tp and rec.gpus % rec.tp == 0 \
             and not _valid(model, rec.tp, rec.tp, min(pts["ep"], rec.tp)):
         G = float(rec.tp)        # plain TP workers (the recipes' "2 workers x TP4"), not one attention-DP instance
         pts = {**pts, "gpus": G, "tp": G, "ep": min(pts["ep"], G)}
     workers = max((rec.gpus or G) / G, 1.0)
     conc = rec.concurrency / workers if rec.concurrency is not None else np.nan
-    pts = {**pts, "concurrency": conc}
-    p, vals = _tile(ctx, pts, 1)
     stat = record_statistic(rec)
-    qs = (float(stat[1:]),) if rec.metric == "ttft_ms" and stat in ("p90", "p95") else ()
     e2e = rec.metric == "tps_per_user" and w.interactivity == "e2e"
-    q = (50.0 if stat in ("mean", "p50") else float(stat[1:])) if e2e else None
-    df = agentic(ctx.setup, p, w.agentic.pause_s, host, symbol_values=vals, workers=workers, dists=w.agentic,
-                 percentile=q, prefix_hit=rec.prefix_hit, ttft_percentiles=qs)
-    if e2e:
-        df = df.assign(tps_per_user=df[f"tps_per_user_e2e_p{q:g}"])
-    return df, pts
+    return AgenticInputs({**pts, "concurrency": conc}, workers, record_host_tier(rec),
+                         np.nan if rec.prefix_hit is None else float(rec.prefix_hit),
+                         (50.0 if stat in ("mean", "p50") else float(stat[1:])) if e2e else None,
+                         (float(stat[1:]),) if rec.metric == "ttft_ms" and stat in ("p90", "p95") else ())
+
+
+def finish_agentic(a: AgenticInputs, df: pd.DataFrame) -> pd.DataFrame:
+    """The E2E per-user speed as ``tps_per_user`` where the row reads it."""
+    return df.assign(tps_per_user=df[f"tps_per_user_e2e_p{a.q:g}"]) if a.q is not None else df
 
 
 def agentic_metric(rec: Record, df: pd.DataFrame) -> str:
