@@ -79,6 +79,10 @@ class WorkloadSpec(Strict):
     throughput_counts: Literal["total", "output"] = Field(
         "total", description="What the headline throughput counts: total = input incl. cached + output")
     interactivity_percentile: float = Field(50, gt=0, lt=100, description="Percentile of per-user speed reported")
+    slo_speed_percentile: float | None = Field(None, gt=0, lt=100, description="Capacity benchmarks (AA-AgentPerf): "
+                                               "percentile at which the output-speed floor is read")
+    slo_ttft_percentile: float | None = Field(None, gt=0, lt=100, description="Capacity benchmarks: percentile at "
+                                              "which the TTFT limit is read")
     interactivity: Literal["itl", "e2e"] = Field(
         "itl", description="What the per-user speed is: itl = 1 / TPOT while decoding; e2e = OSL / E2E latency "
                            "(AgentX's e2e_norm_intvty, TTFT and queueing included)")
