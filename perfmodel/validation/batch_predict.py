@@ -24,7 +24,7 @@ from ..acceptance_priors import record_acceptance
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .predict_rows import (Unsupported, agentic_inputs, agentic_metric, agentic_pool_inputs, finish_agentic,
                            point_inputs, predict_record, prefill_pool, profile_id)
-from .workload_versions import record_host_tier
+from .workload_versions import record_host_tier, record_workload_spec
 from .records import Record
 from .workload_versions import resolve_record
 
@@ -60,10 +60,10 @@ def plan(records: list[Record]) -> Plan:
             catalog.hardware(rec.hardware)
             if (rec.kind == "point" and rec.metric in BATCHED_METRICS and _agentic(rec)
                     and rec.serving in (None, "aggregated")):
-                w = catalog.workload(rec.workload)
+                w = record_workload_spec(rec)
                 pts, _pooled = point_inputs(rec, m)
                 a = agentic_inputs(rec, m, pts, w)
-                key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid, rec.workload,
+                key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid, w.id,
                        a.host, a.q, a.ttft_qs)
                 pl.agentic.setdefault(key, []).append((i, a))
                 continue
@@ -71,8 +71,8 @@ def plan(records: list[Record]) -> Plan:
                     and rec.serving == "disaggregated"):
                 pts, pooled = point_inputs(rec, m)
                 pts, pool = agentic_pool_inputs(rec, m, pts, pooled)
-                key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid, rec.workload,
-                       record_host_tier(rec))
+                key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid,
+                       record_workload_spec(rec).id, record_host_tier(rec))
                 pl.agentic_pools.setdefault(key, []).append((i, pts, pool))
                 continue
             batched = (rec.kind == "point" and rec.metric in BATCHED_METRICS and not _agentic(rec)
@@ -146,7 +146,7 @@ def _agentic_pool_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_v
     """Disaggregated agentic point rows of one setup, workload and host tier: ONE call of
     engine/serving.agentic_disaggregated over every (record, sample) pair, each with its own pools."""
     from ..engine.serving import agentic_disaggregated
-    w = catalog.workload(key[5])
+    w = record_workload_spec(pl.records[rows[0][0]])
     m = len(rows)
     setup, vals = _setup_vals(key, m, profiles, prof_vals, S)
     keys = list(rows[0][1])
@@ -168,8 +168,8 @@ def _agentic_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: 
     engine/serving.agentic over every (record, sample) pair (record-major, sample-minor), each record with its
     own lanes, workers and forced hit (NaN: the cache model's)."""
     from ..engine.serving import agentic
-    wl_id, host, q, ttft_qs = key[5:]
-    w = catalog.workload(wl_id)
+    host, q, ttft_qs = key[6:]
+    w = record_workload_spec(pl.records[rows[0][0]])
     m = len(rows)
     setup, vals = _setup_vals(key, m, profiles, prof_vals, S)
     keys = [k for k in rows[0][1].pts]

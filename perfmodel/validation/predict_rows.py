@@ -58,7 +58,7 @@ from ..acceptance_priors import record_acceptance
 from ..specs.model import MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .records import Record
-from .workload_versions import record_host_tier, record_statistic, resolve_record
+from .workload_versions import record_host_tier, record_statistic, record_workload_spec, resolve_record
 
 ENGINE_PROFILE = {"sglang": "sglang", "vllm": "vllm", "trtllm": "trtllm", "dynamo-trtllm": "dynamo-trtllm",
                   "dynamo-sglang": "dynamo-sglang", "dynamo-vllm": "dynamo-vllm", "deepseek": "sglang",
@@ -156,7 +156,7 @@ def prefill_rate(ctx: Ctx, gpus: float, tp: float, ep: float, isl: float, new: f
 def lengths(rec: Record) -> tuple[float, float, float]:
     if rec.workload:
         from ..api import workload_lengths
-        w = workload_lengths(rec.workload)
+        w = workload_lengths(record_workload_spec(rec))
         return w["isl"], w["osl"], w["new"]
     hit = rec.prefix_hit or 0.0
     return rec.isl, rec.osl, rec.isl * (1 - hit)
@@ -311,7 +311,7 @@ def _agentic_workload(rec: Record):
     """The row's workload spec when it is agentic (sessions), else None."""
     if not rec.workload:
         return None
-    w = catalog.workload(rec.workload)
+    w = record_workload_spec(rec)
     return w if w.kind == "agentic" else None
 
 

@@ -27,8 +27,10 @@ AGENTX_POST = "agentx-062126-0730"
 _TRUNC = re.compile(r"cc-traces-weka-062126-256k|truncated 256k|256k-truncated", re.IGNORECASE)
 _PRE = re.compile(r"predates the AIPerf|before the 2026-07-30|July 2026 harness|image pushed 2026-07-|"
                   r"PR of (early|mid|late) July 2026", re.IGNORECASE)
-_HOST = re.compile(r"HiCache|LMCache|DRAM offload|DRAM arm|CPU tier|host[- ]memory offload|kv offload",
-                   re.IGNORECASE)
+_HOST = re.compile(r"HiCache|LMCache|DRAM offload|DRAM arm|CPU tier|host[- ]memory offload|kv offload|"
+                   r"host-DRAM|CPUOffload|\boffload\b", re.IGNORECASE)
+_GPU_ONLY = re.compile(r"GPU-resident", re.IGNORECASE)
+_MAX_LEN = re.compile(r"max[-_ ]model[-_ ]len(?: capped at)? ([0-9][0-9,]*)", re.IGNORECASE)
 _SPEC = re.compile(r"\b(MTP|NEXTN|EAGLE|DSpark)\b", re.IGNORECASE)
 _NO_SPEC = re.compile(r"no spec(ulative)?[ -]decod|no speculative|non-MTP|spec(ulative)? decoding: none",
                       re.IGNORECASE)
@@ -72,8 +74,46 @@ def record_statistic(rec) -> str:
 
 
 def record_host_tier(rec) -> bool:
-    """The run offloaded KV to host memory (SGLang HiCache, vLLM LMCache / DRAM tier), per its notes."""
-    return bool(_HOST.search(rec.notes or ""))
+    """The run offloaded KV to host memory (SGLang HiCache, vLLM LMCache / a DRAM offload connector), per its
+    notes; the notes' first sentence (what this row is) decides when it names a GPU-resident or a host arm."""
+    n = rec.notes or ""
+    first = n.split(". ", 1)[0]
+    if _GPU_ONLY.search(first):
+        return False
+    return bool(_HOST.search(first) or _HOST.search(n))
+
+
+def record_max_context(rec) -> float | None:
+    """The engine's max_model_len when the notes give one (requests above it are rejected, not served)."""
+    m = _MAX_LEN.search(rec.notes or "")
+    return float(m.group(1).replace(",", "")) if m else None
+
+
+def served_workload(w, max_context: float | None):
+    """The workload the engine served when it rejects requests above ``max_context`` tokens: the context
+    distribution truncated there (log-normal median m, sigma s, cut c, z = ln(c/m)/s):
+        served mean   = mean Phi(z - s) / Phi(z),     served median = m exp(s Phi^-1(Phi(z)/2)),
+    the new tokens per turn scaled by the same mean ratio (a fixed reuse share), outputs unchanged. A cut above
+    the whole distribution (Phi(z) ~ 1) leaves the workload as it is."""
+    if max_context is None or w.kind != "agentic" or w.agentic.context_tokens.sigma == 0:
+        return w
+    from statistics import NormalDist
+    import math
+    N = NormalDist()
+    ctx = w.agentic.context_tokens
+    z = math.log(max_context / ctx.median) / ctx.sigma
+    kept = N.cdf(z)
+    if kept > 0.999:
+        return w
+    mean = ctx.mean_value * N.cdf(z - ctx.sigma) / kept
+    median = ctx.median * math.exp(ctx.sigma * N.inv_cdf(kept / 2))
+    scale = mean / ctx.mean_value
+    nt = w.agentic.new_tokens_per_turn
+    src = f"served below max_model_len {max_context:,.0f} ({kept:.0%} of requests kept)"
+    new_ctx = ctx.model_copy(update={"median": median, "mean": max(mean, median), "source": src})
+    new_nt = nt.model_copy(update={"median": nt.median * scale, "mean": nt.mean * scale if nt.mean else None})
+    ag = w.agentic.model_copy(update={"context_tokens": new_ctx, "new_tokens_per_turn": new_nt})
+    return w.model_copy(update={"id": f"{w.id}@max{max_context:.0f}", "agentic": ag})
 
 
 def record_drafts_unstated(rec) -> bool:
@@ -132,4 +172,12 @@ def resolve_record(rec):
     return rec.model_copy(update=up) if up else rec
 
 
-__all__ += ["UNSTATED_DRAFTS", "resolve_record"]
+def record_workload_spec(rec):
+    """The catalog workload of a (resolved) record as its engine served it (``served_workload``), or None."""
+    from .. import catalog
+    if not rec.workload:
+        return None
+    return served_workload(catalog.workload(rec.workload), record_max_context(rec))
+
+
+__all__ += ["UNSTATED_DRAFTS", "record_max_context", "record_workload_spec", "resolve_record", "served_workload"]
