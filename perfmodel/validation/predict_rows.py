@@ -192,7 +192,12 @@ def point_inputs(rec: Record, m) -> tuple[dict, bool]:
     if pooled:
         inst = rec.decode_gpus // decode_workers(rec)
     G, tp, ep = layout(rec, m, inst or rec.gpus)
-    if (why := _valid(m, G, tp, ep)):
+    if (why := _valid(m, G, tp, ep)) and not pooled and rec.dp_attention and rec.ep and rec.gpus \
+            and rec.gpus % rec.ep == 0 and not _valid(m, float(rec.ep), tp, float(rec.ep)):
+        # attention-DP replicas spanning their EP group ("7 replicas x DP4+EP4" recorded as gpus 28, ep 4): one
+        # instance of gpus GPUs would need expert-TP gpus / ep, which the expert width may not divide
+        G, ep, why = float(rec.ep), float(rec.ep), None
+    if why:
         raise Unsupported(f"layout: {why}")
     per_instance = 1 / decode_workers(rec) if pooled else (G / rec.gpus if rec.gpus and rec.gpus > G else 1.0)
     conc = np.nan
