@@ -52,7 +52,19 @@ class Agentic(Strict):
     tool_pause_s: Dist | None = Field(None, description="Pause between a turn's end and the next request (tool "
                                       "latency), s; None: a closed-loop replay, the next request follows at once")
     max_hit_rate: float | None = Field(None, ge=0, le=1, description="Published prefix-hit ceiling, for checks")
+    replay_start_ratio: tuple[float, float] | None = Field(
+        None, description="The harness starts each replayed session at a uniform fraction of its trajectory in "
+                          "this range (AgentX from 2026-07-30: 0.25-0.75); its first replayed request prefills "
+                          "the context reached there uncached")
     max_output_tokens: int | None = Field(None, gt=0)
+
+    @property
+    def replayed_turns(self) -> float | None:
+        """Requests per replayed session: turns x (1 - mean start fraction); None without a replay start."""
+        if self.replay_start_ratio is None or self.turns is None:
+            return None
+        lo, hi = self.replay_start_ratio
+        return max(self.turns.mean_value * (1.0 - (lo + hi) / 2.0), 1.0)
 
     @property
     def pause_s(self) -> float:
