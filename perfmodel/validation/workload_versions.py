@@ -142,6 +142,25 @@ def _native_four_bit(model_id: str) -> str | None:
     return first if first in ("mxfp4", "nvfp4", "int4") else None
 
 
+_LOST_REUSE = re.compile(r"lost (its |the )?prefix[- ](reuse|cach)|prefix[- ]reuse (was |is )?lost|"
+                         r"lost (its |the )?(KV|cache) reuse|thrash", re.IGNORECASE)
+_HIT = re.compile(r"(?:prefix[- ]cache |KV |cache |GPU KV |GPU )?hit(?: rate)?(?: of| at| fell to| collapsed to| =)?"
+                  r"\s*([0-9]+(?:\.[0-9]+)?)\s*(%)?", re.IGNORECASE)
+
+
+def record_lost_reuse_hit(rec) -> float | None:
+    """The measured prefix hit of a run whose source says it lost prefix reuse (notes: 'lost prefix reuse',
+    'thrashes'), from its notes ('hit rate 2.7%', 'GPU KV hit 0.29'); None without such a flag or figure."""
+    n = rec.notes or ""
+    if not _LOST_REUSE.search(n) or _HOST.search(n.split(". ", 1)[0]):
+        return None          # no flag, or the row is the host-tier arm beside a thrashing GPU-resident one
+    for m in _HIT.finditer(n):
+        v = float(m.group(1)) / (100.0 if m.group(2) else 1.0)
+        if 0 <= v < 1 and (m.group(2) or "." in m.group(1)):
+            return v
+    return None
+
+
 _POOL_LABEL = re.compile(r"PTP(\d+)x(\d+)/DTP(\d+)x(\d+)")
 
 
@@ -149,7 +168,9 @@ def resolve_record(rec):
     """The record as the predictor reads it: ``workload`` -> its version (``workload_version``); a point row
     naming a speculative method without a depth -> ``spec_tokens`` = UNSTATED_DRAFTS; a disaggregated row whose
     notes give the InferenceX point label ``PTP{tp}x{n}/DTP{tp}x{n}`` (n prefill workers at TP tp, n decode
-    workers at TP tp) and no GPU split -> prefill/decode GPUs, workers and TP from the label; blank ``weights``
+    workers at TP tp) and no GPU split -> prefill/decode GPUs, workers and TP from the label; a blank
+    ``prefix_hit`` on an agentic run the source says lost prefix reuse -> the hit its notes measure
+    (``record_lost_reuse_hit``: the case is expressed, not fitted); blank ``weights``
     on a model published with 4-bit experts (``native_weights`` mxfp4+fp8, nvfp4+...) -> that 4-bit format (the
     checkpoint a run serves unless it says otherwise; an fp8 default would not even fit DeepSeek-V4-Pro on 8
     H200)."""
@@ -158,6 +179,10 @@ def resolve_record(rec):
         native = _native_four_bit(rec.model)
         if native:
             up["weights"] = native
+    if rec.prefix_hit is None and rec.workload:
+        hit = record_lost_reuse_hit(rec)
+        if hit is not None:
+            up["prefix_hit"] = hit
     wl = record_workload(rec)
     if wl != rec.workload:
         up["workload"] = wl
@@ -180,4 +205,4 @@ def record_workload_spec(rec):
     return served_workload(catalog.workload(rec.workload), record_max_context(rec))
 
 
-__all__ += ["UNSTATED_DRAFTS", "record_max_context", "record_workload_spec", "resolve_record", "served_workload"]
+__all__ += ["UNSTATED_DRAFTS", "record_lost_reuse_hit", "record_max_context", "record_workload_spec", "resolve_record", "served_workload"]
