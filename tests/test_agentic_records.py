@@ -64,6 +64,8 @@ def test_resolve_record_fills_what_the_notes_say():
     assert r.spec_tokens == UNSTATED_DRAFTS and r.workload == AGENTX_POST
     assert r.weights == "mxfp4"            # blank weights on a model published with mxfp4 experts
     assert resolve_record(rec(notes="no speculative decoding; MTP off")).spec_tokens is None
+    quoted = resolve_record(rec(notes="The measured deploy ran EAGLE speculative decoding (Accept length ~3.5)"))
+    assert (quoted.spec_tokens, quoted.acceptance_length) == (UNSTATED_DRAFTS, 3.5)
     d = resolve_record(rec(serving="disaggregated", notes="Row 'AgentX c565 PTP1x3/DTP4x4 d4bab0'"))
     assert (d.prefill_gpus, d.prefill_workers, d.prefill_tp, d.decode_gpus, d.decode_workers, d.tp) == \
         (3, 3, 1, 16, 4, 4)

@@ -161,12 +161,14 @@ def record_lost_reuse_hit(rec) -> float | None:
     return None
 
 
+_ACCEPT = re.compile(r"accept(?:ance)?[ _-]length\s*[~=:]?\s*~?([0-9]+(?:\.[0-9]+)?)", re.IGNORECASE)
 _POOL_LABEL = re.compile(r"PTP(\d+)x(\d+)/DTP(\d+)x(\d+)")
 
 
 def resolve_record(rec):
     """The record as the predictor reads it: ``workload`` -> its version (``workload_version``); a point row
-    naming a speculative method without a depth -> ``spec_tokens`` = UNSTATED_DRAFTS; a disaggregated row whose
+    naming a speculative method without a depth -> ``spec_tokens`` = UNSTATED_DRAFTS (and the acceptance
+    length its notes quote, "Accept length ~3.5", if any); a disaggregated row whose
     notes give the InferenceX point label ``PTP{tp}x{n}/DTP{tp}x{n}`` (n prefill workers at TP tp, n decode
     workers at TP tp) and no GPU split -> prefill/decode GPUs, workers and TP from the label; a blank
     ``prefix_hit`` on an agentic run the source says lost prefix reuse -> the hit its notes measure
@@ -188,6 +190,9 @@ def resolve_record(rec):
         up["workload"] = wl
     if rec.kind == "point" and record_drafts_unstated(rec):
         up["spec_tokens"] = UNSTATED_DRAFTS
+        m = _ACCEPT.search(rec.notes or "")
+        if rec.acceptance_length is None and m and 1.0 <= float(m.group(1)) <= UNSTATED_DRAFTS + 1:
+            up["acceptance_length"] = float(m.group(1))      # "Accept length ~3.5": the run's own figure
     if rec.serving == "disaggregated" and not (rec.prefill_gpus and rec.decode_gpus):
         m = _POOL_LABEL.search(rec.notes or "")
         if m:
