@@ -169,6 +169,10 @@ def layout(rec: Record, model, instance: int | None) -> tuple[float, float, floa
     if G is None:
         G = max(rec.tp or 1, rec.ep or 1) if dp else (rec.tp or 1)
     tp = rec.tp or (1 if dp else G)
+    if dp and tp == G and G > 1:
+        # attention data-parallel over the whole instance with tp = its GPUs is SGLang's "--tp G --dp G
+        # --enable-dp-attention": attention DP G at attention TP 1 (a DP of one would not be data-parallel)
+        tp = 1
     ep = rec.ep or (G if is_moe(model) else 1)
     if not dp and G != tp:
         if rec.tp is None:
