@@ -156,6 +156,20 @@ def _snapshots(setup: Setup, isl, osl):
     return snapshot_factor(kv_bytes_per_token(m, fmt), states, isl), snapshot_lost_tokens(states, osl)
 
 
+def miss_share(evicted, isl, hit_uncached, prefix_hit=None) -> np.ndarray:
+    """Share of requests that re-prefill their whole context: ``evicted`` (the cache model's), or, where a hit h
+    is forced, the miss share e of the hit/miss mixture whose mean uncached input is isl (1 - h):
+        (1 - e) u_hit + e isl = isl (1 - h)  ->  e = (isl (1 - h) - u_hit) / (isl - u_hit), clipped to [0, 1]
+    (u_hit: the uncached input of a request that finds its prefix)."""
+    ev = np.asarray(evicted, float)
+    if prefix_hit is None:
+        return ev
+    isl, u = np.asarray(isl, float), np.asarray(hit_uncached, float)
+    hit = np.broadcast_to(np.asarray(prefix_hit, float), np.shape(isl))
+    e = np.clip((isl * (1.0 - np.nan_to_num(hit)) - u) / np.maximum(isl - u, 1e-9), 0.0, 1.0)
+    return np.where(np.isfinite(hit), e, ev)
+
+
 def forced_uncached(uncached, isl, prefix_hit=None) -> np.ndarray:
     """Uncached input per request with a measured hit forced: isl (1 - hit) where ``prefix_hit`` is finite, the
     cache model's ``uncached`` elsewhere (NaN or None: not forced)."""
@@ -169,17 +183,20 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
                            symbol_values: dict, prefix_hit=None) -> np.ndarray:
     """P50 TTFT of the median request, ms. The closed loop's P50 TTFT is built around the MEAN request's own
     prefill (throughput needs means); a median is read at the median request: context L50 = the context
-    median, uncached tokens u50 = uncached_input(L50, new50, osl50, evicted) (prefix_cache.py, same routing and
-    snapshot losses). P50 = TTFT_p50 - prefill(mean request) + prefill(median request), on ``layout`` (the
-    instance that prefills: the aggregated instance, or one prefill instance)."""
+    median. A request either finds its prefix (uncached: uncached_input(L50, new50, osl50, 0), prefix_cache.py,
+    same routing and snapshot losses) or re-prefills its whole context (share ``evicted``, a mixture, not a
+    blend), so the median request misses only when more than half do: u50 = L50 if evicted > 1/2.
+    P50 = TTFT_p50 - prefill(mean request) + prefill(median request), on ``layout`` (the instance that
+    prefills: the aggregated instance, or one prefill instance). ``prefix_hit`` is unused (a forced hit enters
+    as its miss share, ``miss_share``)."""
     n = len(np.asarray(ttft_ms))
     L50 = dists.context_tokens.median
     new50 = min(dists.new_tokens_per_turn.median, L50)
     osl50 = dists.output_tokens.median
     f = lambda v: np.broadcast_to(np.asarray(v, float), (n,))  # noqa: E731
     _, lost = _snapshots(setup, f(L50), f(osl50))
-    u50 = uncached_input(f(L50), f(new50), f(osl50), f(evicted), workers, routing, lost)
-    u50 = forced_uncached(u50, f(L50), prefix_hit)
+    hit50 = uncached_input(f(L50), f(new50), f(osl50), np.zeros(n), workers, routing, lost)
+    u50 = np.where(f(evicted) > 0.5, f(L50), hit50)
     mean_isl = f(layout["isl"])
     base = {k: f(layout[k]) for k in ("gpus", "tp", "ep")}
     base["pp"] = f(layout.get("pp", 1.0))
@@ -282,20 +299,22 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     df["cache_working_set_gb_per_gpu"] = competing(paused, workers, routing) * per_session / dp / 1e9
     df["cache_capacity_gb_per_gpu"] = (spare_hbm + pool_sessions + host_sessions) * per_session / dp / 1e9
     df["routing"] = routing
-    if prefix_hit is not None:
+    if prefix_hit is not None:           # a forced hit: its miss share of the hit/miss mixture
+        evicted = miss_share(evicted, isl, uncached_input(isl, base_new, osl, zeros, workers, routing, lost),
+                             prefix_hit)
         held = np.isfinite(np.broadcast_to(np.asarray(prefix_hit, float), isl.shape))
-        df["evicted_share"] = np.where(held, 0.0, df["evicted_share"].to_numpy())
-        evicted = np.where(held, 0.0, evicted)
+        df["evicted_share"] = np.where(held, evicted * paused / np.where(sessions > 0, sessions, 1.0),
+                                       df["evicted_share"].to_numpy())
     if dists is not None and percentile is not None:
-        q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw, prefix_hit)
+        q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw)
         df[f"tps_per_user_e2e_p{percentile:g}"] = q
         df[f"e2e_norm_intvty_p{percentile:g}"] = q
     if dists is not None:
         df["ttft_mean_request_ms"] = df["ttft_ms"]
         df["ttft_ms"] = median_request_ttft_ms(setup, p, df["ttft_ms"].to_numpy(), df["uncached_input"].to_numpy(),
-                                               dists, evicted, workers, routing, hw, prefix_hit=prefix_hit)
+                                               dists, evicted, workers, routing, hw)
         for q in ttft_percentiles:
-            df[f"ttft_p{q:g}_request_ms"] = request_ttft_percentile(setup, p, df, dists, q, evicted, hw, prefix_hit)
+            df[f"ttft_p{q:g}_request_ms"] = request_ttft_percentile(setup, p, df, dists, q, evicted, hw)
     return df
 
 
@@ -380,10 +399,12 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     out["host_reload_ms"] = reload_s * 1e3
     out["routing"] = routing
     if dists is not None:
+        miss = miss_share(evicted, isl, uncached_input(isl, base_new, osl, np.zeros(n), pinst, routing, lost),
+                          prefix_hit)
         out["ttft_mean_request_ms"] = out["ttft_ms"]
         out["ttft_ms"] = median_request_ttft_ms(setup, {**pfp, "isl": isl}, out["ttft_ms"].to_numpy(),
-                                                out["uncached_input"].to_numpy(), dists, evicted, pinst, routing,
-                                                vals, prefix_hit=prefix_hit)
+                                                out["uncached_input"].to_numpy(), dists, miss, pinst, routing,
+                                                vals)
     return out
 
 
@@ -424,7 +445,8 @@ def request_ttft_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists, perc
 def _request_samples(setup: Setup, p: dict, df: pd.DataFrame, dists, evicted=0.0,
                      symbol_values: dict | None = None, prefix_hit=None):
     """(TTFT_i s (points x N_SAMPLES), OSL_i (N_SAMPLES,), TPOT s (points x 1)): the request draws of
-    ``e2e_interactivity_percentile``; a forced ``prefix_hit`` sets new_i = ctx_i (1 - hit)."""
+    ``e2e_interactivity_percentile``. Request i misses its prefix (prefills its whole context) with
+    probability ``evicted`` (a forced hit enters as its miss share, ``miss_share``); ``prefix_hit`` is unused."""
     rng = np.random.default_rng(12345)
     z = rng.standard_normal((3, N_SAMPLES))
     u = np.random.default_rng(54321).uniform(size=N_SAMPLES)
@@ -435,10 +457,8 @@ def _request_samples(setup: Setup, p: dict, df: pd.DataFrame, dists, evicted=0.0
         osl = np.minimum(osl, dists.max_output_tokens)
     n = len(df)
     ev = np.broadcast_to(np.asarray(evicted, float), (n,))[:, None]
-    new2 = new[None, :] + ev * (ctx[None, :] - new[None, :])
-    if prefix_hit is not None:
-        hit = np.broadcast_to(np.asarray(prefix_hit, float), (n,))[:, None]
-        new2 = np.where(np.isfinite(hit), ctx[None, :] * (1.0 - hit), new2)
+    miss = np.random.default_rng(24680).uniform(size=N_SAMPLES)[None, :] < ev    # re-prefills its whole context
+    new2 = np.where(miss, ctx[None, :], new[None, :])
     flat = {k: np.repeat(np.asarray(p[k], float), N_SAMPLES) for k in ("gpus", "tp", "ep", "pp")}
     flat.update(new=new2.ravel(), isl=np.broadcast_to(ctx[None, :], (n, N_SAMPLES)).ravel())
     cm = compiled(setup.model)
