@@ -53,7 +53,24 @@ def test_unmet_slo_names_the_field():
     with pytest.raises(SpecError, match="slo.ttft_ms"):
         SLO(50, -1)
     with pytest.raises(SpecError, match="slo.percentile"):
-        SLO(50, 1000, 99)
+        SLO(50, 1000, 100)
+    with pytest.raises(SpecError, match="slo.ttft_percentile"):
+        SLO(50, 1000, 25, 0)
+
+
+def test_ttft_quantile_is_the_queue_tail_hand_checked():
+    """TTFT_q = mean - E[W] + (E[W]/rho) ln(rho/(1-q)): rho 0.5, E[W] 100 ms, mean 600 ms -> P95 = 500 + 200 ln 10
+    = 960.5 ms; at P50, ln(1) = 0 -> the wait's median is 0 (P(W > 0) = rho = 0.5): 500 ms."""
+    import math
+
+    import pandas as pd
+
+    from perfmodel.analyses.agents import ttft_quantile_ms
+    df = pd.DataFrame({"ttft_mean_ms": [600.0], "prefill_queue_ms": [100.0], "prefill_utilization": [0.5]})
+    assert ttft_quantile_ms(df, 95)[0] == pytest.approx(500 + 200 * math.log(10))
+    assert ttft_quantile_ms(df, 50)[0] == pytest.approx(500.0)
+    slo = SLO(20, 10_000, 25, 95)
+    assert slo.ttft_column == "ttft_p95_ms" and "p25" in slo.text() and "TTFT p95" in slo.text()
 
 
 def _rec(**kw):

@@ -203,7 +203,6 @@ def test_predict_agentic_disaggregated_scenario_hits_the_live_sessions():
     assert 0 < row["prefix_hit"] <= 0.9
 
 
-@pytest.mark.skip(reason="after the merge with the pool search (engine/pools.py) the frontier enumerates disaggregated pools for fixed workloads only; agentic sessions on pools run in predict (agentic_disaggregated): open gap, issue 12")
 def test_frontier_enumerates_agentic_sessions_on_disaggregated_pools():
     from perfmodel.analyses.deployments import DeploymentSpace
     from perfmodel.analyses.frontier import candidates

@@ -190,9 +190,6 @@ def serving(rows: pd.DataFrame, ctx: Context) -> pd.DataFrame:
     if not ctx.disaggregation:
         ctx.notes.append("disaggregation off: the profile's engine does not support it")
         return base
-    if ctx.agentic:
-        ctx.notes.append("disaggregation not enumerated for agentic sessions (the engine models them aggregated)")
-        return base
     # the decode instance's layout; the prefill pool and both counts are chosen per point (engine/pools.py)
     dis = rows[rows["pp"] == 1].assign(serving="disaggregated", mix=0.0, prefill_ratio=np.nan)
     return pd.concat([base, dis], ignore_index=True)

@@ -98,7 +98,10 @@ def _evaluate_mode(setup, rows: pd.DataFrame, wl: WorkloadInfo, code: int, pools
         if pools is None:
             raise SpecError("disaggregated rows without pf_gpus/pf_tp/pf_ep/instances/pf_instances need a pool "
                             "search", field="serving")
-        return disaggregated_search(setup, {**pts, "mix": 0.0}, pools).reset_index(drop=True)
+        found = disaggregated_search(setup, {**pts, "mix": 0.0}, pools).reset_index(drop=True)
+        if not wl.agentic:
+            return found
+        return _agentic_on_found_pools(setup, pts, found, wl, tier)
     if mode == "disaggregated":
         pf = {"gpus": rows["pf_gpus"].to_numpy(float), "tp": rows["pf_tp"].to_numpy(float),
               "ep": rows["pf_ep"].to_numpy(float)}
@@ -111,3 +114,20 @@ def _evaluate_mode(setup, rows: pd.DataFrame, wl: WorkloadInfo, code: int, pools
     if wl.agentic and mode == "aggregated":
         return agentic(setup, pts, wl.pause_s, tier, dists=wl.dists).reset_index(drop=True)
     return evaluate(setup, pts)
+
+
+def _agentic_on_found_pools(setup, pts: dict, found: pd.DataFrame, wl: WorkloadInfo, tier: bool) -> pd.DataFrame:
+    """Agentic sessions on the pools the search chose (engine/pools.py sizes them on the workload's mean uncached
+    input): each point evaluated again as sessions on that prefill layout and those counts
+    (engine/serving.agentic_disaggregated: prefixes cached on the prefill pool, eviction re-prefills, paused
+    sessions); the search's pool verdict (``pool_fits``, the budget) is kept."""
+    pf = {k: found[f"pf_{k}"].to_numpy(float) for k in ("gpus", "tp", "ep")}
+    out = agentic_disaggregated(setup, {**pts, "mix": 0.0}, pf, found["instances"].to_numpy(float),
+                                found["pf_instances"].to_numpy(float), wl.pause_s, tier,
+                                dists=wl.dists).reset_index(drop=True)
+    ok = found["pool_fits"].to_numpy(bool)
+    out["pool_fits"] = ok
+    out["fits"] = out["fits"].to_numpy(bool) & found["fits"].to_numpy(bool)
+    out["fit_reason"] = np.where(ok, out["fit_reason"].to_numpy(object), found["fit_reason"].to_numpy(object))
+    out["bound"] = np.where(ok, out["bound"].to_numpy(object), "pool_budget")
+    return out

@@ -651,6 +651,19 @@ def _inherit_ttft(claim: ClaimSpec, out: dict, store: CurveStore) -> dict:
                     + (f" {out['condition']}" if out.get("condition") else "") + f"; {out['reason']}")
 
 
+def read_on(claim: ClaimSpec, wl: str) -> str:
+    """The workload version and the statistic a claim is read on, e.g. 'agentx (AgentX as the seed articles
+    describe it), P90 E2E-normalised per-user speed': the claim's own percentile and axis where it states them,
+    else the workload's published convention (workloads/*.yaml ``interactivity_percentile``, ``interactivity``)."""
+    w = catalog.workload(wl)
+    p = claim.at or claim.to
+    e2e = (p.interactivity == "e2e") if (p and p.interactivity) else getattr(w, "interactivity", "itl") == "e2e"
+    q = p.percentile if (p and p.percentile) else w.interactivity_percentile
+    kind = "E2E-normalised" if e2e else "decode (1/TPOT)"
+    src = "claim" if (p and p.percentile) else "workload convention"
+    return f"{w.id}, P{q:g} {kind} per-user speed ({src}); throughput counts {w.throughput_counts} tokens"
+
+
 def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict:
     """Check one claim (id, path or ClaimSpec). Returns a JSON-ready dict with ``verdict``, ``condition``,
     ``reason``, the model's value, interval and band, each system's curve end (and its range), sensitivity, the
@@ -693,6 +706,7 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     wl = claim.workload or DEFAULT_WORKLOAD
     if claim.workload is None:
         out["assumptions"].append(f"workload unstated: {wl} assumed")
+    out["read_on"] = read_on(claim, wl)
     if p and p.interactivity == "e2e" and p.percentile in (50, 90):
         out["assumptions"].append(f"P{p.percentile:.0f} E2E axis: the queue's P{p.percentile:.0f} TTFT for "
                                   "requests of the workload's median lengths (the catalog publishes no spread of "

@@ -156,20 +156,47 @@ def _snapshots(setup: Setup, isl, osl):
     return snapshot_factor(kv_bytes_per_token(m, fmt), states, isl), snapshot_lost_tokens(states, osl)
 
 
+def miss_share(evicted, isl, hit_uncached, prefix_hit=None) -> np.ndarray:
+    """Share of requests that re-prefill their whole context: ``evicted`` (the cache model's), or, where a hit h
+    is forced, the miss share e of the hit/miss mixture whose mean uncached input is isl (1 - h):
+        (1 - e) u_hit + e isl = isl (1 - h)  ->  e = (isl (1 - h) - u_hit) / (isl - u_hit), clipped to [0, 1]
+    (u_hit: the uncached input of a request that finds its prefix)."""
+    ev = np.asarray(evicted, float)
+    if prefix_hit is None:
+        return ev
+    isl, u = np.asarray(isl, float), np.asarray(hit_uncached, float)
+    hit = np.broadcast_to(np.asarray(prefix_hit, float), np.shape(isl))
+    e = np.clip((isl * (1.0 - np.nan_to_num(hit)) - u) / np.maximum(isl - u, 1e-9), 0.0, 1.0)
+    return np.where(np.isfinite(hit), e, ev)
+
+
+def forced_uncached(uncached, isl, prefix_hit=None) -> np.ndarray:
+    """Uncached input per request with a measured hit forced: isl (1 - hit) where ``prefix_hit`` is finite, the
+    cache model's ``uncached`` elsewhere (NaN or None: not forced)."""
+    if prefix_hit is None:
+        return np.asarray(uncached, float)
+    hit = np.broadcast_to(np.asarray(prefix_hit, float), np.shape(uncached))
+    return np.where(np.isfinite(hit), np.asarray(isl, float) * (1.0 - np.nan_to_num(hit)), uncached)
+
+
 def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists, evicted, workers, routing,
-                           symbol_values: dict) -> np.ndarray:
+                           symbol_values: dict, prefix_hit=None) -> np.ndarray:
     """P50 TTFT of the median request, ms. The closed loop's P50 TTFT is built around the MEAN request's own
     prefill (throughput needs means); a median is read at the median request: context L50 = the context
-    median, uncached tokens u50 = uncached_input(L50, new50, osl50, evicted) (prefix_cache.py, same routing and
-    snapshot losses). P50 = TTFT_p50 - prefill(mean request) + prefill(median request), on ``layout`` (the
-    instance that prefills: the aggregated instance, or one prefill instance)."""
+    median. A request either finds its prefix (uncached: uncached_input(L50, new50, osl50, 0), prefix_cache.py,
+    same routing and snapshot losses) or re-prefills its whole context (share ``evicted``, a mixture, not a
+    blend), so the median request misses only when more than half do: u50 = L50 if evicted > 1/2.
+    P50 = TTFT_p50 - prefill(mean request) + prefill(median request), on ``layout`` (the instance that
+    prefills: the aggregated instance, or one prefill instance). ``prefix_hit`` is unused (a forced hit enters
+    as its miss share, ``miss_share``)."""
     n = len(np.asarray(ttft_ms))
     L50 = dists.context_tokens.median
     new50 = min(dists.new_tokens_per_turn.median, L50)
     osl50 = dists.output_tokens.median
     f = lambda v: np.broadcast_to(np.asarray(v, float), (n,))  # noqa: E731
     _, lost = _snapshots(setup, f(L50), f(osl50))
-    u50 = uncached_input(f(L50), f(new50), f(osl50), f(evicted), workers, routing, lost)
+    hit50 = uncached_input(f(L50), f(new50), f(osl50), np.zeros(n), workers, routing, lost)
+    u50 = np.where(f(evicted) > 0.5, f(L50), hit50)
     mean_isl = f(layout["isl"])
     base = {k: f(layout[k]) for k in ("gpus", "tp", "ep")}
     base["pp"] = f(layout.get("pp", 1.0))
@@ -179,13 +206,20 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     return np.asarray(ttft_ms, float) + (t(f(L50), u50) - t(mean_isl, f(mean_new))) * 1e3
 
 
+LANE_ITERATIONS = 8      # fixed-point passes when benchmark lanes pause between requests (converges in ~5)
+
+
 def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterations: int = 3,
             dists=None, percentile: float | None = None, symbol_values: dict | None = None,
-            pool_gb_per_gpu: float = 0.0, workers=1.0, routing: str | None = None) -> pd.DataFrame:
+            pool_gb_per_gpu: float = 0.0, workers=1.0, routing: str | None = None,
+            prefix_hit=None, ttft_percentiles=()) -> pd.DataFrame:
     """Evaluate agentic sessions at decode batch B (sessions generating). Adds live sessions and KV residency.
 
     Live sessions per instance S = max(B (t_busy + pause) / t_busy, clients), clients = the closed loop's
-    ``concurrency`` (clients waiting for a slot hold a prefix too). The S - B non-running prefixes compete for
+    ``concurrency`` (clients waiting for a slot hold a prefix too). A benchmark's ``concurrency`` counts lanes
+    that pause ``pause_s`` between a response and their next request (AgentX replays the trace's think times):
+    only lanes t_cyc / (t_cyc + pause) of them are in the serving loop at once (the interactive response-time
+    law, t_cyc = mean TTFT + osl TPOT), solved in the same fixed point. The S - B non-running prefixes compete for
     the cache tiers, in order: spare HBM of the instance; ``pool_gb_per_gpu`` of spare HBM elsewhere in the
     scale-up domain pooled Mooncake-style (reloaded over the scale-up link); the host tier (reloaded over the
     host link); else eviction (re-prefill of the whole context). Shares follow the LRU working-set law of
@@ -197,6 +231,11 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     which changes how many sessions are live. With ``dists`` (the workload's length distributions)
     ``ttft_ms`` is the median request's P50 (``median_request_ttft_ms``; the mean request's is
     ``ttft_mean_request_ms``).
+    ``ttft_percentiles`` (e.g. (90,)): adds ``ttft_p90_request_ms``, the P90 over requests
+    (``request_ttft_percentile``, needs ``dists``).
+    ``prefix_hit`` (a share per point, NaN where not forced, or None): the measured hit forced (a run the
+    source says lost prefix reuse, or a published hit rate): every request prefills isl (1 - prefix_hit) tokens whatever the cache model gives; the
+    residency shares (and the host-tier reload of the hit part) are still computed.
     """
     p = _arrays(points)
     routing = routing or setup.profile.prefix_cache.routing
@@ -205,17 +244,25 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     clients = np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"])
     zeros = np.zeros_like(base_new)
     evicted, reload, pool_reload = zeros, zeros, zeros
-    new = uncached_input(isl, base_new, osl, zeros, workers, routing, lost)
+    new = forced_uncached(uncached_input(isl, base_new, osl, zeros, workers, routing, lost), isl, prefix_hit)
     hw = symbol_values if symbol_values is not None else setup.symbol_values()
     host_bytes = hw["C_host"] * hw["f_mem"]
     n = len(base_new)
-    pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload}
+    lanes = p["concurrency"]                       # the benchmark's lanes (NaN: the batch sets the sessions)
+    in_loop = lanes.copy()                         # lanes not in a tool pause: the closed loop's clients
+    if pause_s > 0 and np.isfinite(lanes).any():
+        iterations = max(iterations, LANE_ITERATIONS)
+    pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop}
     df = evaluate(setup, pts, symbol_values=hw)
     for it in range(iterations):
         batch = df["batch"].to_numpy(float)
         tpot = df["tpot_ms"].to_numpy() / 1e3
         t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
         sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)
+        # interactive response-time law: a lane cycles request (t_cyc = mean TTFT + osl TPOT) then pause Z, so
+        # lanes t_cyc / (t_cyc + Z) of them are in the serving loop at a time
+        t_cyc = df["ttft_mean_ms"].to_numpy() / 1e3 + osl * tpot
+        in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_cyc / (t_cyc + pause_s), 1.0), lanes)
         paused = sessions - batch
         per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
         spare_hbm = np.maximum(df["kv_max_batch"].to_numpy() - batch, 0) / f_snap   # prefixes' worth of spare HBM
@@ -225,15 +272,17 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         pool_sessions = pool_gb_per_gpu * 1e9 / per_session * dp
         (s_hbm, s_pool, s_host), evicted = tier_shares(competing(paused, workers, routing),
                                                        [spare_hbm, pool_sessions, host_sessions])
-        new_next = uncached_input(isl, base_new, osl, evicted, workers, routing, lost)
+        new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, workers, routing, lost), isl,
+                                   prefix_hit)
         if it == iterations - 1:
             break
-        changed = _moved(new_next, new, isl) | _moved(s_host, reload) | _moved(s_pool, pool_reload)
-        new, reload, pool_reload = new_next, s_host, s_pool
+        changed = (_moved(new_next, new, isl) | _moved(s_host, reload) | _moved(s_pool, pool_reload)
+                   | _moved(np.nan_to_num(in_loop_next), np.nan_to_num(in_loop), np.nan_to_num(lanes) * 1e3))
+        new, reload, pool_reload, in_loop = new_next, s_host, s_pool, in_loop_next
         if not changed.any():
             break
         idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
-        sub = {**p, "new": new, "reload": reload, "pool_reload": pool_reload}
+        sub = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop}
         df = _merge(df, evaluate(setup, _take(sub, idx, n), symbol_values=_take(hw, idx, n)), idx)
     df = df.copy()
     in_host = s_host * paused
@@ -250,6 +299,12 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     df["cache_working_set_gb_per_gpu"] = competing(paused, workers, routing) * per_session / dp / 1e9
     df["cache_capacity_gb_per_gpu"] = (spare_hbm + pool_sessions + host_sessions) * per_session / dp / 1e9
     df["routing"] = routing
+    if prefix_hit is not None:           # a forced hit: its miss share of the hit/miss mixture
+        evicted = miss_share(evicted, isl, uncached_input(isl, base_new, osl, zeros, workers, routing, lost),
+                             prefix_hit)
+        held = np.isfinite(np.broadcast_to(np.asarray(prefix_hit, float), isl.shape))
+        df["evicted_share"] = np.where(held, evicted * paused / np.where(sessions > 0, sessions, 1.0),
+                                       df["evicted_share"].to_numpy())
     if dists is not None and percentile is not None:
         q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw)
         df[f"tps_per_user_e2e_p{percentile:g}"] = q
@@ -258,12 +313,14 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         df["ttft_mean_request_ms"] = df["ttft_ms"]
         df["ttft_ms"] = median_request_ttft_ms(setup, p, df["ttft_ms"].to_numpy(), df["uncached_input"].to_numpy(),
                                                dists, evicted, workers, routing, hw)
+        for q in ttft_percentiles:
+            df[f"ttft_p{q:g}_request_ms"] = request_ttft_percentile(setup, p, df, dists, q, evicted, hw)
     return df
 
 
 def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances, pause_s: float,
                           host_tier: bool, iterations: int = 3, symbol_values: dict | None = None,
-                          routing: str | None = None, dists=None) -> pd.DataFrame:
+                          routing: str | None = None, dists=None, prefix_hit=None) -> pd.DataFrame:
     """Agentic sessions on disaggregated pools: a turn's uncached suffix is prefilled on the prefill pool, its
     KV moves to the decode pool, decode runs there (``disaggregated``).
 
@@ -276,6 +333,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     other requests' prefill, so not to the prefill pool's rate). The KV transfer moves the whole context.
     With ``dists`` (the workload's length distributions) ``ttft_ms`` is the median request's P50
     (``median_request_ttft_ms``, on one prefill instance; the mean request's is ``ttft_mean_request_ms``).
+    ``prefix_hit``: a measured hit forced, as in ``agentic``; lanes pausing between requests as in ``agentic``.
     """
     p = _arrays(points)
     vals = symbol_values if symbol_values is not None else setup.symbol_values()
@@ -295,28 +353,36 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     host_prefixes = vals["C_host"] * vals["f_mem"] / per_session * pf_dp if host_tier else np.zeros(n)
     bw_host = np.minimum(vals["BW_host"], vals["BW_hmem"]) * vals["e_ln"]
     evicted, s_host = np.zeros(n), np.zeros(n)
-    new = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost)
+    new = forced_uncached(uncached_input(isl, base_new, osl, evicted, pinst, routing, lost), isl, prefix_hit)
     reload_s = np.zeros(n)
     pf_arr = {k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}
+    lanes = p["concurrency"]                      # lanes per decode instance; those not pausing are in the loop
+    in_loop = lanes.copy()
+    if pause_s > 0 and np.isfinite(lanes).any():
+        iterations = max(iterations, LANE_ITERATIONS)
 
     def run(idx=None):
         sel = (lambda d: d) if idx is None else (lambda d: _take(d, idx, n))  # noqa: E731
-        return disaggregated(setup, sel({**p, "new": new}), sel(pf_arr), sel({"i": inst})["i"],
-                             sel({"i": pinst})["i"], symbol_values=sel(vals), extra_prefill_s=sel({"r": reload_s})["r"])
+        return disaggregated(setup, sel({**p, "new": new, "concurrency": in_loop}), sel(pf_arr),
+                             sel({"i": inst})["i"], sel({"i": pinst})["i"], symbol_values=sel(vals),
+                             extra_prefill_s=sel({"r": reload_s})["r"])
 
     out = run()
     for it in range(iterations):
         batch = out["batch"].to_numpy(float)
         t_busy = out["ttft_mean_ms"].to_numpy() / 1e3 + osl * out["tpot_ms"].to_numpy() / 1e3
+        in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_busy / (t_busy + pause_s), 1.0), lanes)
         sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)        # per decode instance
         paused = inst * (sessions - batch) / np.maximum(pinst, 1e-9)                # per prefill instance
         (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes])
-        new_next = uncached_input(isl, base_new, osl, evicted, pinst, routing, lost)
+        new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, pinst, routing, lost), isl,
+                                   prefix_hit)
         reload_next = s_host * request_kv_bytes(setup, isl - new_next) / (pfp["gpus"] * bw_host)
         if it == iterations - 1:
             break
-        changed = _moved(new_next, new, isl) | _moved(reload_next, reload_s)
-        new, reload_s = new_next, reload_next
+        changed = (_moved(new_next, new, isl) | _moved(reload_next, reload_s)
+                   | _moved(np.nan_to_num(in_loop_next), np.nan_to_num(in_loop), np.nan_to_num(lanes) * 1e3))
+        new, reload_s, in_loop = new_next, reload_next, in_loop_next
         if not changed.any():
             break
         idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
@@ -333,9 +399,11 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     out["host_reload_ms"] = reload_s * 1e3
     out["routing"] = routing
     if dists is not None:
+        miss = miss_share(evicted, isl, uncached_input(isl, base_new, osl, np.zeros(n), pinst, routing, lost),
+                          prefix_hit)
         out["ttft_mean_request_ms"] = out["ttft_ms"]
         out["ttft_ms"] = median_request_ttft_ms(setup, {**pfp, "isl": isl}, out["ttft_ms"].to_numpy(),
-                                                out["uncached_input"].to_numpy(), dists, evicted, pinst, routing,
+                                                out["uncached_input"].to_numpy(), dists, miss, pinst, routing,
                                                 vals)
     return out
 
@@ -348,7 +416,7 @@ def _lognormal_samples(dist, z: np.ndarray) -> np.ndarray:
 
 
 def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists, percentile: float,
-                                 evicted=0.0, symbol_values: dict | None = None) -> np.ndarray:
+                                 evicted=0.0, symbol_values: dict | None = None, prefix_hit=None) -> np.ndarray:
     """AgentX e2e_norm_intvty_q = 1 / percentile_q(E2E_i / OSL_i), per operating point.
 
     Requests i are drawn (fixed seed, N_SAMPLES) from the workload's log-normal distributions of context,
@@ -361,6 +429,24 @@ def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists,
     progress, the decode batch riding along its chunks). So the percentile sees the queue's spread, not only
     its mean. Evaluated as one (points x samples) array through the compiled prefill equations.
     """
+    ttft, osl, tpot = _request_samples(setup, p, df, dists, evicted, symbol_values, prefix_hit)
+    ratio = (ttft + osl[None, :] * tpot) / osl[None, :]
+    return 1.0 / np.percentile(ratio, percentile, axis=1)
+
+
+def request_ttft_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists, percentile: float, evicted=0.0,
+                            symbol_values: dict | None = None, prefix_hit=None) -> np.ndarray:
+    """P``percentile`` of TTFT over requests, ms, from the same request samples as
+    ``e2e_interactivity_percentile`` (length spread x the queue's exponential tail)."""
+    ttft, _osl, _tpot = _request_samples(setup, p, df, dists, evicted, symbol_values, prefix_hit)
+    return np.percentile(ttft, percentile, axis=1) * 1e3
+
+
+def _request_samples(setup: Setup, p: dict, df: pd.DataFrame, dists, evicted=0.0,
+                     symbol_values: dict | None = None, prefix_hit=None):
+    """(TTFT_i s (points x N_SAMPLES), OSL_i (N_SAMPLES,), TPOT s (points x 1)): the request draws of
+    ``e2e_interactivity_percentile``. Request i misses its prefix (prefills its whole context) with
+    probability ``evicted`` (a forced hit enters as its miss share, ``miss_share``); ``prefix_hit`` is unused."""
     rng = np.random.default_rng(12345)
     z = rng.standard_normal((3, N_SAMPLES))
     u = np.random.default_rng(54321).uniform(size=N_SAMPLES)
@@ -371,7 +457,8 @@ def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists,
         osl = np.minimum(osl, dists.max_output_tokens)
     n = len(df)
     ev = np.broadcast_to(np.asarray(evicted, float), (n,))[:, None]
-    new2 = new[None, :] + ev * (ctx[None, :] - new[None, :])
+    miss = np.random.default_rng(24680).uniform(size=N_SAMPLES)[None, :] < ev    # re-prefills its whole context
+    new2 = np.where(miss, ctx[None, :], new[None, :])
     flat = {k: np.repeat(np.asarray(p[k], float), N_SAMPLES) for k in ("gpus", "tp", "ep", "pp")}
     flat.update(new=new2.ravel(), isl=np.broadcast_to(ctx[None, :], (n, N_SAMPLES)).ravel())
     cm = compiled(setup.model)
@@ -386,8 +473,7 @@ def e2e_interactivity_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists,
     base = np.maximum(df["ttft_mean_ms"].to_numpy()[:, None] / 1e3 - w_mean - own - step, 0.0)
     wait = w_mean / rho * np.maximum(0.0, np.log(rho / (1 - u[None, :])))
     ttft = base + wait + pre + step
-    ratio = (ttft + osl[None, :] * tpot) / osl[None, :]
-    return 1.0 / np.percentile(ratio, percentile, axis=1)
+    return ttft, osl, tpot
 
 
 def sessions_to_batch(setup: Setup, points: dict, pause_s: float, sessions, host_tier: bool,

@@ -166,7 +166,8 @@ def _claims_csv(results: list[dict], d: Path) -> pd.DataFrame:
         sv = {k: (v.get("ratio", v.get("value"))) for k, v in sens.items()}
         sysd = r.get("systems") or []
         rows.append({
-            "id": r["id"], "kind": r["kind"], "metric": r.get("metric"), "at": r.get("at"), "claimed": r["claimed"],
+            "id": r["id"], "kind": r["kind"], "metric": r.get("metric"), "at": r.get("at"),
+            "read_on": r.get("read_on"), "claimed": r["claimed"],
             "model_value": m.get("value"), "band_low": band[0], "band_high": band[1],
             "central": m.get("central", m.get("value")),
             "interval_low": (m.get("interval") or [None, None])[0],

@@ -188,6 +188,8 @@ def render(results, claims_df, attr, figs, fr_md, at_md, assumptions, acc=None, 
     L.append("|---|---|---|---|---|---|")
     for r in results:
         what = f"{r.get('metric', '')}, {r.get('at', '')}" if r["kind"] != "spec_ratio" else f"spec {r['metric']}"
+        if r.get("read_on"):
+            what += f"; read on {r['read_on']}"
         L.append(f"| `{r['id']}` | {what} | {_claimed(r)} | {_model_cell(r)} | {_distance_cell(r)} | {_v(r)} |")
     def outside(r):
         z = (r.get("distance") or {}).get("z")

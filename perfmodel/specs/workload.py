@@ -52,7 +52,19 @@ class Agentic(Strict):
     tool_pause_s: Dist | None = Field(None, description="Pause between a turn's end and the next request (tool "
                                       "latency), s; None: a closed-loop replay, the next request follows at once")
     max_hit_rate: float | None = Field(None, ge=0, le=1, description="Published prefix-hit ceiling, for checks")
+    replay_start_ratio: tuple[float, float] | None = Field(
+        None, description="The harness starts each replayed session at a uniform fraction of its trajectory in "
+                          "this range (AgentX from 2026-07-30: 0.25-0.75); its first replayed request prefills "
+                          "the context reached there uncached")
     max_output_tokens: int | None = Field(None, gt=0)
+
+    @property
+    def replayed_turns(self) -> float | None:
+        """Requests per replayed session: turns x (1 - mean start fraction); None without a replay start."""
+        if self.replay_start_ratio is None or self.turns is None:
+            return None
+        lo, hi = self.replay_start_ratio
+        return max(self.turns.mean_value * (1.0 - (lo + hi) / 2.0), 1.0)
 
     @property
     def pause_s(self) -> float:
@@ -79,6 +91,13 @@ class WorkloadSpec(Strict):
     throughput_counts: Literal["total", "output"] = Field(
         "total", description="What the headline throughput counts: total = input incl. cached + output")
     interactivity_percentile: float = Field(50, gt=0, lt=100, description="Percentile of per-user speed reported")
+    slo_speed_percentile: float | None = Field(None, gt=0, lt=100, description="Capacity benchmarks (AA-AgentPerf): "
+                                               "percentile at which the output-speed floor is read")
+    slo_ttft_percentile: float | None = Field(None, gt=0, lt=100, description="Capacity benchmarks: percentile at "
+                                              "which the TTFT limit is read")
+    interactivity: Literal["itl", "e2e"] = Field(
+        "itl", description="What the per-user speed is: itl = 1 / TPOT while decoding; e2e = OSL / E2E latency "
+                           "(AgentX's e2e_norm_intvty, TTFT and queueing included)")
 
     @model_validator(mode="after")
     def _kind(self):

@@ -22,8 +22,11 @@ from ..engine.serving import disaggregated
 from ..errors import SpecError
 from ..acceptance_priors import record_acceptance
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
-from .predict_rows import Unsupported, point_inputs, predict_record, prefill_pool, profile_id
+from .predict_rows import (Unsupported, agentic_inputs, agentic_metric, agentic_pool_inputs, finish_agentic,
+                           point_inputs, predict_record, prefill_pool, profile_id)
+from .workload_versions import record_host_tier, record_workload_spec
 from .records import Record
+from .workload_versions import resolve_record
 
 BATCHED_METRICS = {"tpot_ms": "tpot_ms", "ttft_ms": "ttft_ms", "tps_per_user": "tps_per_user",
                    "max_tps_per_user": "tps_per_user", "output_tps_per_gpu": "output_tps_per_gpu",
@@ -38,16 +41,41 @@ class Plan:
     groups: dict[tuple, list[tuple[int, dict]]] = field(default_factory=dict)
     single: list[int] = field(default_factory=list)
     unsupported: dict[int, str] = field(default_factory=dict)
+    agentic: dict[tuple, list[tuple[int, object]]] = field(default_factory=dict)   # key -> [(row, AgenticInputs)]
+    agentic_pools: dict[tuple, list[tuple[int, dict, dict]]] = field(default_factory=dict)  # [(row, pts, pool)]
+
+
+def _agentic(rec: Record) -> bool:
+    """Agentic rows go through predict_record (sessions, prefix-cache residency: engine/serving.agentic)."""
+    return bool(rec.workload) and catalog.workload(rec.workload).kind == "agentic"
 
 
 def plan(records: list[Record]) -> Plan:
     pl = Plan(list(records))
     for i, rec in enumerate(pl.records):
         try:
+            rec = pl.records[i] = resolve_record(rec)
             pid = profile_id(rec)
             m = catalog.model(rec.model)
             catalog.hardware(rec.hardware)
-            batched = (rec.kind == "point" and rec.metric in BATCHED_METRICS
+            if (rec.kind == "point" and rec.metric in BATCHED_METRICS and _agentic(rec)
+                    and rec.serving in (None, "aggregated")):
+                w = record_workload_spec(rec)
+                pts, _pooled = point_inputs(rec, m)
+                a = agentic_inputs(rec, m, pts, w)
+                key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid, w.id,
+                       a.host, a.q, a.ttft_qs)
+                pl.agentic.setdefault(key, []).append((i, a))
+                continue
+            if (rec.kind == "point" and rec.metric in BATCHED_METRICS and _agentic(rec)
+                    and rec.serving == "disaggregated"):
+                pts, pooled = point_inputs(rec, m)
+                pts, pool = agentic_pool_inputs(rec, m, pts, pooled)
+                key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid,
+                       record_workload_spec(rec).id, record_host_tier(rec))
+                pl.agentic_pools.setdefault(key, []).append((i, pts, pool))
+                continue
+            batched = (rec.kind == "point" and rec.metric in BATCHED_METRICS and not _agentic(rec)
                        and rec.serving in (None, "aggregated", "decode_only", "disaggregated"))
             pts, pooled = point_inputs(rec, m) if batched else ({}, False)
             if not batched or (rec.serving == "disaggregated" and not pooled):
@@ -94,6 +122,10 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
                 pl.unsupported.setdefault(i, f"memory: {df['fit_reason'].to_numpy()[j * S]}")
                 continue
             out[i] = df[col].to_numpy(float)[j * S:(j + 1) * S]
+    for key, rows in pl.agentic.items():
+        _agentic_group(pl, key, rows, profiles, prof_vals, rate, S, out)
+    for key, rows in pl.agentic_pools.items():
+        _agentic_pool_group(pl, key, rows, profiles, prof_vals, rate, S, out)
     for i in pl.single:
         rec = pl.records[i]
         try:
@@ -101,3 +133,56 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
         except (Unsupported, SpecError):
             pl.unsupported.setdefault(i, "unsupported")
     return out
+
+
+def _setup_vals(key, m: int, profiles: dict, prof_vals: dict, S: int):
+    hw, model, weights, kv, pid = key[:5]
+    setup = Setup(catalog.hardware(hw), catalog.model(model), profiles[pid], weights=weights, kv_cache=kv)
+    vals = setup.symbol_values("value")
+    bound = bind_profile(prof_vals)
+    vals.update({k: np.tile(np.asarray(v, float), m) if np.size(v) == S and np.ndim(v) else v
+                 for k, v in bound.items()})
+    return setup, vals
+
+
+def _agentic_pool_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: dict, rate, S: int,
+                        out: np.ndarray) -> None:
+    """Disaggregated agentic point rows of one setup, workload and host tier: ONE call of
+    engine/serving.agentic_disaggregated over every (record, sample) pair, each with its own pools."""
+    from ..engine.serving import agentic_disaggregated
+    w = record_workload_spec(pl.records[rows[0][0]])
+    m = len(rows)
+    setup, vals = _setup_vals(key, m, profiles, prof_vals, S)
+    keys = list(rows[0][1])
+    pts = {k: np.repeat([float(p[k]) for _i, p, _pool in rows], S) for k in keys}
+    pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate) for i, _p, _pool in rows])
+    col = lambda name: np.repeat([float(pool[name]) for _i, _p, pool in rows], S)  # noqa: E731
+    hit = np.repeat([np.nan if pl.records[i].prefix_hit is None else pl.records[i].prefix_hit
+                     for i, _p, _pool in rows], S)
+    df = agentic_disaggregated(setup, pts, dict(gpus=col("pf_gpus"), tp=col("pf_tp"), ep=col("pf_ep")),
+                               col("instances"), col("pf_instances"), w.agentic.pause_s, key[6],
+                               symbol_values=vals, dists=w.agentic, prefix_hit=hit)
+    for j, (i, _p, _pool) in enumerate(rows):
+        out[i] = df[agentic_metric(pl.records[i], df)].to_numpy(float)[j * S:(j + 1) * S]
+
+
+def _agentic_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: dict, rate, S: int,
+                   out: np.ndarray) -> None:
+    """Aggregated agentic point rows of one setup, workload, host tier and statistic: ONE call of
+    engine/serving.agentic over every (record, sample) pair (record-major, sample-minor), each record with its
+    own lanes, workers and forced hit (NaN: the cache model's)."""
+    from ..engine.serving import agentic
+    host, q, ttft_qs = key[6:]
+    w = record_workload_spec(pl.records[rows[0][0]])
+    m = len(rows)
+    setup, vals = _setup_vals(key, m, profiles, prof_vals, S)
+    keys = [k for k in rows[0][1].pts]
+    pts = {k: np.repeat([float(a.pts[k]) for _i, a in rows], S) for k in keys}
+    pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate) for i, _a in rows])
+    workers = np.repeat([a.workers for _i, a in rows], S)
+    hit = np.repeat([a.hit for _i, a in rows], S)
+    df = agentic(setup, pts, w.agentic.pause_s, host, symbol_values=vals, workers=workers, dists=w.agentic,
+                 percentile=q, prefix_hit=hit, ttft_percentiles=ttft_qs)
+    df = finish_agentic(rows[0][1], df)
+    for j, (i, _a) in enumerate(rows):
+        out[i] = df[agentic_metric(pl.records[i], df)].to_numpy(float)[j * S:(j + 1) * S]

@@ -58,6 +58,7 @@ from ..acceptance_priors import record_acceptance
 from ..specs.model import MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .records import Record
+from .workload_versions import record_host_tier, record_statistic, record_workload_spec, resolve_record
 
 ENGINE_PROFILE = {"sglang": "sglang", "vllm": "vllm", "trtllm": "trtllm", "dynamo-trtllm": "dynamo-trtllm",
                   "dynamo-sglang": "dynamo-sglang", "dynamo-vllm": "dynamo-vllm", "deepseek": "sglang",
@@ -155,7 +156,7 @@ def prefill_rate(ctx: Ctx, gpus: float, tp: float, ep: float, isl: float, new: f
 def lengths(rec: Record) -> tuple[float, float, float]:
     if rec.workload:
         from ..api import workload_lengths
-        w = workload_lengths(rec.workload)
+        w = workload_lengths(record_workload_spec(rec))
         return w["isl"], w["osl"], w["new"]
     hit = rec.prefix_hit or 0.0
     return rec.isl, rec.osl, rec.isl * (1 - hit)
@@ -168,6 +169,10 @@ def layout(rec: Record, model, instance: int | None) -> tuple[float, float, floa
     if G is None:
         G = max(rec.tp or 1, rec.ep or 1) if dp else (rec.tp or 1)
     tp = rec.tp or (1 if dp else G)
+    if dp and tp == G and G > 1:
+        # attention data-parallel over the whole instance with tp = its GPUs is SGLang's "--tp G --dp G
+        # --enable-dp-attention": attention DP G at attention TP 1 (a DP of one would not be data-parallel)
+        tp = 1
     ep = rec.ep or (G if is_moe(model) else 1)
     if not dp and G != tp:
         if rec.tp is None:
@@ -191,7 +196,12 @@ def point_inputs(rec: Record, m) -> tuple[dict, bool]:
     if pooled:
         inst = rec.decode_gpus // decode_workers(rec)
     G, tp, ep = layout(rec, m, inst or rec.gpus)
-    if (why := _valid(m, G, tp, ep)):
+    if (why := _valid(m, G, tp, ep)) and not pooled and rec.dp_attention and rec.ep and rec.gpus \
+            and rec.gpus % rec.ep == 0 and not _valid(m, float(rec.ep), tp, float(rec.ep)):
+        # attention-DP replicas spanning their EP group ("7 replicas x DP4+EP4" recorded as gpus 28, ep 4): one
+        # instance of gpus GPUs would need expert-TP gpus / ep, which the expert width may not divide
+        G, ep, why = float(rec.ep), float(rec.ep), None
+    if why:
         raise Unsupported(f"layout: {why}")
     per_instance = 1 / decode_workers(rec) if pooled else (G / rec.gpus if rec.gpus and rec.gpus > G else 1.0)
     conc = np.nan
@@ -251,6 +261,8 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
         note.append(f"batch {df['batch'].iloc[0]:.0f} exceeds the modeled capacity ({df['max_batch'].iloc[0]:.0f}); "
                     "evaluated anyway")
     metric = "tps_per_user" if rec.metric == "max_tps_per_user" else rec.metric
+    if agentic_wl is not None:
+        metric = agentic_metric(rec, df)
     out = df[metric].to_numpy(float)
     if rec.gpus and rec.serving == "disaggregated" and metric.endswith("_per_gpu") and not pooled:
         out = out * pts["gpus"] / rec.gpus
@@ -318,7 +330,7 @@ def _agentic_workload(rec: Record):
     """The row's workload spec when it is agentic (sessions), else None."""
     if not rec.workload:
         return None
-    w = catalog.workload(rec.workload)
+    w = record_workload_spec(rec)
     return w if w.kind == "agentic" else None
 
 
@@ -327,38 +339,91 @@ def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> t
     pools when the row is disaggregated (engine/serving.agentic_disaggregated). The published concurrency is
     spread over the workers (aggregated: gpus / instance GPUs; disaggregated: the decode instances); prefix
     routing runs over those workers. A disaggregated row without worker columns gets prefill instances laid out
-    like the decode instance (prefill_gpus / instance GPUs of them). KV host tier: off (not published).
-    ttft_ms is the median request's P50 (the record format's TTFT is a median)."""
+    like the decode instance (prefill_gpus / instance GPUs of them). KV host tier: on where the notes name one
+    (HiCache, LMCache, a DRAM tier: ``record_host_tier``). A published ``prefix_hit`` is the measured hit, forced
+    (engine/serving.agentic ``prefix_hit``), not the cache model's. ttft_ms is the statistic the record names
+    (``agentic_metric``)."""
     from ..engine.serving import agentic, agentic_disaggregated
     G = pts["gpus"]
+    host = record_host_tier(rec)
     if rec.serving == "disaggregated":
-        if not (rec.prefill_gpus and rec.decode_gpus):
-            raise Unsupported("disaggregated agentic row without prefill_gpus / decode_gpus")
-        if pooled:
-            pool = prefill_pool(rec, model)
-        else:
-            if rec.prefill_gpus % G or rec.decode_gpus % G:
-                raise Unsupported(f"prefill_gpus {rec.prefill_gpus:g} / decode_gpus {rec.decode_gpus:g} are not "
-                                  f"whole instances of {G:g} GPUs; give prefill_workers / decode_workers")
-            pool = dict(pf_gpus=G, pf_tp=pts["tp"], pf_ep=pts["ep"], instances=rec.decode_gpus / G,
-                        pf_instances=rec.prefill_gpus / G)
-        conc = rec.concurrency / pool["instances"] if rec.concurrency is not None else np.nan
-        pts = {**pts, "concurrency": conc, "mix": 0.0}
+        pts, pool = agentic_pool_inputs(rec, model, pts, pooled)
         p, vals = _tile(ctx, pts, 1)
         df = agentic_disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
-                                   pool["instances"], pool["pf_instances"], w.agentic.pause_s, False,
-                                   symbol_values=vals, dists=w.agentic)
+                                   pool["instances"], pool["pf_instances"], w.agentic.pause_s, host,
+                                   symbol_values=vals, dists=w.agentic, prefix_hit=rec.prefix_hit)
         return df, pts
+    a = agentic_inputs(rec, model, pts, w)
+    p, vals = _tile(ctx, a.pts, 1)
+    df = agentic(ctx.setup, p, w.agentic.pause_s, a.host, symbol_values=vals, workers=a.workers, dists=w.agentic,
+                 percentile=a.q, prefix_hit=a.hit, ttft_percentiles=a.ttft_qs)
+    return finish_agentic(a, df), a.pts
+
+
+def agentic_pool_inputs(rec: Record, model, pts: dict, pooled: bool) -> tuple[dict, dict]:
+    """A disaggregated agentic row's decode point (concurrency = lanes per decode instance) and pools
+    (``prefill_pool``; without worker columns, prefill instances laid out like the decode instance)."""
+    G = pts["gpus"]
+    if not (rec.prefill_gpus and rec.decode_gpus):
+        raise Unsupported("disaggregated agentic row without prefill_gpus / decode_gpus")
+    if pooled:
+        pool = prefill_pool(rec, model)
+    else:
+        if rec.prefill_gpus % G or rec.decode_gpus % G:
+            raise Unsupported(f"prefill_gpus {rec.prefill_gpus:g} / decode_gpus {rec.decode_gpus:g} are not "
+                              f"whole instances of {G:g} GPUs; give prefill_workers / decode_workers")
+        pool = dict(pf_gpus=G, pf_tp=pts["tp"], pf_ep=pts["ep"], instances=rec.decode_gpus / G,
+                    pf_instances=rec.prefill_gpus / G)
+    conc = rec.concurrency / pool["instances"] if rec.concurrency is not None else np.nan
+    return {**pts, "concurrency": conc, "mix": 0.0}, pool
+
+
+@dataclass
+class AgenticInputs:
+    """An aggregated agentic point row as engine/serving.agentic takes it (``agentic_inputs``)."""
+
+    pts: dict                  # the operating point (per instance), concurrency = lanes per instance
+    workers: float             # instances the published deployment runs (prefix routing over them)
+    host: bool                 # KV host tier (record_host_tier)
+    hit: float                 # measured prefix hit forced, NaN when the cache model decides
+    q: float | None            # E2E per-user speed percentile (tps_per_user rows on e2e workloads), else None
+    ttft_qs: tuple             # TTFT percentiles over requests the row needs ((90,) for a P90 TTFT)
+
+
+def agentic_inputs(rec: Record, model, pts: dict, w) -> AgenticInputs:
+    """The published concurrency spread over the workers (gpus / instance GPUs; plain TP workers where the row's
+    tp is smaller than its gpus), the host tier, the forced hit and the statistics the row names."""
+    G = pts["gpus"]
     if not rec.dp_attention and rec.tp and rec.gpus and rec.gpus > rec.tp and rec.gpus % rec.tp == 0 \
             and not _valid(model, rec.tp, rec.tp, min(pts["ep"], rec.tp)):
         G = float(rec.tp)        # plain TP workers (the recipes' "2 workers x TP4"), not one attention-DP instance
         pts = {**pts, "gpus": G, "tp": G, "ep": min(pts["ep"], G)}
     workers = max((rec.gpus or G) / G, 1.0)
     conc = rec.concurrency / workers if rec.concurrency is not None else np.nan
-    pts = {**pts, "concurrency": conc}
-    p, vals = _tile(ctx, pts, 1)
-    return agentic(ctx.setup, p, w.agentic.pause_s, False, symbol_values=vals, workers=workers,
-                   dists=w.agentic), pts
+    stat = record_statistic(rec)
+    e2e = rec.metric == "tps_per_user" and w.interactivity == "e2e"
+    return AgenticInputs({**pts, "concurrency": conc}, workers, record_host_tier(rec),
+                         np.nan if rec.prefix_hit is None else float(rec.prefix_hit),
+                         (50.0 if stat in ("mean", "p50") else float(stat[1:])) if e2e else None,
+                         (float(stat[1:]),) if rec.metric == "ttft_ms" and stat in ("p90", "p95") else ())
+
+
+def finish_agentic(a: AgenticInputs, df: pd.DataFrame) -> pd.DataFrame:
+    """The E2E per-user speed as ``tps_per_user`` where the row reads it."""
+    return df.assign(tps_per_user=df[f"tps_per_user_e2e_p{a.q:g}"]) if a.q is not None else df
+
+
+def agentic_metric(rec: Record, df: pd.DataFrame) -> str:
+    """The column of an agentic evaluation holding the statistic the record quotes (``record_statistic``):
+    TTFT mean -> the mean request's closed-loop mean; P50 -> the median request's P50; P90 / P95 -> the request
+    samples' percentile (length spread and queue tail); TPOT and per-GPU throughput -> the means the model
+    computes (a mean TPOT over requests is the step over the acceptance at the mean batch)."""
+    stat = record_statistic(rec)
+    if rec.metric == "ttft_ms":
+        col = {"mean": "ttft_mean_request_ms", "p90": "ttft_p90_request_ms", "p95": "ttft_p95_request_ms"}.get(
+            stat, "ttft_ms")
+        return col if col in df else "ttft_ms"
+    return "tps_per_user" if rec.metric == "max_tps_per_user" else rec.metric
 
 
 def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, float, float]]:
@@ -520,19 +585,25 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
 
 TTFT_LIMIT = re.compile(r"TTFT[^0-9<>=]{0,24}?(?:<=|<|\u2264|under|below|within|limit(?:\s+of)?)\s*"
                         r"([0-9][0-9,]*(?:\.[0-9]+)?)\s*(ms|s)\b", re.IGNORECASE)
+TTFT_LIMIT_AFTER = re.compile(r"\band\s+([0-9][0-9,]*(?:\.[0-9]+)?)\s*(ms|s)\s+TTFT\b", re.IGNORECASE)
+"""An SLO tier written value first ("20 tok/s output speed and 10 s TTFT", the AA wording)."""
 
 
 def slo_of(rec: Record):
     """The SLO of an agents_per_gpu row: speed floor at_tps_per_user, TTFT limit from the notes ('TTFT < 5 s'),
-    at P90 when the notes say p90, else P50 (the record format's default percentile)."""
+    at the percentiles the workload's benchmark applies (aa-agentperf: speed P25, TTFT P95), else at P90 when the
+    notes say p90, else P50 (the record format's default percentile)."""
     from ..analyses.agents import SLO
     if rec.at_tps_per_user is None:
         raise Unsupported("agents_per_gpu row without at_tps_per_user (the SLO's speed floor)")
-    m = TTFT_LIMIT.search(rec.notes or "")
+    m = TTFT_LIMIT.search(rec.notes or "") or TTFT_LIMIT_AFTER.search(rec.notes or "")
     if m is None:
         raise Unsupported("agents_per_gpu row: no TTFT limit in notes (write it as 'TTFT < 5 s')")
     limit = float(m.group(1).replace(",", "")) * (1.0 if m.group(2).lower() == "ms" else 1e3)
     q = 90.0 if re.search(r"\bp90\b", rec.notes or "", re.IGNORECASE) else 50.0
+    w = catalog.workload(rec.workload) if rec.workload else None
+    if w is not None and w.slo_speed_percentile is not None:       # the benchmark's own percentiles
+        return SLO(rec.at_tps_per_user, limit, w.slo_speed_percentile, w.slo_ttft_percentile)
     return SLO(rec.at_tps_per_user, limit, q)
 
 
@@ -602,6 +673,7 @@ def predict_values(rec: Record, hardware: str, profile: ProfileSpec, params: dic
 
 def predict_record(rec: Record, profile: ProfileSpec, params: dict[str, np.ndarray],
                    note: list | None = None) -> np.ndarray:
+    rec = resolve_record(rec)
     if rec.kind == "ratio":
         a = predict_values(rec.model_copy(update={"kind": "frontier"}), rec.hardware, profile, params, note)
         b = predict_values(rec.model_copy(update={"kind": "frontier"}), rec.hardware_b, profile, params, note)
