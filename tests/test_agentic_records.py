@@ -118,7 +118,12 @@ def test_lanes_pausing_leave_the_loop_by_the_response_time_law(flash):
     assert df["sessions"].iloc[0] == pytest.approx(N, rel=0.02)          # every lane holds a prefix
     busy = agentic(flash, _pts(N), 0.0, False)
     assert busy["concurrency"].iloc[0] == pytest.approx(N, rel=1e-6)
-    assert busy["output_tps_per_gpu"].iloc[0] > 1.5 * df["output_tps_per_gpu"].iloc[0]
+    # Little's law on the loop: requests/s = lanes in the loop / time per request, paused or not
+    for d in (df, busy):
+        t_req = d["ttft_mean_ms"].iloc[0] / 1e3 + _pts(N)["osl"] * d["tpot_ms"].iloc[0] / 1e3
+        rate = d["output_tps_per_gpu"].iloc[0] * _pts(N)["gpus"] / _pts(N)["osl"]
+        assert rate == pytest.approx(d["concurrency"].iloc[0] / t_req, rel=0.03)
+    assert busy["output_tps_per_gpu"].iloc[0] > df["output_tps_per_gpu"].iloc[0]
 
 
 def test_forced_hit_and_ttft_percentiles(flash):

@@ -97,8 +97,10 @@ def test_claim_check(run):
     ns, out, _ = run
     v = ns["verdict"].iloc[0]
     assert v["claim"] == "vllm-58x-at-387" and v["claimed"] == 58
-    assert v["verdict"] in {"consistent", "consistent only if", "implausible"}
-    assert _finite_positive([v["model"], v["interval_low"], v["interval_high"], v["claim_over_model"]])
+    from perfmodel.claims.verdict import CATEGORIES
+    assert v["verdict"] in CATEGORIES
+    assert _finite_positive([v["model"], v["claim_over_model"]])
+    assert v["interval_low"] >= 0 and v["interval_high"] > 0   # a side may be unbounded (0 or inf) at a curve end
     assert v["interval_low"] <= v["model"] <= v["interval_high"]
     assert "why:" in out
 
