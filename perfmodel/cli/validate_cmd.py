@@ -74,15 +74,21 @@ def run_validate(args):
         print(report.table_text(df))
         raise SpecError(f"no row of {s['rows']} could be predicted (every status is 'unsupported: <reason>', "
                         "above)", file=", ".join(args.file))
+    # every output is rendered first and written last: a failure on the way leaves no file half-updated
+    outputs = {}
     if args.out:
-        df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
+        outputs[Path(args.out)] = df.to_csv(index=False, float_format="%.6g")
     if args.plot:
-        report.plot(df, ensure_parent(args.plot))
+        outputs[Path(args.plot)] = report.render_png(df)
     if args.report:
-        report.write_report(df, s, Path(args.report), data_file=" ".join(args.file), recs=recs,
-                            extras=_extra_sections(args.samples, args.seed),
-                            files={f: (rs, d, summary(d)) for f, (rs, d) in per_file.items()} if len(per_file) > 1
-                            else None)
+        outputs.update(report.render_report(
+            df, s, Path(args.report), data_file=" ".join(args.file), recs=recs,
+            extras=_extra_sections(args.samples, args.seed),
+            files={f: (rs, d, summary(d)) for f, (rs, d) in per_file.items()} if len(per_file) > 1 else None,
+            samples=args.samples, seed=args.seed))
+    for path, content in outputs.items():
+        ensure_parent(path)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
     print(report.table_text(df))
     print(report.summary_text(s))
     return 0
