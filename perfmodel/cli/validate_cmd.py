@@ -45,12 +45,23 @@ def register(sub):
     x.add_argument("--report", help="Markdown report (e.g. reports/crossval.md)")
     x.set_defaults(func=run_crossval)
 
-    c = sub.add_parser("calibrate", help="fit shared profile parameters per engine family; rewrite "
-                                         "profiles/<engine>.yaml (about 2-3 minutes on 2 cores)")
+    c = sub.add_parser("calibrate", help="fit shared profile parameters per engine family and write "
+                                         "<engine>.yaml into --out-dir DIR (the catalog's profiles/ only with "
+                                         "--in-place); deterministic, about 2-3 minutes on 2 cores",
+                       description="Fit shared profile parameters per engine family on the record CSVs. The fit "
+                                   "starts from the middle of the search ranges, so its output depends only on the "
+                                   "code and the data (running it twice gives the same files). It writes "
+                                   "DIR/<engine>.yaml for --out-dir DIR (use the result with --catalog on DIR's "
+                                   "parent, e.g. --out-dir out/calibrated/profiles then --catalog out/calibrated), "
+                                   "rewrites the catalog's profiles/ only with --in-place, and writes nothing with "
+                                   "--dry-run.")
     _add_data_argument(c)
     c.add_argument("--seed", type=int, default=0, help="seed (the least-squares fit is deterministic; kept for the record)")
-    c.add_argument("--out-dir", default=None, help="directory for the profile YAML (default: the catalog profiles/)")
-    c.add_argument("--dry-run", action="store_true", help="print the fit, write nothing")
+    where = c.add_mutually_exclusive_group()
+    where.add_argument("--out-dir", default=None, metavar="DIR", help="directory for the fitted <engine>.yaml files")
+    where.add_argument("--in-place", action="store_true",
+                       help="rewrite the catalog's profiles/<engine>.yaml (the shipped profiles)")
+    where.add_argument("--dry-run", action="store_true", help="print the fit, write nothing")
     c.set_defaults(func=run_calibrate)
 
 
@@ -145,19 +156,24 @@ def run_crossval(args):
 
 def run_calibrate(args):
     from .. import catalog
-    from ..validation.calibrate import calibrate, write_profile
+    from ..validation.calibrate import calibrate, render_profile
     from ..validation.records import read_records
     check_output_dir(args.out_dir, "--out-dir")
+    if not (args.out_dir or args.in_place or args.dry_run):
+        raise SpecError("say where the fitted profiles go: --out-dir DIR (e.g. out/calibrated/profiles), "
+                        "--in-place (rewrite the catalog's profiles/) or --dry-run (write nothing)",
+                        field="calibrate")
     files = args.data or default_calibration_files()
     recs = [r for f in files for r in read_records(f)]
     import time
     t0 = time.perf_counter()
     print(f"calibrating on {len(recs):,} records from {len(files)} files (about 2-3 minutes on 2 cores) ...",
           flush=True)
-    res = calibrate(recs)
+    res = calibrate(recs, neutral_start=True)     # from the code and data alone, never from the last output
     print(f"fitted in {time.perf_counter() - t0:.0f} s")
     out_dir = Path(args.out_dir) if args.out_dir else catalog.builtin_root() / "profiles"
     cmd = "perfmodel calibrate " + " ".join(f"--data {f}" for f in files) + f" --seed {args.seed}"
+    written = {}
     for pid, r in res.items():
         vals = ", ".join(f"{k}={v:.3g} [{r['ranges'][k][0]:.3g}, {r['ranges'][k][1]:.3g}]"
                          for k, v in r["values"].items())
@@ -169,5 +185,10 @@ def run_calibrate(args):
         worst = sorted(r["row_errors"].items(), key=lambda kv: -kv[1])[:3]
         print("  worst |ln(pred/meas)|: " + ", ".join(f"{i} {e:.2f}" for i, e in worst))
         if not args.dry_run:
-            print(f"  wrote {write_profile(pid, r, out_dir, cmd)}")
+            written[pid] = render_profile(pid, r, cmd)          # every file rendered (and validated) first
+    for pid, text in written.items():
+        out = out_dir / f"{pid}.yaml"
+        ensure_parent(out)
+        out.write_text(text)
+        print(f"wrote {out}")
     return 0

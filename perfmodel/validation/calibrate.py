@@ -16,6 +16,10 @@ Method (reproducible, deterministic):
     dynamo-X profile with no records at all inherits the fit of X. Every other parameter keeps its catalog value.
   * plausible range of each fitted parameter: value +- 1.645 sigma from the Gauss-Newton covariance scaled by
     the residual scatter (a 90% interval), clipped to the search range.
+  * reproducible from the code and the data alone: ``perfmodel calibrate`` starts every fit from the middle of
+    the search ranges (``neutral_start``, as cross-validation does), never from the values a previous run wrote,
+    and evaluates eff_gemm_fp4 as eff_gemm where it is not fitted (as it is written), so running it twice, or on
+    a checkout whose profiles it wrote, gives the same profiles.
   * a fitted parameter on (within EDGE_SHARE of) an edge of its search range is reported (``at_range_edge``): the data pull past a
     plausible value, the sign of a missing mechanism.
 """
@@ -101,6 +105,8 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
         params = {k: np.repeat(v, S) for k, v in base.items()}
         for j, k in enumerate(fit):
             params[k] = lo[j] + xs[:, j] * (hi[j] - lo[j])
+        if "eff_gemm" in fit and "eff_gemm_fp4" not in fit:   # as written (_apply): no 4-bit evidence, same value
+            params["eff_gemm_fp4"] = params["eff_gemm"]
         with np.errstate(divide="ignore", invalid="ignore"):
             e = np.log(predict_matrix(pl, profiles, params) / meas[:, None])
         return np.where(np.isfinite(e), e, np.log(10.0))
@@ -272,7 +278,16 @@ def _sig(x: float) -> float:
 
 
 def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
-    """Rewrite profiles/<pid>.yaml with the fitted values and ranges (other fields kept)."""
+    """Write ``out_dir``/<pid>.yaml: ``render_profile``."""
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    out = Path(out_dir) / f"{pid}.yaml"
+    out.write_text(render_profile(pid, result, command))
+    return out
+
+
+def render_profile(pid: str, result: dict, command: str) -> str:
+    """The text of profiles/<pid>.yaml with the fitted values and ranges (other fields of the catalog's file kept),
+    validated as a profile."""
     src = catalog.resolve_path("profiles", pid)
     data = catalog.load_yaml(src)
     values = {p: _sig(v) for p, v in result["values"].items()}
@@ -285,16 +300,13 @@ def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
                            f"{result.get('median_abs_log_error', float('nan')):.3f}; ranges = 90% intervals; "
                            f"other parameters keep their catalog values")
     ProfileSpec.model_validate(data)  # never write an invalid profile
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    out = Path(out_dir) / f"{pid}.yaml"
     lines = []
     for k, v in data.items():
         if isinstance(v, dict):
             lines.append(f"{k}: {yaml.safe_dump(v, default_flow_style=True, sort_keys=False).strip()}")
         else:
             lines.append(yaml.safe_dump({k: v}, default_flow_style=False, sort_keys=False, width=110).strip())
-    out.write_text("\n".join(lines) + "\n")
-    return out
+    return "\n".join(lines) + "\n"
 
 
 def fitted_profile(pid: str, result: dict) -> ProfileSpec:
