@@ -312,10 +312,13 @@ def run_sensitivity(args):
                      weights=args.weights, kv_cache=args.kv_cache, metric=args.metric)
     if args.csv:
         df.to_csv(ensure_parent(args.csv), index=False)
+    if args.plot:
+        from ..plots import sensitivity_plot
+        sensitivity_plot(df, args.plot)
     if args.json:
         print(dumps_json({"system": df.attrs["system"], "metric": df.attrs["metric"], "point": df.attrs["point"],
                           "tpot_ms": df.attrs["tpot_ms"], "at_capacity": df.attrs["at_capacity"],
-                          "elasticities": _records(df)}, indent=1, default=str))
+                          "elasticities": _records(df)}, indent=1))
         return 0
     pt = df.attrs["point"]
     print(f"sensitivity of {df.attrs['metric']} on {df.attrs['system']}, {args.model}: d ln T / d ln p "
@@ -332,8 +335,9 @@ def run_sensitivity(args):
     hidden = len(df) - len(shown)
     if hidden:
         print(f"  ({hidden} parameters with zero elasticity hidden; --all shows them)")
-    if args.csv:
-        print(f"wrote {args.csv}")
+    for path in (args.csv, args.plot):
+        if path:
+            print(f"wrote {path}")
     return 0
 
 
@@ -437,6 +441,7 @@ def register(sub):
     p.add_argument("--top", type=int, default=0, help="show the N largest only")
     p.add_argument("--all", action="store_true", help="also show parameters with zero elasticity")
     p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--plot", metavar="FILE.png", help="tornado chart of the elasticities (largest on top)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_sensitivity)
 
