@@ -26,6 +26,10 @@ def test_validate_report_with_repeated_ids_writes_md_csv_png(tmp_path, capsys):
     assert out.exists() and out.with_suffix(".csv").exists()
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
     assert "8 Monte Carlo draws per row (seed 0)" in out.read_text()
+    from perfmodel import provenance
+    head = provenance.parse(out.read_text())        # the inputs' hash: both files and the project's record files
+    assert any(f.endswith("a.csv") for f in head["files"]) and any("data/holdout/" in f for f in head["files"])
+    assert head["command"].endswith("--samples 8") and provenance.stale_reason(out) is None
 
 
 def test_validate_writes_nothing_when_rendering_fails(tmp_path, monkeypatch, capsys):

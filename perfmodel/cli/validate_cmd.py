@@ -42,7 +42,7 @@ def register(sub):
     _add_data_argument(x)
     x.add_argument("--folds", type=int, default=5, help="number of folds (whole configurations per fold)")
     x.add_argument("--out", help="per-record CSV")
-    x.add_argument("--report", help="Markdown report (e.g. reports/crossval.md)")
+    x.add_argument("--report", help="Markdown report (e.g. reports/crossval.md), and FILE.csv beside it")
     x.set_defaults(func=run_crossval)
 
     c = sub.add_parser("calibrate", help="fit shared profile parameters per engine family and write "
@@ -96,7 +96,7 @@ def run_validate(args):
             df, s, Path(args.report), data_file=" ".join(args.file), recs=recs,
             extras=_extra_sections(args.samples, args.seed),
             files={f: (rs, d, summary(d)) for f, (rs, d) in per_file.items()} if len(per_file) > 1 else None,
-            samples=args.samples, seed=args.seed))
+            samples=args.samples, seed=args.seed, inputs=[*args.file, *_extra_files()]))
     for path, content in outputs.items():
         ensure_parent(path)
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
@@ -111,6 +111,12 @@ EXTRA_NOTES = {
     "holdout": ("Held-out data: out-of-sample check", "Never fitted (`data/holdout/README.md`): how the "
                 "calibrated model does on results it has not seen."),
 }
+
+
+def _extra_files() -> list:
+    """The project's own record files the report adds a section for (data/measured, data/holdout)."""
+    from ..validation.records import project_record_files
+    return [f for kind in EXTRA_NOTES for f in project_record_files(kind)]
 
 
 def _extra_sections(samples: int, seed: int) -> list:
@@ -136,16 +142,20 @@ def run_crossval(args):
     targets = [r for f in files for r in recs[f]]
     df = cross_validate(targets, k=args.folds, progress=lambda m: print(m, file=sys.stderr, flush=True))
     df["file"] = [f for f in files for _ in recs[f]]
-    if args.out:
-        df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
-    if args.report:
-        cmd = "perfmodel crossval" + "".join(f" --data {f}" for f in args.data) + \
-              (f" --folds {args.folds}" if args.folds != FOLDS else "") + f" --report {args.report}"
-        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.report).write_text(cv_markdown(df, targets, files, cmd))
     ok = df[df["status"] == "ok"]
     if ok.empty:
         raise SpecError(f"no row of {len(df)} could be predicted", file=", ".join(files))
+    if args.out:
+        df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
+    if args.report:       # the Markdown and, beside it, the per-record CSV (data/model-error/ derives from it)
+        from .. import provenance
+        cmd = "perfmodel crossval" + "".join(f" --data {f}" for f in args.data) + \
+              (f" --folds {args.folds}" if args.folds != FOLDS else "") + f" --report {args.report}"
+        report = Path(args.report)
+        text = provenance.header(cmd, files) + "\n" + cv_markdown(df, targets, files, cmd)
+        ensure_parent(report)
+        df.to_csv(report.with_suffix(".csv"), index=False, float_format="%.6g")
+        report.write_text(text)
     for met, g in ok.groupby("metric"):
         print(f"{met}: {len(g)} rows, median |error| {g['error_pct'].abs().median():.1f}%, signed median "
               f"{g['error_pct'].median():+.1f}%")

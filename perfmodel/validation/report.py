@@ -167,9 +167,12 @@ def write_report(df: pd.DataFrame, s: dict, path: Path, data_file: str, recs=Non
 
 
 def render_report(df: pd.DataFrame, s: dict, path: Path, data_file: str, recs=None, discussion: str | None = None,
-                  extras=(), files: dict | None = None, samples: int = 200, seed: int = 0) -> dict:
+                  extras=(), files: dict | None = None, samples: int = 200, seed: int = 0,
+                  inputs: list | None = None) -> dict:
     """The report's three files as {path: text or bytes}, nothing written: the Markdown at ``path``, the per-row
-    CSV and the PNG beside it (a failure while rendering leaves every output untouched)."""
+    CSV and the PNG beside it (a failure while rendering leaves every output untouched). ``inputs``: the data
+    files read, for the provenance header (perfmodel/provenance.py; default: the words of ``data_file``)."""
+    from .. import provenance
     path = Path(path)
     csv_path, png_path = path.with_suffix(".csv"), path.with_suffix(".png")
     held = [e[2] for e in extras if e[1].startswith("data/holdout/")]
@@ -190,11 +193,15 @@ def render_report(df: pd.DataFrame, s: dict, path: Path, data_file: str, recs=No
                    f"{notes.get(r.id, '')}" + (f" Model note: {r.note}." if r.note else "")
                    for r in worst.itertuples()]
     unsup = df[df["status"] != "ok"]
-    text = f"""# Validation: predicted vs measured
+    command = f"perfmodel validate {data_file} --report {path}" + \
+        (f" --samples {samples}" if samples != 200 else "") + (f" --seed {seed}" if seed else "")
+    head = provenance.header(command, list(inputs) if inputs is not None else data_file.split())
+    text = f"""{head}
+# Validation: predicted vs measured
 
-Regenerate with one command (after `perfmodel calibrate`):
+Regenerate with one command:
 
-    perfmodel validate {data_file} --report {path}
+    {command}
 
 Data: `{data_file}` ({s['rows']} records). Profiles: the catalog profile of each row's engine
 (`perfmodel.validation.predict_rows.ENGINE_PROFILE`; `deepseek` -> `sglang`, `tilert` -> `trtllm`).
