@@ -185,8 +185,8 @@ def run_frontier(args):
         at_top = s[f"{args.metric}_at_max_tps_per_user"]
         print(f"  max interactivity: {s['max_tps_per_user']:,.1f} tok/s/user at {at_top:,.1f} {args.metric}  "
               f"[{_dep_line(s['max_tps_per_user_deployment'])}]")
-        print(f"  peak {args.metric}: {s[f'peak_{args.metric}']:,.1f} at {s['tps_per_user_at_peak']:,.1f} tok/s/user  "
-              f"[{_dep_line(s['peak_deployment'])}]")
+        print(f"  peak {args.metric}: {s[f'peak_{args.metric}']:,.1f} at {s['tps_per_user_at_peak']:,.1f} tok/s/user, "
+              f"{_ttft_text(s['ttft_ms_at_peak'], args.max_ttft_ms)}  [{_dep_line(s['peak_deployment'])}]")
         if a is not None:
             print(_agents_line(a))
         print(_table(_thin(f, args.rows), TABLE_COLUMNS if args.metric in TABLE_COLUMNS
@@ -197,6 +197,20 @@ def run_frontier(args):
     if args.plot:
         print(f"wrote {args.plot}")
     return 0
+
+
+HEADLINE_TTFT_MS = 5000.0
+"""A headline peak with a P50 TTFT above this (ms) is flagged: no interactive service runs there."""
+
+
+def _ttft_text(ttft_ms, limit_ms) -> str:
+    """'TTFT 812 ms', flagged when above HEADLINE_TTFT_MS and no --max-ttft-ms limit was given."""
+    if ttft_ms is None or not math.isfinite(ttft_ms):
+        return "TTFT n/a"
+    text = f"TTFT {fmt_number(ttft_ms)} ms"
+    if limit_ms is None and ttft_ms > HEADLINE_TTFT_MS:
+        text += f" (ABOVE {HEADLINE_TTFT_MS / 1000:g} s: --max-ttft-ms MS keeps such points off the frontier)"
+    return text
 
 
 def _slo(args):
@@ -252,7 +266,7 @@ def _print_comparison(cmp, args, header: str):
     for note in sorted(set(na_) | set(nb_)):
         who = "A and B" if note in na_ and note in nb_ else ("A" if note in na_ else "B")
         print(f"  note ({who}): {note}")
-    print(_table(cmp.summary, ["quantity", "a", "b", "ratio"]))
+    print(_table(cmp.summary.rename(columns={"ratio": "A/B"}), ["quantity", "a", "b", "A/B", "ratio_is"]))
     print("\n  ratio A/B along the curve (interactivities both reach; below a curve's start, its peak counts):")
     cols = ["tps_per_user", "a_total_tps_per_gpu", "b_total_tps_per_gpu", "ratio", "ratio_per_mw", "ratio_per_usd"]
     print(_table(_thin(cmp.curve, args.rows), cols))

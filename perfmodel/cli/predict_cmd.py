@@ -100,6 +100,13 @@ def _scenario(args) -> Scenario:
         raise pydantic_to_spec_error(exc, file=args.scenario or "command line") from None
 
 
+def overrides_text(scenario: Scenario) -> str:
+    """The scenario's overrides (``--set`` and ``overrides:``) as ``hardware.FIELD=V; profile.PARAM=V`` ('' if none)."""
+    ov = scenario.overrides
+    return "; ".join(f"{kind}.{k}={fmt_number(v, 6)}" for kind, d in (("hardware", ov.hardware), ("profile", ov.profile))
+                     for k, v in sorted(d.items()))
+
+
 def _check_ids(base: dict) -> None:
     """Resolve the catalog ids first, so a typo in an id is the error reported, not a deployment shape."""
     from .. import catalog
@@ -134,6 +141,7 @@ def run(args):
         field = "deployment.gpus" if df["max_batch"].iloc[0] < 1 else "deployment.batch"
         raise SpecError(f"the deployment does not fit in memory: {reason} "
                         "(--allow-overflow prints the numbers anyway)", field=field)
+    df = df.assign(overrides=overrides_text(scenario))     # what was changed from the catalog, in every output
     if args.csv == "-":
         df.to_csv(sys.stdout, index=False)
         return 0
@@ -145,15 +153,16 @@ def run(args):
     row = df.iloc[0]
     if args.json:
         rec = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+        rec["overrides"] = scenario.overrides.model_dump()
         rec["breakdown"] = {
             "component_ms": {k[2:-3]: rec[k] for k in row.index if k.startswith("t_") and k.endswith("_ms")},
             "resource_ms": {k[4:-3]: rec[k] for k in row.index if k.startswith("res_")}}
         print(dumps_json(rec))
         return 0
     extra = [k for k in EXTRA_COLUMNS if k in row.index] + [k for k in row.index if k.startswith("tps_per_user_e2e_p")]
-    for k in KEY_COLUMNS + extra:
+    for k in KEY_COLUMNS[:3] + ["overrides"] + KEY_COLUMNS[3:] + extra:
         v = row[k]
-        print(f"{k:>20}: {fmt_number(v)}")
+        print(f"{k:>20}: {fmt_number(v) if v != '' else 'none (catalog values)'}")
     print("  decode step by resource (ms):")
     for k in row.index:
         if k.startswith("res_") and row[k] > 0:
