@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..analyses.systems import DEFAULT_PROFILE
+from ..defaults import RULE, default_weights
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
 from .main import finite_float, positive_int
@@ -27,15 +28,18 @@ def _workload_args(p):
     p.add_argument("--osl", type=finite_float, help="custom workload: output tokens (with --isl)")
     p.add_argument("--prefix-hit", type=finite_float, default=0.0, help="custom workload: cached share of the input")
     p.add_argument("--profile", default=DEFAULT_PROFILE,
-                   help=f"software profile (default {DEFAULT_PROFILE}, calibrated; speed-of-light = the roofline bound)")
+                   help=f"software profile (default {DEFAULT_PROFILE}, calibrated; speed-of-light = the roofline bound). "
+                        f"{RULE}")
 
 
 def _space_args(p, multi_weights=True):
     if multi_weights:
         p.add_argument("--weights", action="append", default=None, metavar="FMT",
-                       help="weight format(s) to enumerate, repeatable (default fp8)")
+                       help="weight format(s) to enumerate, repeatable (default fp8, or the model's native format "
+                            "where narrower)")
     else:
-        p.add_argument("--weights", default="fp8", metavar="FMT", help="weight format (default fp8)")
+        p.add_argument("--weights", default=None, metavar="FMT",
+                       help="weight format (default fp8, or the model's native format where narrower)")
     p.add_argument("--kv-cache", default="fp8", help="KV-cache format (default fp8)")
     p.add_argument("--spec-tokens", default="0,1,2,3,4", metavar="K,K,..",
                    help="draft tokens per step to enumerate (default 0,1,2,3,4; 0 = off)")
@@ -102,7 +106,8 @@ def _space(args):
 
 
 def _frontier_kw(args, multi_weights=True):
-    weights = tuple(args.weights or ["fp8"]) if multi_weights else (args.weights,)
+    weights = tuple(args.weights or [default_weights(args.model)]) if multi_weights else \
+        (args.weights or default_weights(args.model),)
     return dict(weights=weights, kv_cache=args.kv_cache, space=_space(args))
 
 
@@ -307,6 +312,8 @@ def run_sensitivity(args):
     from ..analyses.sensitivity import sensitivity
     if args.top < 0:
         raise SpecError("must be >= 0", field="--top")
+    if args.weights is None:
+        args.weights = default_weights(_workload(args) and args.model)
     explicit = {k: getattr(args, k) for k in ("gpus", "tp", "ep", "pp", "batch") if getattr(args, k) is not None}
     if explicit and (args.at_tps_per_user is not None or args.peak):
         raise SpecError("give an explicit point (--gpus/--tp/--ep/--batch) or --at-tps-per-user/--peak, not both",
@@ -364,7 +371,7 @@ def run_attribute(args):
         raise SpecError("say where to compare: --at-tps-per-user X or --peak", field="attribute")
     res = attribute(System.parse(args.from_, args.profile), System.parse(args.to, args.profile), args.model,
                     _workload(args), args.profile, at_tps_per_user=args.at_tps_per_user, peak=args.peak,
-                    metric=args.metric, weights=args.weights, kv_cache=args.kv_cache, space=_space(args),
+                    metric=args.metric, weights=args.weights or default_weights(args.model), kv_cache=args.kv_cache, space=_space(args),
                     layouts_per_side=args.layouts)
     if args.csv:
         res.parts.to_csv(ensure_parent(args.csv), index=False)
@@ -447,7 +454,8 @@ def register(sub):
         where.add_argument(f"--{k}", type=positive_int)
     where.add_argument("--spec-tokens", type=int, default=None)
     where.add_argument("--serving", default="aggregated", choices=["aggregated", "decode_only"])
-    p.add_argument("--weights", default="fp8")
+    p.add_argument("--weights", default=None, help="weight format (default fp8, or the model's native format "
+                                                   "where narrower)")
     p.add_argument("--kv-cache", default="fp8")
     p.add_argument("--metric", default="total_tps_per_gpu",
                    choices=["total_tps_per_gpu", "output_tps_per_gpu", "tps_per_user", "total_tps_per_mw",

@@ -48,6 +48,12 @@ def format_check(r: dict) -> str:
         lines.append(f"  {s['name']}: curve ends at {_num(s['max_tps_per_user'])} tok/s/user"
                      f"{' (the point lies BEYOND it)' if s.get('beyond_end') else ''}{extra}"
                      f"{' [profile assumed]' if s.get('profile_assumed') else ''}")
+        if "+kvtier" in (s.get("name") or ""):
+            lines.append(f"    +kvtier: the KV host tier is on because the claim places KV in host memory "
+                         f"(kv_placement: hbm+host), whatever profile {s.get('profile')} has by default")
+    if r.get("weights"):
+        lines.append(f"  setup: weights {r['weights']} (claims are checked in the format the vendors state them in; "
+                     "other commands default to fp8 or the model's native format where narrower)")
     sens = r.get("sensitivity")
     if sens:
         key = "ratio" if "ratio" in next(iter(sens.values())) else "value"
@@ -93,7 +99,9 @@ def _report(args) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("check", help="check a published claim: verdict, band, curve ends, sensitivity, attribution")
+    from ..defaults import RULE
+    p = sub.add_parser("check", help="check a published claim: verdict, band, curve ends, sensitivity, attribution",
+                       epilog=RULE)
     p.add_argument("claim", help="claim catalog id or YAML path (see claims/)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_check)

@@ -49,7 +49,8 @@ def positive_int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
-    p = Parser(prog="perfmodel", description="Analytical roofline model of LLM inference serving")
+    from ..defaults import RULE
+    p = Parser(prog="perfmodel", description="Analytical roofline model of LLM inference serving", epilog=RULE)
     p.add_argument("--version", action="version", version=f"perfmodel {__version__}")
     p.add_argument("--catalog", action="append", default=[], metavar="DIR",
                    help="extra catalog directory (hardware/, models/, ...); repeatable; also $PERFMODEL_CATALOG")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from .. import api
 from ..fileio import check_output, dumps_json, ensure_parent
@@ -21,11 +22,12 @@ EXTRA_COLUMNS = ["serving", "input_tps_per_gpu", "sessions", "prefix_hit", "kv_i
 
 
 def register(sub):
-    p = sub.add_parser("predict", help="predict one operating point from a scenario YAML (or flags)")
+    from ..defaults import RULE
+    p = sub.add_parser("predict", help="predict one operating point from a scenario YAML (or flags)", epilog=RULE)
     p.add_argument("scenario", nargs="?", help="scenario YAML (README: 'Scenario files')")
     p.add_argument("--hardware")
     p.add_argument("--model")
-    p.add_argument("--profile")
+    p.add_argument("--profile", help="software profile (default vllm; speed-of-light = the roofline bound)")
     p.add_argument("--workload", help="workload catalog id")
     p.add_argument("--isl", type=finite_float)
     p.add_argument("--osl", type=finite_float)
@@ -41,7 +43,7 @@ def register(sub):
                    help="open loop: requests/s arriving at one instance (Poisson); sets the running batch and "
                         "the TTFT queue (P50 ttft_ms, P90 ttft_p90_ms)")
     p.add_argument("--dp-attention", action="store_true", default=None)
-    p.add_argument("--weights")
+    p.add_argument("--weights", help="weight format (default fp8, or the model's native format where narrower)")
     p.add_argument("--kv-cache")
     p.add_argument("--serving")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
@@ -61,7 +63,14 @@ def _scenario(args) -> Scenario:
     from pydantic import ValidationError
 
     from ..errors import SpecError, pydantic_to_spec_error
-    base = api.load_scenario(args.scenario).model_dump() if args.scenario else {}
+    base = {}
+    if args.scenario:      # validated as written, then taken as written: unset fields keep the default rule
+        import copy
+
+        from .. import catalog
+        api.load_scenario(args.scenario)
+        base = copy.deepcopy(catalog.load_yaml(Path(args.scenario)))
+        base["deployment"] = dict(base.get("deployment") or {})
     for k in ("hardware", "model", "profile"):
         if getattr(args, k) is not None:
             if not getattr(args, k).strip():

@@ -61,7 +61,7 @@ def register(sub):
     where.add_argument("--out-dir", default=None, metavar="DIR", help="directory for the fitted <engine>.yaml files")
     where.add_argument("--in-place", action="store_true",
                        help="rewrite the catalog's profiles/<engine>.yaml (the shipped profiles)")
-    where.add_argument("--dry-run", action="store_true", help="print the fit, write nothing")
+    c.add_argument("--dry-run", action="store_true", help="print the fit, write nothing")
     c.set_defaults(func=run_calibrate)
 
 
