@@ -51,7 +51,28 @@ def ratio_curve(a: pd.DataFrame, b: pd.DataFrame, points: int = 60, metric: str 
     if metric.endswith("_per_gpu"):
         out["ratio_per_mw"] = out["ratio"] * pb / pa
         out["ratio_per_usd"] = out["ratio"] * cb / ca
+    for side, f in (("a", a), ("b", b)):
+        out[f"{side}_system"] = f.attrs.get("system", side.upper())
+        dep = _deployment_at(f, grid)
+        for c in CURVE_DEPLOYMENT:
+            out[f"{side}_{c}"] = dep[c].to_numpy() if c in dep else None
     return out
+
+
+CURVE_DEPLOYMENT = ["serving", "weights", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "instances", "pf_instances",
+                    "pf_gpus", "kv_host_tier", "batch"]
+CURVE_CSV_COLUMNS = [X, "intvty", "a_total_tps_per_gpu", "b_total_tps_per_gpu", "ratio", "ratio_per_mw",
+                     "ratio_per_usd", "a_system", "b_system", *(f"{s}_{c}" for s in "ab" for c in CURVE_DEPLOYMENT)]
+"""The compare/whatif CSV: interactivity (tok/s/user), both throughputs per GPU, A/B per GPU, per MW and per
+USD, each system's name and the deployment of its frontier point at or just above that interactivity."""
+
+
+def _deployment_at(front: pd.DataFrame, grid: np.ndarray) -> pd.DataFrame:
+    """For each interactivity of ``grid``, the frontier row at or just above it (its deployment)."""
+    fx = front[X].to_numpy()
+    order = np.argsort(fx)
+    i = np.searchsorted(fx[order], grid * (1 - 1e-12)).clip(0, len(fx) - 1)
+    return front.iloc[order[i]].reset_index(drop=True)
 
 
 PEAK_RATIO = "throughput ratio, each at its own peak"

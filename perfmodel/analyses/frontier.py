@@ -41,6 +41,11 @@ CURVE_COLUMNS = ["tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "int
                  "prefill_queue_ms", "kv_transfer_ms"]
 
 
+CSV_COLUMNS = list(dict.fromkeys(["system", *DEPLOYMENT_COLUMNS, *CURVE_COLUMNS]))
+"""The frontier CSV (``perfmodel frontier --csv``): these columns in this order on every run; pool columns
+(csvout.DISAGG_ONLY) blank on rows that are not disaggregated; agentic columns blank on fixed workloads."""
+
+
 def _formats(weights) -> list[str]:
     return [weights] if isinstance(weights, str) else list(weights)
 

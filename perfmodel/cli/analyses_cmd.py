@@ -172,7 +172,10 @@ def run_frontier(args):
     fronts = [frontier(h, args.model, wl, args.profile, metric=args.metric, **kw) for h in args.hardware]
     agents = [_agents(h, args, wl, kw, slo) for h in args.hardware] if slo else [None] * len(fronts)
     if args.csv:
-        pd.concat(fronts, ignore_index=True).to_csv(ensure_parent(args.csv), index=False)
+        from ..analyses.frontier import CSV_COLUMNS
+        from ..csvout import write_csv
+        write_csv(pd.concat([f.assign(system=f.attrs.get("system")) for f in fronts], ignore_index=True),
+                  ensure_parent(args.csv), CSV_COLUMNS, disagg_blank=True)
     if args.plot:
         from ..plots import frontier_plot
         frontier_plot(fronts, args.plot, metric=args.metric)
@@ -257,7 +260,9 @@ def _agents_json(a) -> dict:
 def _print_comparison(cmp, args, header: str):
     na, nb = cmp.names
     if args.csv:
-        cmp.curve.to_csv(ensure_parent(args.csv), index=False)
+        from ..analyses.compare import CURVE_CSV_COLUMNS
+        from ..csvout import write_csv
+        write_csv(cmp.curve, ensure_parent(args.csv), CURVE_CSV_COLUMNS)
     if args.plot:
         from ..plots import comparison_plot
         comparison_plot(cmp, args.plot)

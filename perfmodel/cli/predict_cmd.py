@@ -151,12 +151,13 @@ def run(args):
         raise SpecError(f"the deployment does not fit in memory: {reason} "
                         "(--allow-overflow prints the numbers anyway)", field=field)
     df = df.assign(overrides=overrides_text(scenario))     # what was changed from the catalog, in every output
-    if args.csv == "-":
-        df.to_csv(sys.stdout, index=False)
-        return 0
     if args.csv:
+        from ..csvout import write_csv
+        if args.csv == "-":
+            write_csv(df, "-")
+            return 0
         ensure_parent(args.csv)
-        df.to_csv(args.csv, index=False)
+        write_csv(df, args.csv)
         print(f"wrote {args.csv}")
         return 0
     row = df.iloc[0]
