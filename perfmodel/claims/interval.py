@@ -33,7 +33,6 @@ import math
 import pandas as pd
 
 from .. import catalog
-from .model_error import half_widths, region_of
 
 RATE_FIELDS = {"bf16": "bf16_dense_pflops", "fp8": "fp8_dense_pflops", "fp4": "fp4_dense_pflops"}
 PROPAGATED = ("hbm_bandwidth_tbps", *RATE_FIELDS.values(), "allin_power_w", "gpu_tdp_w", "price_usd_per_gpu_hour")
@@ -94,6 +93,7 @@ def _profile_part(q: float, lo: float, hi: float) -> dict:
 
 
 def _region(t: dict) -> str:
+    from .model_error import region_of     # here, not at import: `python -m perfmodel.claims.model_error` runs clean
     conc = t["row"].get("concurrency")
     return region_of(None if conc is None else float(conc))
 
@@ -102,6 +102,8 @@ def _model_parts(terms: list[dict]) -> list[dict]:
     """The model-error parts: a rate figure over another (opposite signs) reads the pair spread of the
     cross-validated residuals (``rate-ratio`` for two systems, ``rate-delta`` for two points of one system;
     the wider of the two regions), any other term its own spread; TTFT always per term."""
+    from .model_error import half_widths
+
     def part(t, q, reg, flip):
         h = half_widths(q, reg)
         down, up = (h["up"], h["down"]) if flip else (h["down"], h["up"])

@@ -47,6 +47,17 @@ def positive_int(text: str) -> int:
     return v
 
 
+def relative_paths(line: str) -> str:
+    """An error line with paths inside the working directory or the built-in catalog written relative to them
+    (``models/x.yaml``, not ``/home/.../models/x.yaml``)."""
+    import os
+
+    from ..catalog import builtin_root
+    for base in sorted({os.getcwd(), str(builtin_root())}, key=len, reverse=True):
+        line = line.replace(base.rstrip(os.sep) + os.sep, "")
+    return line
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
     from ..defaults import RULE
@@ -79,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             catalog.add_user_catalog(d)
         return int(args.func(args) or 0)
     except SpecError as exc:
-        print(f"perfmodel: error: {exc.line()}", file=sys.stderr)
+        print(f"perfmodel: error: {relative_paths(exc.line())}", file=sys.stderr)
         return 2
     except RecursionError:  # a nested input that slipped past the loaders' depth limit (perfmodel.fileio)
         print("perfmodel: error: input nested too deeply", file=sys.stderr)
