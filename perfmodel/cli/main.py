@@ -82,8 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import warnings
     parser = build_parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        # floating-point RuntimeWarnings (overflow in an absurd input) never print beside the one-line error or
+        # the numbers: bad values are refused by the loaders, and outputs are checked for NaN/inf
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _run(parser, args)
+
+
+def _run(parser, args) -> int:
     try:
         from .. import catalog
         for d in [*args.catalog, *getattr(args, "catalog_after", [])]:

@@ -18,6 +18,20 @@ def default_calibration_files() -> list[str]:
     return [os.path.relpath(p) for p in (*shared_data_files(), *project_measured_files())]
 
 
+MAX_SAMPLES = 10_000
+"""Most Monte Carlo samples per row ``validate --samples`` accepts (the default 200 gives the 5-95% band to a few
+percent; 10,000 takes about 50x as long)."""
+
+
+def check_samples(samples: int, seed: int) -> None:
+    """One-line errors for --samples outside 1..MAX_SAMPLES and --seed outside 0..2^32-1."""
+    if not 1 <= samples <= MAX_SAMPLES:
+        raise SpecError(f"must be between 1 and {MAX_SAMPLES:,} Monte Carlo samples per row, got {samples}",
+                        field="--samples")
+    if not 0 <= seed < 2 ** 32:
+        raise SpecError(f"must be an integer in [0, 2^32), got {seed}", field="--seed")
+
+
 def _add_data_argument(parser) -> None:
     """--data FILE (repeatable), defaulting to the calibration set (``default_calibration_files``)."""
     parser.add_argument("--data", action="append", default=[], metavar="FILE",
@@ -33,8 +47,9 @@ def register(sub):
                                  "error_pct, status) to this CSV")
     p.add_argument("--plot", help="predicted-vs-measured PNG (log-log, one marker per hardware)")
     p.add_argument("--report", help="write a Markdown report (also writes the CSV and plot beside it)")
-    p.add_argument("--samples", type=int, default=200, help="Monte Carlo samples per row for the band")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=int, default=200,
+                   help="Monte Carlo samples per row for the band (1-10,000; default 200)")
+    p.add_argument("--seed", type=int, default=0, help="random seed, 0 to 2^32-1 (default 0)")
     p.set_defaults(func=run_validate)
 
     x = sub.add_parser("crossval", help="cross-validation of the calibration by whole configuration (minutes): "
@@ -74,6 +89,7 @@ def run_validate(args):
     check_output(args.out, "--out")
     check_output(args.plot, "--plot", (".png",))
     check_output(args.report, "--report", (".md",))
+    check_samples(args.samples, args.seed)
     per_file = {}
     for f in args.file:
         recs_f = read_records(f)

@@ -64,6 +64,17 @@ class Record(Strict):
     notes: str | None = None
     line: int = Field(0, description="line of the CSV file the row starts on (1 = header)")
 
+    @field_validator("weights", "kv_cache")
+    @classmethod
+    def _format(cls, v, info):
+        """A format the engine knows (perfmodel/formats.py), else a one-line error naming the column."""
+        from ..formats import kv_format_problem, weight_format_problem
+        problem = None if v is None else (weight_format_problem(v) if info.field_name == "weights"
+                                          else kv_format_problem(v))
+        if problem:
+            raise ValueError(problem)
+        return v
+
     @field_validator("dp_attention", "prefill_dp_attention", mode="before")
     @classmethod
     def _bool(cls, v):
