@@ -317,8 +317,9 @@ def run_sensitivity(args):
     from ..analyses.sensitivity import sensitivity
     if args.top < 0:
         raise SpecError("must be >= 0", field="--top")
+    wl = _workload(args)                      # checks --model first
     if args.weights is None:
-        args.weights = default_weights(_workload(args) and args.model)
+        args.weights = default_weights(args.model)
     explicit = {k: getattr(args, k) for k in ("gpus", "tp", "ep", "pp", "batch") if getattr(args, k) is not None}
     if explicit and (args.at_tps_per_user is not None or args.peak):
         raise SpecError("give an explicit point (--gpus/--tp/--ep/--batch) or --at-tps-per-user/--peak, not both",
@@ -332,7 +333,7 @@ def run_sensitivity(args):
         g, tp, pp = explicit.get("gpus", 1), explicit.get("tp", 1), explicit.get("pp", 1)
         if g % (tp * pp):
             raise SpecError(f"gpus={g} is not a multiple of tp x pp = {tp * pp}", field="--gpus")
-    df = sensitivity(args.hardware, args.model, _workload(args), args.profile, point=point,
+    df = sensitivity(args.hardware, args.model, wl, args.profile, point=point,
                      at_tps_per_user=args.at_tps_per_user,
                      peak=args.peak or (point is None and args.at_tps_per_user is None),
                      weights=args.weights, kv_cache=args.kv_cache, metric=args.metric)
