@@ -169,6 +169,14 @@ def load(kind: str, name: str):
     return spec
 
 
+def hardware_base(name: str):
+    """The hardware spec as its file states it, no variant applied (``name`` may carry an ``@variant``)."""
+    if "@" in name and not name.endswith((".yaml", ".yml")):
+        name = name.split("@", 1)[0]
+    path = resolve_path("hardware", name)
+    return _load_cached("hardware", str(path), path.stat().st_mtime)
+
+
 def load_all(kind: str) -> list:
     return [load(kind, i) for i in ids(kind)]
 

@@ -11,8 +11,11 @@ from .arch import model_summary
 from .specs.hardware import HARDWARE_FIELDS, HardwareSpec
 
 
-def hardware_summary(hw: HardwareSpec) -> dict:
-    """Per-GPU specs, ridge points (dense FLOP per HBM byte) per format, and totals per scale-up domain."""
+def hardware_summary(hw: HardwareSpec, base: HardwareSpec | None = None) -> dict:
+    """Per-GPU specs, ridge points (dense FLOP per HBM byte) per format, and totals per scale-up domain.
+    ``base``: the spec with no variant applied (``hw`` may be a selected variant): the variants are listed
+    relative to it, each selectable as ``<base id>@<variant>``."""
+    base = base or hw
     v = {f: hw.value(f) for f in HARDWARE_FIELDS}
     bw = v["hbm_bandwidth_tbps"] * 1e12
     ridge = {fmt: (v[f"{fmt}_dense_pflops"] * 1e15 / bw if v.get(f"{fmt}_dense_pflops") else None)
@@ -27,7 +30,8 @@ def hardware_summary(hw: HardwareSpec) -> dict:
             "status": {f: getattr(hw.specs, f).status for f in present},
             "sources": {f: _source_line(getattr(hw.specs, f)) for f in present},
             "ridge_flop_per_byte": ridge, "domain_totals": rack,
-            "variants": {name: _variant_changes(hw, name) for name in sorted(hw.variants)}}
+            **({"selected_variant": hw.id.split("@", 1)[1]} if "@" in hw.id else {}),
+            "variants": {name: _variant_changes(base, name) for name in sorted(base.variants)}}
 
 
 def _source_line(sv) -> str:
@@ -43,6 +47,29 @@ def _variant_changes(hw: HardwareSpec, name: str) -> dict:
         base = getattr(hw.specs, f)
         changes[f] = f"{base.value:g} -> {sv.value:g} [{sv.status}]" if base is not None else f"{sv.value:g} [{sv.status}]"
     return {"description": var.description, "changes": changes, "select": f"{hw.id}@{name}"}
+
+
+def mark_range_edges(d: dict) -> dict:
+    """A profile's dump with ``at_range_edge`` added to each fitted parameter whose value lies within EDGE_SHARE
+    of an edge of the calibration's search range (validation/calibrate.py): the data pull past the plausible
+    range, a sign of a missing mechanism, not an ordinary value. Fitted = named in the ``calibration`` note."""
+    import re
+
+    from .validation.calibrate import EDGE_SHARE, FIT_PARAMS, FORMAT_FIT, SPEC_FIT
+    note = d.get("calibration") or ""
+    m = re.search(r"fitted ([a-z0-9_, ]+) on ln", note)
+    fitted = {w.strip() for w in m.group(1).split(",")} if m else set()
+    for name, (lo, hi) in {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT}.items():
+        holder = d.get("spec_decoding") if name in SPEC_FIT else d
+        entry = (holder or {}).get(name)
+        if name not in fitted or not isinstance(entry, dict) or entry.get("value") is None:
+            continue
+        x = (entry["value"] - lo) / (hi - lo)
+        if x <= EDGE_SHARE or x >= 1 - EDGE_SHARE:
+            side = "lower" if x <= EDGE_SHARE else "upper"
+            entry["at_range_edge"] = (f"{side} edge of the calibration search range [{lo:g}, {hi:g}]: the data pull "
+                                      "past it (a missing mechanism, not a measured value)")
+    return d
 
 
 def table(kind: str) -> pd.DataFrame:
@@ -98,12 +125,14 @@ def show(name: str) -> tuple[str, dict]:
                 continue
             raise
         if kind == "hardware":
-            return kind, hardware_summary(spec)
+            return kind, hardware_summary(spec, catalog.hardware_base(name))
         if kind == "models":
             s = model_summary(spec)
             s["aliases"] = spec.aliases
             s["sources"] = spec.sources
             return kind, s
+        if kind == "profiles":
+            return kind, mark_range_edges(spec.model_dump(mode="json"))
         return kind, spec.model_dump(mode="json")
     import difflib
     every = [i for k in ("hardware", "models", "workloads", "profiles", "claims") for i in catalog.ids(k)]

@@ -42,6 +42,34 @@ def latex_names() -> dict:
     return out
 
 
+LINE = 110
+"""Longest printed line of an expression (longer ones continue on indented lines)."""
+
+
+def _wrapped(head: str, text: str) -> list[str]:
+    """``head`` + ``text`` cut into lines of at most LINE characters, continuation lines indented."""
+    import textwrap
+    return textwrap.wrap(f"{head}{text}", LINE, subsequent_indent="      ", break_on_hyphens=False,
+                         break_long_words=False) or [head]
+
+
+def _named_terms(names: list[str], exprs: list, fmt) -> list[str]:
+    """The terms with their repeated subexpressions named once (sympy.cse: u0, u1, ... defined first, in
+    order of use), each line wrapped at LINE characters: the MoE expressions otherwise run to thousands of
+    characters per line."""
+    used = {str(x) for e in exprs for x in e.free_symbols}
+    prefix = next(p for p in ("u", "uu", "sub") if not any(n.startswith(p) and n[len(p):].isdigit() for n in used))
+    subs, reduced = sp.cse(exprs, symbols=sp.numbered_symbols(prefix))
+    lines = []
+    if subs:
+        lines.append("- where:")
+        for sym, e in subs:
+            lines += _wrapped(f"  - `{sym} = ", f"{sp.sstr(e)}`")
+    for n, e in zip(names, reduced):
+        lines += _wrapped(f"- {n}: `", f"{fmt(e)}`")
+    return lines
+
+
 def explain(model: ModelSpec, latex: bool = False) -> str:
     """Markdown text: notation, then per layer group the decode-step terms of one layer."""
     b = StepBuilder(model)
@@ -59,12 +87,15 @@ def explain(model: ModelSpec, latex: bool = False) -> str:
         tally = Tally()
         floor, link, lat = b.layer(g.attention, g.ffn, ph, tally, 1)
         out += [f"## {g.count} x layer ({g.attention} attention, {g.ffn} FFN){' - ' + g.where if g.where else ''}", ""]
-        for k in tally.kernels:
-            out.append(f"- `{k.name}` compute: `{fmt(k.compute)}`")
-            out.append(f"- `{k.name}` memory: `{fmt(k.memory)}`")
-        out.append(f"- link bytes per GPU: `{fmt(tally.counts.get('bytes_link', 0))}`")
-        out.append(f"- collectives: `{fmt(tally.counts.get('collectives', 0))}`")
-        out.append(f"- latency (collectives, kernel overheads): `{sp.sstr(lat)}`")
+        names = [f"`{k.name}` {part}" for k in tally.kernels for part in ("compute", "memory")] + \
+            ["link bytes per GPU", "collectives", "latency (collectives, kernel overheads)"]
+        exprs = [sp.sympify(e) for k in tally.kernels for e in (k.compute, k.memory)] + \
+            [sp.sympify(tally.counts.get("bytes_link", 0)), sp.sympify(tally.counts.get("collectives", 0)),
+             sp.sympify(lat)]
+        if latex:
+            out += [f"- {n}: `{fmt(e)}`" for n, e in zip(names, exprs)]
+        else:
+            out += _named_terms(names, exprs, fmt)
         out.append("")
     out.append(explain_queueing())
     return "\n".join(out)

@@ -2,7 +2,9 @@
 
     fmt_number(v): integers and integer-valued floats with thousands separators (1,880); other numbers of
     at least 10^(digits-1) rounded to whole units with separators (844,400); smaller ones to ``digits``
-    significant digits (14.8, 0.0523); -0.0 prints as 0; NaN/None as ``na``; inf as "unbounded".
+    significant digits (14.8, 0.0523); below TINY in magnitude (1e-6 of the field's unit, which the names
+    choose so that values read in ordinary ranges) as "~0"; -0.0 prints as 0; NaN/None as ``na``; inf as
+    "unbounded".
 No scientific notation: 8.444e+05 next to 1,077 reads as two different kinds of number.
 """
 
@@ -12,6 +14,7 @@ import math
 
 import numpy as np
 
+TINY = 1e-6
 
 def fmt_number(v, digits: int = 4, na: str = "n/a") -> str:
     if v is None:
@@ -27,6 +30,8 @@ def fmt_number(v, digits: int = 4, na: str = "n/a") -> str:
         return "unbounded" if x > 0 else "-unbounded"
     if x == 0:
         return "0"
+    if abs(x) < TINY:                  # 7.4e-11 ms of queueing is no queue: not 0.00000000007449
+        return "~0"
     if x == int(x) and abs(x) < 1e15:
         return f"{int(x):,}"
     if abs(float(f"{x:.{digits}g}")) >= 10 ** (digits - 1):

@@ -124,7 +124,7 @@ def test_predict_scenarios_reach_every_serving_feature():
                         serving="disaggregated", decode_gpus=32, prefill=dict(gpus=4, tp=4, ep=4, instances=3))))).iloc[0]
     assert dis["prefill_gpus"] == 12 and dis["decode_gpus"] == 32 and dis["kv_transfer_ms"] > 0
     pf = api.predict(Scenario.model_validate(dict(
-        hardware="h100-sxm", model="llama-3.1-8b", workload={"isl": 4096, "osl": 1},
+        hardware="h100-sxm", model="llama-3.1-8b", profile="speed-of-light", workload={"isl": 4096, "osl": 1},
         deployment=dict(gpus=1, serving="prefill_only")))).iloc[0]
     # speed of light, compute-bound prefill: close to 1.98 PF / (2 x 8B) tokens/s, less the attention term
     assert 0.6 * 1.98e15 / 16.06e9 < pf["input_tps_per_gpu"] < 1.98e15 / 16.06e9

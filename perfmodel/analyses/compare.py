@@ -58,14 +58,41 @@ def ratio_curve(a: pd.DataFrame, b: pd.DataFrame, points: int = 60, metric: str 
     if metric.endswith("_per_gpu"):
         out["ratio_per_mw"] = out["ratio"] * pb / pa
         out["ratio_per_usd"] = out["ratio"] * cb / ca
+    for side, f in (("a", a), ("b", b)):
+        out[f"{side}_system"] = f.attrs.get("system", side.upper())
+        dep = _deployment_at(f, grid)
+        for c in CURVE_DEPLOYMENT:
+            out[f"{side}_{c}"] = dep[c].to_numpy() if c in dep else None
     return out
 
 
+CURVE_DEPLOYMENT = ["serving", "weights", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "instances", "pf_instances",
+                    "pf_gpus", "kv_host_tier", "batch"]
+CURVE_CSV_COLUMNS = [X, "intvty", "a_total_tps_per_gpu", "b_total_tps_per_gpu", "ratio", "ratio_per_mw",
+                     "ratio_per_usd", "a_system", "b_system", *(f"{s}_{c}" for s in "ab" for c in CURVE_DEPLOYMENT)]
+"""The compare/whatif CSV: interactivity (tok/s/user), both throughputs per GPU, A/B per GPU, per MW and per
+USD, each system's name and the deployment of its frontier point at or just above that interactivity."""
+
+
+def _deployment_at(front: pd.DataFrame, grid: np.ndarray) -> pd.DataFrame:
+    """For each interactivity of ``grid``, the frontier row at or just above it (its deployment)."""
+    fx = front[X].to_numpy()
+    order = np.argsort(fx)
+    i = np.searchsorted(fx[order], grid * (1 - 1e-12)).clip(0, len(fx) - 1)
+    return front.iloc[order[i]].reset_index(drop=True)
+
+
+PEAK_RATIO = "throughput ratio, each at its own peak"
+INTERACTIVITY_RATIO = "ratio of two interactivities, not a throughput speed-up"
+END_RATIO = "throughput ratio at two different interactivities (each curve's end)"
+
+
 def peak_summary(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
-    """Peaks per GPU / per MW / per dollar, where each curve ends and where it peaks, with A/B."""
-    def row(name, fa, fb):
+    """Peaks per GPU / per MW / per dollar, where each curve ends and where it peaks, with A/B; ``ratio_is``
+    says what each ratio compares (a ratio of interactivities is not a speed-up)."""
+    def row(name, fa, fb, ratio_is=PEAK_RATIO):
         va, vb = fa(a), fb(b) if fb else fa(b)
-        return {"quantity": name, "a": va, "b": vb, "ratio": va / vb if vb else np.nan}
+        return {"quantity": name, "a": va, "b": vb, "ratio": va / vb if vb else np.nan, "ratio_is": ratio_is}
 
     peak = lambda col: (lambda f: float(f[col].max()) if col in f and f[col].notna().any() else np.nan)  # noqa
     at_peak = lambda f: float(f[X].iloc[int(f["total_tps_per_gpu"].to_numpy().argmax())])  # noqa: E731
@@ -74,10 +101,10 @@ def peak_summary(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         row("peak output_tps_per_gpu", peak("output_tps_per_gpu"), None),
         row("peak total_tps_per_mw", peak("total_tps_per_mw"), None),
         row("peak total_tokens_per_usd", peak("total_tokens_per_usd"), None),
-        row("max tps_per_user (curve end)", lambda f: float(f[X].max()), None),
-        row("tps_per_user at peak", at_peak, None),
+        row("max tps_per_user (curve end)", lambda f: float(f[X].max()), None, INTERACTIVITY_RATIO),
+        row("tps_per_user at peak", at_peak, None, INTERACTIVITY_RATIO),
         row("total_tps_per_gpu at curve end",
-            lambda f: float(f["total_tps_per_gpu"].iloc[int(f[X].to_numpy().argmax())]), None),
+            lambda f: float(f["total_tps_per_gpu"].iloc[int(f[X].to_numpy().argmax())]), None, END_RATIO),
     ]
     return pd.DataFrame(rows)
 

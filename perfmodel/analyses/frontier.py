@@ -41,6 +41,11 @@ CURVE_COLUMNS = ["tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "int
                  "prefill_queue_ms", "kv_transfer_ms"]
 
 
+CSV_COLUMNS = list(dict.fromkeys(["system", *DEPLOYMENT_COLUMNS, *CURVE_COLUMNS]))
+"""The frontier CSV (``perfmodel frontier --csv``): these columns in this order on every run; pool columns
+(csvout.DISAGG_ONLY) blank on rows that are not disaggregated; agentic columns blank on fixed workloads."""
+
+
 def _formats(weights) -> list[str]:
     return [weights] if isinstance(weights, str) else list(weights)
 
@@ -248,10 +253,20 @@ def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
     out = front[cols + extra].copy()
     allx = xs[np.isfinite(xs)]
     out.attrs.update(meta)
+    if "prefix_hit" in out and (out["prefix_hit"].fillna(0) > 0).any():
+        out.attrs["notes"] = [*meta.get("notes", []), cached_prefix_note(out)]
     out.attrs.update(system=sysm.name, metric=metric, fitting=n_fit,
                      max_tps_per_user=float(allx.max()), peak=float(np.nanmax(ys)),
                      power_w=sysm.power_w(), price_usd_per_gpu_hour=sysm.price())
     return out
+
+
+def cached_prefix_note(front: pd.DataFrame) -> str:
+    """What total tokens/s per GPU counts on a workload with prefix hits (agentic sessions)."""
+    hit = front["prefix_hit"].fillna(0)
+    return (f"total_tps_per_gpu counts every input token, the cached prefix included (prefix hit "
+            f"{hit.min():.0%}-{hit.max():.0%} on this frontier): the prefix is read from the KV cache, not prefilled; "
+            f"output_tps_per_gpu, and input_tps_per_gpu x (1 - prefix_hit), are the tokens computed")
 
 
 def _xy(blocks, metric):
@@ -303,6 +318,8 @@ def summary(front: pd.DataFrame, metric: str | None = None) -> dict:
         f"{metric}_at_max_tps_per_user": float(front[metric].iloc[i_top]),
         f"peak_{metric}": float(front[metric].iloc[i_peak]),
         "tps_per_user_at_peak": float(front[X].iloc[i_peak]),
+        "ttft_ms_at_peak": float(front["ttft_ms"].iloc[i_peak]) if "ttft_ms" in front else None,
+        "ttft_ms_at_max_tps_per_user": float(front["ttft_ms"].iloc[i_top]) if "ttft_ms" in front else None,
         "peak_output_tps_per_gpu": float(front["output_tps_per_gpu"].max()),
         "max_tps_per_user_deployment": dep(i_top), "peak_deployment": dep(i_peak),
         "notes": front.attrs.get("notes", []),

@@ -756,11 +756,21 @@ def check_all(store: CurveStore | None = None, ids=None) -> list[dict]:
 
 
 def json_safe(o):
-    """A check result made JSON-safe: NaN -> null, inf -> 'inf', numpy scalars -> Python numbers."""
+    """A check result made strict JSON: NaN and inf -> null (a number field is a number or null), numpy scalars
+    -> Python numbers; an infinite value of key K also gets ``K_reason`` ('unbounded: ...') beside it."""
+    if hasattr(o, "item") and not isinstance(o, (dict, list, tuple)):
+        o = o.item()
     if isinstance(o, float):
-        return None if math.isnan(o) else ("inf" if math.isinf(o) else o)
+        return None if not math.isfinite(o) else o
     if isinstance(o, dict):
-        return {str(k): json_safe(v) for k, v in o.items()}
+        out = {}
+        for k, v in o.items():
+            v = v.item() if hasattr(v, "item") else v
+            out[str(k)] = json_safe(v)
+            if isinstance(v, float) and math.isinf(v):
+                out[f"{k}_reason"] = (f"{'' if v > 0 else '-'}unbounded: a division by zero (a figure of 0, or "
+                                      "an interval of zero width)")
+        return out
     if isinstance(o, (list, tuple)):
         return [json_safe(v) for v in o]
     if hasattr(o, "item"):

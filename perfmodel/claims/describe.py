@@ -42,6 +42,9 @@ def format_check(r: dict) -> str:
         for p in iv.get("model_error") or []:
             lines.append(f"    model error: {p['hardware']} {p['quantity']} in region {p['region']}: "
                          f"x{math.exp(p['down']):.2f} down / x{math.exp(p['up']):.2f} up ({p['rows']} held-out rows)")
+    if r.get("weights"):
+        lines.append(f"  setup: weights {r['weights']} (claims are checked in the format the vendors state them in; "
+                     "other commands default to fp8 or the model's native format where narrower)")
     for n in r.get("needs") or []:
         lines.append(f"  would have to be true: {n['text']}")
     for s in r.get("systems") or []:
@@ -51,6 +54,9 @@ def format_check(r: dict) -> str:
         endfig = f", {_num(s['end_figure'])} {r.get('metric')} there" if s.get("end_figure") is not None else ""
         lines.append(f"  {s['name']}: curve ends at {_num(s['max_tps_per_user'])} tok/s/user{rng}{endfig}"
                      f"{' [profile assumed]' if s.get('profile_assumed') else ''}")
+        if "+kvtier" in (s.get("name") or ""):
+            lines.append(f"    +kvtier: the KV host tier is on because the claim places KV in host memory "
+                         f"(kv_placement: hbm+host), whatever profile {s.get('profile')} has by default")
         if s.get("beyond_end"):
             lines.append(f"  {s['name']}: cannot reach the claim's point (beyond its curve's end)")
         elif s.get("value") is not None and s.get("point_tps_per_user") is not None:

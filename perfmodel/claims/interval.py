@@ -131,6 +131,7 @@ def _model_parts(terms: list[dict]) -> list[dict]:
     """The model-error parts: a rate figure over another (opposite signs) reads the pair spread of the
     cross-validated residuals (``rate-ratio`` for two systems, ``rate-delta`` for two points of one system;
     the wider of the two regions), any other term its own spread; TTFT always per term."""
+
     def part(t, q, reg, flip):
         h = half_widths(q, reg)
         down, up = (h["up"], h["down"]) if flip else (h["down"], h["up"])

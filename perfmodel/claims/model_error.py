@@ -165,22 +165,3 @@ def _records(files) -> tuple[dict[str, float], dict[str, tuple]]:
                 conc[r.id] = np.nan if r.concurrency is None else float(r.concurrency)
                 setup[r.id] = (r.hardware, *(getattr(r, k, None) for k in SETUP))
     return conc, setup
-
-
-def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    src = Path(argv[0] if argv else "reports/crossval.csv")
-    if not src.is_file():
-        print(f"error: {src}: no such crossval CSV (perfmodel crossval --out {src})", file=sys.stderr)
-        return 2
-    cv = pd.read_csv(src)
-    out = catalog.builtin_root() / TABLE
-    out.parent.mkdir(parents=True, exist_ok=True)
-    t = spread_table(cv, *_records(sorted(cv["file"].dropna().unique())))
-    t.to_csv(out, index=False, float_format="%.5g")
-    print(f"wrote {out} ({len(t)} rows from {len(cv)} crossval rows of {src})")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

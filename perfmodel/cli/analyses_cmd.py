@@ -10,6 +10,7 @@ import pandas as pd
 
 from .. import progress
 from ..analyses.systems import DEFAULT_PROFILE
+from ..defaults import RULE, default_weights
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
 from .main import finite_float, positive_int
@@ -28,15 +29,18 @@ def _workload_args(p):
     p.add_argument("--osl", type=finite_float, help="custom workload: output tokens (with --isl)")
     p.add_argument("--prefix-hit", type=finite_float, default=0.0, help="custom workload: cached share of the input")
     p.add_argument("--profile", default=DEFAULT_PROFILE,
-                   help=f"software profile (default {DEFAULT_PROFILE}, calibrated; speed-of-light = the roofline bound)")
+                   help=f"software profile (default {DEFAULT_PROFILE}, calibrated; speed-of-light = the roofline bound). "
+                        f"{RULE}")
 
 
 def _space_args(p, multi_weights=True):
     if multi_weights:
         p.add_argument("--weights", action="append", default=None, metavar="FMT",
-                       help="weight format(s) to enumerate, repeatable (default fp8)")
+                       help="weight format(s) to enumerate, repeatable (default fp8, or the model's native format "
+                            "where narrower)")
     else:
-        p.add_argument("--weights", default="fp8", metavar="FMT", help="weight format (default fp8)")
+        p.add_argument("--weights", default=None, metavar="FMT",
+                       help="weight format (default fp8, or the model's native format where narrower)")
     p.add_argument("--kv-cache", default="fp8", help="KV-cache format (default fp8)")
     p.add_argument("--spec-tokens", default="0,1,2,3,4", metavar="K,K,..",
                    help="draft tokens per step to enumerate (default 0,1,2,3,4; 0 = off)")
@@ -103,7 +107,8 @@ def _space(args):
 
 
 def _frontier_kw(args, multi_weights=True):
-    weights = tuple(args.weights or ["fp8"]) if multi_weights else (args.weights,)
+    weights = tuple(args.weights or [default_weights(args.model)]) if multi_weights else \
+        (args.weights or default_weights(args.model),)
     return dict(weights=weights, kv_cache=args.kv_cache, space=_space(args))
 
 
@@ -170,7 +175,10 @@ def run_frontier(args):
     agents = [_agents(h, args, wl, kw, slo) for h in progress.bar(args.hardware, desc="agents_per_gpu", unit="system")
               ] if slo else [None] * len(fronts)
     if args.csv:
-        pd.concat(fronts, ignore_index=True).to_csv(ensure_parent(args.csv), index=False)
+        from ..analyses.frontier import CSV_COLUMNS
+        from ..csvout import write_csv
+        write_csv(pd.concat([f.assign(system=f.attrs.get("system")) for f in fronts], ignore_index=True),
+                  ensure_parent(args.csv), CSV_COLUMNS, disagg_blank=True)
     if args.plot:
         from ..plots import frontier_plot
         frontier_plot(fronts, args.plot, metric=args.metric)
@@ -188,8 +196,8 @@ def run_frontier(args):
         at_top = s[f"{args.metric}_at_max_tps_per_user"]
         print(f"  max interactivity: {s['max_tps_per_user']:,.1f} tok/s/user at {at_top:,.1f} {args.metric}  "
               f"[{_dep_line(s['max_tps_per_user_deployment'])}]")
-        print(f"  peak {args.metric}: {s[f'peak_{args.metric}']:,.1f} at {s['tps_per_user_at_peak']:,.1f} tok/s/user  "
-              f"[{_dep_line(s['peak_deployment'])}]")
+        print(f"  peak {args.metric}: {s[f'peak_{args.metric}']:,.1f} at {s['tps_per_user_at_peak']:,.1f} tok/s/user, "
+              f"{_ttft_text(s['ttft_ms_at_peak'], args.max_ttft_ms)}  [{_dep_line(s['peak_deployment'])}]")
         if a is not None:
             print(_agents_line(a))
         print(_table(_thin(f, args.rows), TABLE_COLUMNS if args.metric in TABLE_COLUMNS
@@ -200,6 +208,20 @@ def run_frontier(args):
     if args.plot:
         print(f"wrote {args.plot}")
     return 0
+
+
+HEADLINE_TTFT_MS = 5000.0
+"""A headline peak with a P50 TTFT above this (ms) is flagged: no interactive service runs there."""
+
+
+def _ttft_text(ttft_ms, limit_ms) -> str:
+    """'TTFT 812 ms', flagged when above HEADLINE_TTFT_MS and no --max-ttft-ms limit was given."""
+    if ttft_ms is None or not math.isfinite(ttft_ms):
+        return "TTFT n/a"
+    text = f"TTFT {fmt_number(ttft_ms)} ms"
+    if limit_ms is None and ttft_ms > HEADLINE_TTFT_MS:
+        text += f" (ABOVE {HEADLINE_TTFT_MS / 1000:g} s: --max-ttft-ms MS keeps such points off the frontier)"
+    return text
 
 
 def _slo(args):
@@ -241,7 +263,9 @@ def _agents_json(a) -> dict:
 def _print_comparison(cmp, args, header: str):
     na, nb = cmp.names
     if args.csv:
-        cmp.curve.to_csv(ensure_parent(args.csv), index=False)
+        from ..analyses.compare import CURVE_CSV_COLUMNS
+        from ..csvout import write_csv
+        write_csv(cmp.curve, ensure_parent(args.csv), CURVE_CSV_COLUMNS)
     if args.plot:
         from ..plots import comparison_plot
         comparison_plot(cmp, args.plot)
@@ -255,7 +279,7 @@ def _print_comparison(cmp, args, header: str):
     for note in sorted(set(na_) | set(nb_)):
         who = "A and B" if note in na_ and note in nb_ else ("A" if note in na_ else "B")
         print(f"  note ({who}): {note}")
-    print(_table(cmp.summary, ["quantity", "a", "b", "ratio"]))
+    print(_table(cmp.summary.rename(columns={"ratio": "A/B"}), ["quantity", "a", "b", "A/B", "ratio_is"]))
     print("\n  ratio A/B along the curve (interactivities both reach; below a curve's start, its peak counts):")
     cols = ["tps_per_user", "a_total_tps_per_gpu", "b_total_tps_per_gpu", "ratio", "ratio_per_mw", "ratio_per_usd"]
     print(_table(_thin(cmp.curve, args.rows), cols))
@@ -296,6 +320,9 @@ def run_sensitivity(args):
     from ..analyses.sensitivity import sensitivity
     if args.top < 0:
         raise SpecError("must be >= 0", field="--top")
+    wl = _workload(args)                      # checks --model first
+    if args.weights is None:
+        args.weights = default_weights(args.model)
     explicit = {k: getattr(args, k) for k in ("gpus", "tp", "ep", "pp", "batch") if getattr(args, k) is not None}
     if explicit and (args.at_tps_per_user is not None or args.peak):
         raise SpecError("give an explicit point (--gpus/--tp/--ep/--batch) or --at-tps-per-user/--peak, not both",
@@ -309,16 +336,19 @@ def run_sensitivity(args):
         g, tp, pp = explicit.get("gpus", 1), explicit.get("tp", 1), explicit.get("pp", 1)
         if g % (tp * pp):
             raise SpecError(f"gpus={g} is not a multiple of tp x pp = {tp * pp}", field="--gpus")
-    df = sensitivity(args.hardware, args.model, _workload(args), args.profile, point=point,
+    df = sensitivity(args.hardware, args.model, wl, args.profile, point=point,
                      at_tps_per_user=args.at_tps_per_user,
                      peak=args.peak or (point is None and args.at_tps_per_user is None),
                      weights=args.weights, kv_cache=args.kv_cache, metric=args.metric)
     if args.csv:
         df.to_csv(ensure_parent(args.csv), index=False)
+    if args.plot:
+        from ..plots import sensitivity_plot
+        sensitivity_plot(df, args.plot)
     if args.json:
         print(dumps_json({"system": df.attrs["system"], "metric": df.attrs["metric"], "point": df.attrs["point"],
                           "tpot_ms": df.attrs["tpot_ms"], "at_capacity": df.attrs["at_capacity"],
-                          "elasticities": _records(df)}, indent=1, default=str))
+                          "elasticities": _records(df)}, indent=1))
         return 0
     pt = df.attrs["point"]
     print(f"sensitivity of {df.attrs['metric']} on {df.attrs['system']}, {args.model}: d ln T / d ln p "
@@ -335,8 +365,9 @@ def run_sensitivity(args):
     hidden = len(df) - len(shown)
     if hidden:
         print(f"  ({hidden} parameters with zero elasticity hidden; --all shows them)")
-    if args.csv:
-        print(f"wrote {args.csv}")
+    for path in (args.csv, args.plot):
+        if path:
+            print(f"wrote {path}")
     return 0
 
 
@@ -349,7 +380,7 @@ def run_attribute(args):
         raise SpecError("say where to compare: --at-tps-per-user X or --peak", field="attribute")
     res = attribute(System.parse(args.from_, args.profile), System.parse(args.to, args.profile), args.model,
                     _workload(args), args.profile, at_tps_per_user=args.at_tps_per_user, peak=args.peak,
-                    metric=args.metric, weights=args.weights, kv_cache=args.kv_cache, space=_space(args),
+                    metric=args.metric, weights=args.weights or default_weights(args.model), kv_cache=args.kv_cache, space=_space(args),
                     layouts_per_side=args.layouts)
     if args.csv:
         res.parts.to_csv(ensure_parent(args.csv), index=False)
@@ -432,7 +463,8 @@ def register(sub):
         where.add_argument(f"--{k}", type=positive_int)
     where.add_argument("--spec-tokens", type=int, default=None)
     where.add_argument("--serving", default="aggregated", choices=["aggregated", "decode_only"])
-    p.add_argument("--weights", default="fp8")
+    p.add_argument("--weights", default=None, help="weight format (default fp8, or the model's native format "
+                                                   "where narrower)")
     p.add_argument("--kv-cache", default="fp8")
     p.add_argument("--metric", default="total_tps_per_gpu",
                    choices=["total_tps_per_gpu", "output_tps_per_gpu", "tps_per_user", "total_tps_per_mw",
@@ -440,6 +472,7 @@ def register(sub):
     p.add_argument("--top", type=int, default=0, help="show the N largest only")
     p.add_argument("--all", action="store_true", help="also show parameters with zero elasticity")
     p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--plot", metavar="FILE.png", help="tornado chart of the elasticities (largest on top)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_sensitivity)
 

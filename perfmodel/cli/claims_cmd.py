@@ -26,7 +26,9 @@ def _report(args) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("check", help="check a published claim: verdict, band, curve ends, sensitivity, attribution")
+    from ..defaults import RULE
+    p = sub.add_parser("check", help="check a published claim: verdict, band, curve ends, sensitivity, attribution",
+                       epilog=RULE)
     p.add_argument("claim", help="claim catalog id or YAML path (see claims/)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_check)

@@ -47,9 +47,21 @@ def positive_int(text: str) -> int:
     return v
 
 
+def relative_paths(line: str) -> str:
+    """An error line with paths inside the working directory or the built-in catalog written relative to them
+    (``models/x.yaml``, not ``/home/.../models/x.yaml``)."""
+    import os
+
+    from ..catalog import builtin_root
+    for base in sorted({os.getcwd(), str(builtin_root())}, key=len, reverse=True):
+        line = line.replace(base.rstrip(os.sep) + os.sep, "")
+    return line
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
-    p = Parser(prog="perfmodel", description="Analytical roofline model of LLM inference serving")
+    from ..defaults import RULE
+    p = Parser(prog="perfmodel", description="Analytical roofline model of LLM inference serving", epilog=RULE)
     p.add_argument("--version", action="version", version=f"perfmodel {__version__}")
     p.add_argument("--catalog", action="append", default=[], metavar="DIR",
                    help="extra catalog directory (hardware/, models/, ...); repeatable; also $PERFMODEL_CATALOG")
@@ -74,17 +86,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import warnings
     parser = build_parser()
     args = parser.parse_args(argv)
     from .. import progress
     progress.set_quiet(args.quiet or getattr(args, "quiet_after", False))
+    with warnings.catch_warnings():
+        # floating-point RuntimeWarnings (overflow in an absurd input) never print beside the one-line error or
+        # the numbers: bad values are refused by the loaders, and outputs are checked for NaN/inf
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _run(parser, args)
+
+
+def _run(parser, args) -> int:
     try:
         from .. import catalog
         for d in [*args.catalog, *getattr(args, "catalog_after", [])]:
             catalog.add_user_catalog(d)
         return int(args.func(args) or 0)
     except SpecError as exc:
-        print(f"perfmodel: error: {exc.line()}", file=sys.stderr)
+        print(f"perfmodel: error: {relative_paths(exc.line())}", file=sys.stderr)
         return 2
     except RecursionError:  # a nested input that slipped past the loaders' depth limit (perfmodel.fileio)
         print("perfmodel: error: input nested too deeply", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from .. import api
 from ..fileio import check_output, dumps_json, ensure_parent
@@ -21,11 +22,12 @@ EXTRA_COLUMNS = ["serving", "input_tps_per_gpu", "sessions", "prefix_hit", "kv_i
 
 
 def register(sub):
-    p = sub.add_parser("predict", help="predict one operating point from a scenario YAML (or flags)")
+    from ..defaults import RULE
+    p = sub.add_parser("predict", help="predict one operating point from a scenario YAML (or flags)", epilog=RULE)
     p.add_argument("scenario", nargs="?", help="scenario YAML (README: 'Scenario files')")
     p.add_argument("--hardware")
     p.add_argument("--model")
-    p.add_argument("--profile")
+    p.add_argument("--profile", help="software profile (default vllm; speed-of-light = the roofline bound)")
     p.add_argument("--workload", help="workload catalog id")
     p.add_argument("--isl", type=finite_float)
     p.add_argument("--osl", type=finite_float)
@@ -41,7 +43,7 @@ def register(sub):
                    help="open loop: requests/s arriving at one instance (Poisson); sets the running batch and "
                         "the TTFT queue (P50 ttft_ms, P90 ttft_p90_ms)")
     p.add_argument("--dp-attention", action="store_true", default=None)
-    p.add_argument("--weights")
+    p.add_argument("--weights", help="weight format (default fp8, or the model's native format where narrower)")
     p.add_argument("--kv-cache")
     p.add_argument("--serving")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
@@ -61,7 +63,14 @@ def _scenario(args) -> Scenario:
     from pydantic import ValidationError
 
     from ..errors import SpecError, pydantic_to_spec_error
-    base = api.load_scenario(args.scenario).model_dump() if args.scenario else {}
+    base = {}
+    if args.scenario:      # validated as written, then taken as written: unset fields keep the default rule
+        import copy
+
+        from .. import catalog
+        api.load_scenario(args.scenario)
+        base = copy.deepcopy(catalog.load_yaml(Path(args.scenario)))
+        base["deployment"] = dict(base.get("deployment") or {})
     for k in ("hardware", "model", "profile"):
         if getattr(args, k) is not None:
             if not getattr(args, k).strip():
@@ -98,6 +107,13 @@ def _scenario(args) -> Scenario:
         return Scenario.model_validate(base)
     except ValidationError as exc:
         raise pydantic_to_spec_error(exc, file=args.scenario or "command line") from None
+
+
+def overrides_text(scenario: Scenario) -> str:
+    """The scenario's overrides (``--set`` and ``overrides:``) as ``hardware.FIELD=V; profile.PARAM=V`` ('' if none)."""
+    ov = scenario.overrides
+    return "; ".join(f"{kind}.{k}={fmt_number(v, 6)}" for kind, d in (("hardware", ov.hardware), ("profile", ov.profile))
+                     for k, v in sorted(d.items()))
 
 
 def _check_ids(base: dict) -> None:
@@ -137,26 +153,29 @@ def run(args):
             field = "deployment.max_running_requests"
         raise SpecError(f"the deployment {what}: {reason} "
                         "(--allow-overflow prints the numbers anyway)", field=field)
-    if args.csv == "-":
-        df.to_csv(sys.stdout, index=False)
-        return 0
+    df = df.assign(overrides=overrides_text(scenario))     # what was changed from the catalog, in every output
     if args.csv:
+        from ..csvout import write_csv
+        if args.csv == "-":
+            write_csv(df, "-")
+            return 0
         ensure_parent(args.csv)
-        df.to_csv(args.csv, index=False)
+        write_csv(df, args.csv)
         print(f"wrote {args.csv}")
         return 0
     row = df.iloc[0]
     if args.json:
         rec = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+        rec["overrides"] = scenario.overrides.model_dump()
         rec["breakdown"] = {
             "component_ms": {k[2:-3]: rec[k] for k in row.index if k.startswith("t_") and k.endswith("_ms")},
             "resource_ms": {k[4:-3]: rec[k] for k in row.index if k.startswith("res_")}}
         print(dumps_json(rec))
         return 0
     extra = [k for k in EXTRA_COLUMNS if k in row.index] + [k for k in row.index if k.startswith("tps_per_user_e2e_p")]
-    for k in KEY_COLUMNS + extra:
+    for k in KEY_COLUMNS[:3] + ["overrides"] + KEY_COLUMNS[3:] + extra:
         v = row[k]
-        print(f"{k:>20}: {fmt_number(v)}")
+        print(f"{k:>20}: {fmt_number(v) if v != '' else 'none (catalog values)'}")
     print("  decode step by resource (ms):")
     for k in row.index:
         if k.startswith("res_") and row[k] > 0:

@@ -18,6 +18,20 @@ def default_calibration_files() -> list[str]:
     return [os.path.relpath(p) for p in (*shared_data_files(), *project_measured_files())]
 
 
+MAX_SAMPLES = 10_000
+"""Most Monte Carlo samples per row ``validate --samples`` accepts (the default 200 gives the 5-95% band to a few
+percent; 10,000 takes about 50x as long)."""
+
+
+def check_samples(samples: int, seed: int) -> None:
+    """One-line errors for --samples outside 1..MAX_SAMPLES and --seed outside 0..2^32-1."""
+    if not 1 <= samples <= MAX_SAMPLES:
+        raise SpecError(f"must be between 1 and {MAX_SAMPLES:,} Monte Carlo samples per row, got {samples}",
+                        field="--samples")
+    if not 0 <= seed < 2 ** 32:
+        raise SpecError(f"must be an integer in [0, 2^32), got {seed}", field="--seed")
+
+
 def _add_data_argument(parser) -> None:
     """--data FILE (repeatable), defaulting to the calibration set (``default_calibration_files``)."""
     parser.add_argument("--data", action="append", default=[], metavar="FILE",
@@ -33,8 +47,9 @@ def register(sub):
                                  "error_pct, status) to this CSV")
     p.add_argument("--plot", help="predicted-vs-measured PNG (log-log, one marker per hardware)")
     p.add_argument("--report", help="write a Markdown report (also writes the CSV and plot beside it)")
-    p.add_argument("--samples", type=int, default=200, help="Monte Carlo samples per row for the band")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=int, default=200,
+                   help="Monte Carlo samples per row for the band (1-10,000; default 200)")
+    p.add_argument("--seed", type=int, default=0, help="random seed, 0 to 2^32-1 (default 0)")
     p.set_defaults(func=run_validate)
 
     x = sub.add_parser("crossval", help="cross-validation of the calibration by whole configuration (minutes): "
@@ -44,14 +59,25 @@ def register(sub):
     x.add_argument("--by", choices=("config", "family"), default="config",
                    help="hold out whole configurations (default) or one whole data family at a time")
     x.add_argument("--out", help="per-record CSV")
-    x.add_argument("--report", help="Markdown report (e.g. reports/crossval.md)")
+    x.add_argument("--report", help="Markdown report (e.g. reports/crossval.md), and FILE.csv beside it")
     x.set_defaults(func=run_crossval)
 
-    c = sub.add_parser("calibrate", help="fit shared profile parameters per engine family; rewrite "
-                                         "profiles/<engine>.yaml (about 2-3 minutes on 2 cores)")
+    c = sub.add_parser("calibrate", help="fit shared profile parameters per engine family and write "
+                                         "<engine>.yaml into --out-dir DIR (the catalog's profiles/ only with "
+                                         "--in-place); deterministic, about 2-3 minutes on 2 cores",
+                       description="Fit shared profile parameters per engine family on the record CSVs. The fit "
+                                   "starts from the middle of the search ranges, so its output depends only on the "
+                                   "code and the data (running it twice gives the same files). It writes "
+                                   "DIR/<engine>.yaml for --out-dir DIR (use the result with --catalog on DIR's "
+                                   "parent, e.g. --out-dir out/calibrated/profiles then --catalog out/calibrated), "
+                                   "rewrites the catalog's profiles/ only with --in-place, and writes nothing with "
+                                   "--dry-run.")
     _add_data_argument(c)
     c.add_argument("--seed", type=int, default=0, help="seed (the least-squares fit is deterministic; kept for the record)")
-    c.add_argument("--out-dir", default=None, help="directory for the profile YAML (default: the catalog profiles/)")
+    where = c.add_mutually_exclusive_group()
+    where.add_argument("--out-dir", default=None, metavar="DIR", help="directory for the fitted <engine>.yaml files")
+    where.add_argument("--in-place", action="store_true",
+                       help="rewrite the catalog's profiles/<engine>.yaml (the shipped profiles)")
     c.add_argument("--dry-run", action="store_true", help="print the fit, write nothing")
     c.set_defaults(func=run_calibrate)
 
@@ -65,6 +91,7 @@ def run_validate(args):
     check_output(args.out, "--out")
     check_output(args.plot, "--plot", (".png",))
     check_output(args.report, "--report", (".md",))
+    check_samples(args.samples, args.seed)
     per_file = {}
     for f in args.file:
         recs_f = read_records(f)
@@ -77,15 +104,21 @@ def run_validate(args):
         print(report.table_text(df))
         raise SpecError(f"no row of {s['rows']} could be predicted (every status is 'unsupported: <reason>', "
                         "above)", file=", ".join(args.file))
+    # every output is rendered first and written last: a failure on the way leaves no file half-updated
+    outputs = {}
     if args.out:
-        df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
+        outputs[Path(args.out)] = df.to_csv(index=False, float_format="%.6g")
     if args.plot:
-        report.plot(df, ensure_parent(args.plot))
+        outputs[Path(args.plot)] = report.render_png(df)
     if args.report:
-        report.write_report(df, s, Path(args.report), data_file=" ".join(args.file), recs=recs,
-                            extras=_extra_sections(args.samples, args.seed),
-                            files={f: (rs, d, summary(d)) for f, (rs, d) in per_file.items()} if len(per_file) > 1
-                            else None)
+        outputs.update(report.render_report(
+            df, s, Path(args.report), data_file=" ".join(args.file), recs=recs,
+            extras=_extra_sections(args.samples, args.seed),
+            files={f: (rs, d, summary(d)) for f, (rs, d) in per_file.items()} if len(per_file) > 1 else None,
+            samples=args.samples, seed=args.seed, inputs=[*args.file, *_extra_files()]))
+    for path, content in outputs.items():
+        ensure_parent(path)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
     print(report.table_text(df))
     print(report.summary_text(s))
     return 0
@@ -97,6 +130,12 @@ EXTRA_NOTES = {
     "holdout": ("Held-out data: out-of-sample check", "Never fitted (`data/holdout/README.md`): how the "
                 "calibrated model does on results it has not seen."),
 }
+
+
+def _extra_files() -> list:
+    """The project's own record files the report adds a section for (data/measured, data/holdout)."""
+    from ..validation.records import project_record_files
+    return [f for kind in EXTRA_NOTES for f in project_record_files(kind)]
 
 
 def _extra_sections(samples: int, seed: int) -> list:
@@ -122,17 +161,21 @@ def run_crossval(args):
     targets = [r for f in files for r in recs[f]]
     df = cross_validate(targets, k=args.folds, progress=progress.note, by=args.by)
     df["file"] = [f for f in files for _ in recs[f]]
-    if args.out:
-        df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
-    if args.report:
-        cmd = "perfmodel crossval" + "".join(f" --data {f}" for f in args.data) + \
-              (f" --folds {args.folds}" if args.folds != FOLDS else "") + \
-              (f" --by {args.by}" if args.by != "config" else "") + f" --report {args.report}"
-        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.report).write_text(cv_markdown(df, targets, files, cmd))
     ok = df[df["status"] == "ok"]
     if ok.empty:
         raise SpecError(f"no row of {len(df)} could be predicted", file=", ".join(files))
+    if args.out:
+        df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
+    if args.report:       # the Markdown and, beside it, the per-record CSV (data/model-error/ derives from it)
+        from .. import provenance
+        cmd = "perfmodel crossval" + "".join(f" --data {f}" for f in args.data) + \
+              (f" --folds {args.folds}" if args.folds != FOLDS else "") + \
+              (f" --by {args.by}" if args.by != "config" else "") + f" --report {args.report}"
+        report = Path(args.report)
+        text = provenance.header(cmd, files) + "\n" + cv_markdown(df, targets, files, cmd)
+        ensure_parent(report)
+        df.to_csv(report.with_suffix(".csv"), index=False, float_format="%.6g")
+        report.write_text(text)
     for met, g in ok.groupby("metric"):
         print(f"{met}: {len(g)} rows, median |error| {g['error_pct'].abs().median():.1f}%, signed median "
               f"{g['error_pct'].median():+.1f}%")
@@ -146,18 +189,23 @@ def run_crossval(args):
 
 def run_calibrate(args):
     from .. import catalog, progress
-    from ..validation.calibrate import calibrate, write_profile
+    from ..validation.calibrate import calibrate, render_profile
     from ..validation.records import read_records
     check_output_dir(args.out_dir, "--out-dir")
+    if not (args.out_dir or args.in_place or args.dry_run):
+        raise SpecError("say where the fitted profiles go: --out-dir DIR (e.g. out/calibrated/profiles), "
+                        "--in-place (rewrite the catalog's profiles/) or --dry-run (write nothing)",
+                        field="calibrate")
     files = args.data or default_calibration_files()
     recs = [r for f in files for r in read_records(f)]
     import time
     t0 = time.perf_counter()
-    progress.note(f"calibrating on {len(recs):,} records from {len(files)} files (about 2-3 minutes on 2 cores) ...")
-    res = calibrate(recs)
+    progress.note(f"calibrating on {len(recs):,} records from {len(files)} files (about 3-5 minutes on 2 cores) ...")
+    res = calibrate(recs, neutral_start=True)     # from the code and data alone, never from the last output
     print(f"fitted in {time.perf_counter() - t0:.0f} s")
     out_dir = Path(args.out_dir) if args.out_dir else catalog.builtin_root() / "profiles"
     cmd = "perfmodel calibrate " + " ".join(f"--data {f}" for f in files) + f" --seed {args.seed}"
+    written = {}
     for pid, r in res.items():
         vals = ", ".join(f"{k}={v:.3g} [{r['ranges'][k][0]:.3g}, {r['ranges'][k][1]:.3g}]"
                          for k, v in r["values"].items())
@@ -169,5 +217,10 @@ def run_calibrate(args):
         worst = sorted(r["row_errors"].items(), key=lambda kv: -kv[1])[:3]
         print("  worst |ln(pred/meas)|: " + ", ".join(f"{i} {e:.2f}" for i, e in worst))
         if not args.dry_run:
-            print(f"  wrote {write_profile(pid, r, out_dir, cmd)}")
+            written[pid] = render_profile(pid, r, cmd)          # every file rendered (and validated) first
+    for pid, text in written.items():
+        out = out_dir / f"{pid}.yaml"
+        ensure_parent(out)
+        out.write_text(text)
+        print(f"wrote {out}")
     return 0

@@ -63,6 +63,9 @@ class _Cfg:
             return default
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
             raise SpecError(f"expected an integer, got {short(v)}", field=key)
+        from ..specs.model import ARCH_INT_MAX
+        if abs(v) > ARCH_INT_MAX:            # before int(): 1e308 layers would never finish a per-layer loop
+            raise SpecError(f"{short(v)} is out of range (at most {ARCH_INT_MAX:,})", field=key)
         v = int(v)
         if positive and v <= 0:
             raise SpecError(f"expected a positive integer, got {v}", field=key)

@@ -17,6 +17,17 @@ LABELS = {
 }
 
 
+def _ylabel(metric: str, frontiers) -> str:
+    """The metric's axis label; a total-token metric on a workload with prefix hits says it counts the cached
+    prefix (agentic sessions: most input tokens are read from the KV cache, not prefilled)."""
+    label = LABELS.get(metric, metric)
+    cached = any("prefix_hit" in f and (f["prefix_hit"].fillna(0) > 0).any() for f in frontiers)
+    if cached and metric.startswith("total_"):
+        label = label.replace("(input + output)", "(input incl. cached prefix + output)") \
+            if "(input + output)" in label else label + " (input incl. cached prefix)"
+    return label
+
+
 def _figure(rows: int = 1, height: float = 5.0):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -58,7 +69,7 @@ def frontier_plot(frontiers, path, metric: str = "total_tps_per_gpu", title: str
         ax.axvline(top, color=line.get_color(), linestyle=":", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("Interactivity (tokens/s per user)")
-    ax.set_ylabel(LABELS.get(metric, metric))
+    ax.set_ylabel(_ylabel(metric, frontiers))
     ax.grid(True, which="both", alpha=0.3)
     ax.set_ylim(bottom=0)
     f0 = frontiers[0]
@@ -78,7 +89,7 @@ def comparison_plot(cmp, path, metric: str = "total_tps_per_gpu", title: str | N
         line = _curve(ax, f, metric, ("A: " if i == 0 else "B: ") + _label(f, i))
         ax.axvline(f["tps_per_user"].max(), color=line.get_color(), linestyle=":", linewidth=0.8)
     ax.set_xscale("log")
-    ax.set_ylabel(LABELS.get(metric, metric))
+    ax.set_ylabel(_ylabel(metric, (cmp.a, cmp.b)))
     ax.set_ylim(bottom=0)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper right", fontsize=8)

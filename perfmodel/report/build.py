@@ -281,7 +281,10 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     md = _markdown(results, claims_df, attr, figs, fr_md, at_md, acc, sentences)
     pd.DataFrame(sentences.rows, columns=["sentence", "a_label", "a_value", "a_source", "b_label", "b_value",
                                           "b_source", "relation"]).to_csv(d / "sentences.csv", index=False)
-    (out / "claims.md").write_text(md)
+    from .. import provenance
+    from ..claims.model_error import TABLE
+    command = "perfmodel report" + ("" if out == Path("reports") else f" --out {out}")
+    (out / "claims.md").write_text(provenance.header(command, [catalog.builtin_root() / TABLE]) + "\n" + md)
     secs = time.time() - t0
     return {"markdown": str(out / "claims.md"), "claims": len(results), "figures": len(figs),
             "csvs": len(list(d.glob("*.csv"))), "seconds": secs, "evaluations": store.evaluations}

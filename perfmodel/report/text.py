@@ -137,7 +137,7 @@ def render(results, claims_df, attr, figs, fr_md, at_md, assumptions, acc=None, 
                  "(`reports/crossval.md`); the spread below widens every claim's interval. Regions by the record's "
                  "concurrency: high-interactivity <= 16, middle 17-256, saturation > 256; a region with fewer than 20 "
                  "rows is not used (the `all` row stands in). Data: `claims/accuracy.csv` (from "
-                 "`data/model-error/crossval-spread.csv`, `python -m perfmodel.claims.model_error "
+                 "`data/model-error/crossval-spread.csv`, `python -m perfmodel.claims.error_table "
                  "reports/crossval.csv`).\n")
         L += accuracy_table(acc)
         L.append("")

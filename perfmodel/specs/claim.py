@@ -264,6 +264,13 @@ class Arithmetic(Strict):
         return self
 
 
+CLAIMED_RANGE = {"ratio": (1e-3, 1e4), "spec_ratio": (1e-3, 1e4), "delta": (0.0, 1e4),
+                 "absolute": (1e-6, 1e15), "max_interactivity": (1e-3, 1e6)}
+"""Magnitudes a published claim can have, by kind: a multiple between 0.001x and 10,000x, a fractional change
+up to +10,000x, a value (tokens/s, per MW, per dollar, seconds) between 1e-6 and 1e15 in its unit; outside them
+the number is a typo or a unit slip, and the intervals and conditions would print as 1e+294x."""
+
+
 class ClaimSpec(Strict):
     """One published claim. Ratio convention: A/B, A the first of ``systems``."""
 
@@ -369,6 +376,10 @@ class ClaimSpec(Strict):
                                      "tps_per_user (the speed floor) and ttft_ms (the TTFT limit)")
         if k in ("ratio", "spec_ratio", "absolute", "max_interactivity") and self.claimed <= 0:
             raise ValueError(f"claimed: a {k} claim needs a positive number, got {self.claimed}")
+        lo_hi = CLAIMED_RANGE.get(k)
+        if lo_hi and not lo_hi[0] <= abs(self.claimed) <= lo_hi[1]:
+            raise ValueError(f"claimed: {self.claimed:g} is out of range for a {k} claim ({lo_hi[0]:g} to "
+                             f"{lo_hi[1]:g}; check the unit)")
 
         if self.claimed_range is not None:
             lo, hi = self.claimed_range

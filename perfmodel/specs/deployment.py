@@ -112,8 +112,30 @@ class Scenario(Strict):
 
     hardware: str
     model: str
-    profile: str = "speed-of-light"
+    profile: str = Field("vllm", description="software profile id; default vllm (perfmodel/defaults.py)")
     deployment: Deployment = Deployment()
     workload: FixedWorkload | str = Field(FixedWorkload(isl=1024, osl=1024),
                                           description="{isl, osl, prefix_hit} or a workload catalog id")
     overrides: Overrides = Overrides()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_weights(cls, data):
+        """Weights not given: the one default rule (perfmodel/defaults.py: fp8, or the model's native format
+        where narrower)."""
+        if not isinstance(data, dict) or not isinstance(data.get("model"), str):
+            return data
+        dep = data.get("deployment")
+        if isinstance(dep, Deployment):
+            if "weights" in dep.model_fields_set:
+                return data
+            dep = dep.model_dump(exclude_unset=True)
+        dep = dict(dep or {}) if isinstance(dep, (dict, type(None))) else dep
+        if not isinstance(dep, dict) or "weights" in dep:
+            return data
+        from ..defaults import default_weights
+        from ..errors import SpecError
+        try:
+            return {**data, "deployment": {**dep, "weights": default_weights(data["model"])}}
+        except SpecError:                # an unknown model is reported where it is loaded
+            return data

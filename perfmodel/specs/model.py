@@ -8,9 +8,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import Field, PositiveInt, model_validator
+
+from pydantic import Field, model_validator
 
 from .common import SourcedText, Strict
+
+ARCH_INT_MAX = 1_000_000_000
+"""Largest architecture integer accepted (layers, widths, heads, experts, vocabulary, context): 10^9, far above
+any published model (contexts ~10^7), and small enough that every product the equations form stays finite in
+float64 (a count of 1e308 otherwise overflows or, in an importer's per-layer loop, never returns)."""
+PositiveInt = Annotated[int, Field(ge=1, le=ARCH_INT_MAX)]
 
 
 # ---------------------------------------------------------------- attention kinds
@@ -105,7 +112,7 @@ class MoE(Strict):
     experts: PositiveInt
     top_k: PositiveInt
     expert_intermediate: PositiveInt
-    shared_experts: int = Field(0, ge=0)
+    shared_experts: int = Field(0, ge=0, le=ARCH_INT_MAX)
     shared_intermediate: PositiveInt | None = Field(None, description="Default: expert_intermediate")
     latent_dim: PositiveInt | None = None
     gated: bool = True

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from .common import Strict
 
@@ -133,10 +133,23 @@ class PrefixCache(Strict):
     source: str | None = None
 
 
+ENGINES = ("none", "sglang", "vllm", "trtllm", "dynamo-sglang", "dynamo-trtllm", "dynamo-vllm")
+"""Engine families a profile can describe (the calibration fits one profile per family)."""
+
+
 class ProfileSpec(Strict):
     id: str
     name: str
-    engine: str = Field(description="Engine family: sglang, vllm, trtllm, dynamo-trtllm, ... or 'none'")
+    engine: str = Field(description=f"Engine family: one of {', '.join(ENGINES)}")
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, v: str) -> str:
+        if v not in ENGINES:
+            from ..errors import short
+            raise ValueError(f"unknown engine {short(v)}; choose one of {', '.join(ENGINES)}")
+        return v
+
     description: str = ""
     calibration: str | None = Field(None, description="How the values were obtained (command, data, date)")
     eff_weights: Param

@@ -2,7 +2,7 @@
 
 records       read and validate the record CSV (../shared/data/README.md format)
 predict_rows  predict each record (point, frontier, ratio) with a Monte Carlo uncertainty band
-calibrate     fit a few shared profile parameters per engine family; write profiles/<engine>.yaml
+calibrate     fit a few shared profile parameters per engine family; render profiles/<engine>.yaml (the CLI writes them to --out-dir, or in place with --in-place)
 report        summary statistics, the predicted-vs-measured plot and reports/validation.md
 """
 

@@ -16,6 +16,10 @@ Method (reproducible, deterministic):
     dynamo-X profile with no records at all inherits the fit of X. Every other parameter keeps its catalog value.
   * plausible range of each fitted parameter: value +- 1.645 sigma from the Gauss-Newton covariance scaled by
     the residual scatter (a 90% interval), clipped to the search range.
+  * reproducible from the code and the data alone: ``perfmodel calibrate`` starts every fit from the middle of
+    the search ranges (``neutral_start``, as cross-validation does), never from the values a previous run wrote,
+    and evaluates eff_gemm_fp4 as eff_gemm where it is not fitted (as it is written), so running it twice, or on
+    a checkout whose profiles it wrote, gives the same profiles.
   * a fitted parameter on (within EDGE_SHARE of) an edge of its search range is reported (``at_range_edge``): the data pull past a
     plausible value, the sign of a missing mechanism.
 """
@@ -114,11 +118,15 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
     pl = plan(records)
     prof0 = profiles[profile_id(records[0])]
     base = central_params(prof0)
+    if neutral_start:   # every fitted parameter from the middle of its range, also while another stage runs
+        base = {**base, **{k: np.array([float(np.mean(bounds[k]))]) for k in fit}}
     meas = np.array([r.value for r in pl.records])
     weight = family_weights(pl.records)
     is_ttft = np.array([r.metric in TTFT_METRICS for r in pl.records])
 
     def ln_errors(params: dict) -> np.ndarray:
+        if "eff_gemm" in fit and "eff_gemm_fp4" not in fit:   # as written (_apply): no 4-bit evidence, same value
+            params = {**params, "eff_gemm_fp4": params["eff_gemm"]}
         with np.errstate(divide="ignore", invalid="ignore"):
             e = np.log(predict_matrix(pl, profiles, params) / meas[:, None])
         return np.where(np.isfinite(e), e, np.log(10.0))
@@ -137,7 +145,8 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
     for names, rows in stages:
         if not names or not rows.any():
             continue
-        st = _fit_stage(ln_errors, base, names, bounds, rows, weight, neutral_start)
+        # a repeated stage starts from the values the earlier stages fitted (a neutral start is for the first)
+        st = _fit_stage(ln_errors, base, names, bounds, rows, weight, neutral_start and not set(names) & set(values))
         values.update(st["values"])
         ranges.update(st["ranges"])
         edge = [e for e in edge if e not in st["values"]] + st["edge"]   # the last stage fitting a name decides
@@ -345,7 +354,16 @@ def _sig(x: float) -> float:
 
 
 def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
-    """Rewrite profiles/<pid>.yaml with the fitted values and ranges (other fields kept)."""
+    """Write ``out_dir``/<pid>.yaml: ``render_profile``."""
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    out = Path(out_dir) / f"{pid}.yaml"
+    out.write_text(render_profile(pid, result, command))
+    return out
+
+
+def render_profile(pid: str, result: dict, command: str) -> str:
+    """The text of profiles/<pid>.yaml with the fitted values and ranges (other fields of the catalog's file kept),
+    validated as a profile."""
     src = catalog.resolve_path("profiles", pid)
     data = catalog.load_yaml(src)
     values = {p: _sig(v) for p, v in result["values"].items()}
@@ -358,16 +376,13 @@ def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
                            f"{result.get('median_abs_log_error', float('nan')):.3f}; ranges = 90% intervals; "
                            f"other parameters keep their catalog values")
     ProfileSpec.model_validate(data)  # never write an invalid profile
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    out = Path(out_dir) / f"{pid}.yaml"
     lines = []
     for k, v in data.items():
         if isinstance(v, dict):
             lines.append(f"{k}: {yaml.safe_dump(v, default_flow_style=True, sort_keys=False).strip()}")
         else:
             lines.append(yaml.safe_dump({k: v}, default_flow_style=False, sort_keys=False, width=110).strip())
-    out.write_text("\n".join(lines) + "\n")
-    return out
+    return "\n".join(lines) + "\n"
 
 
 def fitted_profile(pid: str, result: dict) -> ProfileSpec:

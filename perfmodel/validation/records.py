@@ -69,6 +69,17 @@ class Record(Strict):
     family: str | None = Field(None, description="data family (source and kind) the calibration weights by: a "
                                "'family' column, else '<file stem>:<kind>' as read (e.g. inferencex-silicon:point)")
 
+    @field_validator("weights", "kv_cache")
+    @classmethod
+    def _format(cls, v, info):
+        """A format the engine knows (perfmodel/formats.py), else a one-line error naming the column."""
+        from ..formats import kv_format_problem, weight_format_problem
+        problem = None if v is None else (weight_format_problem(v) if info.field_name == "weights"
+                                          else kv_format_problem(v))
+        if problem:
+            raise ValueError(problem)
+        return v
+
     @field_validator("dp_attention", "prefill_dp_attention", mode="before")
     @classmethod
     def _bool(cls, v):

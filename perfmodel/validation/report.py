@@ -46,10 +46,16 @@ PLOT_PANELS = {   # metric family -> (metrics, axis label with unit)
 ANNOTATE_WORST = 6    # ids written next to the worst rows of each panel (all ids would be unreadable)
 
 
-def plot(df: pd.DataFrame, path, held_out: pd.DataFrame | None = None) -> None:
-    """Predicted vs measured, log-log, one panel per metric family (its unit on the axes), one marker per
-    hardware, the 5-95% band as bars; the ANNOTATE_WORST worst rows of a panel carry their ids. ``held_out``
-    rows (never fitted) are grey hollow markers on the same axes."""
+PANEL_COLUMNS = 2       # panels per row of the figure (a 2 x 2 grid for the four metric families)
+PANEL_INCHES = (6.4, 5.6)
+
+
+def render_png(df: pd.DataFrame, held_out: pd.DataFrame | None = None) -> bytes:
+    """Predicted vs measured as PNG bytes, log-log, one panel per metric family (its unit on the axes) on a grid
+    of PANEL_COLUMNS, one marker per hardware, the 5-95% band as bars; the ANNOTATE_WORST worst rows of a panel
+    carry their ids. ``held_out`` rows (never fitted) are grey hollow markers on the same axes."""
+    import io
+
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -57,22 +63,30 @@ def plot(df: pd.DataFrame, path, held_out: pd.DataFrame | None = None) -> None:
     h = held_out[held_out["status"] == "ok"] if held_out is not None and len(held_out) else ok.iloc[:0]
     panels = [(name, m, label) for name, (m, label) in PLOT_PANELS.items()
               if ok["metric"].isin(m).any() or h["metric"].isin(m).any()]
-    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(4.6 * max(len(panels), 1), 4.8), squeeze=False)
+    n = max(len(panels), 1)
+    ncols = min(n, PANEL_COLUMNS)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(PANEL_INCHES[0] * ncols, PANEL_INCHES[1] * nrows),
+                             squeeze=False)
     markers = "osD^v<>ph*X"
     hw_marker = {hw: markers[i % len(markers)] for i, hw in enumerate(sorted(ok["hardware"].unique()))}
-    for ax, (name, metrics, label) in zip(axes[0], panels):
+    flat = list(axes.flat)
+    for ax in flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, (name, metrics, label) in zip(flat, panels):
         g_all, hh = ok[ok["metric"].isin(metrics)], h[h["metric"].isin(metrics)]
         for hw, g in g_all.groupby("hardware"):
             yerr = np.vstack([g["predicted"] - g["low"], g["high"] - g["predicted"]]).clip(0)
             ax.errorbar(g["measured"], g["predicted"], yerr=yerr, fmt=hw_marker[hw], label=hw, capsize=1.5,
-                        alpha=0.6, markersize=3.5, elinewidth=0.5)
+                        alpha=0.6, markersize=4, elinewidth=0.5)
         if len(hh):
-            ax.scatter(hh["measured"], hh["predicted"], facecolors="none", edgecolors="grey", s=24,
+            ax.scatter(hh["measured"], hh["predicted"], facecolors="none", edgecolors="grey", s=30,
                        label="held out (never fitted)")
-        both = pd.concat([g_all, hh])
-        worst = both.reindex(both["error_pct"].abs().sort_values(ascending=False).index).head(ANNOTATE_WORST)
+        both = pd.concat([g_all, hh], ignore_index=True)   # row ids repeat across files: positions, not labels
+        order = np.argsort(-both["error_pct"].abs().to_numpy(), kind="stable")
+        worst = both.iloc[order[:ANNOTATE_WORST]]
         for _, r in worst.iterrows():
-            ax.annotate(r["id"], (r["measured"], r["predicted"]), fontsize=6, xytext=(3, 3),
+            ax.annotate(r["id"], (r["measured"], r["predicted"]), fontsize=7, xytext=(3, 3),
                         textcoords="offset points")
         lo = min(both["measured"].min(), both["predicted"].min()) * 0.7
         hi = max(both["measured"].max(), both["predicted"].max()) * 1.4
@@ -83,11 +97,18 @@ def plot(df: pd.DataFrame, path, held_out: pd.DataFrame | None = None) -> None:
         ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel=f"measured {label}",
                ylabel=f"predicted {label}", title=f"{name}: {len(both)} rows")
         ax.grid(True, which="both", alpha=0.25)
-        ax.legend(fontsize=6, loc="upper left")
-    fig.suptitle("perfmodel: predicted vs measured (bars: 5-95% band; solid: equal; dotted: ±25%)", fontsize=10)
+        ax.legend(fontsize=7, loc="upper left", ncol=2 if g_all["hardware"].nunique() > 8 else 1)
+    fig.suptitle("perfmodel: predicted vs measured (bars: 5-95% band; solid: equal; dotted: ±25%)", fontsize=12)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
+    return buf.getvalue()
+
+
+def plot(df: pd.DataFrame, path, held_out: pd.DataFrame | None = None) -> None:
+    """``render_png`` written to ``path``."""
+    Path(path).write_bytes(render_png(df, held_out))
 
 
 def _md_table(df: pd.DataFrame) -> str:
@@ -132,17 +153,30 @@ def _file_sections(files: dict) -> str:
 
 
 def write_report(df: pd.DataFrame, s: dict, path: Path, data_file: str, recs=None, discussion: str | None = None,
-                 extras: list[tuple[str, str, pd.DataFrame, dict, str]] = (), files: dict | None = None):
+                 extras: list[tuple[str, str, pd.DataFrame, dict, str]] = (), files: dict | None = None,
+                 samples: int = 200, seed: int = 0):
     """reports/validation.md plus reports/validation.csv and reports/validation.png beside it.
 
     ``extras``: (title, file, rows, summary, note) sections for other record files (project data, holdout).
     ``files``: file -> (records, rows, summary) when several files are validated together (a section each)."""
+    outputs = render_report(df, s, path, data_file, recs, discussion, extras, files, samples, seed)
+    for p, content in outputs.items():
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return Path(path)
+
+
+def render_report(df: pd.DataFrame, s: dict, path: Path, data_file: str, recs=None, discussion: str | None = None,
+                  extras=(), files: dict | None = None, samples: int = 200, seed: int = 0,
+                  inputs: list | None = None) -> dict:
+    """The report's three files as {path: text or bytes}, nothing written: the Markdown at ``path``, the per-row
+    CSV and the PNG beside it (a failure while rendering leaves every output untouched). ``inputs``: the data
+    files read, for the provenance header (perfmodel/provenance.py; default: the words of ``data_file``)."""
+    from .. import provenance
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     csv_path, png_path = path.with_suffix(".csv"), path.with_suffix(".png")
-    df.to_csv(csv_path, index=False, float_format="%.6g")
     held = [e[2] for e in extras if e[1].startswith("data/holdout/")]
-    plot(df, png_path, held_out=pd.concat(held) if held else None)
+    png = render_png(df, held_out=pd.concat(held, ignore_index=True) if held else None)
     met = []
     for k, (op, t) in TARGETS.items():
         v = s[k]
@@ -159,15 +193,19 @@ def write_report(df: pd.DataFrame, s: dict, path: Path, data_file: str, recs=Non
                    f"{notes.get(r.id, '')}" + (f" Model note: {r.note}." if r.note else "")
                    for r in worst.itertuples()]
     unsup = df[df["status"] != "ok"]
-    text = f"""# Validation: predicted vs measured
+    command = f"perfmodel validate {data_file} --report {path}" + \
+        (f" --samples {samples}" if samples != 200 else "") + (f" --seed {seed}" if seed else "")
+    head = provenance.header(command, list(inputs) if inputs is not None else data_file.split())
+    text = f"""{head}
+# Validation: predicted vs measured
 
-Regenerate with one command (after `perfmodel calibrate`):
+Regenerate with one command:
 
-    perfmodel validate {data_file} --report {path}
+    {command}
 
 Data: `{data_file}` ({s['rows']} records). Profiles: the catalog profile of each row's engine
 (`perfmodel.validation.predict_rows.ENGINE_PROFILE`; `deepseek` -> `sglang`, `tilert` -> `trtllm`).
-Band: {200} Monte Carlo draws per row (seed 0), every profile parameter uniform in its [low, high] range,
+Band: {samples} Monte Carlo draws per row (seed {seed}), every profile parameter uniform in its [low, high] range,
 propagated through the compiled equations; low/high are the 5th/95th percentiles. Rules for blank cells and for
 frontier/ratio rows: the module docstring of `perfmodel/validation/predict_rows.py`.
 
@@ -207,8 +245,7 @@ Per-row CSV: [{csv_path.name}]({csv_path.name}).
 
 {discussion or DISCUSSION}
 """
-    path.write_text(text)
-    return path
+    return {csv_path: df.to_csv(index=False, float_format="%.6g"), png_path: png, path: text}
 
 
 DISCUSSION = """\

@@ -20,8 +20,10 @@ GROUPS = ("concurrency", "engine", "hardware", "serving", "model")
 
 def with_context(df: pd.DataFrame, records: list[Record]) -> pd.DataFrame:
     """The predicted rows (status ok) with concurrency bucket and serving mode from their records."""
-    ctx = pd.DataFrame([{"id": r.id, "conc": r.concurrency, "serving": r.serving or "aggregated"} for r in records])
+    ctx = pd.DataFrame([{"id": r.id, "conc": r.concurrency, "serving": r.serving or "aggregated"} for r in records],
+                       columns=["id", "conc", "serving"]).drop_duplicates("id")   # an id repeated in two files
     out = df[df["status"] == "ok"].drop(columns=[c for c in ("serving",) if c in df]).merge(ctx, on="id", how="left")
+    out["conc"] = pd.to_numeric(out["conc"], errors="coerce")       # a file without concurrencies: all None
     out["concurrency"] = pd.cut(out["conc"], CONCURRENCY_BUCKETS, labels=BUCKET_LABELS).astype(object)
     out.loc[out["conc"].isna(), "concurrency"] = "n/a"
     return out
