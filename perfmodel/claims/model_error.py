@@ -34,7 +34,6 @@ q90 > 0, leaves room below its figure). The region of a model operating point is
 
 from __future__ import annotations
 
-import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -126,8 +125,8 @@ def table() -> pd.DataFrame:
     """The committed spread table (one-line SpecError if it is missing or malformed)."""
     path = catalog.builtin_root() / TABLE
     if not path.is_file():
-        raise SpecError(f"model-error table missing; regenerate with: python -m perfmodel.claims.model_error "
-                        f"reports/crossval.csv", file=str(path))
+        raise SpecError("model-error table missing; regenerate with: python -m perfmodel.claims.error_table "
+                        "reports/crossval.csv", file=str(path))
     df = pd.read_csv(path)
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
