@@ -24,7 +24,7 @@ The derived table ``data/model-error/crossval-spread.csv`` holds rows, the 10th,
 and the median |error| in % per (quantity, region). Regenerate it (seconds; it reads the crossval rows and the
 records they came from, it fits nothing) with::
 
-    python -m perfmodel.claims.model_error reports/crossval.csv
+    python -m perfmodel.claims.error_table reports/crossval.csv
 
 Use: a model figure f in region r lies, at the table's 80% coverage, in f exp(-q90) .. f exp(-q10); the
 half-widths in ln space are ``down = max(q90, 0)`` and ``up = max(-q10, 0)`` (a model that overpredicts,
