@@ -68,3 +68,17 @@ def test_sglang_fits_its_memory_fraction_not_a_workspace():
     assert "mem_fraction" in names and "workspace_gb" not in names
     assert catalog.profile("sglang").workspace_gb.value == 0.0
     assert "workspace_gb" in cal.default_fit([_rec(0, "f", engine="vllm")])
+
+
+def test_identical_fits_inside_a_cross_validation_run_once(monkeypatch):
+    calls = []
+    monkeypatch.setattr(cal, "_fit_family", lambda *a, **k: calls.append(1) or {"values": {}})
+    recs = [_rec(i, "f") for i in range(3)]
+    profs = {"trtllm": catalog.profile("trtllm")}
+    with cal.memo_fits():
+        a = cal.fit_family(recs, profs, fit=["eff_weights"])
+        b = cal.fit_family(recs, profs, fit=["eff_weights"])
+        cal.fit_family(recs[:2], profs, fit=["eff_weights"])        # other records: fitted again
+    assert a is b and len(calls) == 2
+    cal.fit_family(recs, profs, fit=["eff_weights"])                # outside: no memo
+    assert len(calls) == 3

@@ -26,7 +26,7 @@ def test_committed_report_is_generated_from_the_current_inputs(report):
 
 
 def test_readme_accuracy_table_is_generated_from_the_committed_reports():
-    tbl = readme_table.table(ROOT / "reports/validation.csv", ROOT / "reports/crossval.csv")
+    tbl = readme_table.generated(ROOT / "reports")
     text = (ROOT / "README.md").read_text()
     assert readme_table.render(text, tbl) == text, \
         "README accuracy table differs from reports/*.csv: python -m perfmodel.validation.readme_table --write"

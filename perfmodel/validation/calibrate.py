@@ -98,8 +98,41 @@ def family_weights(records: list[Record]) -> np.ndarray:
     return np.array([n / (k * counts[f]) for f in fam])
 
 
+# memo of fit_family results while a cross-validation runs (``memo_fits``): folds whose training records of an
+# engine family are the same (a left-out data family without rows of that engine) reuse the fit
+_MEMO: dict | None = None
+
+
+class memo_fits:
+    """Context manager: inside it, identical fit_family calls (same records, starting profile, parameters and
+    bounds) are fitted once. The fit is deterministic, so reuse changes no number."""
+
+    def __enter__(self):
+        global _MEMO
+        self._outer, _MEMO = _MEMO, ({} if _MEMO is None else _MEMO)
+        return self
+
+    def __exit__(self, *exc):
+        global _MEMO
+        _MEMO = self._outer
+        return False
+
+
 def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: list[str] | None = None,
                bounds: dict[str, tuple[float, float]] | None = None, neutral_start: bool = False) -> dict:
+    """``_fit_family`` (below), memoised inside ``memo_fits``."""
+    if _MEMO is None:
+        return _fit_family(records, profiles, fit, bounds, neutral_start)
+    pid = profile_id(records[0])
+    key = (tuple(r.id for r in records), profiles[pid].model_dump_json(), tuple(fit or ()),
+           tuple(sorted((bounds or {}).items())), neutral_start)
+    if key not in _MEMO:
+        _MEMO[key] = _fit_family(records, profiles, fit, bounds, neutral_start)
+    return _MEMO[key]
+
+
+def _fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: list[str] | None = None,
+                bounds: dict[str, tuple[float, float]] | None = None, neutral_start: bool = False) -> dict:
     """Least-squares fit of ``fit`` parameters shared by ``records``. Returns values, ranges, loss and row ids.
 
     Residuals r_i = sqrt(w_i) ln(predicted_i / measured_i) (infeasible: ln 10), w_i the data-family weight

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..progress import bar as progress_bar   # (``progress`` is cross_validate's callback)
 from .batch_predict import plan, predict_matrix
-from .calibrate import calibrate, fitted_profile
+from .calibrate import calibrate, fitted_profile, memo_fits
 from .predict_rows import Unsupported, central_params, profile_id
 from .records import Record
 
@@ -83,15 +83,16 @@ def cross_validate(targets: list[Record], others: list[Record] = (), k: int = FO
     fold = folds(targets, k, seed, by)
     k = max(fold) + 1 if fold else 0
     pred = np.full(len(targets), np.nan)
-    for f in progress_bar(range(k), desc="crossval folds", unit="fold", at_once=True):
-        test = [i for i, x in enumerate(fold) if x == f]
-        if not test:
-            continue
-        train = [r for r, x in zip(targets, fold) if x != f] + list(others)
-        res = calibrate(train, neutral_start=True)
-        pred[test] = _predict([targets[i] for i in test], res)
-        if progress:
-            progress(f"fold {f + 1}/{k}: {len(test)} held-out records, {len(train)} training records")
+    with memo_fits():   # folds with the same training records of an engine family reuse its fit
+        for f in progress_bar(range(k), desc="crossval folds", unit="fold", at_once=True):
+            test = [i for i, x in enumerate(fold) if x == f]
+            if not test:
+                continue
+            train = [r for r, x in zip(targets, fold) if x != f] + list(others)
+            res = calibrate(train, neutral_start=True)
+            pred[test] = _predict([targets[i] for i in test], res)
+            if progress:
+                progress(f"fold {f + 1}/{k}: {len(test)} held-out records, {len(train)} training records")
     rows = []
     for rec, fo, p in zip(targets, fold, pred):
         ok = np.isfinite(p)

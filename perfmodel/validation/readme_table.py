@@ -51,6 +51,70 @@ def table(validation_csv: Path, crossval_csv: Path) -> str:
     return "\n".join(lines)
 
 
+def _family(df: pd.DataFrame) -> pd.Series:
+    """Each row's data family (``Record.family``: file stem and kind), from a validation or crossval CSV."""
+    if "family" in df.columns:
+        return df["family"].astype(str)
+    return df["file"].map(lambda f: Path(str(f)).stem) + ":" + df["kind"].astype(str)
+
+
+def family_table(validation_csv: Path, crossval_csv: Path, family_csv: Path | None = None) -> str:
+    """Per data family (the unit the calibration weights equally): records, in-sample median |error|, cross-validated
+    by configuration and, where ``reports/crossval-family.csv`` exists (``perfmodel crossval --by family``), with
+    the whole family left out of the fit."""
+    v, c = pd.read_csv(validation_csv), pd.read_csv(crossval_csv)
+    v["fam"], c["fam"] = _family(v), _family(c)
+    f = None
+    if family_csv is not None and Path(family_csv).is_file():
+        f = pd.read_csv(family_csv)
+        f["fam"] = _family(f)
+    head = "| data family | records | in-sample | cross-validated by configuration |"
+    rule = "|---|---|---|---|"
+    if f is not None:
+        head, rule = head + " family left out |", rule + "---|"
+    lines = [head, rule]
+    for fam in sorted(set(v["fam"]) | set(c["fam"])):
+        vi = v[(v["fam"] == fam) & (v["status"] == "ok")]
+        ci = c[(c["fam"] == fam) & (c["status"] == "ok")]
+        cells = [f"`{fam}`", f"{int((v['fam'] == fam).sum()):,}",
+                 f"{_median_abs(vi):.1f}%" if len(vi) else "-", f"{_median_abs(ci):.1f}%" if len(ci) else "-"]
+        if f is not None:
+            fi = f[(f["fam"] == fam) & (f["status"] == "ok")]
+            cells.append(f"{_median_abs(fi):.1f}%" if len(fi) else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def bucket_line(crossval_csv: Path, records_file: str = "data/shared/inferencex-silicon.csv") -> str:
+    """Signed median cross-validated error by concurrency bucket for the sweep records (the bias check)."""
+    from .records import read_records
+    from ..catalog import builtin_root
+    c = pd.read_csv(crossval_csv)
+    c = c[(c["file"] == records_file) & (c["status"] == "ok")]
+    path = builtin_root() / records_file
+    if c.empty or not path.is_file():
+        return ""
+    conc = {r.id: r.concurrency for r in read_records(path)}
+    c = c.assign(conc=c["id"].map(conc))
+    bins = [0, 4, 16, 64, 256, 1024, float("inf")]
+    labels = ["1-4", "5-16", "17-64", "65-256", "257-1024", ">1024"]
+    c["bucket"] = pd.cut(c["conc"], bins, labels=labels)
+    parts = []
+    for met, name in SPLIT_METRICS.items():
+        g = c[c["metric"] == met].groupby("bucket", observed=True)["error_pct"].median()
+        parts.append(f"{name}: " + ", ".join(f"{b} {g[b]:+.0f}%" for b in labels if b in g.index))
+    return f"Signed cross-validated median error of `{Path(records_file).name}` by concurrency: " + "; ".join(parts) + "."
+
+
+def generated(rep: Path) -> str:
+    """The whole generated block: the per-file table, the per-family table and the concurrency-bias line, from the
+    report CSVs in ``rep`` (validation.csv, crossval.csv, crossval-family.csv when present)."""
+    return "\n\n".join(x for x in (
+        table(rep / "validation.csv", rep / "crossval.csv"),
+        family_table(rep / "validation.csv", rep / "crossval.csv", rep / "crossval-family.csv"),
+        bucket_line(rep / "crossval.csv")) if x)
+
+
 def render(readme_text: str, tbl: str) -> str:
     """README text with the block between BEGIN and END replaced by ``tbl``."""
     if BEGIN not in readme_text or END not in readme_text:
@@ -64,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..catalog import builtin_root
     argv = sys.argv[1:] if argv is None else argv
     root = builtin_root()
-    tbl = table(root / "reports" / "validation.csv", root / "reports" / "crossval.csv")
+    tbl = generated(root / "reports")
     if "--write" in argv:
         readme = root / "README.md"
         readme.write_text(render(readme.read_text(), tbl))
