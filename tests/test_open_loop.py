@@ -61,3 +61,18 @@ def test_closed_loop_concurrency_for_a_fixed_workload_sets_the_batch():
     x = r["request_rate_per_s"]
     assert 32 == pytest.approx(x * (r["ttft_mean_ms"] + 256 * r["tpot_ms"]) / 1e3, rel=0.02)
     assert np.isfinite(r["ttft_p90_ms"])
+
+
+def test_open_loop_settles_at_a_jump_of_the_slot_time():
+    """S(B) jumps where the batch crosses a GEMM row tile: lambda S(B) - B changes sign with no root. The queue
+    settles at the jump (bisection), not at the capacity and not 'unstable'."""
+    import numpy as np
+    from perfmodel.engine.evaluate import bisect_unconverged
+    lam = np.array([10.0, 10.0])
+    slot_at = lambda x, sel: np.where(np.asarray(x) < 128.0, 13.0, 12.5)   # noqa: E731  seconds per slot
+    # 10 x 13 = 130 > B below 128, 10 x 12.5 = 125 < B above: no fixed point, the sign change is at 128
+    out = bisect_unconverged(slot_at, lam, np.array([125.0, 1.0]), np.array([4096.0, 4096.0]))
+    assert out[0] == pytest.approx(128.0, abs=0.5)
+    assert out[1] == 1.0                          # a converged / one-slot point is left alone
+    slow = lambda x, sel: np.full(np.shape(x), 1e3)                         # noqa: E731  never keeps up
+    assert bisect_unconverged(slow, lam[:1], np.array([200.0]), np.array([4096.0]))[0] == 4096.0

@@ -174,7 +174,41 @@ def open_loop_batch(cm, p: dict, vals: dict, t_pf, cap) -> np.ndarray:
         denom = 1 - lam * c
         b2 = np.where(denom > 0, lam * a / np.where(denom > 0, denom, 1.0), cap)
         b0, s0, b1 = b1, s1, np.clip(np.where(np.isfinite(b2), b2, cap), 1.0, cap)
+    n = len(b1)
+
+    def slot_at(x, sel):     # slot times of the points ``sel`` at batches x (only those points evaluated)
+        sub = lambda d: {k: (np.asarray(v)[sel] if np.ndim(v) and np.size(v) == n else v) for k, v in d.items()}  # noqa: E731
+        tp = np.asarray(t_pf)[sel] if np.ndim(t_pf) and np.size(t_pf) == n else t_pf
+        return decode_under_load(cm, {**sub(p), "batch": x}, sub(vals), tp)[1]["slot_s"]
+
+    b1 = bisect_unconverged(slot_at, lam, b1, np.broadcast_to(cap, (n,)))
     return np.where(np.isfinite(lam), b1, p["batch"])
+
+
+OPEN_LOOP_BISECTIONS = 14   # halvings of [1, cap] where the secant passes did not converge (S(B) has a jump)
+OPEN_LOOP_TOL = 0.01        # |lambda S(B) - B| <= 1% of B counts as converged
+
+
+def bisect_unconverged(slot_at, lam: np.ndarray, b: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Where the secant passes left |lambda S(B) - B| above OPEN_LOOP_TOL B (S(B) jumps where the batch crosses a
+    GEMM row tile, so lambda S(B) - B can change sign with no root), bisect g(B) = lambda S(B) - B on [1, cap]
+    (g(cap) > 0 means no stable batch: the capacity). The result is the sign change of g, the batch the queue
+    settles at, within the jump. ``slot_at(x, sel)``: slot seconds of the points ``sel`` at batches ``x``; only
+    the unconverged points are evaluated."""
+    every = np.arange(len(b))
+    g = lam * slot_at(b, every) - b
+    sel = np.flatnonzero(np.isfinite(lam) & (np.abs(g) > OPEN_LOOP_TOL * b) & (b < cap) & (b > 1.0))
+    if sel.size == 0:
+        return b
+    gs = lambda x: lam[sel] * slot_at(x, sel) - x  # noqa: E731
+    lo, hi = np.ones(sel.size), np.asarray(cap, float)[sel].copy()
+    for _ in range(OPEN_LOOP_BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        up = gs(mid) > 0
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    out = np.array(b, float)
+    out[sel] = np.where(gs(hi) > 0, np.asarray(cap, float)[sel], 0.5 * (lo + hi))
+    return out
 
 
 def decode_under_load(cm, p: dict, vals: dict, t_pf) -> tuple[dict, dict]:
