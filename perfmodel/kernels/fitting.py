@@ -18,7 +18,7 @@ from scipy.optimize import least_squares
 
 HOLDOUT_MODULUS = 5
 """One shape group in five (by hash) is held out."""
-MAX_TRAIN_ROWS = 3000
+MAX_TRAIN_ROWS = 2000
 """Training rows per fit (a deterministic subsample above this keeps the run under a few minutes)."""
 
 
@@ -100,7 +100,7 @@ def fit_curve(model: Callable[[dict, dict], np.ndarray], params: list[Param], fe
     x0 = [np.log(p.start) if p.log else p.start for p in params]
     lo = [np.log(p.low) if p.log else p.low for p in params]
     hi = [np.log(p.high) if p.log else p.high for p in params]
-    res = least_squares(resid, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, x_scale=1.0, max_nfev=400)
+    res = least_squares(resid, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, x_scale=1.0, max_nfev=150)
     return unpack(res.x)
 
 

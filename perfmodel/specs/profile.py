@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from .common import Strict
+from .kernel_fits import KernelFits
 
 
 class Param(Strict):
@@ -162,6 +163,8 @@ class ProfileSpec(Strict):
     spec_decoding: SpecDecoding = SpecDecoding()
     features: Features = Features()
     prefix_cache: PrefixCache = PrefixCache()
+    kernel_fits: KernelFits | None = Field(None, description="This engine's kernel curves, median over the GPUs "
+                                           "with kernel tables (perfmodel kernels --write); absent: none fitted")
 
     @model_validator(mode="before")
     @classmethod
