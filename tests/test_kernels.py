@@ -59,7 +59,9 @@ def test_fit_recovers_known_decode_attention_parameters():
     b, s = b.ravel(), s.ravel()
     f = attention.decode_features(b, s, np.full(b.size, 32), np.full(b.size, 8), np.full(b.size, 128),
                                   np.zeros(b.size), "bfloat16", pk)
-    truth = {"eff_c": 0.5, "eff_b": 0.8, "x_half": 20.0, "a_s": 0.4, "tau_ns": 2.0, "sharp": 4.0, "t0_us": 9.0}
+    truth = {"eff_c": 0.5, "eff_b": 0.8, "x_half": 20.0, "a_s": 0.4, "tau_ns": 2.0, "seq_ns": 3.0, "score_ps": 0.5,
+             "reread": 0.0, "sharp": 4.0,
+             "t0_us": 9.0}
     lat = attention.latency_ms(truth, f)
     got = fit_curve(attention.latency_ms, attention.PARAMS, f, lat, np.ones(lat.size, bool))
     for k in ("eff_b", "x_half", "tau_ns", "t0_us"):

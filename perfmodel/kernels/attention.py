@@ -2,12 +2,15 @@
 
 Decode, B sequences of context s (the table's isl + step; s = min(s, window) for sliding-window layers),
 H query and H_kv KV heads of size d, KV stored at s_kv bytes per element:
-    bytes = 2 B s H_kv d s_kv + 4 B H d          flops = 4 B H s d
-    t = t0 + tau B H + ( c^q + b^q )^(1/q),   c = flops / (F_bf16 e_c),
-    b = bytes / (W e_b  x / (x + x_half)),   x = B H_kv (s / 1024)^a_s
+    bytes = 2 B s H_kv d s_kv + 4 B H d          flops = 4 B H_kv max(H / H_kv, 16) s d (MMA rows padded)
+    t = t0 + tau B H + tau_seq B + ( c^q + b^q )^(1/q),   c = (flops / (F_bf16 e_c) + t_score B H s) / P,
+    b = (bytes + (r - 1) kv_bytes) / (W e_b P),   P = x / (x + x_half),   x = r B H_kv (s / 1024)^a_s
+    r = 1 + rho (H / H_kv - 1)   (KV reads per KV head: rho = 0 packs a KV head's query heads in one pass,
+                                  rho = 1 reads the KV once per query head, as MHA-style kernels do)
 x is the work the kernel can spread over the SMs (batch x KV heads, and the context split of flash decoding);
-x_half the work at half bandwidth efficiency; tau the fixed cost of one (sequence, query head) work unit
-(its softmax, reduction of the context splits and output). Prefill (causal, new tokens = isl):
+P the share of the GPU it keeps busy, x_half the work at which it is half; tau the fixed cost of one (sequence, query head) work unit
+(reduction of the context splits and output), tau_seq that of one sequence, t_score the GPU-wide time per attention score (the softmax
+exponent and scaling run outside the tensor cores). Prefill (causal, new tokens = isl):
     flops = 2 B H isl^2 d (causal half of 4 B H isl^2 d),  bytes as decode with s = isl,
     c = flops / (F e_c  y / (y + y_half)),  y = B H isl (query rows of the launch).
 Shape groups held out: the head configuration (H, H_kv, d, window).
@@ -19,6 +22,10 @@ import numpy as np
 
 from .fitting import Param
 from .gpu import bytes_per_element
+
+QUERY_TILE = 16
+"""Decode kernels put the query heads of one KV head in the MMA rows, padded to 16: issued FLOPs use
+max(H / H_kv, 16) rows per KV head."""
 
 FAMILY = "attention"
 TABLES = ("generation_attention", "context_attention")
@@ -37,6 +44,9 @@ PARAMS = [
     Param("x_half", 64, 0.01, 1e6, unit="batch x KV heads", doc="parallel work at half bandwidth efficiency"),
     Param("a_s", 0.5, 0.0, 1.0, log=False, doc="exponent of the context split in the parallel work"),
     Param("tau_ns", 5, 0.001, 1e4, unit="ns", doc="cost per (sequence, query head) work unit"),
+    Param("seq_ns", 5, 0.001, 1e4, unit="ns", doc="cost per sequence (page table, split bookkeeping)"),
+    Param("score_ps", 1, 1e-4, 1e4, unit="ps", doc="time per attention score (softmax exponent, scaling), GPU-wide"),
+    Param("reread", 0.05, 0.0, 1.0, log=False, doc="share of the KV re-read for each extra query head of a KV head"),
     Param("sharp", 3, 1, 20, doc="roofline corner sharpness q"),
     Param("t0_us", 5, 0.1, 200, unit="us", doc="launch latency"),
 ]
@@ -57,8 +67,9 @@ def decode_features(b, isl, h, hkv, d, window, kv_dtype: str, pk, step=0.0) -> d
     b, isl, h, hkv, d, window = (np.asarray(x, dtype=float) for x in (b, isl, h, hkv, d, window))
     isl = isl + np.asarray(step, dtype=float)
     s = np.where(window > 0, np.minimum(isl, np.maximum(window, 1)), isl)
-    return dict(prefill=False, flops=4 * b * h * s * d, f_peak=pk.bf16_flops, bw=pk.hbm_bw,
-                bytes=2 * b * s * hkv * d * bytes_per_element(kv_dtype) + 4 * b * h * d, work=b * hkv, units=b * h,
+    return dict(prefill=False, flops=4 * b * hkv * np.maximum(h / hkv, QUERY_TILE) * s * d, f_peak=pk.bf16_flops, bw=pk.hbm_bw,
+                bytes=2 * b * s * hkv * d * bytes_per_element(kv_dtype) + 4 * b * h * d, work=b * hkv, units=b * h * d / 128,
+                scores=b * h * s, seqs=b, group=h / hkv, kv_bytes=2 * b * s * hkv * d * bytes_per_element(kv_dtype),
                 ctx=s / 1024)
 
 
@@ -77,10 +88,13 @@ def latency_ms(p: dict, f: dict) -> np.ndarray:
         c = f["flops"] / (f["f_peak"] * p["eff_c"] * f["rows"] / (f["rows"] + p["y_half"]))
         b = f["bytes"] / (f["bw"] * p["eff_b"])
     else:
-        x = f["work"] * f["ctx"] ** p["a_s"]
-        c = f["flops"] / (f["f_peak"] * p["eff_c"])
-        b = f["bytes"] / (f["bw"] * p["eff_b"] * x / (x + p["x_half"]))
-        return (c ** q + b ** q) ** (1 / q) * 1e3 + p["t0_us"] * 1e-3 + p["tau_ns"] * 1e-6 * f["units"]
+        heads = 1 + p.get("reread", 0.0) * (f["group"] - 1)       # KV reads per KV head
+        x = f["work"] * heads * f["ctx"] ** p["a_s"]
+        par = x / (x + p["x_half"])
+        c = (f["flops"] / (f["f_peak"] * p["eff_c"]) + f["scores"] * p["score_ps"] * 1e-12) / par
+        b = (f["bytes"] - f["kv_bytes"] + f["kv_bytes"] * heads) / (f["bw"] * p["eff_b"] * par)
+        return ((c ** q + b ** q) ** (1 / q) * 1e3 + p["t0_us"] * 1e-3 + p["tau_ns"] * 1e-6 * f["units"]
+                + p["seq_ns"] * 1e-6 * f["seqs"])
     return (c ** q + b ** q) ** (1 / q) * 1e3 + p["t0_us"] * 1e-3
 
 

@@ -6,13 +6,15 @@ the measured rank's load and active experts D follow from the routing (``rank_lo
 expert tpe = A / D. The grouped GEMMs issue (``equations/gemm_shape.py`` grouped_issued_flops)
     W_up = 2 I/tp h (K = h),  W_down = h I/tp (K = I/tp)
 and the curve is
-    t = t0 + ( c^q + b^q )^(1/q)
+    t = t0 + t_route T k + ( c^q + b^q )^(1/q)
     c = issued / (F e_c  tpe / (tpe + tpe_half)  tp^(-g_tp))
-    b = (D 3 h I/tp s_w + a_act A h) / (W e_b)
+    b = (D 3 h I/tp s_w + a_act A h + a_tok T h) / (W e_b)
 The table's distribution is the routing skew: power-law rows put s_d ep^sigma_d times the mean pairs on the
 measured rank over fewer distinct experts (``rank_load``). tp^(-g_tp) the expert-TP penalty (short
 per-expert reductions and narrow tiles of a split expert), a_act the activation bytes per routed pair and
-hidden element (gather, scatter, quantization). Shape groups held out: the model shape
+hidden element (gather, scatter), a_tok per token of the whole batch (every rank quantizes, routes and
+finalizes all T tokens), t_route the time per routed pair of the whole batch (sorting and permuting the
+routing table, on every rank). Shape groups held out: the model shape
 (hidden, inter, top-k, experts).
 """
 
@@ -36,6 +38,10 @@ PARAMS = [
     Param("g_tp", 0.1, 0, 1.5, log=False, doc="expert-TP penalty exponent: efficiency x tp^-g_tp"),
     Param("eff_b", 0.6, 0.02, 1.0, doc="share of HBM bandwidth streaming the active experts' weights"),
     Param("act_bytes", 8, 0.1, 200, unit="bytes", doc="activation bytes per routed pair and hidden element"),
+    Param("tok_bytes", 4, 0.01, 200, unit="bytes", doc="bytes per token and hidden element over all T tokens "
+          "(every rank quantizes, routes and finalizes the whole batch, whatever its local share)"),
+    Param("route_ps", 50, 0.01, 1e5, unit="ps", doc="time per routed pair of the whole batch (T k: sort, "
+          "permute, scan of the routing table on every rank)"),
     Param("skew_pl101", 1.1, 1.0, 20, doc="busiest-rank load factor of power_law_1.01 routing at ep = 1"),
     Param("skew_ep_pl101", 0.2, 0.0, 1.0, log=False, doc="growth exponent of that factor with ep"),
     Param("cover_pl101", 1.3, 0.2, 50, doc="pairs per local expert for 63% of experts active, power_law_1.01"),
@@ -51,7 +57,7 @@ def features(tokens, hidden, inter, topk, experts, tp, ep, distribution, dtype: 
     """Shape features of fused MoE layers (numpy arrays) on GPU ``pk``."""
     t, h, i, k, e, tp, ep = (np.asarray(x, dtype=float) for x in (tokens, hidden, inter, topk, experts, tp, ep))
     dist = np.asarray(distribution).astype(str)
-    return dict(pairs=t * k / ep, local=e / ep, h=h, il=i / tp, tp=tp, ep=ep, n_sm=pk.n_sm,
+    return dict(pairs=t * k / ep, local=e / ep, h=h, tok=t * h, all_pairs=t * k, il=i / tp, tp=tp, ep=ep, n_sm=pk.n_sm,
                 flops=pk.flops(dtype), bw=pk.hbm_bw, s_w=bytes_per_element(dtype),
                 pl101=(dist == "power_law_1.01"), pl12=(dist == "power_law_1.2"))
 
@@ -81,9 +87,9 @@ def latency_ms(p: dict, f: dict) -> np.ndarray:
     tpe = pairs / active
     eff = p["eff_c"] * tpe / (tpe + p["tpe_half"]) * f["tp"] ** (-p["g_tp"])
     c = issued / (f["flops"] * eff)
-    b = (active * 3 * h * il * f["s_w"] + p["act_bytes"] * pairs * h) / (f["bw"] * p["eff_b"])
+    b = (active * 3 * h * il * f["s_w"] + p["act_bytes"] * pairs * h + p["tok_bytes"] * f["tok"]) / (f["bw"] * p["eff_b"])
     q = p["sharp"]
-    return (c ** q + b ** q) ** (1 / q) * 1e3 + p["t0_us"] * 1e-3
+    return (c ** q + b ** q) ** (1 / q) * 1e3 + p["t0_us"] * 1e-3 + p["route_ps"] * 1e-9 * f["all_pairs"]
 
 
 def variants(df, pk):
