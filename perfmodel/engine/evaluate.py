@@ -26,7 +26,8 @@ import pandas as pd
 from ..specs.hardware import HardwareSpec
 from ..specs.model import ModelSpec
 from ..specs.profile import ProfileSpec
-from .bind import attention_format, bind_formats, bind_hardware, bind_profile, hardware_fields, profile_values
+from .bind import (attention_format, bind_formats, bind_hardware, bind_kernel_fits, bind_profile, hardware_fields,
+                   profile_values)
 from .compiled import compiled
 from .queueing import serving_load
 
@@ -58,6 +59,7 @@ class Setup:
         vals = bind_hardware(fields, self.weights, attn)
         vals.update(bind_profile(profile_values(self.profile, self.profile_overrides, which)))
         vals.update(bind_formats(self.model, self.weights, attn, self.kv_cache))
+        vals.update(bind_kernel_fits(self.hardware, self.profile, self.model, self.weights, self.kv_cache, fields))
         vals["C_host"] = fields["host_memory_gb"] * 1e9   # host-tier capacity per GPU (serving layer)
         return vals
 
