@@ -55,12 +55,12 @@ def test_fit_recovers_known_collective_parameters():
 
 def test_fit_recovers_known_decode_attention_parameters():
     pk = peaks("gb200")
-    b, s = np.meshgrid([1, 4, 16, 64, 256, 1024], np.logspace(0, 17, 18, base=2))
-    b, s = b.ravel(), s.ravel()
-    f = attention.decode_features(b, s, np.full(b.size, 32), np.full(b.size, 8), np.full(b.size, 128),
-                                  np.zeros(b.size), "bfloat16", pk)
+    b, s, cfg = np.meshgrid([1, 4, 16, 64, 256, 1024], np.logspace(0, 17, 18, base=2), [0, 1, 2])
+    b, s, cfg = b.ravel(), s.ravel(), cfg.ravel()
+    h, hkv, d = (np.array(x)[cfg] for x in ([32, 8, 64], [8, 1, 8], [128, 64, 256]))   # three head configs
+    f = attention.decode_features(b, s, h, hkv, d, np.zeros(b.size), "bfloat16", pk)
     truth = {"eff_c": 0.5, "eff_b": 0.8, "x_half": 20.0, "a_s": 0.4, "tau_ns": 2.0, "seq_ns": 3.0, "score_ps": 0.5,
-             "reread": 0.0, "sharp": 4.0,
+             "kv_ps": 0.02, "reread": 0.0, "sharp": 4.0,
              "t0_us": 9.0}
     lat = attention.latency_ms(truth, f)
     got = fit_curve(attention.latency_ms, attention.PARAMS, f, lat, np.ones(lat.size, bool))

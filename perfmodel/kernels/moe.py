@@ -24,7 +24,7 @@ import numpy as np
 
 from .fitting import Param
 from .gpu import bytes_per_element
-from .shape_physics import grouped_issued_flops
+from .shape_physics import TILE_M_MIN, grouped_issued_flops
 
 FAMILY = "moe"
 TABLES = ("moe",)
@@ -35,6 +35,8 @@ GROUP = ["hidden_size", "inter_size", "topk", "num_experts"]
 PARAMS = [
     Param("eff_c", 0.5, 0.02, 1.0, doc="plateau share of the format's dense tensor peak in the grouped GEMMs"),
     Param("tpe_half", 2, 0.01, 1e4, unit="tokens", doc="tokens per active local expert at half compute efficiency"),
+    Param("tile_m_min", 16, 1, 128, unit="rows", doc="smallest row tile of the kernel's grouped GEMM (the tokens of "
+          "an expert are padded to it; swap-AB kernels go down to 8)"),
     Param("g_tp", 0.1, 0, 1.5, log=False, doc="expert-TP penalty exponent: efficiency x tp^-g_tp"),
     Param("eff_b", 0.6, 0.02, 1.0, doc="share of HBM bandwidth streaming the active experts' weights"),
     Param("act_bytes", 8, 0.1, 200, unit="bytes", doc="activation bytes per routed pair and hidden element"),
@@ -42,6 +44,8 @@ PARAMS = [
           "(every rank quantizes, routes and finalizes the whole batch, whatever its local share)"),
     Param("route_ps", 50, 0.01, 1e5, unit="ps", doc="time per routed pair of the whole batch (T k: sort, "
           "permute, scan of the routing table on every rank)"),
+    Param("allpair_bytes", 1, 0.001, 100, unit="bytes", doc="bytes per routed pair of the whole batch and hidden "
+          "element (the finalize / un-permute pass reads every pair's slot on every rank)"),
     Param("skew_pl101", 1.1, 1.0, 20, doc="busiest-rank load factor of power_law_1.01 routing at ep = 1"),
     Param("skew_ep_pl101", 0.2, 0.0, 1.0, log=False, doc="growth exponent of that factor with ep"),
     Param("cover_pl101", 1.3, 0.2, 50, doc="pairs per local expert for 63% of experts active, power_law_1.01"),
@@ -82,12 +86,14 @@ def latency_ms(p: dict, f: dict) -> np.ndarray:
     """The closed form above, in ms."""
     pairs, active = rank_load(p, f)
     h, il = f["h"], f["il"]
-    issued = (grouped_issued_flops(2 * il * h, pairs, active, h, f["n_sm"])
-              + grouped_issued_flops(h * il, pairs, active, il, f["n_sm"]))
+    mmin = p.get("tile_m_min", TILE_M_MIN)
+    issued = (grouped_issued_flops(2 * il * h, pairs, active, h, f["n_sm"], tile_m_min=mmin)
+              + grouped_issued_flops(h * il, pairs, active, il, f["n_sm"], tile_m_min=mmin))
     tpe = pairs / active
     eff = p["eff_c"] * tpe / (tpe + p["tpe_half"]) * f["tp"] ** (-p["g_tp"])
     c = issued / (f["flops"] * eff)
-    b = (active * 3 * h * il * f["s_w"] + p["act_bytes"] * pairs * h + p["tok_bytes"] * f["tok"]) / (f["bw"] * p["eff_b"])
+    b = (active * 3 * h * il * f["s_w"] + p["act_bytes"] * pairs * h + p["tok_bytes"] * f["tok"]
+         + p.get("allpair_bytes", 0.0) * f["all_pairs"] * h) / (f["bw"] * p["eff_b"])
     q = p["sharp"]
     return (c ** q + b ** q) ** (1 / q) * 1e3 + p["t0_us"] * 1e-3 + p["route_ps"] * 1e-9 * f["all_pairs"]
 
