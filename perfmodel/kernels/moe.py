@@ -6,7 +6,7 @@ the measured rank's load and active experts D follow from the routing (``rank_lo
 expert tpe = A / D. The grouped GEMMs issue (``equations/gemm_shape.py`` grouped_issued_flops)
     W_up = 2 I/tp h (K = h),  W_down = h I/tp (K = I/tp)
 and the curve is
-    t = t0 + t_route T k + ( c^q + b^q )^(1/q)
+    t = t0 + t_route T k + t_exp D + ( c^q + b^q )^(1/q)
     c = issued / (F e_c  tpe / (tpe + tpe_half)  tp^(-g_tp))
     b = (D 3 h I/tp s_w + a_act A h + a_tok T h) / (W e_b)
 The table's distribution is the routing skew: power-law rows put s_d ep^sigma_d times the mean pairs on the
@@ -14,7 +14,7 @@ measured rank over fewer distinct experts (``rank_load``). tp^(-g_tp) the expert
 per-expert reductions and narrow tiles of a split expert), a_act the activation bytes per routed pair and
 hidden element (gather, scatter), a_tok per token of the whole batch (every rank quantizes, routes and
 finalizes all T tokens), t_route the time per routed pair of the whole batch (sorting and permuting the
-routing table, on every rank). Shape groups held out: the model shape
+routing table, on every rank), t_exp the fixed cost of each active expert in the grouped launch. Shape groups held out: the model shape
 (hidden, inter, top-k, experts).
 """
 
@@ -44,6 +44,8 @@ PARAMS = [
           "(every rank quantizes, routes and finalizes the whole batch, whatever its local share)"),
     Param("route_ps", 50, 0.01, 1e5, unit="ps", doc="time per routed pair of the whole batch (T k: sort, "
           "permute, scan of the routing table on every rank)"),
+    Param("expert_ns", 50, 0.01, 1e5, unit="ns", doc="fixed cost per active local expert (its tile scheduling, "
+          "prologue and epilogue in the grouped launch)"),
     Param("allpair_bytes", 1, 0.001, 100, unit="bytes", doc="bytes per routed pair of the whole batch and hidden "
           "element (the finalize / un-permute pass reads every pair's slot on every rank)"),
     Param("skew_pl101", 1.1, 1.0, 20, doc="busiest-rank load factor of power_law_1.01 routing at ep = 1"),
@@ -95,7 +97,8 @@ def latency_ms(p: dict, f: dict) -> np.ndarray:
     b = (active * 3 * h * il * f["s_w"] + p["act_bytes"] * pairs * h + p["tok_bytes"] * f["tok"]
          + p.get("allpair_bytes", 0.0) * f["all_pairs"] * h) / (f["bw"] * p["eff_b"])
     q = p["sharp"]
-    return (c ** q + b ** q) ** (1 / q) * 1e3 + p["t0_us"] * 1e-3 + p["route_ps"] * 1e-9 * f["all_pairs"]
+    return ((c ** q + b ** q) ** (1 / q) * 1e3 + p["t0_us"] * 1e-3 + p["route_ps"] * 1e-9 * f["all_pairs"]
+            + p.get("expert_ns", 0.0) * 1e-6 * active)
 
 
 def variants(df, pk):
