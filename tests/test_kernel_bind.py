@@ -84,3 +84,15 @@ def test_layer_kernel_floors_hand_check():
     # every kernel at 2 us, except the attention core (9 us) and the 7 routed-MoE kernels (25 us together)
     assert float(fl.subs(vals)) == pytest.approx((n - 1 - MOE_KERNELS) * 2e-6 + 9e-6 + 25e-6)
     assert float(fl.subs({k: 0.0 for k in vals})) == 0.0
+
+
+def test_catalog_holds_sourced_fits_for_the_table_gpus_and_physics_for_rubin():
+    for hw_id in ("h100-sxm", "h200-sxm", "b200", "b300", "gb200-nvl72", "gb300-nvl72"):
+        kf = catalog.hardware(hw_id).kernel_fits
+        assert {"gemm", "moe", "attention", "mla", "allreduce"} <= set(kf.families), hw_id
+        curves = [c for e in kf.families.values() for v in e.values() for c in v.values()]
+        assert all(c.status == "fitted" and "095f58a51c4ca8e61b66ec108d86f223f8d559ce" in c.source for c in curves)
+    rubin = catalog.hardware("vr200-nvl72").kernel_fits
+    curves = [c for e in rubin.families.values() for v in e.values() for c in v.values()]
+    assert curves and all(c.status == "physics" and "vr200-nvl72" in c.note for c in curves)
+    assert catalog.hardware("h800-sxm").kernel_fits is None      # no table, no derivation: equations unchanged
