@@ -40,7 +40,7 @@ def test_euler_rates_minus_latencies_sum_to_one():
     rates = ["hbm_bandwidth_tbps", "bf16_dense_pflops", "fp8_dense_pflops", "scaleup_bandwidth_gbps",
              "nic_bandwidth_gbps", "host_link_bandwidth_gbps", "host_memory_bandwidth_gbps"]
     times = ["scaleup_latency_us", "collective_latency_us", "layer_floor_us", "kernel_overhead_us", "step_overhead_ms",
-             "seq_overhead_us"]
+             "seq_overhead_us", "kernel_launch_floors"]
     assert e[rates].sum() - e[times].sum() == pytest.approx(1.0, abs=1e-9)
     assert e["scaleup_bandwidth_gbps"] > 0 and e["step_overhead_ms"] < 0
 

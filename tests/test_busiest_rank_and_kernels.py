@@ -71,13 +71,27 @@ def test_layer_kernel_counts():
 
 
 def test_kernel_overhead_adds_per_kernel_per_layer():
-    """TPOT grows by kernel_overhead x (3 x 13 + 58 x 20) kernels per step for DeepSeek-V3 (no drafts)."""
+    """TPOT grows by kernel_overhead x (3 x 13 + 58 x 20) kernels per step for DeepSeek-V3 (no drafts), with or
+    without kernel fits; where the GPU has them, kernel_floor_share adds that share of its fitted launch floors
+    (TRT-LLM on H200: BF16 GEMM, MLA decode and fused-MoE floors of the hardware catalog)."""
     from perfmodel.engine.evaluate import Setup, evaluate
-    hw, m, prof = catalog.hardware("h200-sxm"), catalog.model("deepseek-v3"), catalog.profile("trtllm")
+    fitted, m, prof = catalog.hardware("h200-sxm"), catalog.model("deepseek-v3"), catalog.profile("trtllm")
+    hw = fitted.model_copy(update={"kernel_fits": None})
     pt = dict(batch=8, gpus=8, tp=8, ep=8, pp=1, spec_tokens=0, acc=1, isl=1000, osl=1000, new=1000, mix=0)
     t = [evaluate(Setup(hw, m, prof, profile_overrides={"kernel_overhead_us": v, "layer_floor_us": 0.0}),
                   pt)["tpot_ms"].iloc[0] for v in (1.0, 3.0)]
     assert t[1] - t[0] == pytest.approx(2e-3 * (3 * 13 + 58 * 20), rel=1e-6)
+    import numpy as np
+    fam = fitted.kernel_fits.families
+    t_g = np.median([c.params["t0_us"] for v, c in fam["gemm"]["trtllm"].items() if v.endswith("/bfloat16")])
+    t_a = np.median([c.params["t0_us"] for v, c in fam["mla"]["trtllm"].items() if v.endswith("/fp8")])
+    t_m = np.median([c.params["t0_us"] for v, c in fam["moe"]["trtllm"].items()
+                     if v.split("/", 1)[1] in ("fp8", "fp8_block")])
+    floors_us = 3 * (13 * t_g + t_a - t_g) + 58 * (20 * t_g + t_a - t_g + t_m - 7 * t_g)
+    t = [evaluate(Setup(fitted, m, prof, profile_overrides={"kernel_overhead_us": 1.0, "layer_floor_us": 0.0,
+                                                            "kernel_floor_share": r}), pt)["tpot_ms"].iloc[0]
+         for r in (0.0, 0.5)]
+    assert t[1] - t[0] == pytest.approx(0.5 * floors_us * 1e-3, rel=1e-6)
 
 
 def test_fp4_gemm_efficiency_applies_only_on_fp4_tensor_cores():

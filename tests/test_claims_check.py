@@ -78,8 +78,8 @@ def test_a_searched_model_says_how_many_were_tried(store):
     r = check(c, store, models=("deepseek-v4.1-flash", "glm-5.2"))
     if r["verdict"] == "consistent only if":
         assert "(not stated; chosen from 2 models tried)" in r["condition"]
-    else:
-        assert r["verdict"] == "consistent"       # both models agree: no condition
+    else:   # both models agree: no condition (or the interval is too wide to decide, which names what decides it)
+        assert r["verdict"] in ("consistent", "not decidable by this model")
     assert set(r["per_model"]) == {"deepseek-v4.1-flash", "glm-5.2"}
     # every condition tried is recorded with whether it brings the claim inside the interval
     far = check(_with("vllm-58x-at-387", claimed=1000.0, unstated=["at.interactivity"]), store)

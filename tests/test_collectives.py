@@ -3,11 +3,12 @@
 import pytest
 import sympy as sp
 
-from perfmodel.equations.collectives import allreduce_latency, alltoall_latency, bind_fabric
+from perfmodel.equations.collectives import allreduce_latency, alltoall_latency, bind_fabric, default_custom_latencies
 from perfmodel.equations.symbols import S
 
 US = 1e-6
-BASE = {"lat_link": 1.5 * US, "BW_link": 900e9, "e_ln": 1.0, "n_cus": 8, "D_dom": 72, **bind_fabric()}
+BASE = {"lat_link": 1.5 * US, "BW_link": 900e9, "e_ln": 1.0, "n_cus": 8, "D_dom": 72, **bind_fabric(),
+        **default_custom_latencies(1.5 * US)}   # no kernel fit: one-shot 2 lat_link, two-shot 3 lat_link
 
 
 def ar(n, m, **over):

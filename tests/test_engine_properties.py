@@ -89,7 +89,8 @@ def test_scaling_every_rate_by_k_scales_throughput_by_k(model, batch, k, profile
     for sym in ("BW_hbm", "F_bf16", "F_fp8", "F_x", "F_a", "BW_link", "BW_nic", "BW_host", "BW_hmem"):
         fast[sym] = vals[sym] * k
     for sym in ("lat_link", "t_coll", "t_floor", "t_kern", "t_step", "t_seq", "t_req",
-                "a_ring", "h_nvl", "h_net", "a_nvls"):  # latencies: time per event
+                "a_ring", "h_nvl", "h_net", "a_nvls",
+                "a_1s", "a_2s", "t_gemm0", "t_attn0", "t_moe0"):  # latencies: time per event
         fast[sym] = vals[sym] / k
     a = evaluate(s, _points(model, batch), symbol_values=vals)
     b = evaluate(s, _points(model, batch), symbol_values=fast)

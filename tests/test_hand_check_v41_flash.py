@@ -18,8 +18,10 @@ from perfmodel.arch.params import attention_params, expert_params, ffn_params
 from perfmodel.specs.deployment import Scenario
 from perfmodel.specs.profile import ProfileSpec
 
-VLLM_LIKE = {  # a fixed vLLM-like profile, so recalibration of profiles/vllm.yaml cannot move this check
-    "id": "vllm-like", "name": "vLLM-like (test)", "engine": "vllm",
+VLLM_LIKE = {  # a fixed vLLM-like profile, so recalibration of profiles/vllm.yaml cannot move this check; its
+    # engine (none) has no kernel fits in the hardware catalog (perfmodel kernels), so neither can a kernel refit: the
+    # profile's kernel_overhead and collective latency apply as written below
+    "id": "vllm-like", "name": "vLLM-like (test)", "engine": "none",
     **{k: {"value": v, "low": v, "high": v} for k, v in dict(
         eff_weights=0.8, eff_kv=0.7, eff_gemm=0.6, eff_attention=0.4, eff_link=0.7, overlap=0.5,
         collective_latency_us=10.0, layer_floor_us=20.0, kernel_overhead_us=5.0, step_overhead_ms=2.0,

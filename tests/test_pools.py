@@ -127,8 +127,10 @@ def test_ttft_limit_keeps_prefill_pools_up_and_an_unmeetable_slo_is_an_error():
 def test_predict_names_a_prefill_instance_that_does_not_fit_and_one_that_cannot_keep_up():
     from perfmodel import api
     from perfmodel.specs.deployment import Scenario
+    # four decode instances of 32 GPUs at batch 4096 against one 4-GPU prefill instance (with the fused-MoE
+    # kernel fits of GB200 one instance serves two decode instances: prefill utilization 0.91)
     dep = dict(gpus=32, tp=1, ep=32, dp_attention=True, weights="nvfp4", batch=4096, serving="disaggregated",
-               decode_gpus=64, prefill=dict(gpus=4, tp=1, ep=4, dp_attention=True, instances=1))
+               decode_gpus=128, prefill=dict(gpus=4, tp=1, ep=4, dp_attention=True, instances=1))
     sc = dict(hardware="gb200-nvl72", model="deepseek-v3", profile="dynamo-trtllm", workload="fixed-1k1k")
     row = api.predict(Scenario.model_validate({**sc, "deployment": dep})).iloc[0]
     assert row["bound"] == "prefill_pool" and row["note"].startswith("deployment.prefill:")

@@ -90,7 +90,8 @@ def derivative_functions(model):
         dec = cm.decode
         tpot = dec.exprs[dec.names.index("step_s")]
         cap = dec.exprs[dec.names.index("max_batch")]
-        wanted = set(PROFILE_SYMBOLS_SYMS()) | set(HW_SYMBOL_NAMES) | set(OPERATING)
+        wanted = set(PROFILE_SYMBOLS_SYMS()) | set(HW_SYMBOL_NAMES) | set(OPERATING) | set(KERNEL_FLOOR_SYMBOLS) \
+            | {"a_1s", "a_2s"}
         args = sorted(tpot.free_symbols | cap.free_symbols, key=lambda s: s.name)
         wrt = [s for s in args if s.name in wanted]
         assigns, outs = forward_derivatives([tpot, cap], wrt)
@@ -104,6 +105,8 @@ def PROFILE_SYMBOLS_SYMS():  # noqa: N802
     return [sym for sym, _ in PROFILE_SYMBOLS.values()]
 
 
+KERNEL_FLOOR_SYMBOLS = ("t_gemm0", "t_attn0", "t_moe0")
+"""Launch floors fitted on the kernel tables (engine/kernel_bind.py): one latency parameter together."""
 HW_SYMBOL_NAMES = ("BW_hbm", "C_hbm", "F_bf16", "F_fp8", "F_x", "F_a", "BW_link", "lat_link", "BW_nic", "D_dom",
                    "BW_host", "BW_hmem")
 
@@ -236,6 +239,12 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile=DEFA
         desc, _lo, _hi, group = PROFILE_PARAMS[name]
         rows.append({"parameter": name, "kind": "profile", "group": group, "value": pvals[name], "unit": desc,
                      "symbols": sym, "elasticity": e_thr(sym), "capacity_elasticity": e_cap.get(sym, 0.0)})
+    rows.append({"parameter": "kernel_launch_floors", "kind": "kernel", "group": "latency",
+                 "value": sum(vals.get(x, 0.0) for x in KERNEL_FLOOR_SYMBOLS) * 1e6,
+                 "unit": "us, launch floors of a layer's GEMM, attention and fused-MoE kernels (kernel fits; 0 "
+                         "without)", "symbols": " ".join(KERNEL_FLOOR_SYMBOLS),
+                 "elasticity": sum(e_thr(x) for x in KERNEL_FLOOR_SYMBOLS),
+                 "capacity_elasticity": sum(e_cap.get(x, 0.0) for x in KERNEL_FLOOR_SYMBOLS)})
     if k > 0 and rate is not None:
         pr, kk = sp.symbols("p k", positive=True)
         a = acceptance_length_expr(pr, kk)

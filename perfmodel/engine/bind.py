@@ -12,6 +12,8 @@ from ..formats import COMPUTE_RATE, weight_bytes
 from ..specs.hardware import HARDWARE_FIELDS, HardwareSpec
 from ..specs.model import GQA, MLA, MoE, CompressedAttention, LinearAttention, ModelSpec
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
+from .kernel_bind import defaults as kernel_defaults
+from .kernel_bind import kernel_values
 
 # hardware field -> (symbol, factor to SI)
 HW_SYMBOLS = {
@@ -34,7 +36,7 @@ PROFILE_SYMBOLS = {
     "eff_attention": ("e_at", 1.0), "eff_link": ("e_ln", 1.0), "overlap": ("ovl", 1.0),
     "collective_latency_us": ("t_coll", 1e-6),
     "custom_allreduce_max_gpus": ("n_cus", 1.0), "gemm_tile_m": ("M_t", 1.0), "gemm_tile_m_min": ("m_min", 1.0), "gemm_tile_n": ("N_t", 1.0), "layer_floor_us": ("t_floor", 1e-6),
-    "kernel_overhead_us": ("t_kern", 1e-6),
+    "kernel_overhead_us": ("t_kern", 1e-6), "kernel_floor_share": ("r_kf", 1.0),
     "step_overhead_ms": ("t_step", 1e-3), "seq_overhead_us": ("t_seq", 1e-6),
     "request_overhead_ms": ("t_req", 1e-3), "arrival_burst": ("phi", 1.0), "prefill_chunk_tokens": ("N_ch", 1.0), "moe_imbalance": ("imb", 1.0), "workspace_gb": ("C_ws", 1e9),
     "max_running_requests": ("N_run", 1.0),
@@ -97,6 +99,7 @@ def attention_format(model: ModelSpec, weights: str, attention_weights: str | No
 def bind_hardware(fields: dict[str, float], weights: str, attn_fmt: str) -> dict[str, float]:
     out = {sym: fields[f] * k for f, (sym, k) in HW_SYMBOLS.items()}
     out.update(bind_fabric())
+    out.update(kernel_defaults(out["lat_link"]))   # kernel symbols without a fit (Setup binds the fitted ones)
     out["C_hbm"] = hbm_bytes(fields)
     out["F_x"] = compute_rate(fields, weights)
     out["F_a"] = compute_rate(fields, attn_fmt)
@@ -146,3 +149,12 @@ def bind_formats(model: ModelSpec, weights: str, attn_fmt: str, kv: str) -> dict
             R = layer_kv_fixed(a, kv)
         out[f"E_{name}"], out[f"I_{name}"], out[f"R_{name}"] = E, I, R
     return out
+
+
+def bind_kernel_fits(hw: HardwareSpec, profile: ProfileSpec, model: ModelSpec, weights: str, kv: str,
+                     fields: dict[str, float]) -> dict[str, float]:
+    """Kernel-symbol values from the hardware's kernel fits for the profile's engine (engine/kernel_bind.py);
+    the defaults of bind_hardware where there is no fit."""
+    mla = any(isinstance(a, MLA) for a in model.attention.values())
+    return kernel_values(hw, profile, weights, kv, mla, fields["scaleup_latency_us"] * 1e-6,
+                         hw.value("scaleup_latency_us") * 1e-6)

@@ -26,7 +26,8 @@ import pandas as pd
 from ..specs.hardware import HardwareSpec
 from ..specs.model import ModelSpec
 from ..specs.profile import ProfileSpec
-from .bind import attention_format, bind_formats, bind_hardware, bind_profile, hardware_fields, profile_values
+from .bind import (attention_format, bind_formats, bind_hardware, bind_kernel_fits, bind_profile, hardware_fields,
+                   profile_values)
 from .compiled import compiled
 from .queueing import serving_load
 
@@ -60,6 +61,7 @@ class Setup:
         vals = bind_hardware(fields, self.weights, attn)
         vals.update(bind_profile(profile_values(self.profile, self.profile_overrides, which)))
         vals.update(bind_formats(self.model, self.weights, attn, self.kv_cache))
+        vals.update(bind_kernel_fits(self.hardware, self.profile, self.model, self.weights, self.kv_cache, fields))
         vals["C_host"] = fields["host_memory_gb"] * 1e9   # host-tier capacity per GPU (serving layer)
         return vals
 
@@ -193,7 +195,7 @@ def bisect_unconverged(slot_at, lam: np.ndarray, b: np.ndarray, cap: np.ndarray)
     """Where the secant passes left |lambda S(B) - B| above OPEN_LOOP_TOL B (S(B) jumps where the batch crosses a
     GEMM row tile, so lambda S(B) - B can change sign with no root), bisect g(B) = lambda S(B) - B on [1, cap]
     (g(cap) > 0 means no stable batch: the capacity). The result is the sign change of g, the batch the queue
-    settles at, within the jump. ``slot_at(x, sel)``: slot seconds of the points ``sel`` at batches ``x``; only
+    settles at, taken on its upper side (lambda S(B) <= B: the slots keep up, so the queue is stable). ``slot_at(x, sel)``: slot seconds of the points ``sel`` at batches ``x``; only
     the unconverged points are evaluated."""
     every = np.arange(len(b))
     g = lam * slot_at(b, every) - b
@@ -207,7 +209,7 @@ def bisect_unconverged(slot_at, lam: np.ndarray, b: np.ndarray, cap: np.ndarray)
         up = gs(mid) > 0
         lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
     out = np.array(b, float)
-    out[sel] = np.where(gs(hi) > 0, np.asarray(cap, float)[sel], 0.5 * (lo + hi))
+    out[sel] = np.where(gs(hi) > 0, np.asarray(cap, float)[sel], hi)   # hi: the side where the slots keep up
     return out
 
 

@@ -5,11 +5,15 @@ and NVLS move the same bytes per GPU), is link time in step.py and may hide behi
 adds on top is its latency, which no GPU can hide (every rank waits for the slowest peer). The engine runs
 the fastest algorithm it has for the message:
 
-    one-shot (engine's custom kernel, n <= n_cus):   2 a + (n - 1)(1 - 2/n) m / (BW_link e_ln)
-        two barriers (start, end) of one scale-up hop a each; every GPU reads all n - 1 peers' m bytes, i.e.
-        (n - 1) m instead of the ring's 2 (n - 1)/n m: the extra bytes are what one-shot pays for one step
-    two-shot (custom, n <= n_cus):                   3 a
-        reduce-scatter then all-gather with barriers before, between and after
+    one-shot (engine's custom kernel, n <= n_cus):   a_1s n^g_1s + (n - 1)(1 - 2/n) m / (BW_link e_ln)
+        without a kernel fit a_1s = 2 a, g_1s = 0: two barriers (start, end) of one scale-up hop a each; every
+        GPU reads all n - 1 peers' m bytes, i.e. (n - 1) m instead of the ring's 2 (n - 1)/n m: the extra bytes
+        are what one-shot pays for one step
+    two-shot (custom, n <= n_cus):                   a_2s n^g_2s
+        without a kernel fit a_2s = 3 a, g_2s = 0: reduce-scatter then all-gather with barriers before,
+        between and after
+        (with a fit of the engine's custom all-reduce on that GPU, a_1s, g_1s, a_2s, g_2s are its measured
+        small-message latencies and their growth with the group: kernels/collectives.py, engine/kernel_bind.py)
     NCCL ring, LL protocol:                          a_ring + 2 (n - 1 - n_x) h_nvl + 2 n_x h_net
         2 (n - 1) sequential steps, n_x = n / D_dom of them cross the NIC when the group spans whole
         domains (none inside one domain)
@@ -61,6 +65,11 @@ def bind_fabric() -> dict[str, float]:
     return {sym: COLLECTIVE_CONSTANTS[name].value * 1e-6 for sym, name in FABRIC_SYMBOLS.items()}
 
 
+def default_custom_latencies(lat_link_s: float) -> dict[str, float]:
+    """The custom all-reduce latency law without a kernel fit: one-shot 2 a, two-shot 3 a (a = lat_link)."""
+    return {"a_1s": 2 * lat_link_s, "g_1s": 0.0, "a_2s": 3 * lat_link_s, "g_2s": 0.0}
+
+
 def at_most(n, limit):
     """1 if the integer n <= limit else 0 (integers): min(1, max(0, limit + 1 - n))."""
     return smin(1, smax(0, limit + 1 - n))
@@ -69,11 +78,11 @@ def at_most(n, limit):
 def allreduce_latency(n, m):
     """Latency of one all-reduce of m bytes per GPU over n GPUs, seconds (0 for n = 1); see module docstring."""
     s = S
-    a, bw = s["lat_link"], s["BW_link"] * s["e_ln"]
+    bw = s["BW_link"] * s["e_ln"]
     custom_ok = at_most(n, smin(s["n_cus"], s["D_dom"]))
     penalty = (1 - custom_ok) * UNAVAILABLE_S
-    one_shot = 2 * a + (n - 1) * (1 - 2 / n) * m / bw + penalty
-    two_shot = 3 * a + penalty
+    one_shot = s["a_1s"] * n ** s["g_1s"] + (n - 1) * (1 - 2 / n) * m / bw + penalty
+    two_shot = s["a_2s"] * n ** s["g_2s"] + penalty
     n_x = spans_domains(n / s["D_dom"]) * n / s["D_dom"]     # domains spanned (groups are whole domains)
     ring = s["a_ring"] + 2 * (n - 1 - n_x) * s["h_nvl"] + 2 * n_x * s["h_net"]
     nvls = s["a_nvls"] + (1 - at_most(n, s["D_dom"])) * UNAVAILABLE_S

@@ -13,6 +13,12 @@ MoE with E routed experts, top-k, P_e weights per expert (3 d I_e, d = latent di
   with z(n) the expected maximum of n standard normals (z(1) = 0; ``expected_max_normal``) and imb the
   structural routing skew (hot experts), a profile parameter; the statistical term vanishes as T grows;
 - expert FLOPs per GPU: 2 P_e A_max / moe_tp; expert weights streamed: D_max P_e / moe_tp elements;
+- grouped (expert) GEMM rate relative to a dense GEMM of the same format, a function of the tokens per active
+  local expert per step tpe = A_max / D_max and of the expert-TP width (``grouped_gemm_efficiency``):
+      e_grouped = ((1 - q_ggf) e_gg + q_ggf e_ggk) / (1 + tpe_h / tpe) moe_tp^(-g_etp)
+  where the GPU has a fused-MoE fit for the engine (q_ggf = 1) e_ggk, tpe_h and g_etp are pinned by its kernel
+  tables (perfmodel kernels; e_ggk = the MoE fit's plateau over the dense GEMM fit's) and the profile's e_gg
+  is not used; without a fit q_ggf = 0, tpe_h = 0, g_etp = 0 and e_gg (profile) is the whole rate;
 - shared experts, router and latent projections run on every token like a dense layer;
 - EP dispatch + combine (with attention-DP only): each GPU receives the non-local tokens routed to its expert
   group, T (1 - (1 - 1/ep)^k)(1 - 1/dp) d elements each way (dispatch in b_dsp bytes, combine in b_act bytes);
@@ -26,6 +32,22 @@ import sympy as sp
 from ..arch.params import expert_params, ffn_params
 from ..specs.model import DenseFFN, MoE
 from .roofline import expected_max_normal, smax, smin
+from .symbols import S
+
+
+MOE_KERNELS = 7
+"""Kernels of the routed MoE block: router GEMM, top-k, dispatch/permute, grouped GEMM 1, activation,
+grouped GEMM 2, combine/reduce (the fused-MoE kernel tables time this block as one unit)."""
+
+
+def grouped_gemm_efficiency(pairs, active, moe_tp):
+    """Grouped-GEMM rate over the dense GEMM rate of the same format for ``pairs`` routed token-expert pairs on
+    ``active`` experts of one rank, experts split over ``moe_tp`` GPUs (tokens per active expert tpe = pairs /
+    active):  e = ((1 - q_ggf) e_gg + q_ggf e_ggk) / (1 + tpe_h / tpe) moe_tp^(-g_etp)."""
+    s = S
+    tpe = smax(pairs / smax(active, 1e-9), 1e-9)
+    plateau = (1 - s["q_ggf"]) * s["e_gg"] + s["q_ggf"] * s["e_ggk"]
+    return plateau / (1 + s["tpe_h"] / tpe) * moe_tp ** (-s["g_etp"])
 
 
 class FFNCost:
@@ -53,7 +75,7 @@ class FFNCost:
         grouped GEMM 2, combine/reduce) plus the dense MLP kernels of shared experts."""
         if not self.is_moe:
             return 3
-        return 7 + (3 if self.f.shared_experts else 0)
+        return MOE_KERNELS + (3 if self.f.shared_experts else 0)
 
     def distinct_experts(self, tokens):
         """Expected distinct routed experts touched by ``tokens`` tokens: E (1 - (1 - k/E)^T)."""

@@ -16,10 +16,11 @@ For each layer group (n layers of attention kind A and FFN kind F):
     attention core:        [B q core_A(L) + n_pf core_A(L_pf)] / (pp dp tp) FLOPs at F_bf16, indexer at F_fp8;
                            B/(pp dp) kv_read_A(L) / shard_A + T/dp kv_write_A / shard_A bytes
     dense FFN / shared:    2 P_d T/(dp tp) FLOPs at F_x;       P_d b_x / tp bytes
-    routed experts:        2 P_e T k imb l(T) / (ep moe_tp) FLOPs at F e e_gg;  D_max(T) P_e b_x / moe_tp bytes
-                           (busiest EP rank: l = random-routing load spread, D_max = its distinct experts; ffn.py;
-                           the hot-expert skew imb applies across EP ranks only, ep > 1; e_gg = the grouped
-                           GEMM's rate relative to a dense GEMM of the same format)
+    routed experts:        2 P_e T k imb l(T) / (ep moe_tp) FLOPs at F e e_grouped;  D_max(T) P_e b_x / moe_tp
+                           bytes (busiest EP rank: l = random-routing load spread, D_max = its distinct experts;
+                           ffn.py; the hot-expert skew imb applies across EP ranks only, ep > 1; e_grouped = the
+                           grouped GEMM's rate relative to a dense GEMM of the same format, a function of the
+                           tokens per active local expert and the expert-TP width: ffn.grouped_gemm_efficiency)
     links: TP all-reduce after attention and after the FFN when tp > 1. The MoE exchange exists only with
            attention-DP (dp > 1; under TP attention every GPU already holds every token). Decode (flat
            all-to-all): each GPU receives T (1 - (1 - 1/ep)^k)(1 - 1/dp) d (b_dsp + b_act) bytes, the non-local
@@ -28,7 +29,12 @@ For each layer group (n layers of attention kind A and FFN kind F):
            to (r_dom, bounded by group-limited routing) and the same deduplicated copies as in decode fan out
            over the scale-up link; t = max(T_gpu r_dom d b / BW_nic, a2a / BW_link) / e_ln
     layer = max(t_floor, kernels / s_dec) + link (1 - overlap share) + 2 lat_AR(tp, T_gpu d b_act)
-            + 2 [dp > 1] lat_A2A + collectives x t_coll + t_kern n_kern
+            + 2 [dp > 1] lat_A2A + (collectives - q_arf 2 [tp > 1]) t_coll + t_kern n_kern + r_kf kernel floors
+            (kernel floors = t_gemm0 n_kern + (t_attn0 - t_gemm0) + [MoE] (t_moe0 - 7 t_gemm0): the launch floors
+            of the layer's kernels fitted on the kernel tables of the GPU and engine, 0 without a fit; r_kf the
+            share of them a step pays in series (profile kernel_floor_share, calibrated; 0 = hidden by CUDA graphs
+            and overlapped launches), t_kern the per-kernel cost on top; a fitted custom all-reduce (q_arf = 1)
+            carries its own software latency, so t_coll applies to the other collectives)
             (lat_AR: the fastest all-reduce algorithm the engine has for that group and message, lat_A2A: one
             scale-up hop plus a NIC hop across domains; collectives.py)   (n_kern = kernels the layer launches: attention + FFN + norms; layer_kernels)
 step = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + (B/dp) t_seq + (pp-1) lat_link
@@ -51,7 +57,7 @@ from ..arch.params import attention_params
 from ..specs.model import ModelSpec
 from .attention import AttentionCost
 from .collectives import allreduce_latency, alltoall_latency
-from .ffn import FFNCost
+from .ffn import MOE_KERNELS, FFNCost, grouped_gemm_efficiency
 from .gemm_shape import dense_issued_flops, grouped_issued_flops
 from .roofline import Tally, allreduce_bytes, collective_bandwidth, indicator_gt1, smax, smin
 from .symbols import S
@@ -146,7 +152,8 @@ class StepBuilder:
             ex_flops = 2 * F.expert_params * pairs / mtp
             ex_bytes = active * F.expert_params * s["b_x"] / mtp
             ex_issued = grouped_issued_flops(F.expert_params / mtp, pairs, active, F.dispatch_dim)
-            kernels.append(("experts", ex_issued / (rate_mm(s["F_x"]) * s["e_gg"]), ex_bytes / hbm_w))
+            e_grouped = grouped_gemm_efficiency(pairs, active, mtp)
+            kernels.append(("experts", ex_issued / (rate_mm(s["F_x"]) * e_grouped), ex_bytes / hbm_w))
             tally.count("flops_gemm_ffn", ex_flops, weight)
             tally.count("bytes_weights", ex_bytes, weight)
             # Tokens live on their attention-DP rank; with dp = 1 (TP attention) every GPU already holds
@@ -182,8 +189,22 @@ class StepBuilder:
         tally.count("bytes_link", link_bytes, weight)
         tally.count("collectives", n_coll, weight)
         link_visible = link_t - s["ovl"] * smin(link_t, kern_time)
-        latency = coll_lat + n_coll * s["t_coll"] + s["t_kern"] * self.layer_kernels(attn, ffn)
+        # a fitted custom all-reduce (q_arf = 1) carries its own software latency: t_coll stays on the other
+        # collectives; the kernels' fitted launch floors count with the profile's share r_kf (kernel_bind.py)
+        n_ar = 2 * indicator_gt1(tp)
+        latency = (coll_lat + (n_coll - s["q_arf"] * n_ar) * s["t_coll"]
+                   + s["t_kern"] * self.layer_kernels(attn, ffn) + s["r_kf"] * self.kernel_floors(attn, ffn))
         return weight * floor_excess, weight * link_visible, weight * latency
+
+    def kernel_floors(self, attn: str, ffn: str):
+        """Launch floors of one layer's kernels from the kernel fits (0 without a fit): every kernel at the GEMM
+        floor, except the attention core at the decode-attention floor and the routed MoE block at the fused-MoE
+        floor:  t_gemm0 n_kern + (t_attn0 - t_gemm0) + [MoE] (t_moe0 - MOE_KERNELS t_gemm0)."""
+        s = S
+        out = s["t_gemm0"] * self.layer_kernels(attn, ffn) + (s["t_attn0"] - s["t_gemm0"])
+        if self.ffn[ffn].is_moe:
+            out += s["t_moe0"] - MOE_KERNELS * s["t_gemm0"]
+        return out
 
     @staticmethod
     def gemm_eff(F_):

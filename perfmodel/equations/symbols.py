@@ -67,6 +67,23 @@ _TABLE = [
     Sym("h_nvl", "s", "latency per NCCL ring step over the scale-up link", "fabric"),
     Sym("h_net", "s", "latency per NCCL ring step (and per all-to-all hop) over the scale-out network", "fabric"),
     Sym("a_nvls", "s", "latency of an in-switch (NVLS) all-reduce inside one scale-up domain", "fabric"),
+    # kernel floors and shapes fitted on the measured kernel tables (perfmodel kernels; engine/kernel_bind.py);
+    # without a fit for the GPU and engine they take the values that leave the equations as before
+    Sym("q_arf", "1", "1 where the GPU has a custom all-reduce fit for the engine (it replaces t_coll on "
+        "all-reduces), else 0", "kernel"),
+    Sym("q_ggf", "1", "1 where the GPU has a fused-MoE fit for the engine (e_ggk replaces e_gg), else 0", "kernel"),
+    Sym("t_gemm0", "s", "launch floor of one GEMM-class kernel (the engine's BF16 GEMM fit at zero size)", "kernel"),
+    Sym("t_attn0", "s", "launch floor of the decode attention kernel (its fit at zero size)", "kernel"),
+    Sym("t_moe0", "s", "launch floor of the fused MoE block (routing + grouped GEMMs, its fit at zero size)",
+        "kernel"),
+    Sym("a_1s", "s", "one-shot all-reduce latency at n = 1 (n^g_1s growth); default 2 lat_link", "kernel"),
+    Sym("g_1s", "1", "growth exponent of the one-shot latency with the group", "kernel"),
+    Sym("a_2s", "s", "two-shot all-reduce latency at n = 1 (n^g_2s growth); default 3 lat_link", "kernel"),
+    Sym("g_2s", "1", "growth exponent of the two-shot latency with the group", "kernel"),
+    Sym("e_ggk", "1", "grouped-GEMM plateau rate over the dense GEMM rate of the same format (MoE fit / GEMM fit)",
+        "kernel"),
+    Sym("tpe_h", "tokens", "tokens per active local expert at half grouped-GEMM efficiency", "kernel"),
+    Sym("g_etp", "1", "expert-TP penalty exponent of the grouped GEMM: efficiency x moe_tp^-g_etp", "kernel"),
     # profile
     Sym("e_w", "1", "achieved fraction of HBM bandwidth streaming weights", "profile"),
     Sym("e_kv", "1", "achieved fraction of HBM bandwidth reading KV", "profile"),
@@ -83,6 +100,8 @@ _TABLE = [
     Sym("n_cus", "GPUs", "largest group the engine's custom one-/two-shot all-reduce serves (larger: NCCL)", "profile"),
     Sym("t_floor", "s", "minimum time of one layer per step", "profile"),
     Sym("t_kern", "s", "fixed cost per kernel launched (launch gap, tail, sync), x kernels per layer", "profile"),
+    Sym("r_kf", "1", "share of the kernels' fitted launch floors a step pays in series (kernel_floor_share)",
+        "profile"),
     Sym("t_step", "s", "CPU/scheduler overhead per step", "profile"),
     Sym("t_seq", "s", "CPU time per sequence in flight per step (scheduling, sampling, detokenization)", "profile"),
     Sym("t_req", "s", "request overhead outside the GPU before the first token (API, tokenization, admission)",

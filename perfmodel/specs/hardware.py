@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 
 from .common import Sourced, Strict, check_range
+from .kernel_fits import KernelFits
 
 # field -> (low, high, unit, required). The sane ranges catch unit mistakes such as GB/s for TB/s.
 HARDWARE_FIELDS: dict[str, tuple[float, float, str, bool]] = {
@@ -101,6 +102,8 @@ class HardwareSpec(Strict):
     default_variant: str | None = Field(None, description="Variant used when the id names none")
     variants: dict[str, Variant] = Field(default_factory=dict)
     notes: str | None = None
+    kernel_fits: KernelFits | None = Field(None, description="Kernel latency curves fitted on this GPU's measured "
+                                           "kernel tables (perfmodel kernels --write); absent: none fitted")
 
     @model_validator(mode="after")
     def _variant_exists(self):

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from .common import Strict
+from .kernel_fits import KernelFits
 
 
 class Param(Strict):
@@ -63,6 +64,11 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
     "kernel_overhead_us": ("fixed cost per kernel a layer launches (launch gap, tail, sync between kernels), "
                            "us; a layer costs it times its kernel count (DeepSeek MoE layer 20, Llama layer 9)",
                            0.0, 50.0, "latency"),
+    "kernel_floor_share": ("share of the kernels' isolated launch floors (fitted on the GPU's kernel tables for this "
+                           "engine: perfmodel kernels; engine/kernel_bind.py) that a serving step pays in series: "
+                           "1 = they add up, 0 = hidden (CUDA graphs, programmatic dependent launch overlap "
+                           "launches); kernel_overhead_us is the per-kernel cost on top. 0 until calibrated",
+                           0.0, 1.0, "latency"),
     "step_overhead_ms": ("CPU/scheduler overhead per engine step, ms", 0.0, 1000.0, "latency"),
     "seq_overhead_us": ("CPU/scheduler time per sequence in flight per engine step (scheduling, sampling, "
                         "detokenization, output processing), us; a step costs it times the batch", 0.0, 100.0, "latency"),
@@ -167,6 +173,7 @@ class ProfileSpec(Strict):
     gemm_tile_n: Param = _p(128.0)
     layer_floor_us: Param
     kernel_overhead_us: Param = _p(0.0)
+    kernel_floor_share: Param = _p(0.0)
     step_overhead_ms: Param
     seq_overhead_us: Param = _p(0.0)
     request_overhead_ms: Param = _p(0.0)
@@ -183,6 +190,8 @@ class ProfileSpec(Strict):
     spec_decoding: SpecDecoding = SpecDecoding()
     features: Features = Features()
     prefix_cache: PrefixCache = PrefixCache()
+    kernel_fits: KernelFits | None = Field(None, description="This engine's kernel curves, median over the GPUs "
+                                           "with kernel tables (perfmodel kernels --write); absent: none fitted")
 
     @model_validator(mode="before")
     @classmethod

@@ -48,7 +48,10 @@ FIT_PARAMS: dict[str, tuple[float, float]] = {
     "eff_weights": (0.3, 1.0), "eff_kv": (0.2, 1.0), "eff_gemm": (0.15, 1.0), "eff_attention": (0.1, 1.0),
     "kernel_overhead_us": (0.0, 8.0), "step_overhead_ms": (0.0, 5.0), "seq_overhead_us": (0.0, 60.0),
     "moe_imbalance": (1.0, 3.0), "request_overhead_ms": (0.0, 400.0), "arrival_burst": (0.0, 1.0),
-    "workspace_gb": (0.5, 20.0), "eff_grouped_gemm": (0.1, 1.0)}
+    "workspace_gb": (0.5, 20.0), "kernel_floor_share": (0.0, 1.0)}
+# not fitted: eff_grouped_gemm and collective_latency_us, which the kernel fits replace wherever a GPU has them
+# (engine/kernel_bind.py: the grouped-GEMM rate by tokens per local expert, the all-reduce latency law); they keep
+# their catalog values for the GPUs without kernel tables (H800, AMD)
 # the engine's own memory knob: SGLang reserves mem_fraction_static x HBM for weights plus the KV pool
 # (activations and CUDA graphs live in the rest, so no workspace is subtracted on top: it is held at 0 and the
 # fraction is fitted); vLLM (gpu_memory_utilization x HBM less its profiled activation peak) and TensorRT-LLM

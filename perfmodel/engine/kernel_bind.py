@@ -1,0 +1,94 @@
+"""Bind the kernel fits of a GPU and engine (hardware ``kernel_fits``, perfmodel kernels --write) to the
+equations' kernel symbols (equations/symbols.py, group ``kernel``).
+
+Where the hardware has curves for the profile's engine (``dynamo-X`` runs engine X's kernels):
+    t_gemm0  = median t0 of the engine's BF16 GEMM curves (the floor of a plain kernel launch)
+    t_attn0  = median t0 of its decode-attention curves for the KV format (MLA curves for MLA layers)
+    t_moe0   = median t0 of its fused-MoE curves for the weight format
+    a_1s, g_1s, a_2s, g_2s = medians of its custom all-reduce curves (CUDA-graph variants where measured):
+               one-shot lat1 n^g1 and two-shot lat2 n^g2 (scaled by a what-if's scale-up latency over the
+               catalog's)
+    e_ggk    = median MoE plateau eff_c / median GEMM plateau eff_c of the format (clipped to 0.05-1)
+    tpe_h, g_etp = medians of the MoE curves' tpe_half and g_tp
+    q_arf, q_ggf = 1 where the all-reduce and MoE curves exist: the all-reduce fit then replaces the profile's
+               collective_latency_us on all-reduces and e_ggk its eff_grouped_gemm (calibration no longer sees
+               those on such hardware). The launch floors count with the profile's kernel_floor_share
+               (calibrated: the share of isolated-kernel floors a CUDA-graph step pays in series).
+Without curves (other hardware, the speed-of-light profile, engine 'none') the defaults of ``defaults`` leave
+the equations as they were: no kernel floors, one-shot 2 lat_link, two-shot 3 lat_link, the profile's
+kernel_overhead_us, collective_latency_us and eff_grouped_gemm.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..equations.collectives import default_custom_latencies
+
+GEMM_DTYPE = {"bf16": ("bfloat16",), "fp16": ("bfloat16",), "fp8": ("fp8", "fp8_block"), "nvfp4": ("nvfp4",),
+              "fp4": ("nvfp4",), "mxfp4": ("nvfp4",), "int4": ("bfloat16",)}
+MOE_DTYPE = {"bf16": ("bfloat16",), "fp16": ("bfloat16",), "fp8": ("fp8", "fp8_block"), "nvfp4": ("nvfp4",),
+             "fp4": ("nvfp4",), "mxfp4": ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "int4": ("int4_wo",)}
+KV_DTYPE = {"bf16": "bfloat16", "fp8": "fp8", "fp4": "fp8"}
+
+
+def defaults(lat_link_s: float) -> dict[str, float]:
+    """Kernel-symbol values without a kernel fit (the equations as before)."""
+    return {"q_arf": 0.0, "q_ggf": 0.0, "t_gemm0": 0.0, "t_attn0": 0.0, "t_moe0": 0.0, "e_ggk": 1.0,
+            "tpe_h": 0.0, "g_etp": 0.0, **default_custom_latencies(lat_link_s)}
+
+
+def engine_of(profile) -> str:
+    e = profile.engine
+    return e.split("-", 1)[1] if e.startswith("dynamo-") else e
+
+
+def _curves(fits, family: str, engine: str, keep=lambda v: True) -> list[dict]:
+    fam = fits.families.get(family, {}).get(engine, {})
+    return [c.params for v, c in fam.items() if keep(v)]
+
+
+def _median(curves, name):
+    vals = [c[name] for c in curves if name in c]
+    return float(np.median(vals)) if vals else None
+
+
+def _dtype_of(variant: str) -> str:
+    return variant.split("/", 1)[1] if "/" in variant else ""
+
+
+def kernel_values(hardware, profile, weights: str, kv_cache: str, mla: bool, lat_link_s: float,
+                  lat_link_catalog_s: float | None = None) -> dict[str, float]:
+    """Kernel-symbol values for one setup (SI units): the fitted ones where they exist, else ``defaults``."""
+    out = defaults(lat_link_s)
+    fits, engine = hardware.kernel_fits, engine_of(profile)
+    if fits is None or not any(engine in e for e in fits.families.values()):
+        return out
+    gemm_bf16 = _curves(fits, "gemm", engine, lambda v: _dtype_of(v) == "bfloat16")
+    if (t := _median(gemm_bf16, "t0_us")) is not None:
+        out["t_gemm0"] = t * 1e-6
+    kvd = KV_DTYPE.get(kv_cache, "fp8")
+    att = _curves(fits, "mla" if mla else "attention", engine, lambda v: v.endswith("/" + kvd)) or \
+        _curves(fits, "mla" if mla else "attention", engine)
+    if (t := _median(att, "t0_us")) is not None:
+        out["t_attn0"] = t * 1e-6
+    moe = _curves(fits, "moe", engine, lambda v: _dtype_of(v) in MOE_DTYPE.get(weights, ())) or \
+        _curves(fits, "moe", engine)
+    if (t := _median(moe, "t0_us")) is not None:
+        out["t_moe0"] = t * 1e-6
+        gemm_fmt = _curves(fits, "gemm", engine, lambda v: _dtype_of(v) in GEMM_DTYPE.get(weights, ())) or gemm_bf16
+        e_moe, e_gemm = _median(moe, "eff_c"), _median(gemm_fmt, "eff_c")
+        if e_moe and e_gemm:
+            out["e_ggk"], out["q_ggf"] = float(np.clip(e_moe / e_gemm, 0.05, 1.0)), 1.0
+        out["tpe_h"] = _median(moe, "tpe_half") or 0.0
+        out["g_etp"] = _median(moe, "g_tp") or 0.0
+    ar = fits.families.get("allreduce", {}).get(engine, {})
+    custom = [c.params for v, c in ar.items() if v.startswith("custom:")]
+    graph = [c.params for v, c in ar.items() if v.startswith("custom:") and ("graph" in v.lower() or
+                                                                              "eager" not in v.lower())]
+    use = graph or custom
+    if use:
+        scale = lat_link_s / lat_link_catalog_s if lat_link_catalog_s else 1.0
+        out.update(q_arf=1.0, a_1s=_median(use, "lat1_us") * 1e-6 * scale, g_1s=_median(use, "g1"),
+                   a_2s=_median(use, "lat2_us") * 1e-6 * scale, g_2s=_median(use, "g2"))
+    return out
