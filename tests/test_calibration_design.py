@@ -82,3 +82,12 @@ def test_identical_fits_inside_a_cross_validation_run_once(monkeypatch):
     assert a is b and len(calls) == 2
     cal.fit_family(recs, profs, fit=["eff_weights"])                # outside: no memo
     assert len(calls) == 3
+
+
+def test_a_parameter_on_an_edge_is_written_with_what_it_stands_for():
+    res = {"values": {"mem_fraction": 0.95, "moe_imbalance": 1.0, "eff_weights": 0.6},
+           "at_range_edge": ["mem_fraction", "moe_imbalance"], "at_upper_bound": []}
+    notes = cal.edge_notes(res)
+    assert len(notes) == 2
+    assert notes[0].startswith("mem_fraction at its upper edge 0.95") and "KV" in notes[0]
+    assert notes[1].startswith("moe_imbalance at its lower edge 1") and "physical bound" in notes[1]

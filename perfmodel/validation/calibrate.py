@@ -397,6 +397,46 @@ def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
     return out
 
 
+# what a fitted parameter on an edge of its search range stands for (written into the profile's calibration note):
+# a physical bound reached, or the mechanism the data ask for that the equations lack
+EDGE_MEANING: dict[str, tuple[str, str]] = {   # parameter -> (at the low edge, at the high edge)
+    "moe_imbalance": ("the physical bound: no routing skew beyond the random spread the equations compute", ""),
+    "kernel_floor_share": ("the engine's launch floors are carried by kernel_overhead_us (the two are not told "
+                           "apart on its records)", "the isolated-kernel floors of the kernel tables apply in full "
+                           "(the physical reading: graph launches do not hide them)"),
+    "kernel_overhead_us": ("the launch cost is carried by the kernel-table floors", ""),
+    "step_overhead_ms": ("no per-step CPU cost beyond the per-sequence and kernel floors", ""),
+    "seq_overhead_us": ("no per-sequence CPU cost separate from batch-dependent kernel time", ""),
+    "mem_fraction": ("", "the engine holds more sequences than mem_fraction x visible HBM - weights allows: "
+                     "missing, a lower KV hold per admitted request (admission by an estimated new-token ratio, "
+                     "retraction when full) or a narrower KV format than the records state"),
+    "eff_gemm_fp4": ("4-bit GEMMs run far below FP4 peak on these records: missing, the 4-bit GEMM kernels' own "
+                     "efficiency by shape (scale-factor traffic, dequantising paths), for the GEMM kernel tables "
+                     "to ground", ""),
+    "eff_kv": ("", "decode attention costs less than a KV read at this efficiency: missing, the attention kernels' "
+               "efficiency by batch and context from the kernel tables"),
+    "eff_attention": ("", "attention FLOPs cost less than modeled: missing, the prefill attention kernels' "
+                      "efficiency by shape from the kernel tables"),
+    "acceptance_rate": ("fewer drafts accepted than any prior allows", "more drafts accepted than the priors allow"),
+}
+
+
+def edge_notes(result: dict, bounds: dict | None = None) -> list[str]:
+    """One note per fitted parameter on an edge of its search range: which edge and what it stands for."""
+    bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **{k: v for m in MEMORY_FIT.values() for k, v in m.items()},
+              **(bounds or {})}
+    notes = []
+    for name in [*result.get("at_range_edge", []), *result.get("at_upper_bound", [])]:
+        lo, hi = bounds.get(name, (None, None))
+        v = result["values"].get(name)
+        if v is None or lo is None:
+            continue
+        low = abs(v - lo) <= abs(hi - v)
+        why = EDGE_MEANING.get(name, ("", ""))[0 if low else 1] or "a mechanism the equations lack"
+        notes.append(f"{name} at its {'lower' if low else 'upper'} edge {lo if low else hi:g}: {why}")
+    return notes
+
+
 def render_profile(pid: str, result: dict, command: str) -> str:
     """The text of profiles/<pid>.yaml with the fitted values and ranges (other fields of the catalog's file kept),
     validated as a profile."""
@@ -410,7 +450,8 @@ def render_profile(pid: str, result: dict, command: str) -> str:
                            f"on ln(pred/meas) (least squares, soft-L1), rms ln error "
                            f"{result['rms_log_error']:.3f}, median |ln error| "
                            f"{result.get('median_abs_log_error', float('nan')):.3f}; ranges = 90% intervals; "
-                           f"other parameters keep their catalog values")
+                           f"other parameters keep their catalog values"
+                           + "".join(f"; {n}" for n in edge_notes(result)))
     ProfileSpec.model_validate(data)  # never write an invalid profile
     lines = []
     for k, v in data.items():
