@@ -68,3 +68,18 @@ def test_weights_that_do_not_fit_are_refused_not_floored():
                  isl=1024, osl=1024, concurrency=64, metric="tpot_ms", value=20.0)
     with pytest.raises(Unsupported, match="memory: weights"):
         predict_record(rec, catalog.profile("vllm"), central_params(catalog.profile("vllm")))
+
+
+@pytest.mark.parametrize("model,hw,pts", [
+    ("deepseek-v3", "b200", dict(batch=np.array([1.0]), gpus=8.0, tp=8.0, ep=8.0)),
+    ("deepseek-v3", "b200", dict(batch=np.array([256.0]), gpus=8.0, tp=1.0, ep=8.0, spec_tokens=2.0, acc=2.5)),
+    ("llama-3.1-70b", "h200-sxm", dict(batch=np.array([64.0]), gpus=4.0, tp=4.0, mix=1.0))])
+def test_the_step_parts_add_up_to_the_step(model, hw, pts):
+    """The parts the claims report names as what sets a curve end (kernels by group, collective latencies,
+    launches and floors, layer floors, scheduler, link, drafts) sum to the decode step."""
+    from perfmodel.claims.curves import STEP_PARTS, step_contributors
+    r = _eval(model=model, hw=hw, **pts).iloc[0]
+    assert sum(r[k] for k in STEP_PARTS if k in r.index) == pytest.approx(r["step_ms"], rel=1e-9)
+    top = step_contributors(r)
+    assert len(top) == 3 and top[0]["ms"] >= top[1]["ms"] >= top[2]["ms"] > 0
+    assert all(0 < p["share"] <= 1 for p in top)

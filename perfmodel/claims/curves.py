@@ -168,13 +168,37 @@ def curve_end(env: pd.DataFrame, axis: str) -> float:
 END_FIELDS = ("serving", "gpus", "tp", "dp", "ep", "spec_tokens", "batch", "bound")
 
 
+# the parts of a decode step that add up to it (ms columns of the evaluation): kernels by group, the latency split
+# (collective latencies, kernel launches and fitted launch floors, layer-floor excess), scheduler, link, draft
+STEP_PARTS = {"t_attn_proj_ms": "attention projections", "t_attn_core_ms": "attention core",
+              "t_experts_ms": "routed experts", "t_ffn_ms": "dense FFN / shared experts", "t_lm_head_ms": "LM head",
+              "t_mhc_ms": "mHC residual streams", "t_indexer_ms": "sparse-attention indexer",
+              "t_collective_latency_ms": "collective latencies", "t_launch_ms": "kernel launches and floors",
+              "t_layer_floor_ms": "layer floors", "t_overhead_ms": "scheduler (per step and per sequence)",
+              "t_link_ms": "link transfers", "t_draft_ms": "draft passes"}
+
+
+def step_contributors(row, top: int = 3) -> list[dict]:
+    """The ``top`` largest parts of one operating point's decode step (STEP_PARTS present in the row), largest
+    first: [{part, ms, share of the step}]."""
+    step = float(row.get("step_ms", float("nan")))
+    parts = [(label, float(row[k])) for k, label in STEP_PARTS.items() if k in row and np.isfinite(row[k])]
+    parts.sort(key=lambda kv: -kv[1])
+    return [{"part": lab, "ms": ms, "share": ms / step if step > 0 else float("nan")} for lab, ms in parts[:top]]
+
+
 def end_deployment(env: pd.DataFrame, axis: str) -> dict:
     """The deployment at the curve's end (the envelope point with the highest per-user speed): its layout,
-    batch and binding resource (the ``bound`` column: the resource whose time dominates the step)."""
+    batch and binding resource (the ``bound`` column: the resource whose time dominates the step), and the three
+    largest parts of its step (``contributors``: what sets where the curve ends)."""
     if not len(env):
         return {}
     row = env.loc[env[AXES[axis]].idxmax()]
-    return {k: (row[k].item() if hasattr(row[k], "item") else row[k]) for k in END_FIELDS if k in env.columns}
+    out = {k: (row[k].item() if hasattr(row[k], "item") else row[k]) for k in END_FIELDS if k in env.columns}
+    out["contributors"] = step_contributors(row)
+    if "step_ms" in env.columns:
+        out["step_ms"] = float(row["step_ms"])
+    return out
 
 
 def peak(env: pd.DataFrame, metric: str) -> float:

@@ -308,6 +308,12 @@ def _columns(setup: Setup, p, d, pf, vals, load) -> dict[str, np.ndarray]:
         if k.startswith("n_bytes_"):
             cols["step_" + k[2:] + "_gb"] = full(d[k]) / 1e9
     cols["step_collectives"] = full(d["n_collectives"])
+    # the latency floor split (main pass): collective latencies, kernel launches and fitted launch floors, and the
+    # layer-floor excess; t_latency_ms = their sum + (pp - 1) link hops
+    for key, col in (("n_lat_collective", "t_collective_latency_ms"), ("n_lat_launch", "t_launch_ms"),
+                     ("n_lat_floor_excess", "t_layer_floor_ms")):
+        if key in d:
+            cols[col] = full(d[key]) * 1e3
     cols.update(res_compute_ms=res[0] * 1e3, res_hbm_bandwidth_ms=res[1] * 1e3, res_link_ms=res[2] * 1e3,
                 res_latency_ms=res[3] * 1e3)
     w, kvs, maxb = full(d["weights_bytes_per_gpu"]), full(d["kv_bytes_per_seq_per_gpu"]), full(d["max_batch"])

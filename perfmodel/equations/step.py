@@ -192,9 +192,12 @@ class StepBuilder:
         # a fitted custom all-reduce (q_arf = 1) carries its own software latency: t_coll stays on the other
         # collectives; the kernels' fitted launch floors count with the profile's share r_kf (kernel_bind.py)
         n_ar = 2 * indicator_gt1(tp)
-        latency = (coll_lat + (n_coll - s["q_arf"] * n_ar) * s["t_coll"]
-                   + s["t_kern"] * self.layer_kernels(attn, ffn) + s["r_kf"] * self.kernel_floors(attn, ffn))
-        return weight * floor_excess, weight * link_visible, weight * latency
+        coll = coll_lat + (n_coll - s["q_arf"] * n_ar) * s["t_coll"]
+        launch = s["t_kern"] * self.layer_kernels(attn, ffn) + s["r_kf"] * self.kernel_floors(attn, ffn)
+        tally.count("lat_collective", coll, weight)      # the latency split, for the curve-end contributors
+        tally.count("lat_launch", launch, weight)
+        tally.count("lat_floor_excess", floor_excess, weight)
+        return weight * floor_excess, weight * link_visible, weight * (coll + launch)
 
     def kernel_floors(self, attn: str, ffn: str):
         """Launch floors of one layer's kernels from the kernel fits (0 without a fit): every kernel at the GEMM

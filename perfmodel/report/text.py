@@ -14,9 +14,14 @@ def _end_text(d: dict | None) -> str:
     """'aggregated, 8 GPUs, TP8 DP1 EP1, 4 drafts, batch 1, bound by latency' from end_deployment()."""
     if not d:
         return "n/a"
-    return (f"{d.get('serving', '')}, {d.get('gpus', 0):g} GPUs, TP{d.get('tp', 0):g} DP{d.get('dp', 0):g} "
+    text = (f"{d.get('serving', '')}, {d.get('gpus', 0):g} GPUs, TP{d.get('tp', 0):g} DP{d.get('dp', 0):g} "
             f"EP{d.get('ep', 0):g}, {d.get('spec_tokens', 0):g} drafts, batch {d.get('batch', 0):g}, bound by "
             f"{d.get('bound', '?')}")
+    parts = d.get("contributors") or []
+    if parts and d.get("step_ms"):
+        text += (f"; its {d['step_ms']:.3g} ms step is set by " +
+                 ", ".join(f"{p['part']} {p['ms']:.3g} ms ({pct(p['share'])})" for p in parts))
+    return text
 
 
 def _v(r) -> str:
