@@ -83,3 +83,16 @@ def test_the_step_parts_add_up_to_the_step(model, hw, pts):
     top = step_contributors(r)
     assert len(top) == 3 and top[0]["ms"] >= top[1]["ms"] >= top[2]["ms"] > 0
     assert all(0 < p["share"] <= 1 for p in top)
+
+
+def test_an_overlap_scheduler_hides_the_cpu_step_behind_the_gpu():
+    """step = gpu + cpu - q_os min(cpu, gpu): with the overlap scheduler the step is the longer of the two."""
+    ov = {"step_overhead_ms": 1.0, "seq_overhead_us": 10.0, "kernel_floor_share": 0.0}
+    B = 64.0
+    add = _eval(model="llama-3.1-8b", overrides={**ov, "scheduler_overlap": 0.0}, batch=np.array([B])).iloc[0]
+    hid = _eval(model="llama-3.1-8b", overrides={**ov, "scheduler_overlap": 1.0}, batch=np.array([B])).iloc[0]
+    cpu = 1.0 + B * 10e-3
+    gpu = add["step_ms"] - cpu
+    assert add["t_overhead_ms"] == pytest.approx(cpu)
+    assert hid["step_ms"] == pytest.approx(max(gpu, cpu))
+    assert hid["t_overhead_ms"] == pytest.approx(max(cpu - gpu, 0.0))      # the visible part: the parts still add

@@ -37,7 +37,7 @@ PROFILE_SYMBOLS = {
     "collective_latency_us": ("t_coll", 1e-6),
     "custom_allreduce_max_gpus": ("n_cus", 1.0), "gemm_tile_m": ("M_t", 1.0), "gemm_tile_m_min": ("m_min", 1.0), "gemm_tile_n": ("N_t", 1.0), "layer_floor_us": ("t_floor", 1e-6),
     "kernel_overhead_us": ("t_kern", 1e-6), "kernel_floor_share": ("r_kf", 1.0),
-    "step_overhead_ms": ("t_step", 1e-3), "seq_overhead_us": ("t_seq", 1e-6),
+    "step_overhead_ms": ("t_step", 1e-3), "seq_overhead_us": ("t_seq", 1e-6), "scheduler_overlap": ("q_os", 1.0),
     "request_overhead_ms": ("t_req", 1e-3), "arrival_burst": ("phi", 1.0), "prefill_chunk_tokens": ("N_ch", 1.0), "moe_imbalance": ("imb", 1.0), "workspace_gb": ("C_ws", 1e9),
     "max_running_requests": ("N_run", 1.0),
     "mem_fraction": ("f_mem", 1.0), "kv_budget_after_weights": ("q_free", 1.0),

@@ -37,8 +37,9 @@ For each layer group (n layers of attention kind A and FFN kind F):
             carries its own software latency, so t_coll applies to the other collectives)
             (lat_AR: the fastest all-reduce algorithm the engine has for that group and message, lat_A2A: one
             scale-up hop plus a NIC hop across domains; collectives.py)   (n_kern = kernels the layer launches: attention + FFN + norms; layer_kernels)
-step = sum over layers (each pipeline stage in turn) + LM head + draft passes + t_step + (B/dp) t_seq + (pp-1) lat_link
-       (each attention-DP rank schedules its own B/dp sequences, the ranks in parallel)
+step = gpu + cpu - q_os min(cpu, gpu),  gpu = sum over layers (each pipeline stage in turn) + LM head + draft passes
+       + (pp-1) lat_link,  cpu = t_step + (B/dp) t_seq (each attention-DP rank schedules its own B/dp sequences, the
+       ranks in parallel; an overlap scheduler, q_os = 1, prepares the next step while the GPU runs this one)
        + host-link time (Engram lookups, KV reloads, cold KV reads; overlapped like links)
        + pooled-HBM reloads over the scale-up link.
 Draft passes (speculative decoding): ceil((q-1)/block) passes of the MTP layers and the LM head.
@@ -303,7 +304,11 @@ class StepBuilder:
         pipeline_lat = (pp - 1) * s["lat_link"]
         host_visible = host - s["ovl"] * smin(host, kernels)
         sched = s["t_step"] + B / self.dp * s["t_seq"]   # each attention-DP rank runs its own scheduler, in parallel
-        tpot = kernels + floor + link + lat + draft_s + sched + pipeline_lat + host_visible
+        gpu = kernels + floor + link + lat + draft_s + pipeline_lat + host_visible
+        # an overlap scheduler prepares step n+1 on the CPU while the GPU runs step n: q_os = 1 hides the CPU time
+        # behind the GPU's (the step is the longer of the two), q_os = 0 adds it
+        sched = sched - s["q_os"] * smin(sched, gpu)
+        tpot = gpu + sched
         comp, mem = main.by_resource()
         out = {"step_s": tpot}
         for key, e in main.counts.items():
