@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..arch.layout import expert_problem, layout_problem
 from ..engine.evaluate import POINT_COLUMNS
 from ..errors import SpecError
 from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, MoE, ModelSpec
@@ -162,6 +163,8 @@ def parallelism(rows: pd.DataFrame | None, ctx: Context) -> pd.DataFrame:
                 else:
                     eps = [1]
                 for ep in eps:
+                    if layout_problem(m, g, tp, ep, pp) or expert_problem(m, ep):
+                        continue          # the rules predict applies (arch/layout.py)
                     recs.append((g, tp, dp, ep, pp))
     return pd.DataFrame(recs, columns=["gpus", "tp", "dp", "ep", "pp"], dtype=float)
 
