@@ -10,8 +10,9 @@ from pydantic import ValidationError
 
 from . import catalog
 from .arch.layout import check_layout
-from .engine.evaluate import Setup, evaluate, evaluate_columns
+from .engine.evaluate import Setup
 from .errors import SpecError, pydantic_to_spec_error
+from .serving.aggregated import evaluate, evaluate_columns
 from .serving.dispatch import Pools, Sessions, serve
 from .serving.lengths import workload_lengths
 from .serving.load import running_batch
@@ -52,7 +53,7 @@ def predict(scenario: Scenario) -> pd.DataFrame:
     An agentic workload (catalog kind 'agentic') evaluates sessions with tool pauses: the decode batch is
     the sessions generating; deployment.concurrency (live sessions per instance) sets it instead of batch;
     deployment.kv_host_tier keeps paused sessions' KV in host memory. Agentic and disaggregated together: the
-    prefixes are cached on the prefill pool (engine/serving.agentic_disaggregated).
+    prefixes are cached on the prefill pool (serving/sessions.agentic_disaggregated).
     """
     dep = scenario.deployment
     setup = setup_for(scenario.hardware, scenario.model, scenario.profile, dep,

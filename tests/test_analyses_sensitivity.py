@@ -5,7 +5,8 @@ import pytest
 
 from perfmodel import catalog
 from perfmodel.analyses.sensitivity import sensitivity
-from perfmodel.engine.evaluate import Setup, evaluate
+from perfmodel.engine.evaluate import Setup
+from perfmodel.serving.aggregated import evaluate
 
 POINT = dict(gpus=1, tp=1, batch=1)
 

@@ -12,7 +12,7 @@ from perfmodel.analyses.deployments import DeploymentSpace
 from perfmodel.analyses.frontier import candidates
 from perfmodel.cli.main import main
 from perfmodel.engine.evaluate import Setup
-from perfmodel.engine.serving import agentic
+from perfmodel.serving.sessions import agentic
 from perfmodel.serving import result
 from perfmodel.specs.deployment import Scenario
 

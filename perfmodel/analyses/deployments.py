@@ -16,7 +16,7 @@ Dimensions now:
   engine supports it and the workload is fixed-length: the row is the decode instance's layout; the prefill
   pool's own layout (``prefill_layouts``: TP, EP, attention-DP, pp = 1, independent of the decode layout) and
   both pools' integer instance counts are chosen per operating point by rate matching within a GPU budget
-  (engine/pools.py); ``decode_only`` (mix = 0, the decode pool alone) is opt-in because it does not pay for
+  (serving/pools.py); ``decode_only`` (mix = 0, the decode pool alone) is opt-in because it does not pay for
   prefill;
 - KV host tier off/on, for agentic workloads (paused sessions' KV) when the engine supports it.
 Batch: per attention-DP rank from 1 to the capacity on a log grid (batch = dp x per-rank batch).
@@ -60,7 +60,7 @@ class DeploymentSpace:
     pf_gpus: tuple[int, ...] | None = None   # prefill instance sizes to search (None: as for decode)
     pf_tp: tuple[int, ...] | None = None
     pf_ep: tuple[int, ...] | None = None
-    max_disagg_gpus: int | None = None       # GPUs of both pools (None: engine/pools.cluster_budget)
+    max_disagg_gpus: int | None = None       # GPUs of both pools (None: serving/pools.cluster_budget)
     max_ttft_ms: float | None = None         # TTFT SLO (P50): points above it do not count; prefill pools keep up
     kv_host_tier: bool = True                # enumerate on (and off) when the profile supports it
     batch_points: int = 64                   # log-grid points per deployment, 1 .. capacity
@@ -193,7 +193,7 @@ def serving(rows: pd.DataFrame, ctx: Context) -> pd.DataFrame:
     if not ctx.disaggregation:
         ctx.notes.append("disaggregation off: the profile's engine does not support it")
         return base
-    # the decode instance's layout; the prefill pool and both counts are chosen per point (engine/pools.py)
+    # the decode instance's layout; the prefill pool and both counts are chosen per point (serving/pools.py)
     dis = rows[rows["pp"] == 1].assign(serving="disaggregated", mix=0.0, prefill_ratio=np.nan)
     return pd.concat([base, dis], ignore_index=True)
 

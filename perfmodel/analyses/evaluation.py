@@ -59,7 +59,7 @@ def evaluate_rows(setup_for, rows: pd.DataFrame, wl: WorkloadInfo, pools=None) -
     """Evaluate every row (deployment + batch) with the engine function of its serving mode.
 
     Disaggregated rows that name their prefill pool and counts (pf_gpus, pf_tp, pf_ep, instances, pf_instances)
-    are evaluated as given; rows without them get the pool search ``pools`` (engine/pools.PoolSearch).
+    are evaluated as given; rows without them get the pool search ``pools`` (serving/pools.PoolSearch).
 
     Returns (frame, order): frame row i belongs to ``rows.iloc[order[i]]`` (rows are grouped by mode; when
     the modes already come in blocks, order is the identity and nothing is copied).

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..engine.bind import attention_format
 from ..serving.load import capacity
-from ..engine.pools import PoolSearch, cluster_budget
+from ..serving.pools import PoolSearch, cluster_budget
 from ..errors import SpecError
 from ..formats import check_formats
 from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points, prefill_layouts

@@ -4,7 +4,7 @@ At a fixed deployment and batch, the decode-step throughput per GPU is B a / (st
 p that is not the batch or the acceptance length,  d ln T / d ln p = -(p / step) dstep/dp. (These are the
 elasticities of the steady decode rate at the operating point's load: the share of steps that carry a
 prefill chunk is taken from the queueing layer and held fixed; the per-request prefill and queueing time
-that the closed-loop throughput also counts, engine/queueing.py, is not in them.)  The derivative is the sympy
+that the closed-loop throughput also counts, serving/queueing.py, is not in them.)  The derivative is the sympy
 derivative of the engine's TPOT expression (``compiled(model).decode``), taken by the chain rule over its
 common subexpressions (``forward_derivatives``), lambdified once per model and cached; no finite differences. A hardware field maps to the symbols it binds (FP8 FLOP/s feeds F_fp8 and,
 with FP8 weights, F_x and F_a), found by binding the field at two values; the elasticity is the sum over
@@ -24,7 +24,8 @@ import sympy as sp
 
 from ..engine.bind import PROFILE_SYMBOLS, attention_format, bind_hardware
 from ..engine.compiled import compiled
-from ..engine.evaluate import POINT_COLUMNS, chunk_mixture, evaluate, symbol_inputs
+from ..engine.evaluate import POINT_COLUMNS, symbol_inputs
+from ..serving.aggregated import chunk_mixture, evaluate
 from ..errors import SpecError
 from ..spec_decoding import acceptance_length_expr
 from ..specs.hardware import HARDWARE_FIELDS

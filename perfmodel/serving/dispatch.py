@@ -10,12 +10,12 @@ batch_predict) routes here; the mechanisms are
 - aggregated / decode_only, fixed workload -> the step equations under load (``engine.evaluate.evaluate``:
   chunked prefill mixed into decode steps, the TTFT queue, a blank batch solved from concurrency / arrival rate)
 - prefill_only                             -> the same frame plus the prefill roofline ``input_tps_per_gpu``
-- disaggregated, named pools (``Pools``)   -> the closed loop over both pools (``engine.serving.disaggregated``)
+- disaggregated, named pools (``Pools``)   -> the closed loop over both pools (``serving.disaggregated.disaggregated``)
 - disaggregated, ``search`` (PoolSearch)    -> the prefill layout and both counts chosen per point
-  (``engine.pools.disaggregated_search``)
-- agentic, aggregated                      -> sessions with tool pauses and KV residency (``engine.serving.agentic``)
+  (``serving.pools.disaggregated_search``)
+- agentic, aggregated                      -> sessions with tool pauses and KV residency (``serving.sessions.agentic``)
 - agentic, disaggregated                   -> prefixes cached on the prefill pool
-  (``engine.serving.agentic_disaggregated``), on named pools or on the pools the search chose
+  (``serving.sessions.agentic_disaggregated``), on named pools or on the pools the search chose
 
 The columns of every mode are declared in ``serving/result.py``.
 """
@@ -27,10 +27,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..engine.evaluate import PREFILL_TOKENS_PER_GPU, Setup, _arrays, evaluate, prefill_step
-from ..engine.pools import PoolSearch, disaggregated_search
-from ..engine.serving import agentic, agentic_disaggregated, disaggregated
+from ..engine.evaluate import PREFILL_TOKENS_PER_GPU, Setup, _arrays, prefill_step
 from ..errors import SpecError
+from .aggregated import evaluate
+from .disaggregated import disaggregated
+from .pools import PoolSearch, disaggregated_search
+from .sessions import agentic, agentic_disaggregated
 
 SERVING_MODES = ("aggregated", "decode_only", "prefill_only", "disaggregated")
 
@@ -118,7 +120,7 @@ def _disaggregated(setup, pts, pools, search, sessions, vals) -> pd.DataFrame:
 
 
 def _sessions_on_found_pools(setup, pts: dict, found: pd.DataFrame, s: Sessions, vals) -> pd.DataFrame:
-    """Agentic sessions on the pools the search chose (engine/pools.py sizes them on the workload's mean uncached
+    """Agentic sessions on the pools the search chose (serving/pools.py sizes them on the workload's mean uncached
     input): each point evaluated again as sessions on that prefill layout and those counts; the search's pool
     verdict (``pool_fits``, the budget) is kept."""
     pools = Pools(*(found[c].to_numpy(float) for c in ("pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances")))

@@ -10,7 +10,7 @@ live sessions, or nothing) -> the running batch B it serves.
                                         B = lambda S(B) for an arrival rate lambda)
     blank, disaggregated             -> the capacity of the decode instance (at least 1)
     live sessions C, aggregated      -> the B with C(B) = B (t_busy + pause) / t_busy = C (bisection,
-                                        engine.serving.sessions_to_batch)
+                                        serving.sessions.sessions_to_batch)
     live sessions C, disaggregated   -> C(B) over a log grid of B up to the capacity, interpolated (C rises with B)
     blank, agentic aggregated        -> the capacity (at least 1)
 """
@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.evaluate import Setup, evaluate
-from ..engine.serving import sessions_to_batch
+from ..engine.evaluate import Setup
+from .aggregated import evaluate
+from .sessions import sessions_to_batch
 from .dispatch import Pools, Sessions, serve
 
 SESSION_GRID = 96

@@ -46,7 +46,7 @@ class Plan:
 
 
 def _agentic(rec: Record) -> bool:
-    """Agentic rows go through predict_record (sessions, prefix-cache residency: engine/serving.agentic)."""
+    """Agentic rows go through predict_record (sessions, prefix-cache residency: serving/sessions.agentic)."""
     return bool(rec.workload) and catalog.workload(rec.workload).kind == "agentic"
 
 
@@ -147,7 +147,7 @@ def _setup_vals(key, m: int, profiles: dict, prof_vals: dict, S: int):
 def _agentic_pool_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: dict, rate, S: int,
                         out: np.ndarray) -> None:
     """Disaggregated agentic point rows of one setup, workload and host tier: ONE call of
-    engine/serving.agentic_disaggregated over every (record, sample) pair, each with its own pools."""
+    serving/sessions.agentic_disaggregated over every (record, sample) pair, each with its own pools."""
     w = record_workload_spec(pl.records[rows[0][0]])
     m = len(rows)
     setup, vals = _setup_vals(key, m, profiles, prof_vals, S)
@@ -167,7 +167,7 @@ def _agentic_pool_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_v
 def _agentic_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: dict, rate, S: int,
                    out: np.ndarray) -> None:
     """Aggregated agentic point rows of one setup, workload, host tier and statistic: ONE call of
-    engine/serving.agentic over every (record, sample) pair (record-major, sample-minor), each record with its
+    serving/sessions.agentic over every (record, sample) pair (record-major, sample-minor), each record with its
     own lanes, workers and forced hit (NaN: the cache model's)."""
     host, q, ttft_qs = key[6:]
     w = record_workload_spec(pl.records[rows[0][0]])

@@ -10,7 +10,7 @@ Documented defaults for blank cells ("not published"):
     acceptance rate; a = (1 - p^(k+1)) / (1 - p) (the profile rate is sampled in its range for the band).
   * disaggregated point rows with prefill_gpus and decode_gpus: decode instances of decode_gpus / decode_workers
     GPUs (blank decode_workers: the worker the row's tp / ep describe, ``decode_workers``) fed by the prefill
-    pool (``prefill_pool``), evaluated as that deployment (engine/serving.disaggregated);
+    pool (``prefill_pool``), evaluated as that deployment (serving/disaggregated.disaggregated);
   * point rows, instance size: decode_gpus (decode_only / disaggregated) or gpus; blank gpus -> max(tp, ep) with
     attention DP, else tp.  blank tp -> 1 with attention DP, else all GPUs of the instance.  blank ep -> the
     instance size for MoE models, 1 for dense ones.
@@ -322,7 +322,7 @@ def prefill_pool(rec: Record, model) -> dict:
 
 def _eval_disaggregated(rec: Record, ctx: Ctx, pts: dict, model) -> pd.DataFrame:
     """A disaggregated point (``prefill_pool``), the concurrency spread over the decode instances; TTFT
-    through the closed loop (engine/serving.py)."""
+    through the closed loop (serving/disaggregated.py)."""
     p, vals = _tile(ctx, pts, 1)
     return serve(ctx.setup, p, "disaggregated", pools=pools_of(prefill_pool(rec, model)), symbol_values=vals)
 
@@ -341,13 +341,13 @@ def _agentic_workload(rec: Record):
 
 
 def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> tuple[pd.DataFrame, dict]:
-    """An agentic point row: sessions with prefix-cache residency (engine/serving.agentic), on disaggregated
-    pools when the row is disaggregated (engine/serving.agentic_disaggregated). The published concurrency is
+    """An agentic point row: sessions with prefix-cache residency (serving/sessions.agentic), on disaggregated
+    pools when the row is disaggregated (serving/sessions.agentic_disaggregated). The published concurrency is
     spread over the workers (aggregated: gpus / instance GPUs; disaggregated: the decode instances); prefix
     routing runs over those workers. A disaggregated row without worker columns gets prefill instances laid out
     like the decode instance (prefill_gpus / instance GPUs of them). KV host tier: on where the notes name one
     (HiCache, LMCache, a DRAM tier: ``record_host_tier``). A published ``prefix_hit`` is the measured hit, forced
-    (engine/serving.agentic ``prefix_hit``), not the cache model's. ttft_ms is the statistic the record names
+    (serving/sessions.agentic ``prefix_hit``), not the cache model's. ttft_ms is the statistic the record names
     (``agentic_metric``)."""
     if rec.serving == "disaggregated":
         pts, pool = agentic_pool_inputs(rec, model, pts, pooled)
@@ -381,7 +381,7 @@ def agentic_pool_inputs(rec: Record, model, pts: dict, pooled: bool) -> tuple[di
 
 @dataclass
 class AgenticInputs:
-    """An aggregated agentic point row as engine/serving.agentic takes it (``agentic_inputs``)."""
+    """An aggregated agentic point row as serving/sessions.agentic takes it (``agentic_inputs``)."""
 
     pts: dict                  # the operating point (per instance), concurrency = lanes per instance
     workers: float             # instances the published deployment runs (prefix routing over them)
@@ -454,7 +454,7 @@ def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, f
 def _eval_disaggregated_grid(rec: Record, ctx: Ctx, pts: dict, nb: int, G: float, model, search) -> pd.DataFrame:
     """A disaggregated frontier row over a batch grid: the published split (decode workers of G GPUs tiling
     decode_gpus, the prefill pool of ``prefill_pool``) through the closed loop, or, without a published split,
-    the pool search (engine/pools.py) choosing the prefill layout and both counts per point."""
+    the pool search (serving/pools.py) choosing the prefill layout and both counts per point."""
     p, vals = _tile(ctx, pts, nb)
     if search is not None:
         return serve(ctx.setup, p, "disaggregated", search=search, symbol_values=vals)
@@ -504,7 +504,7 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
     search = None
     if disagg and not split:
         from ..analyses.deployments import DeploymentSpace, prefill_layouts
-        from ..engine.pools import PoolSearch, cluster_budget
+        from ..serving.pools import PoolSearch, cluster_budget
         domain = int(ctx.setup.symbol_values()["D_dom"])
         search = PoolSearch(prefill_layouts(m, domain, DeploymentSpace(
             pf_tp=(rec.prefill_tp,) if rec.prefill_tp else None, pf_ep=(rec.prefill_ep,) if rec.prefill_ep else None)),
@@ -542,7 +542,7 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
             if metric in ("tps_per_user", "max_tps_per_user"):
                 val = user
             elif metric in ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw"):
-                # disaggregated: every GPU of both pools counted (engine/serving._pooled); a published gpus that
+                # disaggregated: every GPU of both pools counted (serving/disaggregated._pooled); a published gpus that
                 # differs from prefill_gpus + decode_gpus is the denominator of the measured figure
                 val = df[metric].to_numpy(float).reshape(S, nb)
                 if split and rec.gpus:
