@@ -91,3 +91,12 @@ def test_no_layer_imports_a_layer_above_it():
     bad = [(m, d) for m, deps in import_graph().items() for low, above in LAYER_ABOVE.items()
            if m == low or m.startswith(low + ".") for d in deps if d.startswith(above)]
     assert bad == []
+
+
+def test_readme_architecture_lists_every_module_and_is_current():
+    from perfmodel import layout_doc
+    text = (ROOT / "README.md").read_text()
+    assert layout_doc.update_readme(text) == text, "README architecture is stale: python -m perfmodel.layout_doc"
+    listed = {line.split("`")[1] for line in layout_doc.lines()}
+    assert listed == {p.relative_to(ROOT).as_posix() for p in PKG.rglob("*.py")}
+    assert all(not line.endswith(": ") for line in layout_doc.lines())

@@ -1,4 +1,4 @@
-"""The mean request a workload turns into: input (incl. cached prefix), output and uncached input tokens."""
+"""The mean request a workload turns into: input tokens (cached prefix included), output and uncached input tokens."""
 
 from __future__ import annotations
 
