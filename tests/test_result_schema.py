@@ -112,3 +112,22 @@ def test_predict_json_is_the_schema(capsys):
 def test_readme_output_columns_are_current():
     text = (ROOT / "README.md").read_text()
     assert result.update_readme(text) == text, "README output columns are stale: python -m perfmodel.serving.result"
+
+
+def test_one_power_rule():
+    """Per-MW figures divide by all-in power where given, else by the GPU TDP (specs/hardware.power_field), the
+    rule predict's power_basis column reports."""
+    from perfmodel.specs.hardware import power_field
+    assert power_field({"allin_power_w": 1800.0, "gpu_tdp_w": 1000.0}) == "allin_power_w"
+    assert power_field({"allin_power_w": None, "gpu_tdp_w": 1000.0}) == "gpu_tdp_w"
+    setup = Setup(catalog.hardware("h200-sxm"), catalog.model("llama-3.1-8b"), catalog.profile("vllm"))
+    watts, basis = setup.power_w()
+    fields = {k: getattr(setup.hardware.specs, k) for k in ("allin_power_w", "gpu_tdp_w")}
+    assert basis == ("all-in" if power_field(fields) == "allin_power_w" else "gpu-tdp-fallback")
+    assert watts == getattr(setup.hardware.specs, power_field(fields)).value
+
+
+def test_the_frontier_csv_result_columns_are_declared():
+    """The frontier CSV's curve columns are result columns of the schema (deployment columns aside)."""
+    from perfmodel.analyses.frontier import CURVE_COLUMNS
+    assert result.undeclared(CURVE_COLUMNS) == []

@@ -28,7 +28,7 @@ from ..engine.evaluate import POINT_COLUMNS, symbol_inputs
 from ..serving.aggregated import chunk_mixture, evaluate
 from ..errors import SpecError
 from ..spec_decoding import acceptance_length_expr
-from ..specs.hardware import HARDWARE_FIELDS
+from ..specs.hardware import HARDWARE_FIELDS, power_field
 from ..specs.profile import DISCRETE_PARAMS, PROFILE_PARAMS
 from ..formats import check_formats
 from .deployments import SERVING_MIX
@@ -224,7 +224,7 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile=DEFA
     for f, syms in fsyms.items():
         unit = HARDWARE_FIELDS[f][2]
         e = sum(e_thr(s) for s in syms)
-        if (f == ("allin_power_w" if fields.get("allin_power_w") else "gpu_tdp_w") and metric.endswith("_per_mw")) \
+        if (f == power_field(fields) and metric.endswith("_per_mw")) \
                 or (f == "price_usd_per_gpu_hour" and metric.endswith("_per_usd")):
             e -= 1.0
         rows.append({"parameter": f, "kind": "hardware", "group": HW_GROUP_OF.get(f, ""), "value": fields[f],

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..specs.hardware import HardwareSpec
+from ..specs.hardware import HardwareSpec, power_field
 from ..specs.model import ModelSpec
 from ..specs.profile import ProfileSpec
 from .bind import attention_format, bind_formats, bind_hardware, bind_profile, hardware_fields, profile_values
@@ -48,9 +48,8 @@ class Setup:
 
     def power_w(self) -> tuple[float, str]:
         f = hardware_fields(self.hardware, self.hw_overrides)
-        if f.get("allin_power_w"):
-            return f["allin_power_w"], "all-in"
-        return f["gpu_tdp_w"], "gpu-tdp-fallback"
+        field = power_field(f)
+        return f[field], "all-in" if field == "allin_power_w" else "gpu-tdp-fallback"
 
     def price(self) -> float | None:
         return hardware_fields(self.hardware, self.hw_overrides).get("price_usd_per_gpu_hour")
