@@ -2,7 +2,7 @@
 
 Enumerates every deployment the engine supports for the profile (TP / attention-DP / EP within the NVL72
 domain, speculative decoding off and 1-4 drafts, aggregated and disaggregated (the prefill pool and both
-pools' counts chosen per point by rate matching, engine/pools.py),
+pools' counts chosen per point by rate matching, serving/pools.py),
 FP8 and NVFP4 weights), a 64-point log batch grid per deployment up to its memory capacity, evaluates them
 (one vectorized call per format and serving mode) and takes the Pareto envelope.
 

@@ -3,7 +3,7 @@
 DeepSeek-V3 on GB200-NVL72, fixed-1k1k, FP8 weights, the dynamo-trtllm profile (supports disaggregation and
 speculative decoding). Every decode layout in the NVL72 domain x spec depth x a 64-point batch grid is evaluated
 once; per decode point the prefill pool's layout (from the Pareto set of prefill layouts) and both pools' integer
-instance counts are chosen by rate matching (engine/pools.py), all vectorized. Prints the one-off compile cost,
+instance counts are chosen by rate matching (serving/pools.py), all vectorized. Prints the one-off compile cost,
 the first frontier, then the median of repeated frontiers; the LAST line is
 `frontier_disagg_s=<median seconds of one frontier with both modes, equations compiled>`.
 Run: python benchmarks/bench_frontier_disagg.py [--hardware H] [--model M] [--repeat N]

@@ -9,8 +9,13 @@ import pandas as pd
 from pydantic import ValidationError
 
 from . import catalog
-from .engine.evaluate import Setup, evaluate, evaluate_columns
+from .arch.layout import check_layout
+from .engine.evaluate import Setup
 from .errors import SpecError, pydantic_to_spec_error
+from .serving.aggregated import evaluate, evaluate_columns
+from .serving.dispatch import Pools, Sessions, serve
+from .serving.lengths import workload_lengths
+from .serving.load import running_batch
 from .specs.deployment import Deployment, FixedWorkload, Scenario
 from .specs.workload import WorkloadSpec
 
@@ -21,44 +26,6 @@ def load_scenario(path: str | Path) -> Scenario:
         return Scenario.model_validate(data)
     except ValidationError as exc:
         raise pydantic_to_spec_error(exc, file=str(path)) from None
-
-
-def workload_lengths(w: FixedWorkload | WorkloadSpec | str) -> dict[str, float]:
-    """isl (incl. cached prefix), osl and uncached input per request for a workload.
-
-    Agentic workloads use MEAN lengths (throughput follows Little's law, which needs means): the mean
-    context as isl, the mean output (capped at max_output_tokens) as osl, and the mean new tokens per
-    turn as the uncached input, raised where needed so the hit rate 1 - new/isl stays at or below the
-    published ceiling ``max_hit_rate``. A harness that starts each session mid-trajectory
-    (``replay_start_ratio``) adds the mean context once per replayed session: new + isl / replayed_turns.
-
-    Returns a dict of tokens per request: ``isl`` (input incl. cached prefix), ``osl`` (output), ``new``
-    (uncached input).
-    """
-    if isinstance(w, str):
-        w = catalog.workload(w)
-    if isinstance(w, FixedWorkload) or w.kind == "fixed":
-        return {"isl": w.isl, "osl": w.osl, "new": w.isl * (1 - w.prefix_hit)}
-    a = w.agentic
-    isl = a.context_tokens.mean_value
-    osl = a.output_tokens.mean_value
-    if a.max_output_tokens:
-        osl = min(osl, a.max_output_tokens)
-    new = a.new_tokens_per_turn.mean_value
-    # Sessions: the context grows by (new + output) tokens a turn, so the mean context over N turns is
-    # c0 + (N - 1)/2 (new + osl); the first turn prefills its whole initial context c0 uncached, which
-    # adds c0 / N uncached tokens per turn on average. The prefix-hit rate 1 - new/isl follows.
-    if a.replayed_turns is not None:
-        # replayed from a mid-trajectory start: the first replayed request of each session prefills the context
-        # reached there, on average the mean context (linear growth, start fraction at the range's middle)
-        new = new + isl / a.replayed_turns
-    elif a.turns is not None:
-        turns = a.turns.mean_value
-        c0 = min(max(isl - (turns - 1) / 2 * (new + osl), 0.0), isl)
-        new = new + c0 / turns
-    if a.max_hit_rate is not None:
-        new = max(new, isl * (1 - a.max_hit_rate))
-    return {"isl": isl, "osl": osl, "new": min(new, isl)}
 
 
 def setup_for(hardware, model, profile, dep: Deployment, hw_overrides=None, profile_overrides=None) -> Setup:
@@ -78,59 +45,6 @@ def deployment_points(dep: Deployment, lengths: dict[str, float], acc: float) ->
             "max_running": np.nan if dep.max_running_requests is None else dep.max_running_requests, **lengths}
 
 
-def layout_problem(model, gpus: int, tp: int, ep: int, pp: int = 1) -> tuple[str, str] | None:
-    """(message, field) if the model cannot be split this way (attention heads over tp, expert width over
-    expert-TP = gpus / (pp ep), ep without MoE layers), else None."""
-    moes = [f for f in model.ffn.values() if f.kind == "moe"]
-    if ep > 1 and not moes:
-        return f"ep={ep} but {model.id} has no MoE layers", "deployment.ep"
-    for name, a in model.attention.items():
-        heads = getattr(a, "heads", None) or getattr(a, "v_heads", None)
-        if heads and heads % tp:
-            return (f"tp={tp} does not divide the {heads} heads of attention {name!r} (attention TP shards whole "
-                    "heads)", "deployment.tp")
-    if moes and gpus % (pp * ep):
-        return (f"pp x ep = {pp} x {ep} does not divide the instance's {gpus} GPUs (each GPU holds one expert "
-                "shard of one stage)", "deployment.ep")
-    expert_tp = gpus // (pp * ep)
-    for f in moes:
-        if expert_tp < 1 or f.expert_intermediate % expert_tp:
-            return (f"expert-TP gpus/(pp x ep) = {gpus}/({pp} x {ep}) = {expert_tp} does not divide the expert "
-                    f"width {f.expert_intermediate} (expert TP shards each expert's intermediate dimension); "
-                    "raise ep", "deployment.ep")
-    return None
-
-
-def expert_problem(model, ep: int) -> str | None:
-    """Why ``ep`` ranks cannot hold the routed experts evenly (uneven or redundant placement is not modelled)."""
-    for name, f in model.ffn.items():
-        if f.kind == "moe" and ep > 1 and f.experts % ep:
-            return (f"ep={ep} does not divide the {f.experts} routed experts of ffn {name!r} "
-                    "(uneven or redundant expert placement is not modelled)")
-    return None
-
-
-def check_layout(model, dep: Deployment) -> None:
-    """Reject layouts the model cannot be split into (``layout_problem``, ``expert_problem``), the prefill
-    pool's included, with a one-line SpecError."""
-    problem = layout_problem(model, dep.gpus, dep.tp, dep.ep, dep.pp)
-    if problem:
-        raise SpecError(problem[0], field=problem[1])
-    if expert_problem(model, dep.ep):
-        raise SpecError(expert_problem(model, dep.ep), field="deployment.ep")
-    p = dep.prefill
-    if p is not None and dep.serving == "disaggregated":
-        if p.gpus % p.tp or (not p.dp_attention and p.gpus != p.tp):
-            raise SpecError(f"gpus={p.gpus} must equal tp={p.tp} (or be a multiple of it with dp_attention)",
-                            field="deployment.prefill.gpus")
-        if p.gpus % p.ep:
-            raise SpecError(f"ep={p.ep} must divide gpus={p.gpus}", field="deployment.prefill.ep")
-        problem = layout_problem(model, p.gpus, p.tp, p.ep) or (
-            (expert_problem(model, p.ep), "deployment.ep") if expert_problem(model, p.ep) else None)
-        if problem:
-            raise SpecError(problem[0], field=problem[1].replace("deployment.", "deployment.prefill."))
-
-
 def predict(scenario: Scenario) -> pd.DataFrame:
     """Evaluate one scenario: a one-row DataFrame with every metric, the breakdown and the memory fit.
 
@@ -139,10 +53,8 @@ def predict(scenario: Scenario) -> pd.DataFrame:
     An agentic workload (catalog kind 'agentic') evaluates sessions with tool pauses: the decode batch is
     the sessions generating; deployment.concurrency (live sessions per instance) sets it instead of batch;
     deployment.kv_host_tier keeps paused sessions' KV in host memory. Agentic and disaggregated together: the
-    prefixes are cached on the prefill pool (engine/serving.agentic_disaggregated).
+    prefixes are cached on the prefill pool (serving/sessions.agentic_disaggregated).
     """
-    from .engine.serving import agentic, agentic_disaggregated, disaggregated, sessions_to_batch
-
     dep = scenario.deployment
     setup = setup_for(scenario.hardware, scenario.model, scenario.profile, dep,
                       scenario.overrides.hardware, scenario.overrides.profile)
@@ -150,72 +62,44 @@ def predict(scenario: Scenario) -> pd.DataFrame:
     rate = setup.profile.spec_decoding.acceptance_rate
     acc = dep.accepted_tokens(rate.value if rate else None)
     wl = catalog.workload(scenario.workload) if isinstance(scenario.workload, str) else scenario.workload
-    lengths = workload_lengths(wl)
-    pts = deployment_points(dep, lengths, acc)
-    agentic_wl = isinstance(wl, WorkloadSpec) and wl.kind == "agentic"
-    if agentic_wl:
+    pts = deployment_points(dep, workload_lengths(wl), acc)
+    sessions = None
+    if isinstance(wl, WorkloadSpec) and wl.kind == "agentic":
         pts["concurrency"] = np.nan        # live sessions set the batch below; they are not queued clients
         if dep.arrival_rate is not None:
             raise SpecError("an agentic workload runs sessions, not an arrival rate: give concurrency (live "
                             "sessions per instance)", field="deployment.arrival_rate")
+        sessions = Sessions(wl.agentic.pause_s, dep.kv_host_tier, wl.agentic,
+                            wl.interactivity_percentile if dep.serving != "disaggregated" else None,
+                            dep.kv_pool_gb_per_gpu)
+    pools = None
     if dep.serving == "disaggregated":
         pf = dep.prefill
         instances = (dep.decode_gpus or dep.gpus) / dep.gpus
         if instances != int(instances):
             raise SpecError(f"decode_gpus={dep.decode_gpus} is not a multiple of gpus={dep.gpus}",
                             field="deployment.decode_gpus")
-        pfd = {"gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep}
-        cap = None
-        if np.isnan(pts["batch"]) or (agentic_wl and dep.concurrency is not None):
-            cap = max(float(evaluate(setup, {**pts, "mix": 0.0})["max_batch"].iloc[0]), 1.0)
-        if agentic_wl:
-            a = wl.agentic
-            if dep.concurrency is not None:
-                # live sessions per decode instance -> decode batch: sessions rise with the batch, so one
-                # vectorized call over a log grid of batches and an interpolation (no loop per point)
-                grid = np.unique(np.round(np.geomspace(1.0, cap, 96)))
-                g = agentic_disaggregated(setup, {**pts, "batch": grid}, pfd, instances, pf.instances, a.pause_s,
-                                          dep.kv_host_tier)
-                sess = np.maximum.accumulate(g["sessions"].to_numpy())
-                pts["batch"] = float(np.interp(dep.concurrency, sess, grid))
-            elif np.isnan(pts["batch"]):
-                pts["batch"] = cap
-            df = agentic_disaggregated(setup, pts, pfd, instances, pf.instances, a.pause_s, dep.kv_host_tier,
-                                       dists=a)
-        else:
-            if np.isnan(pts["batch"]):
-                pts["batch"] = cap
-            # the prefill instance holds the weights plus a request's KV per attention-DP rank while it prefills
-            probe = evaluate(setup, {**pts, "gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep, "pp": 1, "batch": pf.gpus / pf.tp,
-                                     "spec_tokens": 0, "acc": 1.0, "mix": 0.0})
-            if not bool(probe["fits"].iloc[0]):
-                raise SpecError(f"the prefill instance ({pf.gpus} GPUs, tp={pf.tp}, ep={pf.ep}) does not fit: "
-                                f"{probe['fit_reason'].iloc[0]}", field="deployment.prefill.gpus")
-            df = disaggregated(setup, pts, {"gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep}, instances, pf.instances)
-            if bool(df["bound"].eq("prefill_pool").iloc[0]):
-                df["note"] = (f"deployment.prefill: {pf.instances} prefill instance(s) of {pf.gpus} GPUs cannot "
-                                    "keep up with the decode pool; the request rate is the prefill pool's (bound "
-                                    "prefill_pool); add prefill instances")
-    elif agentic_wl:
-        a = wl.agentic
-        pause = a.pause_s
-        if dep.concurrency is not None:
-            pts["batch"] = float(sessions_to_batch(setup, pts, pause, dep.concurrency, dep.kv_host_tier)[0])
-        elif np.isnan(pts["batch"]):
-            pts["batch"] = max(float(evaluate(setup, pts)["max_batch"].iloc[0]), 1.0)
-        df = agentic(setup, pts, pause, dep.kv_host_tier, dists=a, percentile=wl.interactivity_percentile,
-                     pool_gb_per_gpu=dep.kv_pool_gb_per_gpu)
-    else:
-        df = evaluate(setup, pts)
+        pools = Pools(pf.gpus, pf.tp, pf.ep, instances, pf.instances)
+    pts["batch"] = running_batch(setup, pts, dep.serving, pools=pools, sessions=sessions,
+                                 live_sessions=dep.concurrency if sessions is not None else None)
+    if pools is not None and sessions is None:
+        # the prefill instance holds the weights plus a request's KV per attention-DP rank while it prefills
+        probe = evaluate(setup, {**pts, "gpus": pf.gpus, "tp": pf.tp, "ep": pf.ep, "pp": 1, "batch": pf.gpus / pf.tp,
+                                 "spec_tokens": 0, "acc": 1.0, "mix": 0.0})
+        if not bool(probe["fits"].iloc[0]):
+            raise SpecError(f"the prefill instance ({pf.gpus} GPUs, tp={pf.tp}, ep={pf.ep}) does not fit: "
+                            f"{probe['fit_reason'].iloc[0]}", field="deployment.prefill.gpus")
+    df = serve(setup, pts, dep.serving, pools=pools, sessions=sessions)
+    if pools is not None and sessions is None and bool(df["bound"].eq("prefill_pool").iloc[0]):
+        df["note"] = (f"deployment.prefill: {pf.instances} prefill instance(s) of {pf.gpus} GPUs cannot "
+                      "keep up with the decode pool; the request rate is the prefill pool's (bound "
+                      "prefill_pool); add prefill instances")
     df.insert(0, "hardware", setup.hardware.id)
     df.insert(1, "model", setup.model.id)
     df.insert(2, "profile", setup.profile.id)
     df["serving"] = dep.serving
-    if dep.serving == "prefill_only":
-        from .engine.evaluate import _arrays, prefill_step
-        p = _arrays(pts)
-        tokens, seconds = prefill_step(setup, p, setup.symbol_values())
-        df["input_tps_per_gpu"] = float((tokens / seconds / p["gpus"])[0])
+    if dep.serving == "prefill_only":     # the prefill roofline, appended last (after serving)
+        df["input_tps_per_gpu"] = df.pop("input_tps_per_gpu")
     return df
 
 

@@ -8,6 +8,7 @@ import pandas as pd
 
 from . import catalog
 from .arch import model_summary
+from .serving.lengths import workload_lengths
 from .specs.hardware import HARDWARE_FIELDS, HardwareSpec
 
 
@@ -98,7 +99,6 @@ def table(kind: str) -> pd.DataFrame:
             if spec.kind == "fixed":
                 row.update(isl=spec.isl, osl=spec.osl, prefix_hit=spec.prefix_hit)
             else:   # the lengths the engine uses: means, with the turn structure's uncached input
-                from .api import workload_lengths
                 w = workload_lengths(spec)
                 row.update(isl=round(w["isl"]), osl=round(w["osl"]), prefix_hit=round(1 - w["new"] / w["isl"], 4),
                            turns=spec.agentic.turns.mean_value if spec.agentic.turns else None,

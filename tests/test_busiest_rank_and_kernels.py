@@ -74,7 +74,8 @@ def test_kernel_overhead_adds_per_kernel_per_layer():
     """TPOT grows by kernel_overhead x (3 x 13 + 58 x 20) kernels per step for DeepSeek-V3 (no drafts), with or
     without kernel fits; where the GPU has them, kernel_floor_share adds that share of its fitted launch floors
     (TRT-LLM on H200: BF16 GEMM, MLA decode and fused-MoE floors of the hardware catalog)."""
-    from perfmodel.engine.evaluate import Setup, evaluate
+    from perfmodel.engine.evaluate import Setup
+    from perfmodel.serving.aggregated import evaluate
     fitted, m, prof = catalog.hardware("h200-sxm"), catalog.model("deepseek-v3"), catalog.profile("trtllm")
     hw = fitted.model_copy(update={"kernel_fits": None})
     pt = dict(batch=8, gpus=8, tp=8, ep=8, pp=1, spec_tokens=0, acc=1, isl=1000, osl=1000, new=1000, mix=0)
@@ -96,7 +97,8 @@ def test_kernel_overhead_adds_per_kernel_per_layer():
 
 def test_fp4_gemm_efficiency_applies_only_on_fp4_tensor_cores():
     """eff_gemm_fp4 moves a compute-bound NVFP4 step on B200 and not the same step on H100 (no FP4 units)."""
-    from perfmodel.engine.evaluate import Setup, evaluate
+    from perfmodel.engine.evaluate import Setup
+    from perfmodel.serving.aggregated import evaluate
     m, prof = catalog.model("llama-3.3-70b"), catalog.profile("trtllm")
     pt = dict(batch=512, gpus=1, tp=1, ep=1, pp=1, spec_tokens=0, acc=1, isl=1000, osl=1000, new=1000, mix=0)
 

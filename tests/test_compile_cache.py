@@ -4,7 +4,8 @@ import numpy as np
 
 from perfmodel import catalog
 from perfmodel.engine import compiled as C
-from perfmodel.engine.evaluate import Setup, evaluate
+from perfmodel.engine.evaluate import Setup
+from perfmodel.serving.aggregated import evaluate
 
 
 def test_disk_cache_round_trip(tmp_path, monkeypatch):

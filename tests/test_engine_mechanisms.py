@@ -6,7 +6,8 @@ import pytest
 
 from perfmodel import catalog
 from perfmodel.engine.bind import hbm_bytes, hardware_fields
-from perfmodel.engine.evaluate import Setup, evaluate
+from perfmodel.engine.evaluate import Setup
+from perfmodel.serving.aggregated import evaluate
 from perfmodel.validation.predict_rows import Unsupported, central_params, predict_record
 from perfmodel.validation.records import Record
 

@@ -5,7 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfmodel import catalog
-from perfmodel.engine.evaluate import Setup, evaluate
+from perfmodel.engine.evaluate import Setup
+from perfmodel.serving.aggregated import evaluate
 
 MODELS = ["llama-3.1-70b", "deepseek-v3"]
 LAYOUT = {"llama-3.1-70b": dict(gpus=8, tp=8, ep=1), "deepseek-v3": dict(gpus=8, tp=1, ep=8)}

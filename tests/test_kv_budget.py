@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from perfmodel import catalog
-from perfmodel.engine.evaluate import Setup, evaluate
+from perfmodel.engine.evaluate import Setup
+from perfmodel.serving.aggregated import evaluate
 
 
 def _row(profile_overrides):

@@ -1,4 +1,4 @@
-"""Disaggregated pool search (engine/pools.py): rate matching by hand, the frontier's pool columns, bad input."""
+"""Disaggregated pool search (serving/pools.py): rate matching by hand, the frontier's pool columns, bad input."""
 
 import numpy as np
 import pandas as pd
@@ -8,8 +8,8 @@ from perfmodel import catalog
 from perfmodel.analyses.deployments import DeploymentSpace, prefill_layouts
 from perfmodel.analyses.frontier import candidates, frontier
 from perfmodel.engine.evaluate import Setup, _arrays, prefill_step
-from perfmodel.engine.pools import PoolSearch, cluster_budget, prefill_front, size_pools
-from perfmodel.engine.serving import disaggregated
+from perfmodel.serving.pools import PoolSearch, cluster_budget, prefill_front, size_pools
+from perfmodel.serving.disaggregated import disaggregated
 from perfmodel.errors import SpecError
 
 

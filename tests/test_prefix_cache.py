@@ -1,13 +1,13 @@
-"""Prefix-cache residency (engine/prefix_cache.py): hand-checked equations, and the agentic engine using them."""
+"""Prefix-cache residency (serving/prefix_cache.py): hand-checked equations, and the agentic engine using them."""
 
 import numpy as np
 import pytest
 
 from perfmodel import catalog
 from perfmodel.arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
-from perfmodel.engine import prefix_cache as pc
+from perfmodel.serving import prefix_cache as pc
 from perfmodel.engine.evaluate import Setup
-from perfmodel.engine.serving import agentic, agentic_disaggregated
+from perfmodel.serving.sessions import agentic, agentic_disaggregated
 
 
 def test_working_set_law_by_hand():

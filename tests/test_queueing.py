@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from perfmodel.engine.queueing import closed_loop, open_loop
+from perfmodel.serving.queueing import closed_loop, open_loop
 from perfmodel.equations.queueing import compiled_queue
 
 

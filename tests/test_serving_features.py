@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 
 from perfmodel import catalog
-from perfmodel.engine.evaluate import Setup, evaluate
-from perfmodel.engine.serving import agentic, disaggregated
+from perfmodel.engine.evaluate import Setup
+from perfmodel.serving.aggregated import evaluate
+from perfmodel.serving.sessions import agentic
+from perfmodel.serving.disaggregated import disaggregated
 
 
 def _setup(model="deepseek-v3", hw="gb200-nvl72", profile="vllm", weights="fp8"):
@@ -52,7 +54,7 @@ def test_disaggregated_with_huge_link_matches_pool_rooflines():
     # prefill pool's roofline (tokens per step / prefill step time), over all GPUs of both pools
     from perfmodel.engine.compiled import compiled
     from perfmodel.engine.evaluate import _arrays, prefill_inputs
-    from perfmodel.engine.serving import PREFILL_TOKENS_PER_GPU
+    from perfmodel.engine.evaluate import PREFILL_TOKENS_PER_GPU
     d2 = disaggregated(s, {**PTS, "mix": 0.0}, dict(gpus=8, tp=8, ep=8), instances=100, pf_instances=1)
     tok = PREFILL_TOKENS_PER_GPU * 8
     step = compiled(s.model).prefill(prefill_inputs(_arrays({**PTS, "mix": 0.0}), s.symbol_values(),
@@ -84,7 +86,7 @@ def test_agentic_one_turn_zero_hit_equals_fixed():
 
 
 def test_e2e_percentile_from_distributions_is_below_the_median_request():
-    from perfmodel.engine.serving import agentic
+    from perfmodel.serving.sessions import agentic
     s = _setup("deepseek-v3", "gb300-nvl72")
     w = catalog.workload("agentx-trace")            # new tokens per turn has a published spread
     pts = dict(PTS, isl=60000.0, osl=600.0, new=1664.0)
@@ -95,7 +97,7 @@ def test_e2e_percentile_from_distributions_is_below_the_median_request():
 
 
 def test_sessions_to_batch_inverts_live_sessions():
-    from perfmodel.engine.serving import agentic, sessions_to_batch
+    from perfmodel.serving.sessions import agentic, sessions_to_batch
     s = _setup()
     pts = dict(PTS, batch=np.array([4.0, 40.0, 300.0]))
     live = agentic(s, pts, pause_s=5.0, host_tier=False)["sessions"].to_numpy()
@@ -104,7 +106,7 @@ def test_sessions_to_batch_inverts_live_sessions():
 
 
 def test_batch_aware_speculation_uses_fewer_drafts_at_high_batch():
-    from perfmodel.engine.serving import best_spec_tokens
+    from perfmodel.serving.speculative import best_spec_tokens
     s = _setup("deepseek-v3", "gb300-nvl72")
     best = best_spec_tokens(s, dict(PTS, batch=np.array([1.0, 1024.0])), acceptance_rate=0.7)
     k = best["spec_tokens"].to_numpy()

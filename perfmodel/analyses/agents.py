@@ -11,7 +11,7 @@ the same percentile. Over evaluated operating points (``frontier.candidates``: e
 - speed_q: ``tps_per_user`` (accepted tokens / decode step). Every running sequence advances once per step, so
   the model's per-user decode speed has no spread across users at an operating point: its q-th percentile is
   the same number.
-- TTFT_q: ``ttft_ms`` (P50) for q <= 50, ``ttft_p90_ms`` at 90 (engine/queueing.py gives both), else
+- TTFT_q: ``ttft_ms`` (P50) for q <= 50, ``ttft_p90_ms`` at 90 (serving/queueing.py gives both), else
   ``ttft_quantile_ms`` (the queue's exponential tail). The TTFT limit may sit at its own percentile
   (``SLO.ttft_percentile``): AA-AgentPerf reads the speed floor at P25 and the TTFT limit at P95
   (workloads/aa-agentperf.yaml ``slo_speed_percentile`` / ``slo_ttft_percentile``).
@@ -63,7 +63,7 @@ class SLO:
 
 def ttft_quantile_ms(df: pd.DataFrame, q: float) -> np.ndarray:
     """TTFT at percentile q (ms) from a point's queue: the mean TTFT with its mean prefill wait E[W] replaced by
-    the wait's q-quantile under the queue's exponential tail (P(W > 0) = rho, engine/serving's request samples):
+    the wait's q-quantile under the queue's exponential tail (P(W > 0) = rho, serving/sessions' request samples):
         W_q = (E[W] / rho) max(0, ln(rho / (1 - q/100))),   TTFT_q = TTFT_mean - E[W] + W_q.
     The request-length spread is not in a frontier's columns, so only the queue's spread is (a lower bound on the
     benchmark's percentile where lengths vary)."""

@@ -35,6 +35,7 @@ from ..engine.bind import attention_format, bind_formats, bind_hardware, bind_pr
 from ..engine.evaluate import Setup
 from ..errors import SpecError
 from ..spec_decoding import acceptance_length
+from ..specs.hardware import power_field
 from ..specs.profile import PROFILE_PARAMS
 from ..formats import check_formats
 from .deployments import LAYOUT_COLUMNS, SERVING_MIX
@@ -284,7 +285,7 @@ def _log_values(game: dict, masks: np.ndarray) -> np.ndarray:
     value = np.where(valid & np.isfinite(value) & (value > 0), value, -np.inf)
     by_c = value.reshape(L, C).max(axis=0)
     if metric.endswith("_per_mw"):
-        power = np.array([st["fields"].get("allin_power_w") or st["fields"]["gpu_tdp_w"] for st in states])
+        power = np.array([st["fields"][power_field(st["fields"])] for st in states])
         by_c = by_c / power * 1e6
     if metric.endswith("_per_usd"):
         price = np.array([st["fields"].get("price_usd_per_gpu_hour") or np.nan for st in states])

@@ -16,7 +16,7 @@ Dimensions now:
   engine supports it and the workload is fixed-length: the row is the decode instance's layout; the prefill
   pool's own layout (``prefill_layouts``: TP, EP, attention-DP, pp = 1, independent of the decode layout) and
   both pools' integer instance counts are chosen per operating point by rate matching within a GPU budget
-  (engine/pools.py); ``decode_only`` (mix = 0, the decode pool alone) is opt-in because it does not pay for
+  (serving/pools.py); ``decode_only`` (mix = 0, the decode pool alone) is opt-in because it does not pay for
   prefill;
 - KV host tier off/on, for agentic workloads (paused sessions' KV) when the engine supports it.
 Batch: per attention-DP rank from 1 to the capacity on a log grid (batch = dp x per-rank batch).
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..arch.layout import expert_problem, layout_problem
 from ..engine.evaluate import POINT_COLUMNS
 from ..errors import SpecError
 from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, MoE, ModelSpec
@@ -59,7 +60,7 @@ class DeploymentSpace:
     pf_gpus: tuple[int, ...] | None = None   # prefill instance sizes to search (None: as for decode)
     pf_tp: tuple[int, ...] | None = None
     pf_ep: tuple[int, ...] | None = None
-    max_disagg_gpus: int | None = None       # GPUs of both pools (None: engine/pools.cluster_budget)
+    max_disagg_gpus: int | None = None       # GPUs of both pools (None: serving/pools.cluster_budget)
     max_ttft_ms: float | None = None         # TTFT SLO (P50): points above it do not count; prefill pools keep up
     kv_host_tier: bool = True                # enumerate on (and off) when the profile supports it
     batch_points: int = 64                   # log-grid points per deployment, 1 .. capacity
@@ -162,6 +163,8 @@ def parallelism(rows: pd.DataFrame | None, ctx: Context) -> pd.DataFrame:
                 else:
                     eps = [1]
                 for ep in eps:
+                    if layout_problem(m, g, tp, ep, pp) or expert_problem(m, ep):
+                        continue          # the rules predict applies (arch/layout.py)
                     recs.append((g, tp, dp, ep, pp))
     return pd.DataFrame(recs, columns=["gpus", "tp", "dp", "ep", "pp"], dtype=float)
 
@@ -190,7 +193,7 @@ def serving(rows: pd.DataFrame, ctx: Context) -> pd.DataFrame:
     if not ctx.disaggregation:
         ctx.notes.append("disaggregation off: the profile's engine does not support it")
         return base
-    # the decode instance's layout; the prefill pool and both counts are chosen per point (engine/pools.py)
+    # the decode instance's layout; the prefill pool and both counts are chosen per point (serving/pools.py)
     dis = rows[rows["pp"] == 1].assign(serving="disaggregated", mix=0.0, prefill_ratio=np.nan)
     return pd.concat([base, dis], ignore_index=True)
 

@@ -1,12 +1,6 @@
-"""Evaluate enumerated deployments: each serving mode goes to the engine function that models it.
-
-- aggregated / decode_only, fixed workload      -> ``engine.evaluate.evaluate``
-- disaggregated, fixed workload                 -> ``engine.serving.disaggregated`` (prefill pool per row), or
-                                                   ``engine.pools.disaggregated_search`` (pool chosen per point)
-- aggregated, agentic workload (KV tier off/on) -> ``engine.serving.agentic`` (sessions, pauses, KV residency)
-- disaggregated, agentic workload (KV tier off/on) -> ``engine.serving.agentic_disaggregated`` (prefixes cached
-  on the prefill pool)
-Rows are grouped by mode (``evaluate_rows`` returns the order). ``setup_for(mask)`` returns the Setup for a
+"""Evaluate enumerated deployments: each block of one serving mode (and KV host tier) goes through the serving
+dispatcher (``serving.dispatch.serve``); disaggregated rows that name their pools (POOL_COLUMNS) are evaluated on
+them, the others on the pools the search chooses per point. Rows are grouped by mode (``evaluate_rows`` returns the order). ``setup_for(mask)`` returns the Setup for a
 subset of rows (the same Setup for a frontier; per-row symbol arrays for attribution coalitions).
 """
 
@@ -18,10 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .. import catalog
-from ..engine.evaluate import evaluate
-from ..engine.pools import disaggregated_search
-from ..engine.serving import agentic, agentic_disaggregated, disaggregated
-from ..errors import SpecError
+from ..serving.dispatch import Pools, Sessions, serve
 from ..specs.workload import WorkloadSpec
 from .deployments import points
 from .systems import lengths_for
@@ -68,7 +59,7 @@ def evaluate_rows(setup_for, rows: pd.DataFrame, wl: WorkloadInfo, pools=None) -
     """Evaluate every row (deployment + batch) with the engine function of its serving mode.
 
     Disaggregated rows that name their prefill pool and counts (pf_gpus, pf_tp, pf_ep, instances, pf_instances)
-    are evaluated as given; rows without them get the pool search ``pools`` (engine/pools.PoolSearch).
+    are evaluated as given; rows without them get the pool search ``pools`` (serving/pools.PoolSearch).
 
     Returns (frame, order): frame row i belongs to ``rows.iloc[order[i]]`` (rows are grouped by mode; when
     the modes already come in blocks, order is the identity and nothing is copied).
@@ -91,43 +82,12 @@ def evaluate_rows(setup_for, rows: pd.DataFrame, wl: WorkloadInfo, pools=None) -
 
 
 def _evaluate_mode(setup, rows: pd.DataFrame, wl: WorkloadInfo, code: int, pools=None) -> pd.DataFrame:
+    """One block of rows of one mode through the serving dispatcher (serving/dispatch.serve)."""
     pts = points(rows, wl.lengths)
     mode, tier = MODE_NAMES[code // 2], bool(code % 2)
+    sessions = Sessions(wl.pause_s, tier, wl.dists) if wl.agentic and mode != "decode_only" else None
     given = all(c in rows and rows[c].notna().all() for c in POOL_COLUMNS)
-    if mode == "disaggregated" and not given:
-        if pools is None:
-            raise SpecError("disaggregated rows without pf_gpus/pf_tp/pf_ep/instances/pf_instances need a pool "
-                            "search", field="serving")
-        found = disaggregated_search(setup, {**pts, "mix": 0.0}, pools).reset_index(drop=True)
-        if not wl.agentic:
-            return found
-        return _agentic_on_found_pools(setup, pts, found, wl, tier)
-    if mode == "disaggregated":
-        pf = {"gpus": rows["pf_gpus"].to_numpy(float), "tp": rows["pf_tp"].to_numpy(float),
-              "ep": rows["pf_ep"].to_numpy(float)}
-        if wl.agentic:
-            return agentic_disaggregated(setup, {**pts, "mix": 0.0}, pf, rows["instances"].to_numpy(float),
-                                         rows["pf_instances"].to_numpy(float), wl.pause_s, tier,
-                                         dists=wl.dists).reset_index(drop=True)
-        return disaggregated(setup, {**pts, "mix": 0.0}, pf, rows["instances"].to_numpy(float),
-                             rows["pf_instances"].to_numpy(float)).reset_index(drop=True)
-    if wl.agentic and mode == "aggregated":
-        return agentic(setup, pts, wl.pause_s, tier, dists=wl.dists).reset_index(drop=True)
-    return evaluate(setup, pts)
-
-
-def _agentic_on_found_pools(setup, pts: dict, found: pd.DataFrame, wl: WorkloadInfo, tier: bool) -> pd.DataFrame:
-    """Agentic sessions on the pools the search chose (engine/pools.py sizes them on the workload's mean uncached
-    input): each point evaluated again as sessions on that prefill layout and those counts
-    (engine/serving.agentic_disaggregated: prefixes cached on the prefill pool, eviction re-prefills, paused
-    sessions); the search's pool verdict (``pool_fits``, the budget) is kept."""
-    pf = {k: found[f"pf_{k}"].to_numpy(float) for k in ("gpus", "tp", "ep")}
-    out = agentic_disaggregated(setup, {**pts, "mix": 0.0}, pf, found["instances"].to_numpy(float),
-                                found["pf_instances"].to_numpy(float), wl.pause_s, tier,
-                                dists=wl.dists).reset_index(drop=True)
-    ok = found["pool_fits"].to_numpy(bool)
-    out["pool_fits"] = ok
-    out["fits"] = out["fits"].to_numpy(bool) & found["fits"].to_numpy(bool)
-    out["fit_reason"] = np.where(ok, out["fit_reason"].to_numpy(object), found["fit_reason"].to_numpy(object))
-    out["bound"] = np.where(ok, out["bound"].to_numpy(object), "pool_budget")
-    return out
+    if mode == "disaggregated" and given:
+        named = Pools(*(rows[c].to_numpy(float) for c in POOL_COLUMNS))
+        return serve(setup, pts, mode, pools=named, sessions=sessions)
+    return serve(setup, pts, mode, search=pools if mode == "disaggregated" else None, sessions=sessions)

@@ -1,6 +1,6 @@
 """Frontier: the Pareto envelope of throughput per GPU against tokens/s per user, over every deployment.
 
-For each weight format: one ``evaluate`` call probes every deployment's memory capacity (batch = one
+For each weight format: one capacity probe (serving/load.capacity) of every deployment (batch = one
 sequence per DP rank), then one call per serving mode evaluates every deployment over its batch grid
 (vectorized; no loop over points). Points that do not fit are dropped. The envelope keeps each point that
 no point of higher-or-equal interactivity beats: sorted by tps_per_user, throughput falls strictly as
@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..engine.bind import attention_format
-from ..engine.evaluate import evaluate
-from ..engine.pools import PoolSearch, cluster_budget
+from ..serving.load import capacity
+from ..serving.pools import PoolSearch, cluster_budget
 from ..errors import SpecError
 from ..formats import check_formats
 from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points, prefill_layouts
@@ -94,8 +94,8 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
     blocks, n_cand, n_fit, budget_reason, best_ttft = [], 0, 0, [], np.inf
     for w in _formats(weights):
         setup = sysm.setup(m, weights=w, kv_cache=kv_cache, attention_weights=attention_weights)
-        probe = evaluate(setup, {**points(rows, wl.lengths), "batch": rows["dp"].to_numpy()})
-        grid_all = batch_grid(rows, probe["max_batch"].to_numpy(), space.batch_points, space.max_batch)
+        cap = capacity(setup, {**points(rows, wl.lengths), "batch": rows["dp"].to_numpy()})
+        grid_all = batch_grid(rows, cap, space.batch_points, space.max_batch)
         for start in range(0, len(grid_all), CHUNK):
             grid = grid_all if len(grid_all) <= CHUNK else grid_all.iloc[start:start + CHUNK].reset_index(drop=True)
             df, order = evaluate_rows(lambda mask: setup, grid, wl, pools)

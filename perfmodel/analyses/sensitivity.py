@@ -4,7 +4,7 @@ At a fixed deployment and batch, the decode-step throughput per GPU is B a / (st
 p that is not the batch or the acceptance length,  d ln T / d ln p = -(p / step) dstep/dp. (These are the
 elasticities of the steady decode rate at the operating point's load: the share of steps that carry a
 prefill chunk is taken from the queueing layer and held fixed; the per-request prefill and queueing time
-that the closed-loop throughput also counts, engine/queueing.py, is not in them.)  The derivative is the sympy
+that the closed-loop throughput also counts, serving/queueing.py, is not in them.)  The derivative is the sympy
 derivative of the engine's TPOT expression (``compiled(model).decode``), taken by the chain rule over its
 common subexpressions (``forward_derivatives``), lambdified once per model and cached; no finite differences. A hardware field maps to the symbols it binds (FP8 FLOP/s feeds F_fp8 and,
 with FP8 weights, F_x and F_a), found by binding the field at two values; the elasticity is the sum over
@@ -24,10 +24,11 @@ import sympy as sp
 
 from ..engine.bind import PROFILE_SYMBOLS, attention_format, bind_hardware
 from ..engine.compiled import compiled
-from ..engine.evaluate import POINT_COLUMNS, chunk_mixture, evaluate, symbol_inputs
+from ..engine.evaluate import POINT_COLUMNS, symbol_inputs
+from ..serving.aggregated import chunk_mixture, evaluate
 from ..errors import SpecError
 from ..spec_decoding import acceptance_length_expr
-from ..specs.hardware import HARDWARE_FIELDS
+from ..specs.hardware import HARDWARE_FIELDS, power_field
 from ..specs.profile import DISCRETE_PARAMS, PROFILE_PARAMS
 from ..formats import check_formats
 from .deployments import SERVING_MIX
@@ -226,7 +227,7 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile=DEFA
     for f, syms in fsyms.items():
         unit = HARDWARE_FIELDS[f][2]
         e = sum(e_thr(s) for s in syms)
-        if (f == ("allin_power_w" if fields.get("allin_power_w") else "gpu_tdp_w") and metric.endswith("_per_mw")) \
+        if (f == power_field(fields) and metric.endswith("_per_mw")) \
                 or (f == "price_usd_per_gpu_hour" and metric.endswith("_per_usd")):
             e -= 1.0
         rows.append({"parameter": f, "kind": "hardware", "group": HW_GROUP_OF.get(f, ""), "value": fields[f],

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import catalog
-from ..api import workload_lengths
+from ..serving.lengths import workload_lengths
 from ..engine.bind import hardware_fields
 from ..engine.evaluate import Setup
 from ..errors import SpecError

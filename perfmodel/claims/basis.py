@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import catalog
 from ..specs.claim import ClaimSpec
+from ..specs.hardware import power_field
 
 BASIS_TEXT = {"measured-allin": "measured all-in power draw", "provisioned-allin": "provisioned all-in (rack) power",
               "gpu-tdp": "GPU TDP", "rental": "rental price per GPU-hour", "capex": "purchase price (capex)",
@@ -20,10 +21,8 @@ def basis(claim: ClaimSpec, col: str) -> dict | None:
     rows = []
     for hw in claim.system_ids:
         spec = catalog.hardware(hw)
-        sv = spec.specs.allin_power_w if mw else spec.specs.price_usd_per_gpu_hour
-        field = "allin_power_w" if mw else "price_usd_per_gpu_hour"
-        if mw and sv is None:
-            sv, field = spec.specs.gpu_tdp_w, "gpu_tdp_w"
+        field = power_field({"allin_power_w": spec.specs.allin_power_w}) if mw else "price_usd_per_gpu_hour"
+        sv = getattr(spec.specs, field)
         if sv is None:
             continue
         lo, hi = sv.bounds()

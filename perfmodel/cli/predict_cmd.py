@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .. import api
 from ..fileio import check_output, dumps_json, ensure_parent
+from ..serving.result import record, units
 from ..specs.deployment import Scenario
 from .main import finite_float, positive_int
 from ..numfmt import fmt_number
@@ -165,8 +166,10 @@ def run(args):
         return 0
     row = df.iloc[0]
     if args.json:
-        rec = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+        cols = [k for k in row.index if k != "overrides"]
+        rec = record({k: row[k] for k in cols})          # the declared columns, in schema order
         rec["overrides"] = scenario.overrides.model_dump()
+        rec["units"] = units(cols)
         rec["breakdown"] = {
             "component_ms": {k[2:-3]: rec[k] for k in row.index if k.startswith("t_") and k.endswith("_ms")},
             "resource_ms": {k[4:-3]: rec[k] for k in row.index if k.startswith("res_")}}

@@ -36,6 +36,13 @@ HARDWARE_FIELDS: dict[str, tuple[float, float, str, bool]] = {
 }
 
 
+def power_field(values) -> str:
+    """The hardware field per-MW figures divide by: ``allin_power_w`` (all-in power per GPU: host, NICs, cooling share)
+    where the catalog gives it, else ``gpu_tdp_w`` (the fallback; outputs flag it as power_basis
+    'gpu-tdp-fallback'). ``values``: field -> value (None or 0 where not given)."""
+    return "allin_power_w" if values.get("allin_power_w") else "gpu_tdp_w"
+
+
 class HardwareSpecs(Strict):
     """Per-GPU numbers. Every value is a ``Sourced`` entry: {value, status, source, note}."""
 

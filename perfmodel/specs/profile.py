@@ -130,7 +130,7 @@ class Features(Strict):
 
 
 class PrefixCache(Strict):
-    """How the engine keeps and routes reusable prefixes (engine/prefix_cache.py)."""
+    """How the engine keeps and routes reusable prefixes (serving/prefix_cache.py)."""
 
     routing: Literal["session", "random"] = Field(
         "session", description="session: a session's next turn goes to the worker holding its prefix (KV-aware "

@@ -1,8 +1,8 @@
 """Predict many records for many profile-parameter vectors at once: a (records x samples) matrix.
 
 Point rows (the bulk of the concurrency sweeps: aggregated, decode-only and disaggregated with named pools)
-that share a setup (hardware, model, weights, KV format, profile) are evaluated in ONE call of the compiled
-equations (disaggregated ones in one call of serving.disaggregated), every record tiled over the S parameter
+that share a setup (hardware, model, weights, KV format, profile) are evaluated in ONE call of the serving
+dispatcher (serving/dispatch.serve), every record tiled over the S parameter
 samples (no Python loop per record or per sample). Every other row (frontier, ratio, prefill-only) goes
 through ``predict_record`` once per record with all S samples.
 The operating point of a row is exactly the one ``predict_rows`` uses (``point_inputs``), so a fit on this
@@ -17,9 +17,9 @@ import numpy as np
 
 from .. import catalog
 from ..engine.bind import bind_profile
-from ..engine.evaluate import Setup, evaluate
-from ..engine.serving import disaggregated
+from ..engine.evaluate import Setup
 from ..errors import SpecError
+from ..serving.dispatch import Pools, Sessions, serve
 from ..acceptance_priors import record_acceptance
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .predict_rows import (Unsupported, agentic_inputs, agentic_metric, agentic_pool_inputs, finish_agentic,
@@ -46,7 +46,7 @@ class Plan:
 
 
 def _agentic(rec: Record) -> bool:
-    """Agentic rows go through predict_record (sessions, prefix-cache residency: engine/serving.agentic)."""
+    """Agentic rows go through predict_record (sessions, prefix-cache residency: serving/sessions.agentic)."""
     return bool(rec.workload) and catalog.workload(rec.workload).kind == "agentic"
 
 
@@ -110,11 +110,10 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
         pts = {k: np.repeat([float(p[k]) for _i, p in rows], S) for k in keys}
         pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate) for i, _p in rows])
         if pooled:
-            pf = dict(gpus=pts.pop("pf_gpus"), tp=pts.pop("pf_tp"), ep=pts.pop("pf_ep"))
-            inst, pinst = pts.pop("instances"), pts.pop("pf_instances")
-            df = disaggregated(setup, pts, pf, instances=inst, pf_instances=pinst, symbol_values=vals)
+            pools = Pools(*(pts.pop(c) for c in ("pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances")))
+            df = serve(setup, pts, "disaggregated", pools=pools, symbol_values=vals)
         else:
-            df = evaluate(setup, pts, symbol_values=vals)
+            df = serve(setup, pts, "aggregated" if pts["mix"].max() > 0 else "decode_only", symbol_values=vals)
         unfit = df["kv_max_batch"].to_numpy(float) < 1     # weights leave no KV room: refused, never floored
         for j, (i, _p) in enumerate(rows):
             col = BATCHED_METRICS[pl.records[i].metric]
@@ -148,8 +147,7 @@ def _setup_vals(key, m: int, profiles: dict, prof_vals: dict, S: int):
 def _agentic_pool_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: dict, rate, S: int,
                         out: np.ndarray) -> None:
     """Disaggregated agentic point rows of one setup, workload and host tier: ONE call of
-    engine/serving.agentic_disaggregated over every (record, sample) pair, each with its own pools."""
-    from ..engine.serving import agentic_disaggregated
+    serving/sessions.agentic_disaggregated over every (record, sample) pair, each with its own pools."""
     w = record_workload_spec(pl.records[rows[0][0]])
     m = len(rows)
     setup, vals = _setup_vals(key, m, profiles, prof_vals, S)
@@ -159,9 +157,9 @@ def _agentic_pool_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_v
     col = lambda name: np.repeat([float(pool[name]) for _i, _p, pool in rows], S)  # noqa: E731
     hit = np.repeat([np.nan if pl.records[i].prefix_hit is None else pl.records[i].prefix_hit
                      for i, _p, _pool in rows], S)
-    df = agentic_disaggregated(setup, pts, dict(gpus=col("pf_gpus"), tp=col("pf_tp"), ep=col("pf_ep")),
-                               col("instances"), col("pf_instances"), w.agentic.pause_s, key[6],
-                               symbol_values=vals, dists=w.agentic, prefix_hit=hit)
+    pools = Pools(*(col(c) for c in ("pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances")))
+    df = serve(setup, pts, "disaggregated", pools=pools, symbol_values=vals,
+               sessions=Sessions(w.agentic.pause_s, key[6], w.agentic, prefix_hit=hit))
     for j, (i, _p, _pool) in enumerate(rows):
         out[i] = df[agentic_metric(pl.records[i], df)].to_numpy(float)[j * S:(j + 1) * S]
 
@@ -169,9 +167,8 @@ def _agentic_pool_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_v
 def _agentic_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: dict, rate, S: int,
                    out: np.ndarray) -> None:
     """Aggregated agentic point rows of one setup, workload, host tier and statistic: ONE call of
-    engine/serving.agentic over every (record, sample) pair (record-major, sample-minor), each record with its
+    serving/sessions.agentic over every (record, sample) pair (record-major, sample-minor), each record with its
     own lanes, workers and forced hit (NaN: the cache model's)."""
-    from ..engine.serving import agentic
     host, q, ttft_qs = key[6:]
     w = record_workload_spec(pl.records[rows[0][0]])
     m = len(rows)
@@ -181,8 +178,9 @@ def _agentic_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: 
     pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate) for i, _a in rows])
     workers = np.repeat([a.workers for _i, a in rows], S)
     hit = np.repeat([a.hit for _i, a in rows], S)
-    df = agentic(setup, pts, w.agentic.pause_s, host, symbol_values=vals, workers=workers, dists=w.agentic,
-                 percentile=q, prefix_hit=hit, ttft_percentiles=ttft_qs)
+    df = serve(setup, pts, "aggregated", symbol_values=vals,
+               sessions=Sessions(w.agentic.pause_s, host, w.agentic, q, workers=workers, prefix_hit=hit,
+                                 ttft_percentiles=ttft_qs))
     df = finish_agentic(rows[0][1], df)
     for j, (i, _a) in enumerate(rows):
         out[i] = df[agentic_metric(pl.records[i], df)].to_numpy(float)[j * S:(j + 1) * S]

@@ -10,7 +10,7 @@ Documented defaults for blank cells ("not published"):
     acceptance rate; a = (1 - p^(k+1)) / (1 - p) (the profile rate is sampled in its range for the band).
   * disaggregated point rows with prefill_gpus and decode_gpus: decode instances of decode_gpus / decode_workers
     GPUs (blank decode_workers: the worker the row's tp / ep describe, ``decode_workers``) fed by the prefill
-    pool (``prefill_pool``), evaluated as that deployment (engine/serving.disaggregated);
+    pool (``prefill_pool``), evaluated as that deployment (serving/disaggregated.disaggregated);
   * point rows, instance size: decode_gpus (decode_only / disaggregated) or gpus; blank gpus -> max(tp, ep) with
     attention DP, else tp.  blank tp -> 1 with attention DP, else all GPUs of the instance.  blank ep -> the
     instance size for MoE models, 1 for dense ones.
@@ -51,11 +51,14 @@ import numpy as np
 import pandas as pd
 
 from .. import catalog, progress
+from ..arch.layout import expert_problem, layout_problem
 from ..engine.bind import bind_profile
-from ..engine.evaluate import POINT_COLUMNS, Setup, evaluate, prefill_step
+from ..engine.evaluate import POINT_COLUMNS, Setup
 from ..errors import SpecError
 from ..acceptance_priors import record_acceptance
 from ..specs.model import MoE
+from ..serving.dispatch import Pools, Sessions, prefill_throughput, serve
+from ..serving.lengths import workload_lengths
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .records import Record
 from .workload_versions import record_host_tier, record_statistic, record_workload_spec, resolve_record
@@ -63,7 +66,9 @@ from .workload_versions import record_host_tier, record_statistic, record_worklo
 ENGINE_PROFILE = {"sglang": "sglang", "vllm": "vllm", "trtllm": "trtllm", "dynamo-trtllm": "dynamo-trtllm",
                   "dynamo-sglang": "dynamo-sglang", "dynamo-vllm": "dynamo-vllm", "deepseek": "sglang",
                   "tilert": "trtllm"}
-PREFILL_TOKENS_PER_GPU = 16384
+MEASURED_PREFILL_TOKENS_PER_GPU = 16384
+"""The prefill step of the prefill_only records (LMSYS's large-scale EP setup: 16384 tokens per GPU per step), the
+setup those rows measured; predictions of deployments use the engine's PREFILL_TOKENS_PER_GPU (engine/evaluate.py)."""
 N_SAMPLES = 200
 SEED = 0
 BAND = (5.0, 95.0)
@@ -141,21 +146,22 @@ def _tile(ctx: Ctx, pts: dict, m: int) -> tuple[dict, dict]:
 
 
 def eval_points(ctx: Ctx, pts: dict, m: int) -> pd.DataFrame:
+    """m points of one decode instance (aggregated when prefill is mixed in, else decode-only) x S samples."""
     p, vals = _tile(ctx, pts, m)
-    return evaluate(ctx.setup, p, symbol_values=vals)
+    return serve(ctx.setup, p, "aggregated" if float(np.max(pts["mix"])) > 0 else "decode_only", symbol_values=vals)
 
 
 def prefill_rate(ctx: Ctx, gpus: float, tp: float, ep: float, isl: float, new: float) -> np.ndarray:
-    """Input tokens/s per GPU of a prefill instance, per sample (S,)."""
+    """Input tokens/s per GPU of a prefill instance, per sample (S,), at the measured setup's prefill step
+    (MEASURED_PREFILL_TOKENS_PER_GPU)."""
     p, vals = _tile(ctx, dict(batch=1.0, gpus=gpus, tp=tp, ep=ep, pp=1.0, spec_tokens=0.0, isl=isl, osl=1.0,
                               new=new, mix=0.0), 1)
-    tokens, seconds = prefill_step(ctx.setup, p, vals, PREFILL_TOKENS_PER_GPU)
-    return np.broadcast_to(tokens / seconds / gpus, (ctx.n,))
+    rate = prefill_throughput(ctx.setup, p, vals, tokens_per_gpu=MEASURED_PREFILL_TOKENS_PER_GPU)
+    return np.broadcast_to(rate, (ctx.n,))
 
 
 def lengths(rec: Record) -> tuple[float, float, float]:
     if rec.workload:
-        from ..api import workload_lengths
         w = workload_lengths(record_workload_spec(rec))
         return w["isl"], w["osl"], w["new"]
     hit = rec.prefix_hit or 0.0
@@ -181,8 +187,7 @@ def layout(rec: Record, model, instance: int | None) -> tuple[float, float, floa
 
 
 def _valid(model, G: float, tp: float, ep: float) -> str | None:
-    """Why the model cannot be split over this layout (``api.layout_problem``), or None."""
-    from ..api import layout_problem
+    """Why the model cannot be split over this layout (``arch.layout.layout_problem``), or None."""
     problem = layout_problem(model, int(G), int(tp), int(ep))
     return problem[0] if problem else None
 
@@ -290,7 +295,6 @@ def prefill_pool(rec: Record, model) -> dict:
     layout spans; with no published layout either, the fewest workers whose default layout the model can
     be split into (heads over tp, expert width over expert-TP, experts over ep: P12 of a 128-head model is
     three TP4 workers). Returns dict(pf_gpus, pf_tp, pf_ep, instances, pf_instances)."""
-    from ..api import expert_problem
     dp = bool(rec.prefill_dp_attention)
     moe = is_moe(model)
 
@@ -318,12 +322,14 @@ def prefill_pool(rec: Record, model) -> dict:
 
 def _eval_disaggregated(rec: Record, ctx: Ctx, pts: dict, model) -> pd.DataFrame:
     """A disaggregated point (``prefill_pool``), the concurrency spread over the decode instances; TTFT
-    through the closed loop (engine/serving.py)."""
-    from ..engine.serving import disaggregated
-    pool = prefill_pool(rec, model)
+    through the closed loop (serving/disaggregated.py)."""
     p, vals = _tile(ctx, pts, 1)
-    return disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
-                         instances=pool["instances"], pf_instances=pool["pf_instances"], symbol_values=vals)
+    return serve(ctx.setup, p, "disaggregated", pools=pools_of(prefill_pool(rec, model)), symbol_values=vals)
+
+
+def pools_of(pool: dict) -> Pools:
+    """The dispatcher's Pools of a ``prefill_pool`` dict (pf_gpus, pf_tp, pf_ep, instances, pf_instances)."""
+    return Pools(pool["pf_gpus"], pool["pf_tp"], pool["pf_ep"], pool["instances"], pool["pf_instances"])
 
 
 def _agentic_workload(rec: Record):
@@ -335,28 +341,23 @@ def _agentic_workload(rec: Record):
 
 
 def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> tuple[pd.DataFrame, dict]:
-    """An agentic point row: sessions with prefix-cache residency (engine/serving.agentic), on disaggregated
-    pools when the row is disaggregated (engine/serving.agentic_disaggregated). The published concurrency is
+    """An agentic point row: sessions with prefix-cache residency (serving/sessions.agentic), on disaggregated
+    pools when the row is disaggregated (serving/sessions.agentic_disaggregated). The published concurrency is
     spread over the workers (aggregated: gpus / instance GPUs; disaggregated: the decode instances); prefix
     routing runs over those workers. A disaggregated row without worker columns gets prefill instances laid out
     like the decode instance (prefill_gpus / instance GPUs of them). KV host tier: on where the notes name one
     (HiCache, LMCache, a DRAM tier: ``record_host_tier``). A published ``prefix_hit`` is the measured hit, forced
-    (engine/serving.agentic ``prefix_hit``), not the cache model's. ttft_ms is the statistic the record names
+    (serving/sessions.agentic ``prefix_hit``), not the cache model's. ttft_ms is the statistic the record names
     (``agentic_metric``)."""
-    from ..engine.serving import agentic, agentic_disaggregated
-    G = pts["gpus"]
-    host = record_host_tier(rec)
     if rec.serving == "disaggregated":
         pts, pool = agentic_pool_inputs(rec, model, pts, pooled)
         p, vals = _tile(ctx, pts, 1)
-        df = agentic_disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
-                                   pool["instances"], pool["pf_instances"], w.agentic.pause_s, host,
-                                   symbol_values=vals, dists=w.agentic, prefix_hit=rec.prefix_hit)
+        df = serve(ctx.setup, p, "disaggregated", pools=pools_of(pool), symbol_values=vals,
+                   sessions=Sessions(w.agentic.pause_s, record_host_tier(rec), w.agentic, prefix_hit=rec.prefix_hit))
         return df, pts
     a = agentic_inputs(rec, model, pts, w)
     p, vals = _tile(ctx, a.pts, 1)
-    df = agentic(ctx.setup, p, w.agentic.pause_s, a.host, symbol_values=vals, workers=a.workers, dists=w.agentic,
-                 percentile=a.q, prefix_hit=a.hit, ttft_percentiles=a.ttft_qs)
+    df = serve(ctx.setup, p, "aggregated", sessions=a.sessions(w), symbol_values=vals)
     return finish_agentic(a, df), a.pts
 
 
@@ -380,7 +381,7 @@ def agentic_pool_inputs(rec: Record, model, pts: dict, pooled: bool) -> tuple[di
 
 @dataclass
 class AgenticInputs:
-    """An aggregated agentic point row as engine/serving.agentic takes it (``agentic_inputs``)."""
+    """An aggregated agentic point row as serving/sessions.agentic takes it (``agentic_inputs``)."""
 
     pts: dict                  # the operating point (per instance), concurrency = lanes per instance
     workers: float             # instances the published deployment runs (prefix routing over them)
@@ -388,6 +389,12 @@ class AgenticInputs:
     hit: float                 # measured prefix hit forced, NaN when the cache model decides
     q: float | None            # E2E per-user speed percentile (tps_per_user rows on e2e workloads), else None
     ttft_qs: tuple             # TTFT percentiles over requests the row needs ((90,) for a P90 TTFT)
+
+    def sessions(self, w) -> Sessions:
+        """The dispatcher's Sessions of workload spec ``w`` with this row's options (``workers`` may be an array
+        when rows are stacked: ``batch_predict``)."""
+        return Sessions(w.agentic.pause_s, self.host, w.agentic, self.q, workers=self.workers, prefix_hit=self.hit,
+                        ttft_percentiles=self.ttft_qs)
 
 
 def agentic_inputs(rec: Record, model, pts: dict, w) -> AgenticInputs:
@@ -447,15 +454,12 @@ def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, f
 def _eval_disaggregated_grid(rec: Record, ctx: Ctx, pts: dict, nb: int, G: float, model, search) -> pd.DataFrame:
     """A disaggregated frontier row over a batch grid: the published split (decode workers of G GPUs tiling
     decode_gpus, the prefill pool of ``prefill_pool``) through the closed loop, or, without a published split,
-    the pool search (engine/pools.py) choosing the prefill layout and both counts per point."""
-    from ..engine.pools import disaggregated_search
-    from ..engine.serving import disaggregated
+    the pool search (serving/pools.py) choosing the prefill layout and both counts per point."""
     p, vals = _tile(ctx, pts, nb)
     if search is not None:
-        return disaggregated_search(ctx.setup, p, search, symbol_values=vals)
+        return serve(ctx.setup, p, "disaggregated", search=search, symbol_values=vals)
     pool = prefill_pool(rec.model_copy(update={"decode_workers": int(rec.decode_gpus // G)}), model)
-    return disaggregated(ctx.setup, p, dict(gpus=pool["pf_gpus"], tp=pool["pf_tp"], ep=pool["pf_ep"]),
-                         instances=pool["instances"], pf_instances=pool["pf_instances"], symbol_values=vals)
+    return serve(ctx.setup, p, "disaggregated", pools=pools_of(pool), symbol_values=vals)
 
 
 def spec_depths(rec: Record, m) -> tuple[int, ...]:
@@ -500,7 +504,7 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
     search = None
     if disagg and not split:
         from ..analyses.deployments import DeploymentSpace, prefill_layouts
-        from ..engine.pools import PoolSearch, cluster_budget
+        from ..serving.pools import PoolSearch, cluster_budget
         domain = int(ctx.setup.symbol_values()["D_dom"])
         search = PoolSearch(prefill_layouts(m, domain, DeploymentSpace(
             pf_tp=(rec.prefill_tp,) if rec.prefill_tp else None, pf_ep=(rec.prefill_ep,) if rec.prefill_ep else None)),
@@ -538,7 +542,7 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
             if metric in ("tps_per_user", "max_tps_per_user"):
                 val = user
             elif metric in ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw"):
-                # disaggregated: every GPU of both pools counted (engine/serving._pooled); a published gpus that
+                # disaggregated: every GPU of both pools counted (serving/disaggregated._pooled); a published gpus that
                 # differs from prefill_gpus + decode_gpus is the denominator of the measured figure
                 val = df[metric].to_numpy(float).reshape(S, nb)
                 if split and rec.gpus:

@@ -260,7 +260,7 @@ prior applies (`perfmodel/acceptance_priors.py`). The
 numbers above are in-sample; `reports/crossval.md` predicts every concurrency sweep with profiles fitted without it.
 
 **Physics behind the TTFT and TPOT columns** (issue 11): TTFT is the closed-loop queue of
-`perfmodel/engine/queueing.py` (request overhead, the step in progress, the prefill queue of the attention-DP
+`perfmodel/serving/queueing.py` (request overhead, the step in progress, the prefill queue of the attention-DP
 ranks' token budgets, synchronized arrival waves, the own prefill and its chunk steps, and the wait for a slot
 beyond the running capacity); TPOT is the step per accepted token at the running batch that the concurrency
 sustains, its steps carrying the others' prefill chunks while the request decodes. The running capacity counts

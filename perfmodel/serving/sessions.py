@@ -1,15 +1,5 @@
-"""Serving modes on top of the step equations: disaggregated pools and agentic sessions (vectorized).
+"""Agentic sessions on top of the step equations: tool pauses, KV residency, prefix-cache hits (vectorized).
 
-Disaggregated (prefill pool of ``pf_instances`` x ``pf_gpus``, decode pool of ``instances`` x ``gpus``):
-    prefill supply  R_p = pf_instances (T_pf / new) / prefill_s(T_pf)        requests/s, T_pf = 8192 pf_gpus
-                    (c = pf_instances servers, t_s = c / R_p per request)
-    closed loop     engine/queueing.closed_loop with instances x B running: R = instances B / (T_own + osl TPOT),
-                    TPOT = step / acc, the M/D/c prefill queue at rho = R / R_p; past the prefill pool's rate
-                    R = R_p (bound "prefill_pool"); clients beyond those the batch needs wait for a slot
-    TTFT_q          = t_req + W_sat + q step + W_pf,q + T_own,  T_own = prefill(one request) + KV transfer
-                    (the prefill pool samples the first token; it joins the decode batch at a step boundary)
-    KV transfer     = KV bytes of the request / (pf_gpus BW e_ln), BW = scale-up inside one domain, NIC beyond
-    per-GPU figures divide by all GPUs of both pools
 Agentic sessions (decode batch B = sessions currently generating):
     t_busy = TTFT + osl TPOT;  live sessions C = B (t_busy + pause) / t_busy
     paused sessions keep their KV in spare HBM, then in the host tier (if on), else are evicted and
@@ -21,97 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
-from ..spec_decoding import acceptance_length
-from .compiled import compiled
+from ..arch.kv import kv_bytes_per_token
+from ..engine.compiled import compiled
+from ..engine.evaluate import Setup, _arrays, prefill_inputs
+from .aggregated import evaluate
+from .disaggregated import disaggregated, request_kv_bytes
 from .prefix_cache import competing, fixed_states, snapshot_factor, snapshot_lost_tokens, tier_shares, uncached_input
-from .queueing import closed_loop
-from .evaluate import PREFILL_TOKENS_PER_GPU, Setup, _arrays, evaluate, prefill_inputs, prefill_step
-
-__all__ = ["PREFILL_TOKENS_PER_GPU", "agentic", "agentic_disaggregated", "best_spec_tokens", "disaggregated",
-           "median_request_ttft_ms", "sessions_to_batch"]
-
-
-
-def request_kv_bytes(setup: Setup, tokens) -> np.ndarray:
-    """KV bytes of one request's context (whole model, before sharding)."""
-    m = setup.model
-    return kv_bytes_per_token(m, setup.kv_cache) * np.asarray(tokens) + kv_fixed_bytes_per_sequence(m, setup.kv_cache)
-
-
-def _pool_transfer(setup: Setup, p: dict, vals: dict, pf_gpus, total_gpus) -> np.ndarray:
-    """KV transfer of one request (s): its KV bytes over the prefill instance's pf_gpus links, the scale-up
-    link while both pools fit in one domain (total_gpus <= D_dom), the NIC beyond it."""
-    in_domain = np.asarray(total_gpus) <= vals["D_dom"]
-    bw = np.where(in_domain, vals["BW_link"], vals["BW_nic"]) * vals["e_ln"] * np.asarray(pf_gpus, float)
-    return request_kv_bytes(setup, p["isl"]) / bw
-
-
-def _prefill_side(setup: Setup, p: dict, pf: dict, vals: dict, n: int):
-    """Per point: (one-request prefill s, prefill requests/s of ONE prefill instance, the prefill inputs)."""
-    pfp = {**p, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}, "pp": np.ones(n)}
-    cm = compiled(setup.model)
-    one = np.broadcast_to(np.asarray(cm.prefill(prefill_inputs(pfp, vals))["prefill_s"], float), (n,))
-    tok, step_pf = prefill_step(setup, pfp, vals)
-    r_inst = tok / np.maximum(pfp["new"], 1.0) / step_pf
-    return one, np.broadcast_to(r_inst, (n,)), pfp
-
-
-def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
-                  symbol_values: dict | None = None, extra_prefill_s=0.0) -> pd.DataFrame:
-    """Evaluate a disaggregated deployment. ``pf`` holds the prefill pool's gpus/tp/ep (per instance).
-    ``extra_prefill_s``: seconds added to each request's own prefill latency (e.g. a host-tier prefix reload
-    overlapped with other requests' prefill: TTFT only, not the prefill pool's rate)."""
-    vals = symbol_values if symbol_values is not None else setup.symbol_values()
-    p = _arrays({**points, "mix": 0.0})
-    dec = evaluate(setup, p, symbol_values=vals)      # a NaN batch is solved there (capacity, concurrency)
-    p["batch"] = dec["batch"].to_numpy(float)
-    return _pooled(setup, p, dec, pf, instances, pf_instances, vals, extra_prefill_s)
-
-
-def _pooled(setup: Setup, p: dict, dec: pd.DataFrame, pf: dict, instances, pf_instances, vals,
-            extra_prefill_s=0.0) -> pd.DataFrame:
-    """The closed loop of ``instances`` decode instances (frame ``dec``) fed by ``pf_instances`` prefill ones."""
-    n = len(dec)
-    one, r_inst, pfp = _prefill_side(setup, p, pf, vals, n)
-    inst, pinst = np.broadcast_to(instances, (n,)), np.broadcast_to(pf_instances, (n,))
-    r_p = pinst * r_inst
-    step = dec["step_ms"].to_numpy() / 1e3
-    total_gpus = inst * p["gpus"] + pinst * pfp["gpus"]
-    transfer = _pool_transfer(setup, p, vals, pfp["gpus"], total_gpus)
-    load = closed_loop(inst * p["concurrency"], inst * p["batch"], vals["t_req"], step, step, np.zeros(n),
-                       p["acc"], p["osl"], one + transfer + np.asarray(extra_prefill_s, float), pinst / r_p, pinst,
-                       vals["phi"])
-    r = load["x_per_s"]
-    tpot = step / p["acc"]
-    out = dec.copy()
-    out["serving"] = "disaggregated"
-    out["concurrency"] = load["concurrency"] / inst
-    out["instances"], out["pf_instances"] = inst.astype(float), pinst.astype(float)
-    out["pf_gpus"], out["pf_tp"], out["pf_ep"] = pfp["gpus"], pfp["tp"], pfp["ep"]
-    out["pf_dp"] = pfp["gpus"] / pfp["tp"]
-    out["prefill_gpus"], out["decode_gpus"] = pinst * pfp["gpus"], inst * p["gpus"]
-    out["prefill_ratio"] = out["prefill_gpus"] / out["decode_gpus"]
-    out["prefill_ms"] = one * 1e3
-    out["ttft_ms"], out["ttft_p90_ms"], out["ttft_mean_ms"] = (load[k] * 1e3 for k in
-                                                               ("ttft_p50_s", "ttft_p90_s", "ttft_mean_s"))
-    out["kv_transfer_ms"], out["prefill_queue_ms"] = transfer * 1e3, load["prefill_queue_s"] * 1e3
-    out["capacity_wait_ms"], out["prefill_utilization"] = load["capacity_wait_s"] * 1e3, load["rho"]
-    out["request_rate_per_s"] = r / inst
-    ttft = load["ttft_mean_s"]
-    out["output_tps_per_gpu"] = r * p["osl"] / total_gpus
-    out["total_tps_per_gpu"] = r * (p["isl"] + p["osl"]) / total_gpus
-    power, _ = setup.power_w()
-    out["total_tps_per_mw"] = out["total_tps_per_gpu"] / power * 1e6
-    out["output_tps_per_mw"] = out["output_tps_per_gpu"] / power * 1e6
-    price = setup.price()
-    out["total_tokens_per_usd"] = out["total_tps_per_gpu"] * 3600 / price if price else np.nan
-    out["tps_per_user_e2e"] = p["osl"] / (ttft + p["osl"] * tpot)
-    out["tps_per_user_e2e_p50"] = p["osl"] / (load["ttft_p50_s"] + p["osl"] * tpot)
-    out["tps_per_user_e2e_p90"] = p["osl"] / (load["ttft_p90_s"] + p["osl"] * tpot)
-    out["bound"] = np.where(load["prefill_saturated"], "prefill_pool", out["bound"])
-    out["tput_per_gpu"], out["output_tput_per_gpu"] = out["total_tps_per_gpu"], out["output_tps_per_gpu"]
-    return out
 
 
 def _take(d: dict, idx, n: int) -> dict:
@@ -223,7 +128,7 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     the cache tiers, in order: spare HBM of the instance; ``pool_gb_per_gpu`` of spare HBM elsewhere in the
     scale-up domain pooled Mooncake-style (reloaded over the scale-up link); the host tier (reloaded over the
     host link); else eviction (re-prefill of the whole context). Shares follow the LRU working-set law of
-    engine/prefix_cache.py (survive = min(1, capacity / working set)), with the profile's routing over
+    serving/prefix_cache.py (survive = min(1, capacity / working set)), with the profile's routing over
     ``workers`` instances and the model's state snapshots (bytes per cached prefix, tokens lost per hit).
     In a uniform deployment every GPU's spare HBM already serves its own sessions, so the pool is only what
     other GPUs (e.g. a prefill pool) leave free.
@@ -328,7 +233,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     session's prefix): per prefill instance, the spare HBM of its KV budget (max_batch at its layout less the
     one request in flight) plus, with ``host_tier``, its GPUs' host memory. Live sessions per decode instance
     S = max(B (t_busy + pause) / t_busy, clients); the instances (S - B) non-running prefixes spread over the
-    pf_instances prefill workers and follow the working-set law of engine/prefix_cache.py. A host-tier hit
+    pf_instances prefill workers and follow the working-set law of serving/prefix_cache.py. A host-tier hit
     reloads its prefix over the prefill GPUs' host links before the prefill (added to TTFT; overlapped with
     other requests' prefill, so not to the prefill pool's rate). The KV transfer moves the whole context.
     With ``dists`` (the workload's length distributions) ``ttft_ms`` is the median request's P50
@@ -491,22 +396,3 @@ def sessions_to_batch(setup: Setup, points: dict, pause_s: float, sessions, host
         c = agentic(setup, {**points, "batch": mid}, pause_s, host_tier, iterations=2)["sessions"].to_numpy()
         lo, hi = np.where(c < target, mid, lo), np.where(c < target, hi, mid)
     return np.sqrt(lo * hi)
-
-
-def best_spec_tokens(setup: Setup, points: dict, drafts=(0, 1, 2, 3, 4, 5, 6, 7), acceptance_rate: float = 0.7,
-                     metric: str = "output_tps_per_gpu") -> pd.DataFrame:
-    """Batch-aware speculative decoding: for each operating point, the draft count k that maximises ``metric``.
-
-    Acceptance length per k from the per-draft rate p: a = (1 - p^(k+1)) / (1 - p). All (point, k) pairs are
-    evaluated in one vectorized call. Returns the best row per point with its ``spec_tokens``.
-    """
-    p = _arrays(points)
-    n, ks = len(p["batch"]), np.asarray(drafts, float)
-    rep = {k: np.repeat(v, len(ks)) for k, v in p.items()}
-    kk = np.tile(ks, n)
-    rep["spec_tokens"] = kk
-    rep["acc"] = acceptance_length(acceptance_rate, kk)
-    df = evaluate(setup, rep)
-    score = np.where(df["fits"], df[metric].to_numpy(), -np.inf).reshape(n, len(ks))
-    best = np.argmax(score, axis=1)
-    return df.iloc[np.arange(n) * len(ks) + best].reset_index(drop=True)

@@ -28,13 +28,13 @@ with the highest y is kept (ties: the lower l_j + t_kv, then the fewer GPUs). Ra
 enforced by construction: the prefill pool is the integer count closest to the decode demand on either
 side (only the ceiling, n_p r >= n_d a, under a TTFT limit: ``PoolSearch.keep_up``); when it is the floor,
 the deployment runs at the prefill pool's rate, and the closed loop
-(engine/queueing.closed_loop, called once on the chosen counts) reports it as bound ``prefill_pool``.
+(serving/queueing.closed_loop, called once on the chosen counts) reports it as bound ``prefill_pool``.
 The x axis of the frontier (tokens/s per user = acc / s) does not depend on the prefill pool, so keeping
 only the best y per decode point loses no point of the envelope for any per-GPU metric (they are all
 proportional to y on one system).
 
 GPU budget: both pools inside the scale-up domain when it is large (an NVL72 rack: KV moves over NVLink),
-else up to ``budget`` GPUs across nodes (KV over the NIC: engine/serving._pool_transfer).
+else up to ``budget`` GPUs across nodes (KV over the NIC: serving/disaggregated._pool_transfer).
 """
 
 from __future__ import annotations
@@ -45,9 +45,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SpecError
-from .evaluate import Setup, _arrays, evaluate, prefill_inputs, prefill_step
-from .compiled import compiled
-from .serving import _pooled, request_kv_bytes
+from ..engine.compiled import compiled
+from ..engine.evaluate import Setup, _arrays, prefill_inputs, prefill_step
+from .aggregated import evaluate
+from .disaggregated import _pooled, request_kv_bytes
 
 DECODE_COUNTS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
 TTFT_EXTRA_PREFILL = (1, 2, 4, 8)   # prefill instances added, in turn, until the closed-loop TTFT meets a limit

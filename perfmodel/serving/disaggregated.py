@@ -1,0 +1,105 @@
+"""Disaggregated serving: a prefill pool feeding a decode pool (vectorized).
+
+Disaggregated (prefill pool of ``pf_instances`` x ``pf_gpus``, decode pool of ``instances`` x ``gpus``):
+    prefill supply  R_p = pf_instances (T_pf / new) / prefill_s(T_pf)        requests/s, T_pf = 8192 pf_gpus
+                    (c = pf_instances servers, t_s = c / R_p per request)
+    closed loop     serving/queueing.closed_loop with instances x B running: R = instances B / (T_own + osl TPOT),
+                    TPOT = step / acc, the M/D/c prefill queue at rho = R / R_p; past the prefill pool's rate
+                    R = R_p (bound "prefill_pool"); clients beyond those the batch needs wait for a slot
+    TTFT_q          = t_req + W_sat + q step + W_pf,q + T_own,  T_own = prefill(one request) + KV transfer
+                    (the prefill pool samples the first token; it joins the decode batch at a step boundary)
+    KV transfer     = KV bytes of the request / (pf_gpus BW e_ln), BW = scale-up inside one domain, NIC beyond
+    per-GPU figures divide by all GPUs of both pools
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
+from ..engine.compiled import compiled
+from ..engine.evaluate import Setup, _arrays, prefill_inputs, prefill_step
+from .aggregated import evaluate
+from .queueing import closed_loop
+
+
+def request_kv_bytes(setup: Setup, tokens) -> np.ndarray:
+    """KV bytes of one request's context (whole model, before sharding)."""
+    m = setup.model
+    return kv_bytes_per_token(m, setup.kv_cache) * np.asarray(tokens) + kv_fixed_bytes_per_sequence(m, setup.kv_cache)
+
+
+def _pool_transfer(setup: Setup, p: dict, vals: dict, pf_gpus, total_gpus) -> np.ndarray:
+    """KV transfer of one request (s): its KV bytes over the prefill instance's pf_gpus links, the scale-up
+    link while both pools fit in one domain (total_gpus <= D_dom), the NIC beyond it."""
+    in_domain = np.asarray(total_gpus) <= vals["D_dom"]
+    bw = np.where(in_domain, vals["BW_link"], vals["BW_nic"]) * vals["e_ln"] * np.asarray(pf_gpus, float)
+    return request_kv_bytes(setup, p["isl"]) / bw
+
+
+def _prefill_side(setup: Setup, p: dict, pf: dict, vals: dict, n: int):
+    """Per point: (one-request prefill s, prefill requests/s of ONE prefill instance, the prefill inputs)."""
+    pfp = {**p, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()}, "pp": np.ones(n)}
+    cm = compiled(setup.model)
+    one = np.broadcast_to(np.asarray(cm.prefill(prefill_inputs(pfp, vals))["prefill_s"], float), (n,))
+    tok, step_pf = prefill_step(setup, pfp, vals)
+    r_inst = tok / np.maximum(pfp["new"], 1.0) / step_pf
+    return one, np.broadcast_to(r_inst, (n,)), pfp
+
+
+def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
+                  symbol_values: dict | None = None, extra_prefill_s=0.0) -> pd.DataFrame:
+    """Evaluate a disaggregated deployment. ``pf`` holds the prefill pool's gpus/tp/ep (per instance).
+    ``extra_prefill_s``: seconds added to each request's own prefill latency (e.g. a host-tier prefix reload
+    overlapped with other requests' prefill: TTFT only, not the prefill pool's rate)."""
+    vals = symbol_values if symbol_values is not None else setup.symbol_values()
+    p = _arrays({**points, "mix": 0.0})
+    dec = evaluate(setup, p, symbol_values=vals)      # a NaN batch is solved there (capacity, concurrency)
+    p["batch"] = dec["batch"].to_numpy(float)
+    return _pooled(setup, p, dec, pf, instances, pf_instances, vals, extra_prefill_s)
+
+
+def _pooled(setup: Setup, p: dict, dec: pd.DataFrame, pf: dict, instances, pf_instances, vals,
+            extra_prefill_s=0.0) -> pd.DataFrame:
+    """The closed loop of ``instances`` decode instances (frame ``dec``) fed by ``pf_instances`` prefill ones."""
+    n = len(dec)
+    one, r_inst, pfp = _prefill_side(setup, p, pf, vals, n)
+    inst, pinst = np.broadcast_to(instances, (n,)), np.broadcast_to(pf_instances, (n,))
+    r_p = pinst * r_inst
+    step = dec["step_ms"].to_numpy() / 1e3
+    total_gpus = inst * p["gpus"] + pinst * pfp["gpus"]
+    transfer = _pool_transfer(setup, p, vals, pfp["gpus"], total_gpus)
+    load = closed_loop(inst * p["concurrency"], inst * p["batch"], vals["t_req"], step, step, np.zeros(n),
+                       p["acc"], p["osl"], one + transfer + np.asarray(extra_prefill_s, float), pinst / r_p, pinst,
+                       vals["phi"])
+    r = load["x_per_s"]
+    tpot = step / p["acc"]
+    out = dec.copy()
+    out["serving"] = "disaggregated"
+    out["concurrency"] = load["concurrency"] / inst
+    out["instances"], out["pf_instances"] = inst.astype(float), pinst.astype(float)
+    out["pf_gpus"], out["pf_tp"], out["pf_ep"] = pfp["gpus"], pfp["tp"], pfp["ep"]
+    out["pf_dp"] = pfp["gpus"] / pfp["tp"]
+    out["prefill_gpus"], out["decode_gpus"] = pinst * pfp["gpus"], inst * p["gpus"]
+    out["prefill_ratio"] = out["prefill_gpus"] / out["decode_gpus"]
+    out["prefill_ms"] = one * 1e3
+    out["ttft_ms"], out["ttft_p90_ms"], out["ttft_mean_ms"] = (load[k] * 1e3 for k in
+                                                               ("ttft_p50_s", "ttft_p90_s", "ttft_mean_s"))
+    out["kv_transfer_ms"], out["prefill_queue_ms"] = transfer * 1e3, load["prefill_queue_s"] * 1e3
+    out["capacity_wait_ms"], out["prefill_utilization"] = load["capacity_wait_s"] * 1e3, load["rho"]
+    out["request_rate_per_s"] = r / inst
+    ttft = load["ttft_mean_s"]
+    out["output_tps_per_gpu"] = r * p["osl"] / total_gpus
+    out["total_tps_per_gpu"] = r * (p["isl"] + p["osl"]) / total_gpus
+    power, _ = setup.power_w()
+    out["total_tps_per_mw"] = out["total_tps_per_gpu"] / power * 1e6
+    out["output_tps_per_mw"] = out["output_tps_per_gpu"] / power * 1e6
+    price = setup.price()
+    out["total_tokens_per_usd"] = out["total_tps_per_gpu"] * 3600 / price if price else np.nan
+    out["tps_per_user_e2e"] = p["osl"] / (ttft + p["osl"] * tpot)
+    out["tps_per_user_e2e_p50"] = p["osl"] / (load["ttft_p50_s"] + p["osl"] * tpot)
+    out["tps_per_user_e2e_p90"] = p["osl"] / (load["ttft_p90_s"] + p["osl"] * tpot)
+    out["bound"] = np.where(load["prefill_saturated"], "prefill_pool", out["bound"])
+    out["tput_per_gpu"], out["output_tput_per_gpu"] = out["total_tps_per_gpu"], out["output_tps_per_gpu"]
+    return out

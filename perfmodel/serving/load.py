@@ -1,0 +1,56 @@
+"""The load-to-batch solver and the capacity probe: what a deployment is given (a batch, clients, an arrival rate,
+live sessions, or nothing) -> the running batch B it serves.
+
+- ``capacity``: the largest running batch that fits (memory and the running-request cap), from one evaluation of
+  the step equations at the given points (``max_batch``).
+- ``running_batch``:
+    batch given                      -> that batch
+    blank, fixed workload            -> NaN: the step evaluation solves it (engine.evaluate.evaluate_columns:
+                                        the capacity, B = min(cap, C B / C_B) for C clients, or the open-loop root
+                                        B = lambda S(B) for an arrival rate lambda)
+    blank, disaggregated             -> the capacity of the decode instance (at least 1)
+    live sessions C, aggregated      -> the B with C(B) = B (t_busy + pause) / t_busy = C (bisection,
+                                        serving.sessions.sessions_to_batch)
+    live sessions C, disaggregated   -> C(B) over a log grid of B up to the capacity, interpolated (C rises with B)
+    blank, agentic aggregated        -> the capacity (at least 1)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.evaluate import Setup
+from .aggregated import evaluate
+from .sessions import sessions_to_batch
+from .dispatch import Pools, Sessions, serve
+
+SESSION_GRID = 96
+"""Log-grid points of the live-sessions curve C(B) of a disaggregated agentic deployment."""
+
+
+def capacity(setup: Setup, points: dict, symbol_values: dict | None = None) -> np.ndarray:
+    """The largest running batch per point that fits (``max_batch``: KV memory, running-request cap)."""
+    return evaluate(setup, points, symbol_values=symbol_values)["max_batch"].to_numpy(float)
+
+
+def running_batch(setup: Setup, points: dict, mode: str, *, pools: Pools | None = None,
+                  sessions: Sessions | None = None, live_sessions: float | None = None) -> float:
+    """The running batch of one deployment (``points`` scalars; a NaN batch is blank): see the module table."""
+    batch = float(points["batch"])
+    disagg = mode == "disaggregated"
+    if sessions is not None and live_sessions is not None:
+        if not disagg:
+            return float(sessions_to_batch(setup, points, sessions.pause_s, live_sessions, sessions.host_tier)[0])
+        cap = max(float(capacity(setup, {**points, "mix": 0.0})[0]), 1.0)
+        grid = np.unique(np.round(np.geomspace(1.0, cap, SESSION_GRID)))
+        means = Sessions(sessions.pause_s, sessions.host_tier)      # the curve on mean lengths
+        g = serve(setup, {**points, "batch": grid}, mode, pools=pools, sessions=means)
+        sess = np.maximum.accumulate(g["sessions"].to_numpy())
+        return float(np.interp(live_sessions, sess, grid))
+    if not np.isnan(batch):
+        return batch
+    if disagg:
+        return max(float(capacity(setup, {**points, "mix": 0.0})[0]), 1.0)
+    if sessions is not None:
+        return max(float(capacity(setup, points)[0]), 1.0)
+    return batch
