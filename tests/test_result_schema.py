@@ -131,3 +131,19 @@ def test_the_frontier_csv_result_columns_are_declared():
     """The frontier CSV's curve columns are result columns of the schema (deployment columns aside)."""
     from perfmodel.analyses.frontier import CURVE_COLUMNS
     assert result.undeclared(CURVE_COLUMNS) == []
+
+
+def test_predict_csv_has_the_same_single_columns_for_every_scenario(tmp_path):
+    """A fixed workload and an agentic one write the same declared single columns (blank where a mode does not
+    fill them); only the model's per-component family columns differ."""
+    import csv
+    from perfmodel.cli.main import main
+    from perfmodel.serving.result import COLUMNS
+    heads = []
+    for i, extra in enumerate((["--isl", "1024", "--osl", "128"], ["--workload", "agentx", "--concurrency", "8"])):
+        out = tmp_path / f"p{i}.csv"
+        assert main(["predict", "--hardware", "h200-sxm", "--model", "llama-3.1-70b", "--gpus", "8", "--tp", "8",
+                     *extra, "--csv", str(out)]) == 0
+        heads.append(next(csv.reader(out.open())))
+    single = [c.name for c in COLUMNS if not c.family]
+    assert heads[0][:len(single)] == single == heads[1][:len(single)]

@@ -157,11 +157,13 @@ def run(args):
     df = df.assign(overrides=overrides_text(scenario))     # what was changed from the catalog, in every output
     if args.csv:
         from ..csvout import write_csv
+        from ..serving.result import csv_columns
+        cols = csv_columns(list(df.columns))        # the declared set: the same single columns for every scenario
         if args.csv == "-":
-            write_csv(df, "-")
+            write_csv(df, "-", cols)
             return 0
         ensure_parent(args.csv)
-        write_csv(df, args.csv)
+        write_csv(df, args.csv, cols)
         print(f"wrote {args.csv}")
         return 0
     row = df.iloc[0]

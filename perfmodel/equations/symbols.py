@@ -103,7 +103,7 @@ _TABLE = [
     Sym("r_kf", "1", "share of the kernels' fitted launch floors a step pays in series (kernel_floor_share)",
         "profile"),
     Sym("t_step", "s", "CPU/scheduler overhead per step", "profile"),
-    Sym("q_os", "1", "1 if the engine's overlap scheduler hides the CPU step time behind the GPU's, 0 if it adds", "profile"),
+    Sym("q_os", "1", "share of the CPU step time the engine's overlap scheduler hides behind the GPU's (0: it adds)", "profile"),
     Sym("t_seq", "s", "CPU time per sequence in flight per step (scheduling, sampling, detokenization)", "profile"),
     Sym("t_req", "s", "request overhead outside the GPU before the first token (API, tokenization, admission)",
         "profile"),

@@ -193,6 +193,15 @@ def record(row: dict) -> dict:
     return {k: (row[k].item() if hasattr(row[k], "item") else row[k]) for k in ordered(row)}
 
 
+def csv_columns(names) -> list[str]:
+    """The predict CSV's columns: every declared single column (whatever the mode: a column a mode does not fill
+    is left blank, so the set is the same for every scenario) in schema order, then the members of the declared
+    families (per-component times, per-kind bytes) present in ``names``, which depend on the model's operators."""
+    fixed = [c.name for c in COLUMNS if not c.family]
+    fams = [n for n in ordered([n for n in names if n not in fixed and n != "overrides"]) if column(n).family]
+    return fixed + fams + (["overrides"] if "overrides" in names else [])
+
+
 def units(names) -> dict[str, str]:
     return {n: column(n).unit for n in names}
 

@@ -72,11 +72,13 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
     "step_overhead_ms": ("CPU/scheduler overhead per engine step, ms", 0.0, 1000.0, "latency"),
     "seq_overhead_us": ("CPU/scheduler time per sequence in flight per engine step (scheduling, sampling, "
                         "detokenization, output processing), us; a step costs it times the batch", 0.0, 100.0, "latency"),
-    "scheduler_overlap": ("1 if the engine prepares the next step on the CPU while the GPU runs this one, so a "
-                          "step costs max(GPU, CPU) rather than their sum: SGLang's overlap scheduler (on unless "
-                          "--disable-overlap-schedule, python/sglang/srt/server_args.py) and TensorRT-LLM's PyTorch "
-                          "overlap scheduler (on unless disable_overlap_scheduler, tensorrt_llm/llmapi/llm_args.py); "
-                          "0 for vLLM, whose async scheduling is opt-in (--async-scheduling)", 0.0, 1.0, "latency"),
+    "scheduler_overlap": ("share of a step's CPU time hidden behind the GPU's where the engine prepares the next step "
+                          "while the GPU runs this one (1: a step costs max(GPU, CPU); 0: their sum). SGLang "
+                          "(python/sglang/srt/server_args.py, --disable-overlap-schedule) and TensorRT-LLM "
+                          "(tensorrt_llm/llmapi/llm_args.py, disable_overlap_scheduler) overlap by default, vLLM's "
+                          "--async-scheduling is opt-in; the profiles keep 0 until a fit on independent records "
+                          "supports a share (at 1 the calibration rows got worse: see the README limits); a what-if "
+                          "via --set", 0.0, 1.0, "latency"),
     "request_overhead_ms": ("fixed time a request spends outside the GPU before its first token: API server, "
                             "tokenization, admission, first-token output, ms (part of TTFT)", 0.0, 2000.0, "scheduling"),
     "arrival_burst": ("share of a closed-loop benchmark's requests that arrive in synchronized waves of all C "
@@ -110,7 +112,7 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
 
 
 # switches and integer limits: no derivative (sensitivity skips them; what-if --set changes them)
-DISCRETE_PARAMS = frozenset({"scheduler_overlap", "max_running_requests", "custom_allreduce_max_gpus", "gemm_tile_m", "gemm_tile_m_min", "gemm_tile_n", "kv_budget_after_weights", "kv_reserve_full_length"})
+DISCRETE_PARAMS = frozenset({"max_running_requests", "custom_allreduce_max_gpus", "gemm_tile_m", "gemm_tile_m_min", "gemm_tile_n", "kv_budget_after_weights", "kv_reserve_full_length"})
 
 
 class SpecDecoding(Strict):

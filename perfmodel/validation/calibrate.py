@@ -148,8 +148,7 @@ def _fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: li
     once: k + 1 parameter vectors are the samples of ONE batched evaluation (batch_predict.predict_matrix).
     Ranges: value +- 1.645 sigma, sigma^2 = diag((J^T J)^-1) loss / (n - k), clipped to the search range.
     ``neutral_start``: start from the middle of the search ranges instead of the profile's values."""
-    bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **{k: v for m in MEMORY_FIT.values() for k, v in m.items()},
-              **(bounds or {})}
+    bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **{k: v for m in MEMORY_FIT.values() for k, v in m.items()}, **(bounds or {})}
     fit = list(fit or default_fit(records))
     pl = plan(records)
     prof0 = profiles[profile_id(records[0])]
@@ -423,8 +422,7 @@ EDGE_MEANING: dict[str, tuple[str, str]] = {   # parameter -> (at the low edge, 
 
 def edge_notes(result: dict, bounds: dict | None = None) -> list[str]:
     """One note per fitted parameter on an edge of its search range: which edge and what it stands for."""
-    bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **{k: v for m in MEMORY_FIT.values() for k, v in m.items()},
-              **(bounds or {})}
+    bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **{k: v for m in MEMORY_FIT.values() for k, v in m.items()}, **(bounds or {})}
     notes = []
     for name in [*result.get("at_range_edge", []), *result.get("at_upper_bound", [])]:
         lo, hi = bounds.get(name, (None, None))
