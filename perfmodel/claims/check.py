@@ -490,6 +490,22 @@ def _compare(out: dict, C: _Claim, q: float, sw: dict) -> None:
     out["as_measured"] = {"ratio": _f(q), "profiles": [s.name for s in C.sides]}
 
 
+def _curve_end_need(C: _Claim, model_speed: float, claimed: float) -> dict | None:
+    """A claimed curve-end speed (tokens/s per user) needs the end's decode step to take model / claimed of the
+    modeled step: the step and the three parts that set it (curves.step_contributors) at the model's curve end."""
+    env = C.store.envelope(C.sides[0], C.model, C.wl, C.axis, env_metric(C.col))
+    end = end_deployment(env, C.axis)
+    step = end.get("step_ms")
+    if not step:
+        return None
+    need = step * model_speed / claimed
+    parts = ", ".join(f"{p['part']} {p['ms']:.3g} ms" for p in end.get("contributors") or [])
+    return {"kind": "curve_end", "needed_step_ms": need,
+            "text": f"{_fmt(claimed)} tok/s/user needs {C.sides[0].hardware}'s curve-end step to take {need:.3g} ms "
+                    f"instead of the modeled {step:.3g} ms ({step / need:.2f}x faster; the modeled step is set by "
+                    f"{parts})"}
+
+
 def _needs(C: _Claim, fig: Figure, ev: dict, sw: dict) -> list[dict]:
     """What would have to be true (needs.py): the power or price, the second system's curve (from the model's
     first system and from the seed's own figure for it), the fall along one curve, the kernels."""
@@ -522,6 +538,8 @@ def _needs(C: _Claim, fig: Figure, ev: dict, sw: dict) -> list[dict]:
     if claim.kind == "delta":
         needs.append(delta_speed(C.store, C.sides[0], C.model, C.wl, C.axis, C.col, em, claim.from_.tps_per_user,
                                  claim.to.tps_per_user, claim.claimed, C.sides[0].hardware))
+    if claim.kind == "absolute" and C.col == "tps_per_user" and finite:
+        needs += [n for n in [_curve_end_need(C, q, claim.claimed)] if n]
     if sw.get("speedup") is not None and sw["speedup"] > 1:
         needs.append({"kind": "kernels", "speedup": sw["speedup"],
                       "text": f"{_fmt(claim.claimed)}{'x' if claim.kind == 'ratio' else ''} needs {sw['text']}"})
