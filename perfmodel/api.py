@@ -16,7 +16,7 @@ from .serving.aggregated import evaluate, evaluate_columns
 from .serving.dispatch import Pools, Sessions, serve
 from .serving.lengths import workload_lengths
 from .serving.load import running_batch
-from .specs.deployment import Deployment, FixedWorkload, Scenario
+from .specs.deployment import Deployment, Scenario
 from .specs.workload import WorkloadSpec
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 MAX_PART = 200
 """Longest file name or field quoted in a message (a longer one is cut)."""
 MAX_PROBLEM = 400

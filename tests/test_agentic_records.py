@@ -11,9 +11,16 @@ from perfmodel.api import workload_lengths
 from perfmodel.engine.evaluate import Setup
 from perfmodel.serving.sessions import agentic, forced_uncached
 from perfmodel.validation.records import Record
-from perfmodel.validation.workload_versions import (AGENTX_256K, AGENTX_POST, AGENTX_PRE, UNSTATED_DRAFTS,
-                                                    record_host_tier, record_statistic, resolve_record,
-                                                    workload_version)
+from perfmodel.validation.workload_versions import (
+    AGENTX_256K,
+    AGENTX_POST,
+    AGENTX_PRE,
+    UNSTATED_DRAFTS,
+    record_host_tier,
+    record_statistic,
+    resolve_record,
+    workload_version,
+)
 
 
 def rec(**kw) -> Record:

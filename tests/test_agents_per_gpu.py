@@ -132,6 +132,7 @@ def test_claim_schema_accepts_agents_per_gpu_at_an_slo():
 
 def test_frontier_cli_reports_agents_per_gpu(capsys):
     import json
+
     from perfmodel.cli.main import main
     fast = ["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-70b", "--batch-points", "8",
             "--spec-tokens", "0"]

@@ -1,14 +1,13 @@
 """Frontier: deployment enumeration, Pareto envelope, reading the curve."""
 
 import numpy as np
-
-from perfmodel.engine.bind import hardware_fields, hbm_bytes
 import pandas as pd
 import pytest
 
 from perfmodel import catalog
 from perfmodel.analyses.deployments import DeploymentSpace, layouts
 from perfmodel.analyses.frontier import candidates, frontier, pareto, pareto_index, read_at, summary
+from perfmodel.engine.bind import hardware_fields, hbm_bytes
 from perfmodel.errors import SpecError
 
 SMALL = DeploymentSpace(batch_points=24)

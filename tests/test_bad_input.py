@@ -490,6 +490,7 @@ def test_unknown_variant_of_hardware_without_variants(capsys):
 @pytest.mark.parametrize("value", [float("inf"), float("nan")])
 def test_hf_config_non_finite_integer_field(value):
     import json
+
     from perfmodel.importers.hf_config import import_hf_config
     cfg = json.loads((ROOT / "tests" / "fixtures" / "hf_configs" / "deepseek-v3.json").read_text())
     cfg["hidden_size"] = value

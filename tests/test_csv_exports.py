@@ -7,8 +7,8 @@ import io
 import numpy as np
 import pandas as pd
 
-from perfmodel.csvout import tidy
 from perfmodel.cli.main import main
+from perfmodel.csvout import tidy
 
 
 def test_tidy_fixes_columns_integers_and_blanks():

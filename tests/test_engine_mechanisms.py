@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from perfmodel import catalog
-from perfmodel.engine.bind import hbm_bytes, hardware_fields
+from perfmodel.engine.bind import hardware_fields, hbm_bytes
 from perfmodel.engine.evaluate import Setup
 from perfmodel.serving.aggregated import evaluate
 from perfmodel.validation.predict_rows import Unsupported, central_params, predict_record

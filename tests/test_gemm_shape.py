@@ -7,10 +7,14 @@ import sympy as sp
 from perfmodel import catalog
 from perfmodel.engine.compiled import NUMPY_MODULES
 from perfmodel.engine.evaluate import Setup
-from perfmodel.serving.aggregated import evaluate
-from perfmodel.equations.gemm_shape import (dense_issued_flops, expected_wave_utilization,
-                                            grouped_issued_flops, wave_utilization)
+from perfmodel.equations.gemm_shape import (
+    dense_issued_flops,
+    expected_wave_utilization,
+    grouped_issued_flops,
+    wave_utilization,
+)
 from perfmodel.equations.symbols import S
+from perfmodel.serving.aggregated import evaluate
 
 
 def _num(expr, **vals):

@@ -119,7 +119,8 @@ def test_csv_for_the_spreadsheet(run):
 def test_public_functions_used_state_units_and_returns():
     from perfmodel import api
     from perfmodel.analyses import DeploymentSpace, System, attribute, frontier, read_at, summary, whatif
-    from perfmodel.analyses.attribution import Attribution, attribute as attribute_impl
+    from perfmodel.analyses.attribution import Attribution
+    from perfmodel.analyses.attribution import attribute as attribute_impl
     from perfmodel.analyses.compare import Comparison
     from perfmodel.claims import check
     from perfmodel.plots import comparison_plot

@@ -67,6 +67,7 @@ def test_open_loop_settles_at_a_jump_of_the_slot_time():
     """S(B) jumps where the batch crosses a GEMM row tile: lambda S(B) - B changes sign with no root. The queue
     settles at the jump (bisection), not at the capacity and not 'unstable'."""
     import numpy as np
+
     from perfmodel.serving.aggregated import bisect_unconverged
     lam = np.array([10.0, 10.0])
     slot_at = lambda x, sel: np.where(np.asarray(x) < 128.0, 13.0, 12.5)   # noqa: E731  seconds per slot

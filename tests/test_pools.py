@@ -8,9 +8,9 @@ from perfmodel import catalog
 from perfmodel.analyses.deployments import DeploymentSpace, prefill_layouts
 from perfmodel.analyses.frontier import candidates, frontier
 from perfmodel.engine.evaluate import Setup, _arrays, prefill_step
-from perfmodel.serving.pools import PoolSearch, cluster_budget, prefill_front, size_pools
-from perfmodel.serving.disaggregated import disaggregated
 from perfmodel.errors import SpecError
+from perfmodel.serving.disaggregated import disaggregated
+from perfmodel.serving.pools import PoolSearch, cluster_budget, prefill_front, size_pools
 
 
 def _const_demand(a):

@@ -5,8 +5,8 @@ import pytest
 
 from perfmodel import catalog
 from perfmodel.arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
-from perfmodel.serving import prefix_cache as pc
 from perfmodel.engine.evaluate import Setup
+from perfmodel.serving import prefix_cache as pc
 from perfmodel.serving.sessions import agentic, agentic_disaggregated
 
 

@@ -43,7 +43,7 @@ def stderr_as(monkeypatch):
 
 
 def test_rule_terminal_quiet_and_environment(stderr_as, monkeypatch):
-    tty = stderr_as(True)
+    stderr_as(True)
     assert progress.enabled()
     progress.set_quiet(True)
     assert not progress.enabled()

@@ -12,8 +12,8 @@ from perfmodel.analyses.deployments import DeploymentSpace
 from perfmodel.analyses.frontier import candidates
 from perfmodel.cli.main import main
 from perfmodel.engine.evaluate import Setup
-from perfmodel.serving.sessions import agentic
 from perfmodel.serving import result
+from perfmodel.serving.sessions import agentic
 from perfmodel.specs.deployment import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,6 +137,7 @@ def test_predict_csv_has_the_same_single_columns_for_every_scenario(tmp_path):
     """A fixed workload and an agentic one write the same declared single columns (blank where a mode does not
     fill them); only the model's per-component family columns differ."""
     import csv
+
     from perfmodel.cli.main import main
     from perfmodel.serving.result import COLUMNS
     heads = []

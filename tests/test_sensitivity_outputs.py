@@ -22,6 +22,7 @@ def test_sensitivity_json_and_plot(tmp_path, capsys):
 
 def test_sensitivity_plot_bars_are_the_largest_elasticities(tmp_path):
     import pandas as pd
+
     from perfmodel.plots import sensitivity as sp
     df = pd.DataFrame({"parameter": [f"p{i}" for i in range(30)], "kind": ["hardware", "profile"] * 15,
                        "elasticity": [(-1) ** i * i / 10 for i in range(30)]})

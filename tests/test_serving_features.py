@@ -6,8 +6,8 @@ import pytest
 from perfmodel import catalog
 from perfmodel.engine.evaluate import Setup
 from perfmodel.serving.aggregated import evaluate
-from perfmodel.serving.sessions import agentic
 from perfmodel.serving.disaggregated import disaggregated
+from perfmodel.serving.sessions import agentic
 
 
 def _setup(model="deepseek-v3", hw="gb200-nvl72", profile="vllm", weights="fp8"):
@@ -53,8 +53,7 @@ def test_disaggregated_with_huge_link_matches_pool_rooflines():
     # one small prefill instance feeding 100 decode instances: prefill-limited, so the system rate is the
     # prefill pool's roofline (tokens per step / prefill step time), over all GPUs of both pools
     from perfmodel.engine.compiled import compiled
-    from perfmodel.engine.evaluate import _arrays, prefill_inputs
-    from perfmodel.engine.evaluate import PREFILL_TOKENS_PER_GPU
+    from perfmodel.engine.evaluate import PREFILL_TOKENS_PER_GPU, _arrays, prefill_inputs
     d2 = disaggregated(s, {**PTS, "mix": 0.0}, dict(gpus=8, tp=8, ep=8), instances=100, pf_instances=1)
     tok = PREFILL_TOKENS_PER_GPU * 8
     step = compiled(s.model).prefill(prefill_inputs(_arrays({**PTS, "mix": 0.0}), s.symbol_values(),

@@ -34,10 +34,10 @@ import pandas as pd
 from ..engine.bind import attention_format, bind_formats, bind_hardware, bind_profile, profile_values
 from ..engine.evaluate import Setup
 from ..errors import SpecError
+from ..formats import check_formats
 from ..spec_decoding import acceptance_length
 from ..specs.hardware import power_field
 from ..specs.profile import PROFILE_PARAMS
-from ..formats import check_formats
 from .deployments import LAYOUT_COLUMNS, SERVING_MIX
 from .evaluation import evaluate_rows, workload_info
 from .frontier import X, candidates

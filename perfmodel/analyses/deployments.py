@@ -32,7 +32,7 @@ import pandas as pd
 from ..arch.layout import expert_problem, layout_problem
 from ..engine.evaluate import POINT_COLUMNS
 from ..errors import SpecError
-from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, MoE, ModelSpec
+from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, ModelSpec, MoE
 
 SERVING_MIX = {"aggregated": 1.0, "decode_only": 0.0, "disaggregated": 0.0}
 LAYOUT_COLUMNS = ["serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio", "kv_host_tier",

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 
 from ..engine.bind import attention_format
-from ..serving.load import capacity
-from ..serving.pools import PoolSearch, cluster_budget
 from ..errors import SpecError
 from ..formats import check_formats
+from ..serving.load import capacity
+from ..serving.pools import PoolSearch, cluster_budget
 from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points, prefill_layouts
 from .evaluation import evaluate_rows, workload_info
 from .systems import DEFAULT_PROFILE, System, as_model, as_system

@@ -25,12 +25,12 @@ import sympy as sp
 from ..engine.bind import PROFILE_SYMBOLS, attention_format, bind_hardware
 from ..engine.compiled import compiled
 from ..engine.evaluate import POINT_COLUMNS, symbol_inputs
-from ..serving.aggregated import chunk_mixture, evaluate
 from ..errors import SpecError
+from ..formats import check_formats
+from ..serving.aggregated import chunk_mixture, evaluate
 from ..spec_decoding import acceptance_length_expr
 from ..specs.hardware import HARDWARE_FIELDS, power_field
 from ..specs.profile import DISCRETE_PARAMS, PROFILE_PARAMS
-from ..formats import check_formats
 from .deployments import SERVING_MIX
 from .frontier import X, frontier
 from .systems import DEFAULT_PROFILE, HW_GROUP_OF, System, as_model, as_system, lengths_for

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import catalog
-from ..serving.lengths import workload_lengths
 from ..engine.bind import hardware_fields
 from ..engine.evaluate import Setup
 from ..errors import SpecError
+from ..serving.lengths import workload_lengths
 from ..specs.hardware import HARDWARE_FIELDS, HardwareSpec
-from ..specs.model import MoE, ModelSpec
+from ..specs.model import ModelSpec, MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 
 # short name -> hardware fields it stands for (all present ones are scaled together)

@@ -19,8 +19,6 @@ import numpy as np
 
 from .. import catalog
 from .curves import AXES, curve_end, end_deployment, read
-
-
 from .fmt import fmt as _fmt
 
 

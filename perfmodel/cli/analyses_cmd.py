@@ -13,8 +13,8 @@ from ..analyses.systems import DEFAULT_PROFILE
 from ..defaults import RULE, default_weights
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
-from .main import finite_float, positive_int
 from ..numfmt import fmt_number
+from .main import finite_float, positive_int
 
 TABLE_COLUMNS = ["serving", "weights", "gpus", "tp", "dp", "ep", "spec_tokens", "instances", "pf_instances",
                  "pf_gpus", "pf_tp", "pf_dp", "pf_ep", "kv_host_tier", "batch", "tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "tpot_ms", "ttft_ms", "bound"]

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from .. import api
 from ..fileio import check_output, dumps_json, ensure_parent
+from ..numfmt import fmt_number
 from ..serving.result import record, units
 from ..specs.deployment import Scenario
 from .main import finite_float, positive_int
-from ..numfmt import fmt_number
 
 KEY_COLUMNS = ["hardware", "model", "profile", "batch", "tpot_ms", "ttft_ms", "tps_per_user", "tps_per_user_e2e",
                "output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw", "mem_gb_per_gpu", "max_batch",

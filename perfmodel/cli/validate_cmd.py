@@ -13,8 +13,9 @@ DEFAULT_DATA = "data/shared/calibration.csv"
 def default_calibration_files() -> list[str]:
     """The shipped copy of the shared data (data/shared/: calibration.csv, curve-end.csv,
     inferencex-silicon.csv) plus every measured-record CSV written into the project (data/measured/*.csv)."""
-    from ..validation.records import project_measured_files, shared_data_files
     import os
+
+    from ..validation.records import project_measured_files, shared_data_files
     return [os.path.relpath(p) for p in (*shared_data_files(), *project_measured_files())]
 
 
@@ -85,9 +86,9 @@ def register(sub):
 def run_validate(args):
     import pandas as pd
 
+    from ..validation import report
     from ..validation.predict_rows import predict_rows, summary
     from ..validation.records import read_records
-    from ..validation import report
     check_output(args.out, "--out")
     check_output(args.plot, "--plot", (".png",))
     check_output(args.report, "--report", (".md",))

@@ -10,7 +10,7 @@ from ..equations.collectives import bind_fabric
 from ..errors import SpecError
 from ..formats import COMPUTE_RATE, weight_bytes
 from ..specs.hardware import HARDWARE_FIELDS, HardwareSpec
-from ..specs.model import GQA, MLA, MoE, CompressedAttention, LinearAttention, ModelSpec
+from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, ModelSpec, MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .kernel_bind import defaults as kernel_defaults
 from .kernel_bind import kernel_values

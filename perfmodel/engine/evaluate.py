@@ -12,8 +12,15 @@ import numpy as np
 from ..specs.hardware import HardwareSpec, power_field
 from ..specs.model import ModelSpec
 from ..specs.profile import ProfileSpec
-from .bind import (attention_format, bind_formats, bind_hardware, bind_kernel_fits, bind_profile, hardware_fields,
-                   profile_values)
+from .bind import (
+    attention_format,
+    bind_formats,
+    bind_hardware,
+    bind_kernel_fits,
+    bind_profile,
+    hardware_fields,
+    profile_values,
+)
 from .compiled import compiled
 
 POINT_COLUMNS = ("batch", "gpus", "tp", "ep", "pp", "spec_tokens", "acc", "isl", "osl", "new", "mix")

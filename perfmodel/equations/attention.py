@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .roofline import smin
-
 from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention
+from .roofline import smin
 from .symbols import kv_symbols
 
 

@@ -34,7 +34,6 @@ from ..specs.model import DenseFFN, MoE
 from .roofline import expected_max_normal, smax, smin
 from .symbols import S
 
-
 MOE_KERNELS = 7
 """Kernels of the routed MoE block: router GEMM, top-k, dispatch/permute, grouped GEMM 1, activation,
 grouped GEMM 2, combine/reduce (the fused-MoE kernel tables time this block as one unit)."""

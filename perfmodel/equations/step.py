@@ -53,7 +53,6 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-
 from ..arch.params import attention_params
 from ..specs.model import ModelSpec
 from .attention import AttentionCost

@@ -36,8 +36,8 @@ from typing import Any, Callable
 import yaml
 from pydantic import ValidationError
 
-from ..fileio import load_json
 from ..errors import SpecError, pydantic_to_spec_error, short
+from ..fileio import load_json
 from ..specs.model import ModelSpec
 
 DEFAULT_SOURCE = "Hugging Face config.json"

@@ -28,6 +28,7 @@ from ..engine.compiled import compiled
 from ..engine.evaluate import Setup, _arrays, prefill_inputs, symbol_inputs
 from ..formats import COMPUTE_RATE
 from .queueing import serving_load
+
 OPEN_LOOP_SUBSTITUTIONS = 5   # evaluations of the open-loop batch root B = lambda S(B) (secant passes)
 RESOURCES = {"r_compute_s": "compute", "r_memory_s": "hbm_bandwidth", "t_link_s": "link", "t_lat_total_s": "latency"}
 

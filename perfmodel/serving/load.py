@@ -21,8 +21,8 @@ import numpy as np
 
 from ..engine.evaluate import Setup
 from .aggregated import evaluate
-from .sessions import sessions_to_batch
 from .dispatch import Pools, Sessions, serve
+from .sessions import sessions_to_batch
 
 SESSION_GRID = 96
 """Log-grid points of the live-sessions curve C(B) of a disaggregated agentic deployment."""

@@ -44,9 +44,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import SpecError
 from ..engine.compiled import compiled
 from ..engine.evaluate import Setup, _arrays, prefill_inputs, prefill_step
+from ..errors import SpecError
 from .aggregated import evaluate
 from .disaggregated import _pooled, request_kv_bytes
 

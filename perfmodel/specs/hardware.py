@@ -132,8 +132,7 @@ class HardwareSpec(Strict):
         if not name:
             return self
         if name not in self.variants:
-            from ..errors import SpecError
-            from ..errors import short
+            from ..errors import SpecError, short
             choices = f"choose one of {', '.join(sorted(self.variants))}" if self.variants else \
                 f"{self.id} has no variants"
             raise SpecError(f"unknown variant {short(name)}; {choices}", field="variant")

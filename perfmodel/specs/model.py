@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-
 from pydantic import Field, model_validator
 
 from .common import SourcedText, Strict

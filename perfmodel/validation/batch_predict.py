@@ -16,17 +16,25 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import catalog
+from ..acceptance_priors import record_acceptance
 from ..engine.bind import bind_profile
 from ..engine.evaluate import Setup
 from ..errors import SpecError
 from ..serving.dispatch import Pools, Sessions, serve
-from ..acceptance_priors import record_acceptance
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
-from .predict_rows import (Unsupported, agentic_inputs, agentic_metric, agentic_pool_inputs, finish_agentic,
-                           point_inputs, predict_record, prefill_pool, profile_id)
-from .workload_versions import record_host_tier, record_workload_spec
+from .predict_rows import (
+    Unsupported,
+    agentic_inputs,
+    agentic_metric,
+    agentic_pool_inputs,
+    finish_agentic,
+    point_inputs,
+    predict_record,
+    prefill_pool,
+    profile_id,
+)
 from .records import Record
-from .workload_versions import resolve_record
+from .workload_versions import record_host_tier, record_workload_spec, resolve_record
 
 BATCHED_METRICS = {"tpot_ms": "tpot_ms", "ttft_ms": "ttft_ms", "tps_per_user": "tps_per_user",
                    "max_tps_per_user": "tps_per_user", "output_tps_per_gpu": "output_tps_per_gpu",

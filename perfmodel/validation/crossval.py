@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ..progress import bar as progress_bar   # (``progress`` is cross_validate's callback)
+from ..progress import bar as progress_bar  # (``progress`` is cross_validate's callback)
 from .batch_predict import plan, predict_matrix
 from .calibrate import calibrate, fitted_profile, memo_fits
 from .predict_rows import Unsupported, central_params, profile_id

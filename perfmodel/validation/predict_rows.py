@@ -51,14 +51,14 @@ import numpy as np
 import pandas as pd
 
 from .. import catalog, progress
+from ..acceptance_priors import record_acceptance
 from ..arch.layout import expert_problem, layout_problem
 from ..engine.bind import bind_profile
 from ..engine.evaluate import POINT_COLUMNS, Setup
 from ..errors import SpecError
-from ..acceptance_priors import record_acceptance
-from ..specs.model import MoE
 from ..serving.dispatch import Pools, Sessions, prefill_throughput, serve
 from ..serving.lengths import workload_lengths
+from ..specs.model import MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .records import Record
 from .workload_versions import record_host_tier, record_statistic, record_workload_spec, resolve_record

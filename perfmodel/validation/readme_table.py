@@ -87,8 +87,8 @@ def family_table(validation_csv: Path, crossval_csv: Path, family_csv: Path | No
 
 def bucket_line(crossval_csv: Path, records_file: str = "data/shared/inferencex-silicon.csv") -> str:
     """Signed median cross-validated error by concurrency bucket for the sweep records (the bias check)."""
-    from .records import read_records
     from ..catalog import builtin_root
+    from .records import read_records
     c = pd.read_csv(crossval_csv)
     c = c[(c["file"] == records_file) & (c["status"] == "ok")]
     path = builtin_root() / records_file

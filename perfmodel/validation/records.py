@@ -13,8 +13,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from ..errors import SpecError
-from ..errors import short
+from ..errors import SpecError, short
 from ..fileio import read_text
 from ..specs.common import Strict
 

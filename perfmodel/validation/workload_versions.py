@@ -97,8 +97,8 @@ def served_workload(w, max_context: float | None):
     the whole distribution (Phi(z) ~ 1) leaves the workload as it is."""
     if max_context is None or w.kind != "agentic" or w.agentic.context_tokens.sigma == 0:
         return w
-    from statistics import NormalDist
     import math
+    from statistics import NormalDist
     N = NormalDist()
     ctx = w.agentic.context_tokens
     z = math.log(max_context / ctx.median) / ctx.sigma
