@@ -4,9 +4,14 @@ Every generated Markdown report (reports/claims.md, reports/validation.md, repor
 
     <!-- perfmodel-inputs sha256=<16 hex> files=<a,b,..> regenerate=<command> -->
 
-where the hash covers the package source (``perfmodel/**/*.py``), the catalog (``hardware/``, ``models/``,
+where the hash covers the model-version stamp (``MODEL_VERSION`` below), the serving reference numbers
+(``benchmarks/serving_reference.json``: every numeric output of predict, the frontier, validation and the batch path
+on a fixed sample of records, re-recorded whenever physics moves a number), the catalog (``hardware/``, ``models/``,
 ``profiles/``, ``workloads/``, ``claims/`` YAML) and the data files the command read (``files``, relative to the
-checkout). ``tests/test_reports_current.py`` recomputes it for every committed report and fails, naming the
+checkout). The package source itself is not hashed (issue 34 item 7): a docstring, a refactor or a type annotation
+does not stale a report; a change that moves a number does, through the reference numbers it re-records, and a
+change of report logic that the reference sample does not see (claims verdict rules, report layout) bumps
+``MODEL_VERSION``. ``tests/test_reports_current.py`` recomputes it for every committed report and fails, naming the
 command, when code, catalog or data changed after the report was written; ``scripts/regenerate_reports.sh`` runs
 every command in dependency order. Hashing reads each file once (a few MB, well under a second).
 
@@ -21,6 +26,8 @@ import re
 from pathlib import Path
 
 CATALOG_KINDS = ("hardware", "models", "profiles", "workloads", "claims")
+MODEL_VERSION = "2026-12-05.1"   # bump when report logic changes numbers the serving reference sample does not see
+REFERENCE_NUMBERS = "benchmarks/serving_reference.json"
 DIGITS = 16                      # hex digits kept in the header: 64 bits, plenty to detect a change
 HEADER = re.compile(r"^<!-- perfmodel-inputs sha256=(?P<sha>[0-9a-f]+) files=(?P<files>\S*) "
                     r"regenerate=(?P<cmd>.*?) -->$")
@@ -39,11 +46,6 @@ def root() -> Path:
     return builtin_root()
 
 
-def _source_files() -> list[Path]:
-    pkg = Path(__file__).resolve().parent
-    return sorted(p for p in pkg.rglob("*.py") if "__pycache__" not in p.parts and "_catalog" not in p.parts)
-
-
 def _catalog_files(base: Path) -> list[Path]:
     return sorted(p for kind in CATALOG_KINDS for p in (base / kind).glob("*.yaml"))
 
@@ -58,13 +60,16 @@ def relative_name(path: str | os.PathLike) -> str:
 
 
 def digest(files: list[str | os.PathLike]) -> str:
-    """SHA-256 (first DIGITS hex digits) of the package source, the catalog and ``files``."""
+    """SHA-256 (first DIGITS hex digits) of MODEL_VERSION, the reference numbers, the catalog and ``files``."""
     base = root()
-    named = {relative_name(p): Path(p) for p in (*_source_files(), *_catalog_files(base))}
+    named = {relative_name(p): Path(p) for p in _catalog_files(base)}
+    ref = base / REFERENCE_NUMBERS
+    if ref.exists():   # a wheel's shipped catalog has no benchmarks/: its reports are not checked
+        named[REFERENCE_NUMBERS] = ref
     for f in files:
         name = relative_name(f)
         named[name] = Path(f) if Path(f).is_absolute() or Path(f).exists() else base / name
-    h = hashlib.sha256()
+    h = hashlib.sha256(b"model-version\0" + MODEL_VERSION.encode() + b"\0")
     for name in sorted(named):
         h.update(name.encode() + b"\0" + named[name].read_bytes() + b"\0")
     return h.hexdigest()[:DIGITS]
@@ -98,6 +103,6 @@ def stale_reason(path: str | os.PathLike) -> str | None:
     now = digest(info["files"])
     if now != info["sha"]:
         return (f"{relative_name(p)} is older than its inputs (sha256 {info['sha']} in its header, {now} now: "
-                f"the package source, the catalog or {', '.join(info['files']) or 'no data file'} changed); "
+                f"the model version, the reference numbers, the catalog or {', '.join(info['files']) or 'no data file'} changed); "
                 f"regenerate it with `{info['command']}` ({REGENERATE_SCRIPT} runs every report in order)")
     return None
