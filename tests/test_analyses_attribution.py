@@ -83,3 +83,29 @@ def test_screened_game_equals_exact_when_screened_players_are_null(monkeypatch):
     np.testing.assert_allclose(screened.parts["factor"], exact.parts["factor"], rtol=1e-9)
     assert screened.parts.set_index("name").loc["scaleout_link", "factor"] == 1.0
     assert np.prod(screened.parts["factor"]) == pytest.approx(screened.total_ratio, rel=1e-9)
+
+
+def test_attribution_binds_through_setup_and_matches_predict_at_one_deployment():
+    """Issue 34: attribution bound symbols by hand without the kernel fits (TPOT 11.68 ms where predict gave
+    13.72 ms on H200, SGLang, Llama-3.1-70B, TP8, batch 64). Read at predict's own per-user speed for that
+    deployment, the coalition of nothing (A) must give predict's throughput: the regula falsi lands on batch 64."""
+    from perfmodel import api
+    from perfmodel.specs.deployment import Scenario
+    sc = Scenario.model_validate({"hardware": "h200-sxm", "model": "llama-3.1-70b", "profile": "sglang",
+                                  "deployment": {"gpus": 8, "tp": 8, "batch": 64},
+                                  "workload": {"isl": 1024, "osl": 1024}})
+    pred = api.predict(sc).iloc[0]
+    space = DeploymentSpace(gpus=(8,), tp=(8,), ep=(1,), spec_tokens=(0,), attention_dp=False, batch_points=16,
+                            disaggregation=False, kv_host_tier=False)
+    b = System("h200-sxm", "sglang", hw_overrides={"hbm_bandwidth_tbps": 5.5})
+    r = attribute(System("h200-sxm", "sglang"), b, "llama-3.1-70b", workload={"isl": 1024, "osl": 1024},
+                  at_tps_per_user=float(pred["tps_per_user"]), space=space)
+    assert r.from_value == pytest.approx(float(pred["total_tps_per_gpu"]), rel=1e-3)
+
+
+def test_kernel_curves_are_a_player_when_the_engines_differ():
+    r = attribute(System("h200-sxm", "sglang"), System("h200-sxm", "vllm"), "llama-3.1-70b", at_tps_per_user=20,
+                  space=ONE_GPU)
+    row = r.parts.set_index("name").loc["engine_kernels"]
+    assert row.kind == "software" and row.factor != 1.0
+    assert np.prod(r.parts["factor"]) == pytest.approx(r.total_ratio, rel=1e-9)

@@ -31,8 +31,10 @@ from math import factorial
 import numpy as np
 import pandas as pd
 
-from ..engine.bind import attention_format, bind_formats, bind_hardware, bind_profile, profile_values
+from ..engine.bind import profile_values
 from ..engine.evaluate import Setup
+from ..engine.kernel_bind import defaults as kernel_defaults
+from ..engine.kernel_bind import engine_of
 from ..errors import SpecError
 from ..formats import check_formats
 from ..spec_decoding import acceptance_length
@@ -45,6 +47,7 @@ from .systems import DEFAULT_PROFILE, HW_GROUPS, System, as_model, as_system
 
 METRICS = ("total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw", "total_tokens_per_usd")
 MAX_EXACT = 11          # players: 2^11 coalitions x deployments per evaluate call
+KERNEL_SYMBOLS = tuple(kernel_defaults(0.0))   # the symbols engine/kernel_bind.py binds from kernel fits
 CARRY = ["pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances"]
 
 
@@ -112,7 +115,21 @@ def _v(x) -> str:
     return "(none)" if x is None else f"{x:g}"
 
 
-def _players(a: System, b: System, metric: str, agentic: bool) -> tuple[list[Player], list[str]]:
+def _kernel_setup(hw_of: System, engine_of_: System, formats: dict, model) -> Setup:
+    """A setup whose kernel fits are ``hw_of``'s GPU under ``engine_of_``'s engine (the other values are
+    passed to symbol_values explicitly)."""
+    return Setup(hw_of.hardware_spec(), model, engine_of_.profile_spec(), **formats)
+
+
+def _kernel_values(a: System, hw_of: System, engine_of_: System, formats: dict, model) -> dict:
+    """The kernel-fit symbols (engine/kernel_bind.py) with everything else at A, bound by Setup.symbol_values."""
+    vals = _kernel_setup(hw_of, engine_of_, formats, model).symbol_values(
+        fields=a.fields(), profile=profile_values(a.profile_spec(), a.profile_overrides))
+    return {k: vals[k] for k in KERNEL_SYMBOLS}
+
+
+def _players(a: System, b: System, metric: str, agentic: bool, model, formats: dict
+             ) -> tuple[list[Player], list[str]]:
     notes = []
     fa, fb = a.fields(), b.fields()
     players = []
@@ -141,6 +158,13 @@ def _players(a: System, b: System, metric: str, agentic: bool) -> tuple[list[Pla
             notes.append("disaggregation differs but is not modeled for agentic sessions: not a player")
         else:
             players.append(Player("disaggregation", "software", f"{da.disaggregation} -> {db.disaggregation}"))
+    if _kernel_values(a, a, a, formats, model) != _kernel_values(a, b, b, formats, model):
+        if a.hardware_spec().id != b.hardware_spec().id:
+            players.append(Player("gpu_kernels", "hardware", f"measured kernel floors and rates of "
+                                  f"{a.hardware_spec().id} -> {b.hardware_spec().id} (the hardware's kernel fits)"))
+        if engine_of(a.profile_spec()) != engine_of(b.profile_spec()):
+            players.append(Player("engine_kernels", "software", f"kernels of {engine_of(a.profile_spec())} -> "
+                                  f"{engine_of(b.profile_spec())} (the engine's kernel fits on the hardware)"))
     if da.kv_host_tier != db.kv_host_tier:
         if agentic:
             players.append(Player("kv_host_tier", "software", f"{da.kv_host_tier} -> {db.kv_host_tier}"))
@@ -150,7 +174,8 @@ def _players(a: System, b: System, metric: str, agentic: bool) -> tuple[list[Pla
 
 
 def _coalition_states(a: System, b: System, players: list[Player], masks):
-    """Per coalition (bit i = player i from B): hardware fields, profile values, spec rate, features."""
+    """Per coalition (bit i = player i from B): hardware fields, profile values, spec rate, features and
+    whose kernel fits."""
     n = len(players)
     names = [p.name for p in players]
     fa, fb = a.fields(), b.fields()
@@ -170,11 +195,26 @@ def _coalition_states(a: System, b: System, players: list[Player], masks):
                 prof[name] = pb[name]
         states.append({
             "fields": fields, "profile": prof,
+            "kernels": (b if "gpu_kernels" in on else a, b if "engine_kernels" in on else a),
             "rate": b.spec_rate() if "speculative_decoding" in on else a.spec_rate(),
             "disaggregation": (feats_b if "disaggregation" in on else feats_a).disaggregation,
             "kv_host_tier": (feats_b if "kv_host_tier" in on else feats_a).kv_host_tier,
         })
     return states
+
+
+def _coalition_symbols(a: System, model, formats: dict, states: list[dict], ci: np.ndarray
+                       ) -> tuple[Setup, dict[str, np.ndarray]]:
+    """A's setup and every symbol as an array over points (point j is coalition ci[j]), each coalition bound by
+    Setup.symbol_values with its hardware fields and profile values (kernel fits: its GPU under its engine)."""
+    setups: dict[tuple[int, int], Setup] = {}
+    per_c = []
+    for st in states:
+        hw_of, eng_of = st["kernels"]
+        key = (id(hw_of), id(eng_of))
+        setups.setdefault(key, _kernel_setup(hw_of, eng_of, formats, model))
+        per_c.append(setups[key].symbol_values(fields=st["fields"], profile=st["profile"]))
+    return a.setup(model, **formats), {k: np.array([pc[k] for pc in per_c], dtype=float)[ci] for k in per_c[0]}
 
 
 # ------------------------------------------------------------------ value function
@@ -206,12 +246,8 @@ def _log_values(game: dict, masks: np.ndarray) -> np.ndarray:
     states = _coalition_states(a, b, players, masks)
     C, L = len(states), len(lay)
     li, ci = np.repeat(np.arange(L), C), np.tile(np.arange(C), L)
-    attn = attention_format(m, weights, attention_weights)
-    fmt = bind_formats(m, weights, attn, kv_cache)
-    per_c = [{**bind_hardware(st["fields"], weights, attn), **bind_profile(st["profile"]), **fmt} for st in states]
-    syms = {k: np.array([pc[k] for pc in per_c], dtype=float)[ci] for k in per_c[0]}
-    syms["C_host"] = np.array([st["fields"]["host_memory_gb"] * 1e9 for st in states], dtype=float)[ci]
-    base_setup = a.setup(m, weights=weights, kv_cache=kv_cache, attention_weights=attention_weights)
+    formats = dict(weights=weights, kv_cache=kv_cache, attention_weights=attention_weights)
+    base_setup, syms = _coalition_symbols(a, m, formats, states, ci)
     cs = CoalitionSetup(base_setup, syms)
 
     rows = lay.iloc[li].reset_index(drop=True)
@@ -321,7 +357,8 @@ def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k
     a, b = as_system(from_, profile), as_system(to, profile)
     m = as_model(model)
     wl = workload_info(workload)
-    players, notes = _players(a, b, metric, wl.agentic)
+    formats = dict(weights=weights, kv_cache=kv_cache, attention_weights=attention_weights)
+    players, notes = _players(a, b, metric, wl.agentic, m, formats)
     n = len(players)
     at = at_tps_per_user
     base_metric = "total_tps_per_gpu" if metric in ("total_tps_per_mw", "total_tokens_per_usd") else metric

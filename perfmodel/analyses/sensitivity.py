@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import sympy as sp
 
-from ..engine.bind import PROFILE_SYMBOLS, attention_format, bind_hardware
+from ..engine.bind import PROFILE_SYMBOLS
 from ..engine.compiled import compiled
 from ..engine.evaluate import POINT_COLUMNS, symbol_inputs
 from ..errors import SpecError
@@ -112,14 +112,15 @@ HW_SYMBOL_NAMES = ("BW_hbm", "C_hbm", "F_bf16", "F_fp8", "F_x", "F_a", "BW_link"
                    "BW_host", "BW_hmem")
 
 
-def field_symbols(fields: dict, weights: str, attn_fmt: str) -> dict[str, list[str]]:
-    """Hardware field -> symbols whose bound value is proportional to it (bind at 1x and 2x)."""
-    base = bind_hardware(fields, weights, attn_fmt)
+def field_symbols(setup, fields: dict) -> dict[str, list[str]]:
+    """Hardware field -> symbols whose bound value (Setup.symbol_values) is proportional to it (bind at 1x and
+    2x); a symbol that moves with a field but not in proportion is an error (its elasticity would be wrong)."""
+    base = setup.symbol_values(fields=fields)
     out = {}
     for f, v in fields.items():
         if v is None:
             continue
-        moved = bind_hardware({**fields, f: 2 * v}, weights, attn_fmt)
+        moved = setup.symbol_values(fields={**fields, f: 2 * v})
         syms = []
         for s, b0 in base.items():
             b1 = moved[s]
@@ -221,8 +222,7 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile=DEFA
         return e
 
     fields = sysm.fields()
-    attn_fmt = attention_format(m, weights, attention_weights)
-    fsyms = field_symbols(fields, weights, attn_fmt)
+    fsyms = field_symbols(setup, fields)
     rows = []
     for f, syms in fsyms.items():
         unit = HARDWARE_FIELDS[f][2]

@@ -45,11 +45,20 @@ class Setup:
     hw_overrides: dict = field(default_factory=dict)
     profile_overrides: dict = field(default_factory=dict)
 
-    def symbol_values(self, which: str = "value") -> dict[str, float]:
-        fields = hardware_fields(self.hardware, self.hw_overrides)
+    def symbol_values(self, which: str = "value", *, fields: dict | None = None,
+                      profile: dict | None = None) -> dict[str, float]:
+        """Every equation symbol's value in SI units: the one place symbols are bound.
+
+        ``which``: the profile's central value or a corner ("value" | "low" | "high"). ``fields`` (hardware field
+        -> value in spec units, as ``hardware_fields`` returns) and ``profile`` (profile parameter -> value, floats
+        or arrays over operating points) replace this setup's own resolved values: the coalitions of attribution
+        and the parameter draws of calibration bind through here. The kernel fits are always this setup's
+        hardware and engine, scaled to ``fields``' scale-up latency."""
+        fields = hardware_fields(self.hardware, self.hw_overrides) if fields is None else fields
+        prof = profile_values(self.profile, self.profile_overrides, which) if profile is None else profile
         attn = attention_format(self.model, self.weights, self.attention_weights)
         vals = bind_hardware(fields, self.weights, attn)
-        vals.update(bind_profile(profile_values(self.profile, self.profile_overrides, which)))
+        vals.update(bind_profile(prof))
         vals.update(bind_formats(self.model, self.weights, attn, self.kv_cache))
         vals.update(bind_kernel_fits(self.hardware, self.profile, self.model, self.weights, self.kv_cache, fields))
         vals["C_host"] = fields["host_memory_gb"] * 1e9   # host-tier capacity per GPU (serving layer)

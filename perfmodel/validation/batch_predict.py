@@ -17,7 +17,6 @@ import numpy as np
 
 from .. import catalog
 from ..acceptance_priors import record_acceptance
-from ..engine.bind import bind_profile
 from ..engine.evaluate import Setup
 from ..errors import SpecError
 from ..serving.dispatch import Pools, Sessions, serve
@@ -108,12 +107,9 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
     rate = np.asarray(params.get("acceptance_rate", np.full(S, np.nan)), float)
     for (hw, model, weights, kv, pid, pooled), rows in pl.groups.items():
         setup = Setup(catalog.hardware(hw), catalog.model(model), profiles[pid], weights=weights, kv_cache=kv)
-        vals = setup.symbol_values("value")
         m = len(rows)
         # sample-minor layout: record r, sample s at r * S + s
-        bound = bind_profile(prof_vals)
-        vals.update({k: np.tile(np.asarray(v, float), m) if np.size(v) == S and np.ndim(v) else v
-                     for k, v in bound.items()})
+        vals = setup.symbol_values(profile=_tiled(prof_vals, m, S))
         keys = [k for k in rows[0][1]]
         pts = {k: np.repeat([float(p[k]) for _i, p in rows], S) for k in keys}
         pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate) for i, _p in rows])
@@ -145,11 +141,13 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
 def _setup_vals(key, m: int, profiles: dict, prof_vals: dict, S: int):
     hw, model, weights, kv, pid = key[:5]
     setup = Setup(catalog.hardware(hw), catalog.model(model), profiles[pid], weights=weights, kv_cache=kv)
-    vals = setup.symbol_values("value")
-    bound = bind_profile(prof_vals)
-    vals.update({k: np.tile(np.asarray(v, float), m) if np.size(v) == S and np.ndim(v) else v
-                 for k, v in bound.items()})
-    return setup, vals
+    return setup, setup.symbol_values(profile=_tiled(prof_vals, m, S))
+
+
+def _tiled(prof_vals: dict, m: int, S: int) -> dict:
+    """Profile parameter draws (S,) repeated for m records (sample-minor: record r, sample s at r * S + s)."""
+    return {k: np.tile(np.asarray(v, float), m) if np.size(v) == S and np.ndim(v) else v
+            for k, v in prof_vals.items()}
 
 
 def _agentic_pool_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: dict, rate, S: int,

@@ -53,7 +53,6 @@ import pandas as pd
 from .. import catalog, progress
 from ..acceptance_priors import record_acceptance
 from ..arch.layout import expert_problem, layout_problem
-from ..engine.bind import bind_profile
 from ..engine.evaluate import POINT_COLUMNS, Setup
 from ..errors import SpecError
 from ..serving.dispatch import Pools, Sessions, prefill_throughput, serve
@@ -127,9 +126,8 @@ class Ctx:
 def make_ctx(hardware: str, rec: Record, profile: ProfileSpec, params: dict[str, np.ndarray]) -> Ctx:
     hw, m = catalog.hardware(hardware), catalog.model(rec.model)
     setup = Setup(hw, m, profile, weights=rec.weights or "fp8", kv_cache=rec.kv_cache or "fp8")
-    vals = setup.symbol_values("value")
     n = len(next(iter(params.values())))
-    vals.update(bind_profile({k: np.asarray(params[k], float) for k in PROFILE_PARAMS}))
+    vals = setup.symbol_values(profile={k: np.asarray(params[k], float) for k in PROFILE_PARAMS})
     rate = np.broadcast_to(np.asarray(params["acceptance_rate"], float), (n,))
     return Ctx(setup, vals, record_acceptance(rec, rate), n, rate)
 
