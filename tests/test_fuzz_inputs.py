@@ -341,3 +341,30 @@ def test_no_runtime_warning_beside_an_error(tmp_path):
             "m.build_parser = bp\nsys.exit(m.main(['show', 'h100-sxm']))\n")
     r = subprocess.run([sys.executable, "-W", "always", "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr == "perfmodel: error: x: boom\n", r.stderr
+
+
+@pytest.mark.parametrize("fixture,key", [("deepseek-v3.json", "qk_rope_head_dim"), ("llama-3.1-8b.json", "hidden_size"),
+                                         ("deepseek-v3.json", "n_routed_experts")])
+def test_an_integer_beyond_float_range_in_a_hugging_face_config(tmp_path, capsys, monkeypatch, fixture, key):
+    """Issue 34's fuzz corpus: a 400-digit integer made math.isfinite raise OverflowError (a traceback)."""
+    monkeypatch.chdir(tmp_path)
+    cfg = json.loads((ROOT / "tests/fixtures/hf_configs" / fixture).read_text())
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(cfg).replace(f'"{key}": {cfg[key]}', f'"{key}": 1{"0" * 400}', 1))
+    assert f'"{key}": 1000' in f.read_text()
+    _one_line_error(*_run(["models", "import", str(f), "--id", "x", "-o", str(tmp_path / "x.yaml")], capsys),
+                    "config.json", key, "out of range")
+    assert not (tmp_path / "x.yaml").exists()
+
+
+@pytest.mark.parametrize("old,new,field", [
+    ("lat2_us: 1.296, g2: 1.052, eff2: 0.7125", "lat2_us: 1.296, eff2: 0.7125", "lacks g2"),
+    ("t0_us: 2.733}", "}", "lacks t0_us")])
+def test_a_kernel_fit_lacking_a_parameter_of_its_law(tmp_path, capsys, monkeypatch, old, new, field):
+    """Issue 34's fuzz corpus: a kernel_fits curve without one fitted parameter reached the compiled equations
+    (TypeError traceback). The schema requires every parameter of the family's law."""
+    monkeypatch.chdir(tmp_path)
+    f = _edit(ROOT / "hardware/h200-sxm.yaml", old, new, tmp_path / "h.yaml")
+    for argv in (["show", str(f)], ["predict", "--hardware", str(f), "--model", "llama-3.1-8b", "--profile", "sglang",
+                                    "--batch", "4"]):
+        _one_line_error(*_run(argv, capsys), "h.yaml", "kernel_fits", field)

@@ -146,3 +146,13 @@ def test_rubin_from_physics(tmp_path):
     assert c["status"] == "physics" and c["params"]["lat1_us"] == pytest.approx(3.0)
     assert c["low"]["lat1_us"] == pytest.approx(2.0) and c["high"]["lat1_us"] == pytest.approx(4.0)
     assert c["params"]["eff2"] == 0.7 and "vr200-nvl72" in c["note"]
+
+
+def test_the_kernel_fit_schema_requires_each_family_law_parameters():
+    """specs/kernel_fits.LAW_PARAMS (what a hardware file must give) equals the fitted laws' parameters."""
+    from perfmodel.kernels import attention, collectives, gemm, mla, moe
+    from perfmodel.specs.kernel_fits import LAW_PARAMS
+    laws = {"gemm": gemm.PARAMS, "moe": moe.PARAMS, "attention": attention.PARAMS,
+            "prefill_attention": attention.PREFILL_PARAMS, "mla": mla.PARAMS, "allreduce": collectives.PARAMS,
+            "all_gather": collectives.PARAMS}
+    assert {f: tuple(p.name for p in ps) for f, ps in laws.items()} == LAW_PARAMS

@@ -61,7 +61,8 @@ class _Cfg:
             if default is _MISSING:
                 raise SpecError(f"required for {self.arch} but missing", field=key)
             return default
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or \
+                (isinstance(v, float) and (not math.isfinite(v) or v != int(v))):   # a huge int is not a float
             raise SpecError(f"expected an integer, got {short(v)}", field=key)
         from ..specs.model import ARCH_INT_MAX
         if abs(v) > ARCH_INT_MAX:            # before int(): 1e308 layers would never finish a per-layer loop

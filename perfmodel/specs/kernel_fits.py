@@ -12,9 +12,24 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from .common import Strict
+
+# Every parameter of each family's latency law (perfmodel/kernels/<family>.py PARAMS; tests/test_kernels.py pins
+# the two lists equal). Named here so that loading a hardware file needs neither scipy nor the fitting code.
+LAW_PARAMS: dict[str, tuple[str, ...]] = {
+    "gemm": ("eff_c", "k_half", "m_half", "beta_c", "eff_b", "beta_b", "act_bytes", "sharp", "t0_us"),
+    "moe": ("eff_c", "tpe_half", "tile_m_min", "g_tp", "eff_b", "act_bytes", "tok_bytes", "route_ps", "expert_ns",
+            "allpair_bytes", "skew_pl101", "skew_ep_pl101", "cover_pl101", "skew_pl12", "skew_ep_pl12",
+            "cover_pl12", "sharp", "t0_us"),
+    "attention": ("eff_c", "eff_b", "x_half", "a_s", "tau_ns", "seq_ns", "score_ps", "kv_ps", "reread", "sharp",
+                  "t0_us"),
+    "prefill_attention": ("eff_c", "y_half", "a_d", "tau_ns", "seq_ns", "eff_b", "sharp", "t0_us"),
+    "mla": ("eff_c", "eff_b", "x_half", "a_s", "tau_ns", "seq_ns", "score_ps", "kv_ps", "sharp", "t0_us"),
+    "allreduce": ("lat1_us", "g1", "eff1", "lat2_us", "g2", "eff2"),
+    "all_gather": ("lat1_us", "g1", "eff1", "lat2_us", "g2", "eff2"),
+}
 
 
 class KernelCurve(Strict):
@@ -42,3 +57,16 @@ class KernelFits(Strict):
     notice: str = Field(description="Licence notice of the kernel tables the curves were fitted on")
     command: str = Field(description="Command that wrote this block")
     families: dict[str, dict[str, dict[str, KernelCurve]]]
+
+    @model_validator(mode="after")
+    def _every_law_parameter(self) -> "KernelFits":
+        for fam, engines in self.families.items():
+            if fam not in LAW_PARAMS:
+                raise ValueError(f"families.{fam}: unknown kernel family; choose from {sorted(LAW_PARAMS)}")
+            for eng, variants in engines.items():
+                for var, curve in variants.items():
+                    missing = [p for p in LAW_PARAMS[fam] if p not in curve.params]
+                    if missing:
+                        raise ValueError(f"families.{fam}.{eng}.{var}.params lacks {', '.join(missing)} "
+                                         f"(the {fam} law uses {', '.join(LAW_PARAMS[fam])})")
+        return self
