@@ -1,4 +1,4 @@
-"""The one default rule every command follows (issue 25 item 6); README "Defaults" and ``--help`` print RULE.
+"""The one default rule every command follows (issue 25 item 6); docs/cli.md "Defaults" and ``--help`` print RULE.
 
 - profile: ``vllm`` (calibrated) in every command, ``predict`` included; ``speed-of-light`` (the roofline bound)
   only when asked for.

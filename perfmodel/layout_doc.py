@@ -1,9 +1,9 @@
-"""The README's architecture section: one line per module of the package, from each module's docstring.
+"""The architecture section of docs/architecture.md: one line per module of the package, from each module's docstring.
 
 The layering, bottom up: specs (pydantic) and arch (parameter, KV and layout arithmetic) -> equations (sympy) ->
 engine (lambdify, the step equations over point arrays) -> serving (load, chunked prefill, pools, sessions, the
 dispatcher and the declared result) -> analyses / validation / claims / report -> api (the facade) -> cli
-(tests/test_layering.py checks it). The block sits in README.md between BEGIN and END; rewrite it with
+(tests/test_layering.py checks it). The block sits in docs/architecture.md between BEGIN and END; rewrite it with
 
     python -m perfmodel.layout_doc
 """
@@ -38,13 +38,13 @@ def block() -> str:
 
 def update_readme(text: str) -> str:
     if BEGIN not in text or END not in text:
-        raise ValueError("README.md has no architecture markers")
+        raise ValueError("docs/architecture.md has no architecture markers")
     head, rest = text.split(BEGIN, 1)
     return head + block() + rest.split(END, 1)[1]
 
 
 def main() -> None:
-    readme = PACKAGE.parent / "README.md"
+    readme = PACKAGE.parent / "docs" / "architecture.md"
     readme.write_text(update_readme(readme.read_text()))
     print(f"updated {readme}")
 

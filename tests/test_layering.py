@@ -95,8 +95,8 @@ def test_no_layer_imports_a_layer_above_it():
 
 def test_readme_architecture_lists_every_module_and_is_current():
     from perfmodel import layout_doc
-    text = (ROOT / "README.md").read_text()
-    assert layout_doc.update_readme(text) == text, "README architecture is stale: python -m perfmodel.layout_doc"
+    text = (ROOT / "docs/architecture.md").read_text()
+    assert layout_doc.update_readme(text) == text, "docs/architecture.md is stale: python -m perfmodel.layout_doc"
     listed = {line.split("`")[1] for line in layout_doc.lines()}
     assert listed == {p.relative_to(ROOT).as_posix() for p in PKG.rglob("*.py")}
     assert all(not line.endswith(": ") for line in layout_doc.lines())

@@ -1,4 +1,4 @@
-"""Every command in the README's shell blocks runs: no traceback, exit status 0, and the checkout is left as it
+"""Every command in the shell blocks of the README and of docs/*.md runs: no traceback, exit status 0, and the checkout is left as it
 was (issue 25: a planner's first week).
 
 The commands are read from README.md itself, so a README edit is tested as written. Each runs through the real
@@ -54,10 +54,13 @@ def _git_status() -> str | None:
 TREE_BEFORE = _git_status()
 
 
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]   # the README and the reference pages
+
+
 def readme_commands() -> list[str]:
-    """Shell commands of the README's ```bash blocks, continuation lines joined, comments dropped, ``a && b``
-    split into its commands."""
-    text = (ROOT / "README.md").read_text()
+    """Shell commands of the ```bash blocks of the README and docs/*.md, continuation lines joined, comments
+    dropped, ``a && b`` split into its commands."""
+    text = "\n".join(p.read_text() for p in DOCS)
     out = []
     for block in re.findall(r"```bash\n(.*?)```", text, re.S):
         cur = ""
@@ -71,7 +74,7 @@ def readme_commands() -> list[str]:
                 continue
             out += [c.strip() for c in re.sub(r"\s+#.*$", "", cur).split("&&")]
             cur = ""
-    return out
+    return list(dict.fromkeys(out))     # a command shown in the README and in docs/ runs once
 
 
 COMMANDS = readme_commands()

@@ -110,8 +110,8 @@ def test_predict_json_is_the_schema(capsys):
 
 
 def test_readme_output_columns_are_current():
-    text = (ROOT / "README.md").read_text()
-    assert result.update_readme(text) == text, "README output columns are stale: python -m perfmodel.serving.result"
+    text = (ROOT / "docs/output-columns.md").read_text()
+    assert result.update_readme(text) == text, "docs/output-columns.md is stale: python -m perfmodel.serving.result"
 
 
 def test_one_power_rule():

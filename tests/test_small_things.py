@@ -47,10 +47,20 @@ def test_model_error_table_command_runs_without_a_runtime_warning(tmp_path):
 
 
 def test_readme_examples_write_into_ignored_out_folder():
-    text = (ROOT / "README.md").read_text()
+    text = "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
     assert "out/" in (ROOT / ".gitignore").read_text().split()
     for flag in ("--plot ", "--csv "):
         for part in text.split(flag)[1:]:
             target = part.split()[0]
             if target.endswith((".png", ".csv")):
                 assert target.startswith(("out/", "reports/")), f"README writes {target} into the tree"
+
+
+def test_the_readme_stays_short_and_links_pages_that_exist():
+    """Issue 34: the README holds the two commands, the concepts and a tour (at most 200 lines); the reference
+    lives in docs/, and every docs/ page the README links exists."""
+    import re as _re
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 200
+    links = _re.findall(r"\]\((docs/[^)#]+)\)", text)
+    assert len(links) >= 6 and all((ROOT / link).exists() for link in links), links

@@ -5,7 +5,7 @@ that fill it.
 frontier and validation). A name with ``{...}`` is a family (e.g. ``t_{component}_ms``: one column per kernel
 component of the model). ``modes`` lists which of ``MODES`` fill the column; ``when`` says when a column of a mode
 is present only in some calls (empty: always). ``perfmodel predict --json`` orders its record by this schema and
-the README's output-columns section is generated from it (``readme_block``; tests/test_result_schema.py checks both
+docs/output-columns.md's column table is generated from it (``readme_block``; tests/test_result_schema.py checks both
 and that every column any path produces is declared).
 """
 
@@ -224,15 +224,15 @@ def readme_block() -> str:
 
 
 def update_readme(text: str) -> str:
-    """``text`` (the README) with its generated output-columns block replaced by the current one."""
+    """``text`` (docs/output-columns.md) with its generated output-columns block replaced by the current one."""
     if BEGIN not in text or END not in text:
-        raise ValueError("README.md has no output-columns markers")
+        raise ValueError("docs/output-columns.md has no output-columns markers")
     head, rest = text.split(BEGIN, 1)
     return head + readme_block() + rest.split(END, 1)[1]
 
 
-if __name__ == "__main__":       # python -m perfmodel.serving.result: rewrite the README's block
+if __name__ == "__main__":       # python -m perfmodel.serving.result: rewrite the block in docs/output-columns.md
     from pathlib import Path
-    readme = Path(__file__).resolve().parents[2] / "README.md"
+    readme = Path(__file__).resolve().parents[2] / "docs" / "output-columns.md"
     readme.write_text(update_readme(readme.read_text()))
     print(f"updated {readme}")

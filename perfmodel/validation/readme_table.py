@@ -1,10 +1,10 @@
-"""The README's accuracy table, generated from the committed reports (issue 25 item 4).
+"""The accuracy table of docs/accuracy.md, generated from the committed reports (issue 25 item 4).
 
 One row per shipped shared file (``records.SHARED_FILES``): its records, the in-sample median |error| from
 ``reports/validation.csv`` (``perfmodel validate ... --report reports/validation.md``) and the cross-validated
 median |error| by configuration from ``reports/crossval.csv`` (``perfmodel crossval --report
 reports/crossval.md``), split by metric where the file holds TPOT and TTFT rows only. error = predicted /
-measured - 1, rows with status ``ok``. The table sits in README.md between BEGIN and END; rewrite it with
+measured - 1, rows with status ``ok``. The table sits in docs/accuracy.md between BEGIN and END; rewrite it with
 
     python -m perfmodel.validation.readme_table --write
 """
@@ -118,7 +118,7 @@ def generated(rep: Path) -> str:
 def render(readme_text: str, tbl: str) -> str:
     """README text with the block between BEGIN and END replaced by ``tbl``."""
     if BEGIN not in readme_text or END not in readme_text:
-        raise ValueError(f"README.md has no accuracy-table markers ({BEGIN!r} ... {END!r})")
+        raise ValueError(f"docs/accuracy.md has no accuracy-table markers ({BEGIN!r} ... {END!r})")
     head, rest = readme_text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     return f"{head}{BEGIN}\n{tbl}\n{END}{tail}"
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     root = builtin_root()
     tbl = generated(root / "reports")
     if "--write" in argv:
-        readme = root / "README.md"
+        readme = root / "docs" / "accuracy.md"
         readme.write_text(render(readme.read_text(), tbl))
         print(f"wrote the accuracy table into {readme.name}")
     else:
