@@ -92,3 +92,23 @@ def test_the_agreement_is_not_vacuous():
     sc["deployment"]["batch"] = 61
     b = api.predict(Scenario.model_validate(sc)).iloc[0].to_dict()
     assert len(_same(a, b)) == len(METRICS)
+
+
+def test_agentic_point_agrees_across_predict_frontier_and_attribution():
+    """An agentic session deployment (agentx) through predict, the frontier's candidates and attribution (read at
+    that point's per-user speed, the batch search lands on it): one throughput, within 0.1%."""
+    from perfmodel.analyses.attribution import attribute
+    from perfmodel.analyses.systems import System
+    space = DeploymentSpace(gpus=(8,), tp=(8,), ep=(1,), attention_dp=False, spec_tokens=(0,), batch_points=6,
+                            disaggregation=False, kv_host_tier=False)
+    cand = candidates("h200-sxm:sglang", "llama-3.1-70b", "agentx", profile="sglang", weights=("fp8",), space=space)
+    row = cand.iloc[len(cand) // 2]
+    sc = Scenario.model_validate({"hardware": "h200-sxm", "model": "llama-3.1-70b", "profile": "sglang",
+                                  "deployment": {"gpus": 8, "tp": 8, "batch": int(row["batch"])},
+                                  "workload": "agentx"})
+    pred = api.predict(sc).iloc[0]
+    for col in ("tps_per_user", "total_tps_per_gpu", "ttft_ms"):
+        assert math.isclose(float(pred[col]), float(row[col]), rel_tol=1e-9), col
+    r = attribute(System("h200-sxm", "sglang"), System("h200-sxm", "sglang", hw_overrides={"hbm_bandwidth_tbps": 5.5}),
+                  "llama-3.1-70b", workload="agentx", at_tps_per_user=float(row["tps_per_user"]), space=space)
+    assert math.isclose(r.from_value, float(pred["total_tps_per_gpu"]), rel_tol=1e-3)
