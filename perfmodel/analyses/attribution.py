@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import factorial
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -37,6 +38,7 @@ from ..engine.kernel_bind import defaults as kernel_defaults
 from ..engine.kernel_bind import engine_of
 from ..errors import SpecError
 from ..formats import check_formats
+from ..serving.roots import illinois
 from ..spec_decoding import acceptance_length
 from ..specs.hardware import power_field
 from ..specs.profile import PROFILE_PARAMS
@@ -238,16 +240,44 @@ def _shapley(v: np.ndarray, n: int) -> np.ndarray:
 
 def _log_values(game: dict, masks: np.ndarray) -> np.ndarray:
     """log(best metric over the deployments) for each coalition mask, in one batch of evaluate calls."""
-    a, b, players, lay, m, wl = (game[k] for k in ("a", "b", "players", "lay", "m", "wl"))
-    weights, kv_cache, attention_weights = game["weights"], game["kv_cache"], game["attention_weights"]
-    metric, base_metric, at, iterations = game["metric"], game["base_metric"], game["at"], game["iterations"]
-    n = len(players)
-    # coalitions -> symbol arrays over points (layout-major: point = l * C + c)
-    states = _coalition_states(a, b, players, masks)
+    states = _coalition_states(game["a"], game["b"], game["players"], masks)
+    pts = _coalition_points(game, states)
+    if game["at"] is None:
+        value = _peak_values(pts, game["base_metric"])
+    else:
+        value = _values_at_speed(pts, game["base_metric"], game["at"], game["iterations"])
+    value = np.where(pts.valid & np.isfinite(value) & (value > 0), value, -np.inf)
+    by_c = _per_unit(value.reshape(pts.layouts, len(states)).max(axis=0), states, game["metric"])
+    if not np.all(by_c > 0):
+        bad = int(masks[np.nonzero(~(by_c > 0))[0][0]])
+        players, at = game["players"], game["at"]
+        members = [players[i].name for i in range(len(players)) if bad >> i & 1]
+        raise SpecError(f"no enumerated deployment of the mixed system (from {game['a'].name}, with "
+                        f"{', '.join(members) or 'nothing'} from {game['b'].name}) "
+                        + (f"reaches {at:g} tok/s/user" if at else "fits"), field="attribute")
+    return np.log(by_c)
+
+
+@dataclass
+class _Points:
+    """Every (deployment, coalition) point, layout-major (point = l * C + c): ``run(batch)`` evaluates them all at
+    ``batch`` sequences per instance; ``dp`` attention-DP ranks, ``cap_rank`` whole sequences per rank that fit,
+    ``probe`` the evaluation at one sequence per rank, ``valid`` the points the coalition may run."""
+
+    run: Callable[[np.ndarray], dict]
+    dp: np.ndarray
+    cap_rank: np.ndarray
+    probe: dict
+    valid: np.ndarray
+    layouts: int
+
+
+def _coalition_points(game: dict, states: list[dict]) -> _Points:
+    lay, m, wl = game["lay"], game["m"], game["wl"]
     C, L = len(states), len(lay)
     li, ci = np.repeat(np.arange(L), C), np.tile(np.arange(C), L)
-    formats = dict(weights=weights, kv_cache=kv_cache, attention_weights=attention_weights)
-    base_setup, syms = _coalition_symbols(a, m, formats, states, ci)
+    formats = dict(weights=game["weights"], kv_cache=game["kv_cache"], attention_weights=game["attention_weights"])
+    base_setup, syms = _coalition_symbols(game["a"], m, formats, states, ci)
     cs = CoalitionSetup(base_setup, syms)
 
     rows = lay.iloc[li].reset_index(drop=True)
@@ -256,11 +286,9 @@ def _log_values(game: dict, masks: np.ndarray) -> np.ndarray:
     acc = acceptance_length(rate, k)
     valid = ~((k > 0) & np.isnan(rate))
     serving = rows["serving"].to_numpy()
-    disagg_ok = np.array([st["disaggregation"] for st in states])[ci]
-    tier_ok = np.array([st["kv_host_tier"] for st in states])[ci]
-    valid &= (serving != "disaggregated") | disagg_ok
+    valid &= (serving != "disaggregated") | np.array([st["disaggregation"] for st in states])[ci]
     if "kv_host_tier" in rows:
-        valid &= ~rows["kv_host_tier"].to_numpy(bool) | tier_ok
+        valid &= ~rows["kv_host_tier"].to_numpy(bool) | np.array([st["kv_host_tier"] for st in states])[ci]
     domain = np.array([st["fields"]["scaleup_domain_gpus"] for st in states], dtype=float)[ci]
     valid &= rows["gpus"].to_numpy(float) <= domain
     rows["acc"] = np.where(np.isnan(acc), 1.0, acc)
@@ -268,11 +296,11 @@ def _log_values(game: dict, masks: np.ndarray) -> np.ndarray:
     for c in ("isl", "osl", "new"):
         rows.pop(c) if c in rows else None
 
-    def run(batch: np.ndarray) -> pd.DataFrame:
+    def run(batch: np.ndarray) -> dict:
         rows["batch"] = batch
         df, order = evaluate_rows(cs.subset, rows, wl)
         out = {}
-        for col in ("tps_per_user", base_metric, "max_batch", "fits"):
+        for col in ("tps_per_user", game["base_metric"], "max_batch", "fits"):
             v = np.empty(len(rows), dtype=float)
             v[order] = df[col].to_numpy(dtype=float)
             out[col] = v
@@ -282,44 +310,47 @@ def _log_values(game: dict, masks: np.ndarray) -> np.ndarray:
     probe = run(dp.copy())
     cap_rank = np.floor(probe["max_batch"] / dp)
     valid &= cap_rank >= 1
-    cap_rank = np.maximum(cap_rank, 1.0)
-    if at is None:
-        # peak: best over a log grid of batch per deployment (throughput rises with batch up to capacity)
-        grid = np.linspace(0.0, 1.0, 12)
-        best = np.full(len(rows), -np.inf)
-        for u in grid:
-            r = run(dp * np.exp(u * np.log(cap_rank)))
-            best = np.maximum(best, np.where(r["fits"] > 0, r[base_metric], -np.inf))
-        value = best
-    else:
-        lo_u, hi_u = np.zeros(len(rows)), np.log(cap_rank)
-        g_lo = np.log(probe["tps_per_user"]) - np.log(at)
-        top = run(dp * cap_rank)
-        g_hi = np.log(top["tps_per_user"]) - np.log(at)
-        valid &= g_lo >= 0
-        done_hi = g_hi >= 0                       # X met even at capacity: the batch is the capacity
-        value = np.where(done_hi, top[base_metric], np.nan)
-        u = hi_u.copy()
-        side = np.zeros(len(rows))
-        active = valid & ~done_hi
-        for _ in range(iterations):               # Illinois regula falsi on log tps_per_user vs log batch
-            denom = np.where(g_lo - g_hi != 0, g_lo - g_hi, 1.0)
-            u = np.where(active, lo_u + g_lo * (hi_u - lo_u) / denom, u)
-            r = run(dp * np.exp(u))
-            g = np.log(r["tps_per_user"]) - np.log(at)
-            up = active & (g >= 0)
-            down = active & (g < 0)
-            lo_u, g_lo = np.where(up, u, lo_u), np.where(up, g, g_lo)
-            hi_u, g_hi = np.where(down, u, hi_u), np.where(down, g, g_hi)
-            g_hi = np.where(up & (side == 1), g_hi / 2, g_hi)
-            g_lo = np.where(down & (side == -1), g_lo / 2, g_lo)
-            side = np.where(up, 1, np.where(down, -1, side))
-            if np.nanmax(np.abs(np.where(active, g, 0.0))) < 1e-10:
-                break
-        r = run(dp * np.exp(lo_u))                # the feasible side: tps_per_user >= X
-        value = np.where(done_hi, value, r[base_metric])
-    value = np.where(valid & np.isfinite(value) & (value > 0), value, -np.inf)
-    by_c = value.reshape(L, C).max(axis=0)
+    return _Points(run, dp, np.maximum(cap_rank, 1.0), probe, valid, L)
+
+
+PEAK_GRID = 12   # log-grid points of batch per deployment, 1 .. capacity, for the peak
+
+
+def _peak_values(pts: _Points, metric: str) -> np.ndarray:
+    """The peak: the best over a log grid of batch per deployment (throughput rises with batch up to capacity)."""
+    best = np.full(pts.dp.size, -np.inf)
+    for u in np.linspace(0.0, 1.0, PEAK_GRID):
+        r = pts.run(pts.dp * np.exp(u * np.log(pts.cap_rank)))
+        best = np.maximum(best, np.where(r["fits"] > 0, r[metric], -np.inf))
+    return best
+
+
+def _values_at_speed(pts: _Points, metric: str, at: float, iterations: int) -> np.ndarray:
+    """The metric at the largest batch whose per-user speed is still >= ``at``: the sign change of
+    g(u) = ln tps_per_user(dp e^u) - ln at on u in [0, ln cap_rank] (serving/roots.illinois), read on its
+    feasible side; the capacity where even it meets the speed. Points too slow at one sequence per rank are
+    invalid (``pts.valid`` cleared)."""
+    g_lo = np.log(pts.probe["tps_per_user"]) - np.log(at)
+    top = pts.run(pts.dp * pts.cap_rank)
+    g_hi = np.log(top["tps_per_user"]) - np.log(at)
+    pts.valid &= g_lo >= 0
+    at_cap = g_hi >= 0                        # the speed is met even at capacity: the batch is the capacity
+    lo_u = np.zeros(pts.dp.size)
+
+    def g(u: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        b = pts.dp * np.exp(lo_u)
+        b[idx] = pts.dp[idx] * np.exp(u)
+        return (np.log(pts.run(b)["tps_per_user"]) - np.log(at))[idx]
+
+    search = pts.valid & ~at_cap
+    br = illinois(g, lo_u, np.log(pts.cap_rank), np.where(search, g_lo, -1.0), np.where(search, g_hi, 0.0),
+                  iterations=iterations)
+    r = pts.run(pts.dp * np.exp(np.where(search, br.lo, 0.0)))    # the feasible side: tps_per_user >= at
+    return np.where(at_cap, top[metric], r[metric])
+
+
+def _per_unit(by_c: np.ndarray, states: list[dict], metric: str) -> np.ndarray:
+    """Per-GPU values per coalition -> the metric's unit (per MW of the coalition's power, per USD of its price)."""
     if metric.endswith("_per_mw"):
         power = np.array([st["fields"][power_field(st["fields"])] for st in states])
         by_c = by_c / power * 1e6
@@ -328,13 +359,7 @@ def _log_values(game: dict, masks: np.ndarray) -> np.ndarray:
         if np.isnan(price).any():
             raise SpecError("a system has no price_usd_per_gpu_hour", field="metric")
         by_c = by_c * 3600 / price
-    if not np.all(by_c > 0):
-        bad = int(masks[np.nonzero(~(by_c > 0))[0][0]])
-        members = [players[i].name for i in range(n) if bad >> i & 1]
-        raise SpecError(f"no enumerated deployment of the mixed system (from {a.name}, with "
-                        f"{', '.join(members) or 'nothing'} from {b.name}) "
-                        + (f"reaches {at:g} tok/s/user" if at else "fits"), field="attribute")
-    return np.log(by_c)
+    return by_c
 
 
 def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
