@@ -28,6 +28,22 @@ COMPUTE_RATE: dict[str, str] = {
 }
 
 KV_FORMATS = ("bf16", "fp8", "fp4")
+# KV-cache element bytes (values only: the engines' FP8/FP4 KV scales are per head or per tensor, negligible)
+KV_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5}
+
+
+def table_element_bytes(dtype: str) -> float:
+    """Bytes per element of a dtype as the measured kernel tables name it (``bfloat16``, ``half``, ``float``,
+    ``fp8_block``, ``nvfp4``, ``w4a16_mxfp4``, ``int8``, ...): 4-bit formats with their FP8 block scale
+    (0.5 + 1/16), 8-bit 1, 32-bit float 4, 16-bit (and anything else) 2."""
+    d = str(dtype).lower()
+    if d in ("float", "float32", "fp32"):
+        return 4.0
+    if "fp4" in d or "int4" in d or d.startswith("w4"):
+        return WEIGHT_BYTES["nvfp4"]
+    if "fp8" in d or "int8" in d:
+        return WEIGHT_BYTES["fp8"]
+    return WEIGHT_BYTES["bf16"]
 
 
 def weight_format_problem(fmt) -> str | None:

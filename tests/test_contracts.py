@@ -35,3 +35,15 @@ def test_symbols_are_bound_only_by_setup():
 
 def test_the_contract_scan_sees_a_call():
     assert _calls("symbol_values"), "the scan found no call at all: the pattern is broken"
+
+
+def test_bytes_per_number_format_live_in_one_table():
+    """One precision table (perfmodel/formats.py): no other module spells out bytes per format."""
+    pat = re.compile(r"""["'](fp8|bf16|bfloat16|fp4|nvfp4|half)["']\s*:\s*[0-9.]+\s*[,}]""")
+    found = []
+    for p in sorted(PKG.rglob("*.py")):
+        rel = p.relative_to(PKG).as_posix()
+        if rel == "formats.py" or "_catalog" in p.parts:
+            continue
+        found += [f"{rel}:{i}: {ln.strip()}" for i, ln in enumerate(p.read_text().splitlines(), 1) if pat.search(ln)]
+    assert not found, "use perfmodel/formats.py (WEIGHT_BYTES, KV_BYTES, table_element_bytes):\n" + "\n".join(found)

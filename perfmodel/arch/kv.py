@@ -14,12 +14,12 @@
 
 from __future__ import annotations
 
-from ..formats import check_kv_format
+from ..formats import KV_BYTES, check_kv_format
 from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, ModelSpec
 
 
 def _elem(fmt: str) -> float:
-    return {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5}[fmt]
+    return KV_BYTES[fmt]
 
 
 def _scaled(n: int, fmt: str) -> float:

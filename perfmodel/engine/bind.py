@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..arch.kv import dsv4_entry_bytes, indexer_key_bytes, layer_kv_fixed, layer_kv_per_token
 from ..equations.collectives import bind_fabric
 from ..errors import SpecError
-from ..formats import COMPUTE_RATE, weight_bytes
+from ..formats import COMPUTE_RATE, KV_BYTES, weight_bytes
 from ..specs.hardware import HARDWARE_FIELDS, HardwareSpec
 from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, ModelSpec, MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
@@ -138,7 +138,7 @@ def bind_formats(model: ModelSpec, weights: str, attn_fmt: str, kv: str) -> dict
     for name, a in model.attention.items():
         E = I = R = 0.0
         if isinstance(a, GQA):
-            E = 2 * a.kv_heads * a.head_dim * {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5}[kv]
+            E = 2 * a.kv_heads * a.head_dim * KV_BYTES[kv]
         elif isinstance(a, MLA):
             E = layer_kv_per_token(a.model_copy(update={"indexer": None}), kv)
             I = indexer_key_bytes(a.indexer.head_dim, kv) if a.indexer and not a.indexer.shared else 0.0

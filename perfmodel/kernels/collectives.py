@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..formats import table_element_bytes
 from .fitting import Param
 
 FAMILY = "allreduce"
@@ -30,10 +31,6 @@ PARAMS = [
     Param("g2", 0.3, 0.0, 2.0, log=False, doc="growth exponent of that latency with the group"),
     Param("eff2", 0.6, 0.005, 1.0, doc="link-bandwidth share of the large-message algorithm"),
 ]
-
-ELEMENT_BYTES = {"bfloat16": 2.0, "half": 2.0, "float16": 2.0, "float": 4.0, "float32": 4.0, "int8": 1.0,
-                 "fp8": 1.0}
-
 
 def features(n, message_elems, elem_bytes: float, op: str, pk) -> dict:
     n = np.asarray(n, dtype=float)
@@ -59,12 +56,12 @@ def variants(df, pk):
     table = df.attrs.get("table")
     if table == "custom_allreduce":
         for (engine, ks, dt), g in df.groupby(["engine", "kernel_source", "allreduce_dtype"], observed=True):
-            f = features(g["num_gpus"].to_numpy(), g["message_size"].to_numpy(), ELEMENT_BYTES.get(str(dt), 2.0),
+            f = features(g["num_gpus"].to_numpy(), g["message_size"].to_numpy(), table_element_bytes(dt),
                          "all_reduce", pk)
             yield str(engine), f"custom:{ks}/{dt}", f, g["latency"].to_numpy(), g[GROUP], f["x"]
         return
     df = df[df["op_name"].isin(["all_reduce", "all_gather"])]
     for (engine, op, dt), g in df.groupby(["engine", "op_name", "nccl_dtype"], observed=True):
-        f = features(g["num_gpus"].to_numpy(), g["message_size"].to_numpy(), ELEMENT_BYTES.get(str(dt), 2.0),
+        f = features(g["num_gpus"].to_numpy(), g["message_size"].to_numpy(), table_element_bytes(dt),
                      str(op), pk)
         yield str(engine), f"nccl:{op}/{dt}", f, g["latency"].to_numpy(), g[GROUP], f["x"]

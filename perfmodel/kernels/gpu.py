@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..formats import table_element_bytes
 from .loader import HARDWARE_ID
 
 
@@ -44,11 +45,5 @@ def peaks(gpu: str, hardware_id: str | None = None) -> GpuPeaks:
 
 
 def bytes_per_element(dtype: str) -> float:
-    """Storage bytes per weight/activation element of a format (block scales included: NVFP4 1/16 byte per
-    element of FP8 scale, FP8 block 1/128^2 per element, negligible)."""
-    d = str(dtype).lower()
-    if "fp4" in d or "int4" in d or d.startswith("w4"):
-        return 0.5 + 1 / 16
-    if "fp8" in d or "int8" in d:
-        return 1.0
-    return 2.0
+    """Storage bytes per weight/activation element of a kernel table's dtype (formats.table_element_bytes)."""
+    return table_element_bytes(dtype)
