@@ -18,6 +18,8 @@ rate elasticities minus the latency elasticities sum to 1.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import sympy as sp
@@ -165,87 +167,122 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile=DEFA
         fw = dict(frontier_kw, weights=(weights,), kv_cache=kv_cache, attention_weights=attention_weights)
         point = operating_point(sysm, m, workload, profile, at_tps_per_user=at_tps_per_user, peak=peak, **fw)
     point = dict(point)
-    weights = point.get("weights", weights)
-    kv_cache = point.get("kv_cache", kv_cache)
-    setup = sysm.setup(m, weights=weights, kv_cache=kv_cache, attention_weights=attention_weights)
+    setup = sysm.setup(m, weights=point.get("weights", weights), kv_cache=point.get("kv_cache", kv_cache),
+                       attention_weights=attention_weights)
+    p = _point_arrays(sysm, point, workload)
+    vals = setup.symbol_values()
+    d = _step_derivatives(setup, p, vals)
+    if d.cap < p["batch"][0]:
+        g = int(p["gpus"][0])
+        raise SpecError(f"batch {p['batch'][0]:g} does not fit in memory on {g} GPU(s) of {sysm.name} "
+                        f"(at most {max(int(np.floor(d.cap)), 0)} sequences fit); lower the batch or add GPUs",
+                        field="deployment.batch" if d.cap >= 1 else "deployment.gpus")
+    df = pd.DataFrame(_elasticity_rows(sysm, setup, vals, p, d, metric))
+    at_cap = float(p["batch"][0]) >= np.floor(d.cap) * 0.999
+    if at_cap:   # at the peak the batch follows capacity
+        df["elasticity_at_capacity"] = df["elasticity"] + d.e_thr("B", metric) * df["capacity_elasticity"]
+    df = df.iloc[np.lexsort((-df["capacity_elasticity"].abs().to_numpy(), -df["elasticity"].abs().to_numpy()))]
+    df = df.reset_index(drop=True)
+    df.attrs.update(system=sysm.name, metric=metric, serving=point.get("serving", "aggregated"),
+                    tpot_ms=d.tpot * 1e3, max_batch=d.cap, at_capacity=bool(at_cap),
+                    point={kk_: (v.item() if hasattr(v, "item") else v) for kk_, v in point.items()
+                           if kk_ in ("weights", "kv_cache", "serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens",
+                                      "acceptance_length", "batch", "tps_per_user", "total_tps_per_gpu", "bound")})
+    return df
+
+
+def _point_arrays(sysm: System, point: dict, workload) -> dict[str, np.ndarray]:
+    """The operating point as one-element step-equation arrays (POINT_COLUMNS): lengths from the workload (an
+    agentic point's uncached input after evictions), accepted tokens per step from the point or the profile."""
     lengths = lengths_for(workload)
-    rate = sysm.spec_rate()
     k = float(point.get("spec_tokens", 0))
     if "acceptance_length" in point:
         acc = float(point["acceptance_length"])
     else:
         from .systems import acceptance_length
-        acc = float(acceptance_length(rate, k)) if k else 1.0
+        acc = float(acceptance_length(sysm.spec_rate(), k)) if k else 1.0
         if np.isnan(acc):
             raise SpecError(f"spec_tokens={k:g} but profile {sysm.profile_spec().id} has no acceptance rate",
                             field="spec_tokens")
     serving = point.get("serving", "aggregated")
     if serving not in SERVING_MIX:
         raise SpecError(f"unknown serving mode {serving!r}; choose from {sorted(SERVING_MIX)}", field="serving")
-    mix = SERVING_MIX[serving]
     if "uncached_input" in point and np.isfinite(point["uncached_input"]):
-        lengths = {**lengths, "new": float(point["uncached_input"])}   # agentic points: after evictions
+        lengths = {**lengths, "new": float(point["uncached_input"])}
     if "batch" not in point:
         raise SpecError("the operating point needs a batch", field="batch")
     p = {"batch": point["batch"], "gpus": point.get("gpus", 1), "tp": point.get("tp", 1), "ep": point.get("ep", 1),
-         "pp": point.get("pp", 1), "spec_tokens": k, "acc": acc, "mix": mix, **lengths}
-    p = {c: np.atleast_1d(np.asarray(p[c], dtype=float)) for c in POINT_COLUMNS}
-    vals = setup.symbol_values()
-    fn, args, syms = derivative_functions(m)
+         "pp": point.get("pp", 1), "spec_tokens": k, "acc": acc, "mix": SERVING_MIX[serving], **lengths}
+    return {c: np.atleast_1d(np.asarray(p[c], dtype=float)) for c in POINT_COLUMNS}
+
+
+@dataclass
+class _Derivatives:
+    """TPOT (s) and capacity (sequences) at the point, and their elasticities d ln / d ln symbol."""
+
+    tpot: float
+    cap: float
+    e_tpot: dict[str, float]
+    e_cap: dict[str, float]
+
+    def e_thr(self, sym: str, metric: str) -> float:
+        """Elasticity of throughput (per GPU, or per user for tps_per_user) = -d ln TPOT, plus 1 for the
+        accepted tokens per step and (aggregate metrics) the batch."""
+        e = -self.e_tpot.get(sym, 0.0)
+        if sym == "acc" or (sym == "B" and metric != "tps_per_user"):
+            e += 1.0
+        return e
+
+
+def _step_derivatives(setup, p: dict, vals: dict) -> _Derivatives:
+    """Forward-mode derivatives of TPOT and capacity at the point. The steps are a mixture of bare and chunk steps,
+    the share of chunk steps from the queueing layer (held fixed: elasticities of the decode step at this load)."""
+    fn, args, syms = derivative_functions(setup.model)
 
     def at(points):
         x = symbol_inputs(points, vals)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.array([float(np.asarray(v, dtype=float).reshape(-1)[0]) for v in fn(*[x[a] for a in args])])
 
-    # the steps are a mixture of bare and chunk steps, the share of chunk steps from the queueing layer
-    # (held fixed here: these are elasticities of the decode step at this load)
     share = float(evaluate(setup, p, symbol_values=vals)["chunk_step_share"].iloc[0])
     out = at({**p, "mix": np.zeros_like(p["mix"])})
     if share > 0:
         out = (1 - share) * out + share * at(chunk_mixture(p, vals)[2])
-    out = list(out)
-    tpot, cap = out[0], out[1]
-    if cap < p["batch"][0]:
-        g = int(p["gpus"][0])
-        raise SpecError(f"batch {p['batch'][0]:g} does not fit in memory on {g} GPU(s) of {sysm.name} "
-                        f"(at most {max(int(np.floor(cap)), 0)} sequences fit); lower the batch or add GPUs",
-                        field="deployment.batch" if cap >= 1 else "deployment.gpus")
-    n = len(syms)
-    e_tpot = dict(zip(syms, np.array(out[2:2 + n]) / tpot))
-    e_cap = dict(zip(syms, np.array(out[2 + n:2 + 2 * n]) / cap))
+    tpot, cap, n = out[0], out[1], len(syms)
+    return _Derivatives(tpot, cap, dict(zip(syms, np.array(out[2:2 + n]) / tpot)),
+                        dict(zip(syms, np.array(out[2 + n:2 + 2 * n]) / cap)))
 
+
+def _elasticity_rows(sysm: System, setup, vals: dict, p: dict, d: _Derivatives, metric: str) -> list[dict]:
+    """One row per hardware field, profile parameter, the kernel launch floors, the acceptance rate (drafts on)
+    and the batch."""
     def e_thr(sym: str) -> float:
-        e = -e_tpot.get(sym, 0.0)
-        if sym == "acc" or (sym == "B" and metric != "tps_per_user"):
-            e += 1.0
-        return e
+        return d.e_thr(sym, metric)
 
     fields = sysm.fields()
-    fsyms = field_symbols(setup, fields)
     rows = []
-    for f, syms in fsyms.items():
-        unit = HARDWARE_FIELDS[f][2]
+    for f, syms in field_symbols(setup, fields).items():
         e = sum(e_thr(s) for s in syms)
         if (f == power_field(fields) and metric.endswith("_per_mw")) \
                 or (f == "price_usd_per_gpu_hour" and metric.endswith("_per_usd")):
             e -= 1.0
         rows.append({"parameter": f, "kind": "hardware", "group": HW_GROUP_OF.get(f, ""), "value": fields[f],
-                     "unit": unit, "symbols": " ".join(syms), "elasticity": e,
-                     "capacity_elasticity": sum(e_cap.get(s, 0.0) for s in syms)})
+                     "unit": HARDWARE_FIELDS[f][2], "symbols": " ".join(syms), "elasticity": e,
+                     "capacity_elasticity": sum(d.e_cap.get(s, 0.0) for s in syms)})
     pvals = {**sysm.profile_spec().values(), **sysm.profile_overrides}
     for name, (sym, _k) in PROFILE_SYMBOLS.items():
         if name in DISCRETE_PARAMS:       # switches and integer limits have no elasticity
             continue
         desc, _lo, _hi, group = PROFILE_PARAMS[name]
         rows.append({"parameter": name, "kind": "profile", "group": group, "value": pvals[name], "unit": desc,
-                     "symbols": sym, "elasticity": e_thr(sym), "capacity_elasticity": e_cap.get(sym, 0.0)})
+                     "symbols": sym, "elasticity": e_thr(sym), "capacity_elasticity": d.e_cap.get(sym, 0.0)})
     rows.append({"parameter": "kernel_launch_floors", "kind": "kernel", "group": "latency",
                  "value": sum(vals.get(x, 0.0) for x in KERNEL_FLOOR_SYMBOLS) * 1e6,
                  "unit": "us, launch floors of a layer's GEMM, attention and fused-MoE kernels (kernel fits; 0 "
                          "without)", "symbols": " ".join(KERNEL_FLOOR_SYMBOLS),
                  "elasticity": sum(e_thr(x) for x in KERNEL_FLOOR_SYMBOLS),
-                 "capacity_elasticity": sum(e_cap.get(x, 0.0) for x in KERNEL_FLOOR_SYMBOLS)})
+                 "capacity_elasticity": sum(d.e_cap.get(x, 0.0) for x in KERNEL_FLOOR_SYMBOLS)})
+    k, rate = float(p["spec_tokens"][0]), sysm.spec_rate()
     if k > 0 and rate is not None:
         pr, kk = sp.symbols("p k", positive=True)
         a = acceptance_length_expr(pr, kk)
@@ -256,15 +293,4 @@ def sensitivity(system: System | str, model, workload="fixed-1k1k", profile=DEFA
     rows.append({"parameter": "batch", "kind": "operating_point", "group": "", "value": float(p["batch"][0]),
                  "unit": "sequences per instance", "symbols": "B", "elasticity": e_thr("B"),
                  "capacity_elasticity": 0.0})
-    df = pd.DataFrame(rows)
-    at_cap = float(p["batch"][0]) >= np.floor(cap) * 0.999
-    if at_cap:   # at the peak the batch follows capacity
-        df["elasticity_at_capacity"] = df["elasticity"] + e_thr("B") * df["capacity_elasticity"]
-    df = df.iloc[np.lexsort((-df["capacity_elasticity"].abs().to_numpy(), -df["elasticity"].abs().to_numpy()))]
-    df = df.reset_index(drop=True)
-    df.attrs.update(system=sysm.name, metric=metric, serving=serving, tpot_ms=tpot * 1e3, max_batch=cap,
-                    at_capacity=bool(at_cap),
-                    point={kk_: (v.item() if hasattr(v, "item") else v) for kk_, v in point.items()
-                           if kk_ in ("weights", "kv_cache", "serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens",
-                                      "acceptance_length", "batch", "tps_per_user", "total_tps_per_gpu", "bound")})
-    return df
+    return rows
