@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine.bind import profile_values
-from ..engine.evaluate import Setup
+from ..engine.evaluate import Setup, SymbolValues
 from ..engine.kernel_bind import defaults as kernel_defaults
 from ..engine.kernel_bind import engine_of
 from ..errors import SpecError
@@ -89,7 +89,7 @@ class Attribution:
 class CoalitionSetup(Setup):
     """A Setup whose symbol values are arrays, one entry per operating point (deployment x coalition)."""
 
-    def __init__(self, base: Setup, values: dict[str, np.ndarray]):
+    def __init__(self, base: Setup, values: SymbolValues):
         super().__init__(base.hardware, base.model, base.profile, base.weights, base.kv_cache,
                          base.attention_weights, dict(base.hw_overrides), dict(base.profile_overrides))
         self._values = values
@@ -102,7 +102,10 @@ class CoalitionSetup(Setup):
         out._values = {k: (v[mask] if isinstance(v, np.ndarray) else v) for k, v in self._values.items()}
         return out
 
-    def symbol_values(self, which: str = "value") -> dict:
+    def symbol_values(self, which: str = "value", *, fields: dict | None = None,
+                      profile: dict | None = None) -> SymbolValues:
+        if fields is not None or profile is not None:
+            raise ValueError("a coalition setup's symbol values are fixed: bind fields and profile in Setup")
         return self._values
 
     def power_w(self):
@@ -206,7 +209,7 @@ def _coalition_states(a: System, b: System, players: list[Player], masks):
 
 
 def _coalition_symbols(a: System, model, formats: dict, states: list[dict], ci: np.ndarray
-                       ) -> tuple[Setup, dict[str, np.ndarray]]:
+                       ) -> tuple[Setup, SymbolValues]:
     """A's setup and every symbol as an array over points (point j is coalition ci[j]), each coalition bound by
     Setup.symbol_values with its hardware fields and profile values (kernel fits: its GPU under its engine)."""
     setups: dict[tuple[int, int], Setup] = {}

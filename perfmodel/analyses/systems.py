@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import catalog
-from ..engine.bind import hardware_fields
+from ..engine.bind import hardware_fields, required
 from ..engine.evaluate import Setup
 from ..errors import SpecError
 from ..serving.lengths import workload_lengths
@@ -141,7 +141,7 @@ class System:
 
     def power_w(self) -> float:
         f = self.fields()
-        return f.get("allin_power_w") or f["gpu_tdp_w"]
+        return f.get("allin_power_w") or required(f, "gpu_tdp_w")
 
     def price(self) -> float | None:
         return self.fields().get("price_usd_per_gpu_hour")
@@ -230,15 +230,18 @@ def resolve_changes(system: System, scale: dict[str, float] | None = None,
                     raise SpecError(f"{hw} has no value for {', '.join(targets)}; use --set {targets[0]}=VALUE",
                                     field=f"{opt} {name}")
                 for f in present:
-                    hw_ov[f] = fields[f] * v if opt == "--scale" else float(v)
+                    hw_ov[f] = required(fields, f) * v if opt == "--scale" else float(v)
             elif name in PROFILE_PARAMS:
                 pr_ov[name] = pvals[name] * v if opt == "--scale" else float(v)
             elif name in ACCEPTANCE:
                 base = system.spec_rate()
-                if opt == "--scale" and base is None:
+                if opt == "--set":
+                    acc = float(v)
+                elif base is None:
                     raise SpecError(f"profile {prof.id} has no speculative decoding to scale; use --set {name}=P",
                                     field=f"{opt} {name}")
-                acc = base * v if opt == "--scale" else float(v)
+                else:
+                    acc = base * v
                 if not 0 <= acc < 1:
                     raise SpecError(f"acceptance rate {acc:g} is outside [0, 1)", field=f"{opt} {name}")
             else:

@@ -5,6 +5,8 @@ Spec units (TB/s, PFLOP/s, GB, us, ms) become SI (B/s, FLOP/s, B, s) here and no
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..arch.kv import dsv4_entry_bytes, indexer_key_bytes, layer_kv_fixed, layer_kv_per_token
 from ..equations.collectives import bind_fabric
 from ..errors import SpecError
@@ -45,8 +47,9 @@ PROFILE_SYMBOLS = {
 }
 
 
-def hardware_fields(hw: HardwareSpec, overrides: dict[str, float] | None = None) -> dict[str, float]:
-    """Field -> value in spec units, with overrides (validated against the sane ranges)."""
+def hardware_fields(hw: HardwareSpec, overrides: dict[str, float] | None = None) -> dict[str, float | None]:
+    """Field -> value in spec units (None where an optional field is not given), with overrides (validated against
+    the sane ranges)."""
     vals = {f: hw.value(f) for f in HARDWARE_FIELDS}
     for k, v in (overrides or {}).items():
         if k not in HARDWARE_FIELDS:
@@ -61,7 +64,7 @@ def hardware_fields(hw: HardwareSpec, overrides: dict[str, float] | None = None)
     cap, seen = vals.get("hbm_capacity_gb"), vals.get("hbm_visible_gib")
     over = overrides or {}
     if seen and "hbm_capacity_gb" in over and "hbm_visible_gib" not in over:
-        vals["hbm_visible_gib"] = seen * over["hbm_capacity_gb"] / hw.value("hbm_capacity_gb")  # a what-if scales both
+        vals["hbm_visible_gib"] = seen * over["hbm_capacity_gb"] / hw.specs.hbm_capacity_gb.value  # a what-if scales both
     elif cap and seen and seen > cap:
         if "hbm_visible_gib" in over:
             raise SpecError(f"visible HBM {seen:g} GiB exceeds the capacity {cap:g} GB (read as GiB)",
@@ -70,22 +73,30 @@ def hardware_fields(hw: HardwareSpec, overrides: dict[str, float] | None = None)
     return vals
 
 
+def required(fields: Mapping[str, float | None], name: str) -> float:
+    """``fields[name]`` for a field the hardware schema requires (or one the caller checked is given)."""
+    v = fields[name]
+    if v is None:
+        raise SpecError(f"hardware field {name} has no value", field=name)
+    return v
+
+
 GIB = 2.0 ** 30
 
 
-def hbm_bytes(fields: dict[str, float]) -> float:
+def hbm_bytes(fields: Mapping[str, float | None]) -> float:
     """HBM per GPU as the engine sees it, bytes: hbm_visible_gib x 2^30 (what the CUDA runtime reports), else the
     marketed hbm_capacity_gb x 1e9."""
     seen = fields.get("hbm_visible_gib")
-    return seen * GIB if seen else fields["hbm_capacity_gb"] * 1e9
+    return seen * GIB if seen else required(fields, "hbm_capacity_gb") * 1e9
 
 
-def compute_rate(fields: dict[str, float], fmt: str) -> float:
+def compute_rate(fields: Mapping[str, float | None], fmt: str) -> float:
     """Dense FLOP/s for GEMMs with weights in ``fmt`` (4-bit falls back to FP8 without FP4 units)."""
     rate = COMPUTE_RATE[fmt]
     if rate == "fp4" and not fields.get("fp4_dense_pflops"):
         rate = "fp8"
-    return fields[f"{rate}_dense_pflops"] * 1e15
+    return required(fields, f"{rate}_dense_pflops") * 1e15
 
 
 def attention_format(model: ModelSpec, weights: str, attention_weights: str | None) -> str:
@@ -96,8 +107,8 @@ def attention_format(model: ModelSpec, weights: str, attention_weights: str | No
     return "fp8" if moe and weight_bytes(weights) < 1 else weights
 
 
-def bind_hardware(fields: dict[str, float], weights: str, attn_fmt: str) -> dict[str, float]:
-    out = {sym: fields[f] * k for f, (sym, k) in HW_SYMBOLS.items()}
+def bind_hardware(fields: Mapping[str, float | None], weights: str, attn_fmt: str) -> dict[str, float]:
+    out = {sym: required(fields, f) * k for f, (sym, k) in HW_SYMBOLS.items()}
     out.update(bind_fabric())
     out.update(kernel_defaults(out["lat_link"]))   # kernel symbols without a fit (Setup binds the fitted ones)
     out["C_hbm"] = hbm_bytes(fields)
@@ -109,7 +120,7 @@ def bind_hardware(fields: dict[str, float], weights: str, attn_fmt: str) -> dict
     return out
 
 
-def runs_fp4(fields: dict[str, float], fmt: str) -> bool:
+def runs_fp4(fields: Mapping[str, float | None], fmt: str) -> bool:
     """True if GEMMs with weights in ``fmt`` run on FP4 tensor cores (4-bit format and FP4 units present)."""
     return COMPUTE_RATE[fmt] == "fp4" and bool(fields.get("fp4_dense_pflops"))
 
@@ -152,9 +163,9 @@ def bind_formats(model: ModelSpec, weights: str, attn_fmt: str, kv: str) -> dict
 
 
 def bind_kernel_fits(hw: HardwareSpec, profile: ProfileSpec, model: ModelSpec, weights: str, kv: str,
-                     fields: dict[str, float]) -> dict[str, float]:
+                     fields: Mapping[str, float | None]) -> dict[str, float]:
     """Kernel-symbol values from the hardware's kernel fits for the profile's engine (engine/kernel_bind.py);
     the defaults of bind_hardware where there is no fit."""
     mla = any(isinstance(a, MLA) for a in model.attention.values())
-    return kernel_values(hw, profile, weights, kv, mla, fields["scaleup_latency_us"] * 1e-6,
-                         hw.value("scaleup_latency_us") * 1e-6)
+    return kernel_values(hw, profile, weights, kv, mla, required(fields, "scaleup_latency_us") * 1e-6,
+                         hw.specs.scaleup_latency_us.value * 1e-6)

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import sympy as sp
@@ -36,10 +36,10 @@ class Compiled:
 
     args: list[str]
     names: list[str]
-    fn: object
+    fn: Callable[..., Any]
     _exprs: list[sp.Expr] | Callable[[], list[sp.Expr]] = field(repr=False, default_factory=list)
     source: str = field(repr=False, default="")     # the generated code of ``fn`` (the fused kernel's input)
-    _scalar_fn: Callable | None = field(repr=False, default=None)
+    _scalar_fn: Callable[..., Any] | None = field(repr=False, default=None)
 
     @property
     def exprs(self) -> list[sp.Expr]:
@@ -48,8 +48,8 @@ class Compiled:
             self._exprs = self._exprs()
         return self._exprs
 
-    def __call__(self, values: dict, kernel: str | None = None) -> dict[str, np.ndarray]:
-        """Every output at the points of ``values`` (symbol -> scalar or array).
+    def __call__(self, values: dict, kernel: str | None = None) -> dict[str, np.ndarray | float]:
+        """Every output at the points of ``values`` (symbol -> scalar or array): arrays, or floats for one point.
 
         ``kernel`` (default ``$PERFMODEL_KERNEL``, else ``auto``): ``numpy`` evaluates the lambdified code,
         inputs of more than NUMPY_CHUNK points in cache-sized chunks (same results, elementwise); ``fused``
@@ -74,9 +74,9 @@ class Compiled:
             except Exception as exc:  # noqa: BLE001 - a kernel numba cannot build: the numpy path decides
                 _fused_failed(exc)
         if n == 1 and flat and mode == "auto":
-            out = self._one_point(argv)
-            if out is not None:
-                return out
+            one = self._one_point(argv)
+            if one is not None:
+                return one
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if n <= NUMPY_CHUNK or not flat:
                 return dict(zip(self.names, self.fn(*argv)))
@@ -87,11 +87,11 @@ class Compiled:
                     out[j, i:i + NUMPY_CHUNK] = col
         return dict(zip(self.names, out))
 
-    def _one_point(self, argv: list) -> dict[str, float] | None:
+    def _one_point(self, argv: list) -> dict[str, np.ndarray | float] | None:
         """One operating point on Python floats (the same code, ~10x faster than numpy on 1-element arrays);
         None where Python float arithmetic raises (x / 0, sqrt of a negative, overflow): numpy decides."""
         if self._scalar_fn is None:
-            ns = dict(SCALAR_NAMESPACE)
+            ns: dict[str, Any] = dict(SCALAR_NAMESPACE)
             exec(compile(self.source or inspect.getsource(self.fn), "<perfmodel one point>", "exec"), ns)  # noqa: S102
             self._scalar_fn = ns["_lambdifygenerated"]
         try:
@@ -100,7 +100,7 @@ class Compiled:
             return None
         return dict(zip(self.names, out))
 
-    def fused(self, values: dict) -> dict[str, np.ndarray]:
+    def fused(self, values: dict) -> dict[str, np.ndarray | float]:
         """The same outputs from the fused per-point kernel (``engine/fused.py``; numba required): one pass
         over the points, each output an array of the points' length."""
         from . import fused

@@ -20,8 +20,12 @@ from .bind import (
     bind_profile,
     hardware_fields,
     profile_values,
+    required,
 )
 from .compiled import compiled
+
+SymbolValues = dict[str, float | np.ndarray]
+"""Equation symbol -> value in SI units: a float, or an array over operating points (parameter draws, coalitions)."""
 
 POINT_COLUMNS = ("batch", "gpus", "tp", "ep", "pp", "spec_tokens", "acc", "isl", "osl", "new", "mix")
 # share of requests whose prefix is reloaded from the host tier; share of KV decode reads from the host tier
@@ -46,7 +50,7 @@ class Setup:
     profile_overrides: dict = field(default_factory=dict)
 
     def symbol_values(self, which: str = "value", *, fields: dict | None = None,
-                      profile: dict | None = None) -> dict[str, float]:
+                      profile: dict | None = None) -> SymbolValues:
         """Every equation symbol's value in SI units: the one place symbols are bound.
 
         ``which``: the profile's central value or a corner ("value" | "low" | "high"). ``fields`` (hardware field
@@ -57,17 +61,17 @@ class Setup:
         fields = hardware_fields(self.hardware, self.hw_overrides) if fields is None else fields
         prof = profile_values(self.profile, self.profile_overrides, which) if profile is None else profile
         attn = attention_format(self.model, self.weights, self.attention_weights)
-        vals = bind_hardware(fields, self.weights, attn)
+        vals: SymbolValues = {**bind_hardware(fields, self.weights, attn)}
         vals.update(bind_profile(prof))
         vals.update(bind_formats(self.model, self.weights, attn, self.kv_cache))
         vals.update(bind_kernel_fits(self.hardware, self.profile, self.model, self.weights, self.kv_cache, fields))
-        vals["C_host"] = fields["host_memory_gb"] * 1e9   # host-tier capacity per GPU (serving layer)
+        vals["C_host"] = required(fields, "host_memory_gb") * 1e9   # host-tier capacity per GPU (serving layer)
         return vals
 
     def power_w(self) -> tuple[float, str]:
         f = hardware_fields(self.hardware, self.hw_overrides)
         field = power_field(f)
-        return f[field], "all-in" if field == "allin_power_w" else "gpu-tdp-fallback"
+        return required(f, field), "all-in" if field == "allin_power_w" else "gpu-tdp-fallback"
 
     def price(self) -> float | None:
         return hardware_fields(self.hardware, self.hw_overrides).get("price_usd_per_gpu_hour")
@@ -81,7 +85,7 @@ def _arrays(points: dict) -> dict[str, np.ndarray]:
     return out
 
 
-def symbol_inputs(p: dict[str, np.ndarray], vals: dict[str, float]) -> dict:
+def symbol_inputs(p: dict[str, np.ndarray], vals: SymbolValues) -> SymbolValues:
     """Operating-point arrays -> equation symbols (decode)."""
     x = dict(vals)
     x.update(B=p["batch"], G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], q=1 + p["spec_tokens"],
@@ -94,7 +98,7 @@ def symbol_inputs(p: dict[str, np.ndarray], vals: dict[str, float]) -> dict:
     return x
 
 
-def prefill_inputs(p: dict[str, np.ndarray], vals: dict[str, float], tokens=None) -> dict:
+def prefill_inputs(p: dict[str, np.ndarray], vals: SymbolValues, tokens=None) -> SymbolValues:
     """One request's uncached tokens (or ``tokens`` per step) after its cached prefix."""
     x = dict(vals)
     new = np.maximum(p["new"], 1.0)
