@@ -143,7 +143,7 @@ def resolve_path(kind: str, name: str) -> Path:
     raise SpecError(f"unknown {label} id {name!r}{hint}", field=kind)
 
 
-_parsed: dict[tuple[str, float], object] = {}   # files the index parsed, by (path, mtime), until loaded once
+_parsed: dict[tuple[str, float], dict] = {}   # files the index parsed, by (path, mtime), until loaded once
 
 
 @lru_cache(maxsize=256)

@@ -18,14 +18,15 @@ def hardware_summary(hw: HardwareSpec, base: HardwareSpec | None = None) -> dict
     relative to it, each selectable as ``<base id>@<variant>``."""
     base = base or hw
     v = {f: hw.value(f) for f in HARDWARE_FIELDS}
-    bw = v["hbm_bandwidth_tbps"] * 1e12
-    ridge = {fmt: (v[f"{fmt}_dense_pflops"] * 1e15 / bw if v.get(f"{fmt}_dense_pflops") else None)
+    s = hw.specs     # the required fields, typed as given
+    bw = s.hbm_bandwidth_tbps.value * 1e12
+    ridge = {fmt: (p * 1e15 / bw if (p := v.get(f"{fmt}_dense_pflops")) else None)
              for fmt in ("bf16", "fp8", "fp4")}
-    n = int(v["scaleup_domain_gpus"])
-    rack = {"gpus": n, "hbm_tb": v["hbm_capacity_gb"] * n / 1e3, "hbm_bandwidth_pbps": v["hbm_bandwidth_tbps"] * n / 1e3,
-            "fp4_dense_eflops": (v["fp4_dense_pflops"] or 0) * n / 1e3, "fp8_dense_eflops": v["fp8_dense_pflops"] * n / 1e3,
-            "host_memory_tb": v["host_memory_gb"] * n / 1e3,
-            "power_kw": (v["allin_power_w"] or v["gpu_tdp_w"]) * n / 1e3}
+    n = int(s.scaleup_domain_gpus.value)
+    rack = {"gpus": n, "hbm_tb": s.hbm_capacity_gb.value * n / 1e3, "hbm_bandwidth_pbps": s.hbm_bandwidth_tbps.value * n / 1e3,
+            "fp4_dense_eflops": (v["fp4_dense_pflops"] or 0) * n / 1e3, "fp8_dense_eflops": s.fp8_dense_pflops.value * n / 1e3,
+            "host_memory_tb": s.host_memory_gb.value * n / 1e3,
+            "power_kw": (v["allin_power_w"] or s.gpu_tdp_w.value) * n / 1e3}
     present = [f for f in HARDWARE_FIELDS if getattr(hw.specs, f) is not None]
     return {"id": hw.id, "name": hw.name, "specs": {k: x for k, x in v.items() if x is not None},
             "status": {f: getattr(hw.specs, f).status for f in present},
@@ -114,7 +115,7 @@ def table(kind: str) -> pd.DataFrame:
 def show(name: str) -> tuple[str, dict]:
     """Find ``name`` in any catalog kind; return (kind, details)."""
     from .errors import SpecError
-    kinds = ("hardware", "models", "workloads", "profiles", "claims")
+    kinds: tuple[str, ...] = ("hardware", "models", "workloads", "profiles", "claims")
     if name.endswith((".yaml", ".yml")) or os.sep in name:
         kinds = (catalog.kind_of(catalog.resolve_path("id", name)),)   # a file: its kind, not a guess
     for kind in kinds:

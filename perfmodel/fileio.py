@@ -67,7 +67,7 @@ class UniqueKeyLoader(yaml.SafeLoader):
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
-            seen = {}
+            seen: dict[object, int] = {}    # key -> its line
             for key_node, _ in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     continue  # `<<: *base` may be overridden by explicit keys

@@ -46,8 +46,9 @@ def check_layout(model, dep: Deployment) -> None:
     problem = layout_problem(model, dep.gpus, dep.tp, dep.ep, dep.pp)
     if problem:
         raise SpecError(problem[0], field=problem[1])
-    if expert_problem(model, dep.ep):
-        raise SpecError(expert_problem(model, dep.ep), field="deployment.ep")
+    ep_problem = expert_problem(model, dep.ep)
+    if ep_problem:
+        raise SpecError(ep_problem, field="deployment.ep")
     p = dep.prefill
     if p is not None and dep.serving == "disaggregated":
         if p.gpus % p.tp or (not p.dp_attention and p.gpus != p.tp):
@@ -55,7 +56,7 @@ def check_layout(model, dep: Deployment) -> None:
                             field="deployment.prefill.gpus")
         if p.gpus % p.ep:
             raise SpecError(f"ep={p.ep} must divide gpus={p.gpus}", field="deployment.prefill.ep")
-        problem = layout_problem(model, p.gpus, p.tp, p.ep) or (
-            (expert_problem(model, p.ep), "deployment.ep") if expert_problem(model, p.ep) else None)
+        ep_problem = expert_problem(model, p.ep)
+        problem = layout_problem(model, p.gpus, p.tp, p.ep) or ((ep_problem, "deployment.ep") if ep_problem else None)
         if problem:
             raise SpecError(problem[0], field=problem[1].replace("deployment.", "deployment.prefill."))

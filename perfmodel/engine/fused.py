@@ -111,7 +111,8 @@ class _Pow(ast.NodeTransformer):
     loop-invariant operands call libm's pow, as Python's float power does."""
 
     def __init__(self, dyn: set[str], first_row: int):
-        self.dyn, self.row, self.lifted = dyn, first_row, []
+        self.dyn, self.row = dyn, first_row
+        self.lifted: list[ast.expr] = []
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -156,15 +157,18 @@ def kernel_source(source: str, varying: list[bool], cache: bool = True) -> tuple
     if not isinstance(ret, ast.Return) or not isinstance(ret.value, (ast.List, ast.Tuple)):
         raise ValueError("generated code does not return a list")
     pw = _Pow(dyn, len(dyn))
-    assigned = {}
+    assigned: dict[str, ast.Assign] = {}
+    order: list[tuple[str, ast.Assign]] = []     # (target, statement) in the generated code's order
     for st in body:
         if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
             raise ValueError(f"unexpected statement in generated code: {ast.unparse(st)}")
-        assigned[st.targets[0].id] = st
+        target = st.targets[0].id
+        assigned[target] = st
+        order.append((target, st))
         varies = bool(_names(st.value) & dyn)
         line = ast.unparse(pw.visit(ast.parse(ast.unparse(st)).body[0]))
         if varies:
-            dyn.add(st.targets[0].id)
+            dyn.add(target)
             loop.append(line)
         else:
             head.append(line)
@@ -183,7 +187,7 @@ def kernel_source(source: str, varying: list[bool], cache: bool = True) -> tuple
         if n in assigned and n not in need:
             need.add(n)
             todo += list(_names(assigned[n].value))
-    cone = [ast.unparse(st) for st in body if st.targets[0].id in need]
+    cone = [ast.unparse(st) for target, st in order if target in need]
     lifted = (f"def lifted({', '.join(args)}):" + ind + ind.join(cone + [
         "return [" + ", ".join(ast.unparse(p) for p in pw.lifted) + "]"]) + "\n")
     return kern, lifted
@@ -216,6 +220,8 @@ def _llvm_options() -> None:
 
 def _import(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the fused kernel module {path}")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod           # numba's cache locator finds functions by their module
     spec.loader.exec_module(mod)

@@ -27,7 +27,7 @@ import ast
 import datetime as _dt
 import operator
 import re
-from typing import Literal
+from typing import Callable, Literal, overload
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
@@ -40,6 +40,14 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9._\-]*(@[a-z0-9._\-]+)?$")
 
 # systems per kind: exactly this many
 _N_SYSTEMS = {"ratio": 2, "spec_ratio": 2, "absolute": 1, "delta": 1, "max_interactivity": 1}
+
+
+@overload
+def _check_id(kind: str, v: str) -> str: ...
+
+
+@overload
+def _check_id(kind: str, v: str | None) -> str | None: ...
 
 
 def _check_id(kind: str, v: str | None) -> str | None:
@@ -215,7 +223,7 @@ class DeploymentHints(Strict):
         return v
 
 
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+_OPS: dict[type[ast.AST], Callable[..., float]] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
         ast.Pow: operator.pow, ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
@@ -365,6 +373,7 @@ class ClaimSpec(Strict):
             if self.from_ is not None or self.to is not None:
                 raise ValueError(f"from/to are only for delta claims (this one is {k})")
         if k == "max_interactivity":
+            assert self.metric is not None and self.at is not None     # required above for every kind but two
             if self.metric.quantity != "tps_per_user":
                 raise ValueError("metric: a max_interactivity claim is in tps_per_user")
             if self.at.point != "max_speed":

@@ -43,7 +43,7 @@ class Sourced(Strict):
         """low <= value <= high, both or neither, with a range_note; a datasheet value has no range."""
         if (self.low is None) != (self.high is None):
             raise ValueError("low and high go together (give both or neither)")
-        if self.low is not None:
+        if self.low is not None and self.high is not None:     # both or neither (checked above)
             if not self.low <= self.value <= self.high:
                 raise ValueError(f"range low={self.low:g}, high={self.high:g} must contain value={self.value:g}")
             if not self.range_note:
@@ -54,7 +54,7 @@ class Sourced(Strict):
 
     def bounds(self) -> tuple[float, float]:
         """(low, high): the stated range, or (value, value) when none is stated."""
-        return (self.low, self.high) if self.low is not None else (self.value, self.value)
+        return (self.low, self.high) if self.low is not None and self.high is not None else (self.value, self.value)
 
 
 class SourcedText(Strict):
