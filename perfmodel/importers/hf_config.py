@@ -27,6 +27,7 @@ ignores (norms, biases, sinks, output gates).
 
 from __future__ import annotations
 
+import builtins
 import json
 import math
 import re
@@ -82,7 +83,8 @@ class _Cfg:
             raise SpecError(f"expected true or false, got {v!r}", field=key)
         return v
 
-    def list(self, key: str, n: int | None = None) -> list | None:
+    # (``builtins.``: inside this class ``int`` and ``list`` name the methods)
+    def list(self, key: str, n: builtins.int | None = None) -> builtins.list | None:
         v = self.raw.get(key)
         if v is None:
             return None
@@ -92,7 +94,7 @@ class _Cfg:
             raise SpecError(f"has {len(v)} entries, fewer than num_hidden_layers={n}", field=key)
         return v
 
-    def int_list(self, key: str) -> list[int] | None:
+    def int_list(self, key: str) -> builtins.list[builtins.int] | None:
         v = self.list(key)
         if v is None:
             return None
@@ -240,7 +242,7 @@ def _mixtral(m: _Model) -> None:
 def _qwen_moe_layers(m: _Model, moe_spec: dict) -> list[str]:
     """Qwen2/3-MoE rule: layer i is MoE unless in mlp_only_layers, and if (i + 1) % decoder_sparse_step == 0."""
     c = m.c
-    only = set(c.int_list("mlp_only_layers") or [])
+    only: set[int] = set(c.int_list("mlp_only_layers") or [])
     step = c.int("decoder_sparse_step", 1)
     out = []
     for i in range(m.n_layers):
@@ -396,14 +398,14 @@ def _llama4(m: _Model) -> None:
     if moe_layers is None:
         step = c.int("interleave_moe_layer_step", 1)
         moe_layers = list(range(step - 1, n, step))
-    moe_layers = set(moe_layers)
+    moe_set = set(moe_layers)
     moe = m.moe(c.int("num_local_experts"), c.int("num_experts_per_tok"), c.int("intermediate_size"), shared=1)
     for i in range(n):
         if nope[i] and chunk:
             attn = m.add("chunked", m.gqa(window=chunk), "attention")
         else:
             attn = m.add("global", m.gqa(), "attention")
-        ffn = m.add("moe", moe, "ffn") if i in moe_layers else m.add("dense", m.dense("intermediate_size_mlp"), "ffn")
+        ffn = m.add("moe", moe, "ffn") if i in moe_set else m.add("dense", m.dense("intermediate_size_mlp"), "ffn")
         m.schedule.append((attn, ffn))
     if chunk:
         m.notes.append(f"chunked attention (attention_chunk_size {chunk}) on RoPE layers is modelled as a sliding "
@@ -450,10 +452,11 @@ def describe_layers(idx: list[int], n: int | None = None) -> str:
             return f"{'even' if a % 2 == 0 else 'odd'} {a}-{b}"
         return f"{a}-{b} every {d}"
     runs, start = [], idx[0]
-    for prev, cur in zip(idx, idx[1:] + [None]):
-        if cur != prev + 1 if cur is not None else True:
+    for prev, cur in zip(idx, [*idx[1:], None]):
+        if cur is None or cur != prev + 1:
             runs.append(f"{start}-{prev}" if prev > start else str(start))
-            start = cur
+            if cur is not None:
+                start = cur
     return ", ".join(runs)
 
 

@@ -51,7 +51,7 @@ def _plot(fam: str, fits: list[Fit], path: Path) -> None:
     plt.close(fig)
 
 
-def write_report(fits: list[Fit], rows, out: str, data_dir: str) -> Path:
+def write_report(fits: list[Fit], rows, out: str | Path, data_dir: str) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     lines = ["# Kernel fits", "",

@@ -92,7 +92,7 @@ def fit_all(data_dir, gpus=GPUS, workers: int = 1) -> list[Fit]:
 
 def summary(fits: list[Fit]) -> list[tuple[str, str, int, float]]:
     """(family, gpu, held-out rows, median |error| %) per family and GPU, pooled over engines and variants."""
-    rows = {}
+    rows: dict[tuple[str, str], list[Fit]] = {}
     for f in fits:
         rows.setdefault((f.family, f.gpu), []).append(f)
     out = []

@@ -38,7 +38,8 @@ def source_of(f: Fit) -> str:
 
 def _curve(f: Fit) -> dict:
     err = f.median_abs_err_pct
-    out = {"params": {k: _sig(v) for k, v in f.params.items()}, "status": "fitted", "source": source_of(f)}
+    out: dict[str, object] = {"params": {k: _sig(v) for k, v in f.params.items()}, "status": "fitted",
+                               "source": source_of(f)}
     if np.isfinite(err):
         out["held_out_median_abs_err_pct"] = round(float(err), 2)
     return out
