@@ -32,6 +32,7 @@ def workload_info(workload) -> WorkloadInfo:
     lengths = lengths_for(w)
     if isinstance(w, WorkloadSpec):
         if w.kind == "agentic":
+            assert w.agentic is not None        # the workload schema requires the block for kind agentic
             return WorkloadInfo(lengths, True, float(w.agentic.pause_s), w.id, w.agentic)
         return WorkloadInfo(lengths, False, 0.0, w.id)
     return WorkloadInfo(lengths, False, 0.0, "custom")

@@ -86,7 +86,8 @@ def _scenario(args) -> Scenario:
     if args.workload:
         base["workload"] = args.workload
     elif args.isl is not None or args.osl is not None or args.prefix_hit is not None:
-        w = base.get("workload") if isinstance(base.get("workload"), dict) else {}
+        given = base.get("workload")
+        w = given if isinstance(given, dict) else {}
         w.update({k: v for k, v in (("isl", args.isl), ("osl", args.osl), ("prefix_hit", args.prefix_hit)) if v is not None})
         missing = [f"--{k}" for k in ("isl", "osl") if k not in w]
         if missing:

@@ -173,7 +173,7 @@ def run_crossval(args):
               (f" --folds {args.folds}" if args.folds != FOLDS else "") + \
               (f" --by {args.by}" if args.by != "config" else "") + f" --report {args.report}"
         report = Path(args.report)
-        text = provenance.header(cmd, files) + "\n" + cv_markdown(df, targets, files, cmd)
+        text = provenance.header(cmd, [*files]) + "\n" + cv_markdown(df, targets, files, cmd)
         ensure_parent(report)
         df.to_csv(report.with_suffix(".csv"), index=False, float_format="%.6g")
         report.write_text(text)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from multiprocessing.sharedctypes import Synchronized
 
 from ..claims import CurveStore, check
 from ..claims.check import load_claim
@@ -69,7 +70,13 @@ def _bins(ids: list[str], local, n: int) -> tuple[list[str], list[list[str]]]:
     return here, [b for b in bins if b]
 
 
-def pool(store: CurveStore) -> ProcessPoolExecutor | None:
+class Workers(ProcessPoolExecutor):
+    """The report's process pool, with its workers' shared count of claims checked."""
+
+    claims_done: Synchronized      # read by ClaimChecks.poll (progress)
+
+
+def pool(store: CurveStore) -> Workers | None:
     """The report's pool of ``jobs() - 1`` forked workers (each with a store like ``store``; the report's own
     process is the other job), or None for one process. Shut it down when done (``with``)."""
     n = jobs()
@@ -77,8 +84,8 @@ def pool(store: CurveStore) -> ProcessPoolExecutor | None:
         return None
     ctx = mp.get_context("fork")
     done = ctx.Value("i", 0)
-    ex = ProcessPoolExecutor(n - 1, mp_context=ctx, initializer=_init, initargs=(store.weights, store.space, done))
-    ex.claims_done = done        # read by ClaimChecks.poll (progress)
+    ex = Workers(n - 1, mp_context=ctx, initializer=_init, initargs=(store.weights, store.space, done))
+    ex.claims_done = done
     return ex
 
 

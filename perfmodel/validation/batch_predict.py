@@ -54,7 +54,7 @@ class Plan:
 
 def _agentic(rec: Record) -> bool:
     """Agentic rows go through predict_record (sessions, prefix-cache residency: serving/sessions.agentic)."""
-    return bool(rec.workload) and catalog.workload(rec.workload).kind == "agentic"
+    return bool(rec.workload and catalog.workload(rec.workload).kind == "agentic")
 
 
 def plan(records: list[Record]) -> Plan:
@@ -70,8 +70,8 @@ def plan(records: list[Record]) -> Plan:
                 w = record_workload_spec(rec)
                 pts, _pooled = point_inputs(rec, m)
                 a = agentic_inputs(rec, m, pts, w)
-                key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid, w.id,
-                       a.host, a.q, a.ttft_qs)
+                key: tuple = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid, w.id,
+                              a.host, a.q, a.ttft_qs)
                 pl.agentic.setdefault(key, []).append((i, a))
                 continue
             if (rec.kind == "point" and rec.metric in BATCHED_METRICS and _agentic(rec)
@@ -125,10 +125,10 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
                 pl.unsupported.setdefault(i, f"memory: {df['fit_reason'].to_numpy()[j * S]}")
                 continue
             out[i] = df[col].to_numpy(float)[j * S:(j + 1) * S]
-    for key, rows in pl.agentic.items():
-        _agentic_group(pl, key, rows, profiles, prof_vals, rate, S, out)
-    for key, rows in pl.agentic_pools.items():
-        _agentic_pool_group(pl, key, rows, profiles, prof_vals, rate, S, out)
+    for key, agentic_rows in pl.agentic.items():
+        _agentic_group(pl, key, agentic_rows, profiles, prof_vals, rate, S, out)
+    for key, pool_rows in pl.agentic_pools.items():
+        _agentic_pool_group(pl, key, pool_rows, profiles, prof_vals, rate, S, out)
     for i in pl.single:
         rec = pl.records[i]
         try:

@@ -170,7 +170,10 @@ def _fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: li
     supported = np.array([i not in pl.unsupported for i in range(len(pl.records))])
     if not supported.any():
         raise Unsupported("no record of the family could be predicted")
-    values, ranges, edge, nfev = {}, {}, [], 0
+    values: dict[str, float] = {}
+    ranges: dict[str, tuple[float, float]] = {}
+    edge: list[str] = []
+    nfev = 0
     speed = ([k for k in fit if k not in QUEUE_PARAMS], supported & ~is_ttft)
     queue = ([k for k in fit if k in QUEUE_PARAMS], supported & is_ttft)
     # speed, queue, speed again: a closed loop's running batch (hence its TPOT) depends on the queue parameters

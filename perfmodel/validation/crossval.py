@@ -14,7 +14,7 @@ held-out files (data/holdout) test other kinds of source.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -76,7 +76,7 @@ def _predict(records: list[Record], results: dict[str, dict]) -> np.ndarray:
     return out
 
 
-def cross_validate(targets: list[Record], others: list[Record] = (), k: int = FOLDS, seed: int = SEED,
+def cross_validate(targets: list[Record], others: Sequence[Record] = (), k: int = FOLDS, seed: int = SEED,
                    progress: Callable[[str], None] | None = None, by: str = "config") -> pd.DataFrame:
     """One row per target record: id, config, family, fold, metric, measured, predicted (fitted without its
     configuration, or with ``by="family"`` without its whole data family), error_pct, status."""

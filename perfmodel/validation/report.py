@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -153,7 +154,7 @@ def _file_sections(files: dict) -> str:
 
 
 def write_report(df: pd.DataFrame, s: dict, path: Path, data_file: str, recs=None, discussion: str | None = None,
-                 extras: list[tuple[str, str, pd.DataFrame, dict, str]] = (), files: dict | None = None,
+                 extras: Sequence[tuple[str, str, pd.DataFrame, dict, str]] = (), files: dict | None = None,
                  samples: int = 200, seed: int = 0):
     """reports/validation.md plus reports/validation.csv and reports/validation.png beside it.
 
@@ -195,7 +196,7 @@ def render_report(df: pd.DataFrame, s: dict, path: Path, data_file: str, recs=No
     unsup = df[df["status"] != "ok"]
     command = f"perfmodel validate {data_file} --report {path}" + \
         (f" --samples {samples}" if samples != 200 else "") + (f" --seed {seed}" if seed else "")
-    head = provenance.header(command, list(inputs) if inputs is not None else data_file.split())
+    head = provenance.header(command, [*inputs] if inputs is not None else [*data_file.split()])
     text = f"""{head}
 # Validation: predicted vs measured
 
