@@ -10,28 +10,30 @@ from perfmodel.engine.kernel_bind import defaults, kernel_values
 from perfmodel.equations.ffn import MOE_KERNELS, grouped_gemm_efficiency
 from perfmodel.equations.step import StepBuilder
 from perfmodel.equations.symbols import S
-from perfmodel.specs.kernel_fits import KernelFits
+from perfmodel.specs.kernel_fits import LAW_PARAMS, KernelFits
 
 SRC = "https://github.com/ai-dynamo/aiconfigurator"
 
 
-def _curve(**params):
-    return {"params": params, "status": "fitted", "source": SRC}
+def _curve(family: str, **params):
+    """A curve of ``family`` with the parameters the test reads; the law's others (the schema requires every one,
+    specs/kernel_fits.LAW_PARAMS) at 1, which the binder does not read."""
+    return {"params": {**dict.fromkeys(LAW_PARAMS[family], 1.0), **params}, "status": "fitted", "source": SRC}
 
 
 FITS = KernelFits.model_validate({"notice": "Apache-2.0", "command": "test", "families": {
-    "gemm": {"trtllm": {"torch_flow/bfloat16": _curve(t0_us=2.0, eff_c=0.8),
-                        "torch_flow/fp8": _curve(t0_us=14.0, eff_c=0.6)}},
-    "attention": {"trtllm": {"torch_flow/bfloat16/fp8": _curve(t0_us=9.0),
-                             "torch_flow/bfloat16/bfloat16": _curve(t0_us=7.0)}},
-    "mla": {"trtllm": {"default/bfloat16/fp8": _curve(t0_us=11.0)}},
-    "moe": {"trtllm": {"cutlass/fp8": _curve(t0_us=25.0, eff_c=0.3, tpe_half=2.0, g_tp=0.1),
-                       "cutlass/nvfp4": _curve(t0_us=30.0, eff_c=0.2, tpe_half=9.0, g_tp=0.5)}},
-    "allreduce": {"trtllm": {"custom:TRTLLM/bfloat16": _curve(lat1_us=3.0, g1=0.2, eff1=0.5, lat2_us=10.0, g2=0.5,
+    "gemm": {"trtllm": {"torch_flow/bfloat16": _curve("gemm", t0_us=2.0, eff_c=0.8),
+                        "torch_flow/fp8": _curve("gemm", t0_us=14.0, eff_c=0.6)}},
+    "attention": {"trtllm": {"torch_flow/bfloat16/fp8": _curve("attention", t0_us=9.0),
+                             "torch_flow/bfloat16/bfloat16": _curve("attention", t0_us=7.0)}},
+    "mla": {"trtllm": {"default/bfloat16/fp8": _curve("mla", t0_us=11.0)}},
+    "moe": {"trtllm": {"cutlass/fp8": _curve("moe", t0_us=25.0, eff_c=0.3, tpe_half=2.0, g_tp=0.1),
+                       "cutlass/nvfp4": _curve("moe", t0_us=30.0, eff_c=0.2, tpe_half=9.0, g_tp=0.5)}},
+    "allreduce": {"trtllm": {"custom:TRTLLM/bfloat16": _curve("allreduce", lat1_us=3.0, g1=0.2, eff1=0.5, lat2_us=10.0, g2=0.5,
                                                             eff2=0.7)},
-                  "sglang": {"custom:SGLang_eager/bfloat16": _curve(lat1_us=40.0, g1=0.0, eff1=0.5, lat2_us=40.0,
+                  "sglang": {"custom:SGLang_eager/bfloat16": _curve("allreduce", lat1_us=40.0, g1=0.0, eff1=0.5, lat2_us=40.0,
                                                                   g2=0.0, eff2=0.5),
-                             "custom:SGLang_graph/bfloat16": _curve(lat1_us=4.0, g1=0.0, eff1=0.5, lat2_us=6.0,
+                             "custom:SGLang_graph/bfloat16": _curve("allreduce", lat1_us=4.0, g1=0.0, eff1=0.5, lat2_us=6.0,
                                                                   g2=0.0, eff2=0.5)}}}})
 
 
