@@ -176,7 +176,7 @@ def resolve_record(rec):
     on a model published with 4-bit experts (``native_weights`` mxfp4+fp8, nvfp4+...) -> that 4-bit format (the
     checkpoint a run serves unless it says otherwise; an fp8 default would not even fit DeepSeek-V4-Pro on 8
     H200)."""
-    up = {}
+    up: dict[str, str | float | int | None] = {}    # Record field -> its new value
     if rec.weights is None:
         native = _native_four_bit(rec.model)
         if native:
