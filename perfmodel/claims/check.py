@@ -32,6 +32,7 @@ from .. import catalog
 from ..specs.claim import ClaimSpec, OperatingPoint
 from .arith import arithmetic_checks, spec_ratio_check
 from .basis import basis
+from .conditions import conditions
 from .curves import AXES, AXIS_TEXT, CurveStore, Side, end_deployment, peak
 from .fmt import fmt as _fmt
 from .interval import distance, interval, spread_part, summary, width
@@ -107,6 +108,33 @@ def _gpus(claim: ClaimSpec, hw: str) -> tuple[int, ...] | None:
     return None
 
 
+def _stated(claim: ClaimSpec, hw: str, field: str) -> bool:
+    """Whether the source states a deployment hint (not listed in ``unstated`` as the catalog's assumption)."""
+    for i, h in enumerate(claim.deployment_hints):
+        if (h.system in (None, hw)) and getattr(h, field) is not None:
+            return f"deployment_hints[{i}].{field}" not in claim.unstated
+    return False
+
+
+def _spec_tokens(claim: ClaimSpec, hw: str, space: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The draft tokens a source states for a system (rule: the stated setting is the one read): a stated count
+    alone; a stated tuning range, the store's counts inside it and its two ends; None: unstated (searched)."""
+    for h in claim.hints_for(hw):
+        if h.spec_tokens is not None and _stated(claim, hw, "spec_tokens"):
+            return (h.spec_tokens,)
+        if h.spec_tokens_range is not None:
+            lo, hi = h.spec_tokens_range
+            return tuple(sorted({lo, hi, *(k for k in space if lo <= k <= hi)}))
+    return None
+
+
+def _serving(claim: ClaimSpec, hw: str) -> tuple[str, ...] | None:
+    for h in claim.hints_for(hw):
+        if h.serving:
+            return (h.serving,)
+    return None
+
+
 def _column(claim: ClaimSpec) -> tuple[str, list[str]]:
     m, notes = claim.metric, []
     if m.quantity != "throughput":
@@ -171,7 +199,9 @@ class _Claim:
                 out["assumptions"].append(f"{hw}'s software not stated: profile {prof} assumed")
             ref = claim.systems[i]
             s = Side(hw, prof, host_tier=_host_tier(claim, hw), gpus=_gpus(claim, hw),
-                     speedup=ref.decode_speedup or 1.0, prefill_speedup=ref.prefill_speedup)
+                     speedup=ref.decode_speedup or 1.0, prefill_speedup=ref.prefill_speedup,
+                     spec_tokens=_spec_tokens(claim, hw, tuple(store.space.get("spec_tokens", ()))),
+                     serving=_serving(claim, hw))
             if ref.decode_speedup or ref.prefill_speedup:
                 out["assumptions"].append(f"{hw}: as measured, the source's own kernel speed-ups over the {prof} profile "
                                           f"(decode x{ref.decode_speedup or 1:g}, prefill x{ref.prefill_speedup or 1:g})")
@@ -179,10 +209,16 @@ class _Claim:
                 out["assumptions"].append(f"{hw}: KV host tier on (the claim's deployment hint: hbm+host)")
             if s.gpus:
                 out["assumptions"].append(f"{hw}: instances of {s.gpus[0]} GPUs only (the claim's deployment hint)")
+            if s.spec_tokens is not None:
+                out["assumptions"].append(f"{hw}: {', '.join(map(str, s.spec_tokens))} draft tokens per step only "
+                                          "(the source's stated setting)")
+            if s.serving is not None:
+                out["assumptions"].append(f"{hw}: {s.serving[0]} serving only (the source's stated setting)")
             self.sides.append(s)
             self.profiles.append((prof, assumed))
         self.point = claim.to if claim.kind == "delta" else claim.at
         self.axis = _axis(self.point)
+        self.wclass = _wclass(wl)
 
     def figure(self, axis: str | None = None, sides: list[Side] | None = None) -> Figure:
         c, sides = self.claim, sides or self.sides
@@ -276,45 +312,30 @@ def _error_parts(fig: Figure, nom: dict, readings: list) -> tuple[list[dict], bo
     return [both, rel], False
 
 
+def _wclass(wl: str) -> str:
+    """The workload class of the held-out records a claim's error term reads (rule 1): agentic or all."""
+    return "agentic" if getattr(catalog.workload(wl), "kind", "fixed") == "agentic" else "all"
+
+
 def _evaluate(C: _Claim, fig: Figure) -> dict:
-    """The reading, its interval, the curve ends and the distance of the claim (steps 1-2 of the pipeline)."""
+    """The reading, its interval (the model's own cross-validated error of the claim's kind, applied vertically:
+    rule 1), the software headroom (the profile's fast corner, reported, never in the interval), each system's
+    curve end with the model's curve-end speed error, and the distance of the claim."""
     nom = fig.read()
-    readings = [("nominal", nom)]
-    pess = fig.with_sides(lambda s: s.but(corner="pess")).read()
     opt = fig.with_sides(lambda s: s.but(corner="opt")).read()
-    readings += [("profile slow ends", pess), ("profile fast ends", opt)]
     q = nom["q"] if not nom["unreached"] else _q_of(nom, fig)
-    extra, model_error = [], True
-    if q is not None and math.isfinite(q) and q > 0:
-        extra, model_error = _error_parts(fig, nom, readings)
-        if any(t.point.approx for t in fig.terms):
-            rs = [fig.read(x_scale=1 + s * APPROX) for s in (-1, 1)]
-            readings += [("approximate speed", r) for r in rs]
-            extra.append(spread_part(q, [_q_of(r, fig) for r in rs],
-                                     label=f"the claim's approximate speed (+-{APPROX:.0%})"))
-        if fig.grid_point and fig.qualifier != "up_to" and not all(t.point.point == "fastest_common"
-                                                                   for t in fig.terms):
-            lo, hi = nom["range"]
-            extra.append(spread_part(q, [nom["qmin"], nom["qmax"]],
-                                     label=f"the unstated per-user speed (the multiple over the {_fmt(lo)}-"
-                                           f"{_fmt(hi)} tok/s/user both systems reach)"))
     terms = [{"hardware": t.side.hardware, "row": r, "sign": t.sign, "metric": fig.col}
              for t, r in zip(fig.terms, nom["rows"])]
-    iv = interval(q, (_q_of(pess, fig), _q_of(opt, fig)), terms, extra, model_error=model_error)
-    ends, unreached = {}, {"nominal": list(nom["unreached"]), "down": [], "up": []}
-    for _, r in readings:
-        for hw, e in zip(r["systems"], r["ends"]):
-            d = ends.setdefault(hw, {"end": None, "low": math.inf, "high": -math.inf})
-            if math.isfinite(e):
-                d["low"], d["high"] = min(d["low"], e), max(d["high"], e)
-        for hw in r["unreached"]:
-            side = _dir(fig, hw)
-            if hw not in unreached[side]:
-                unreached[side].append(hw)
+    iv = interval(q, (q, _q_of(opt, fig)), terms, [], model_error=True, workload=C.wclass)
+    h = half_widths("speed", "curve-end", C.wclass)
+    ends = {}
     for hw, e in zip(nom["systems"], nom["ends"]):
-        ends[hw]["end"] = e
-    return {"fig": fig, "nom": nom, "pess": pess, "opt": opt, "q": q, "iv": iv, "ends": ends,
-            "unreached": unreached, "c": C.claimed(q)}
+        ok = math.isfinite(e)
+        ends[hw] = {"end": e, "low": e * math.exp(-h["q90"]) if ok else math.inf,
+                    "high": e * math.exp(-h["q10"]) if ok else -math.inf}
+    unreached = {"nominal": list(nom["unreached"]), "down": [], "up": []}
+    return {"fig": fig, "nom": nom, "pess": nom, "opt": opt, "q": q, "iv": iv, "ends": ends,
+            "unreached": unreached, "c": C.claimed(q), "end_error": h}
 
 
 def _graded(C: _Claim, ev: dict) -> tuple[dict, dict | None]:
@@ -333,16 +354,17 @@ def _unit(col: str, kind: str) -> str:
 def _interval_text(iv: dict, dist: dict, claimed: float, unit: str) -> str:
     """'model 3.35x (interval 2.1-5.0x, 2.4x wide; ...) vs claimed 58x: 17.3x the model's figure, 6.2 half-widths'."""
     b = iv["by_source"]
-    parts = ", ".join(f"{k} x{math.exp(v['down']):.2f}/x{math.exp(v['up']):.2f}".replace("xinf", "unbounded")
-                      for k, v in (("profile", b["profile"]), ("spec", b["spec"]), ("model error", b["model"]),
-                                   ("reading", b.get("reading", {"down": 0, "up": 0}))))
+    me = iv["model_error"][0] if iv["model_error"] else {}
+    parts = (f"model error x{math.exp(b['model']['down']):.2f}/x{math.exp(b['model']['up']):.2f} "
+             f"({me.get('quantity', '?')}, {me.get('workload', 'all')} records, {me.get('region', '?')}, "
+             f"{me.get('rows', 0)} held-out rows{'; ' + me['stand_in'] if me.get('stand_in') else ''})")
     z = dist.get("z")
     zt = "n/a" if z is None or math.isnan(z) else f"{z:.2f}"
     w = width(iv)
     hi = "unbounded" if math.isinf(iv["high"]) else f"{_fmt(iv['high'])}{unit}"
     lo = "0" if iv["low"] == 0 else _fmt(iv["low"])
     return (f"model {_fmt(iv['value'])}{unit} (interval {lo} to {hi}, "
-            f"{'unbounded' if math.isinf(w) else f'{w:.2g}x'} wide; down/up by source: {parts}) vs claimed "
+            f"{'unbounded' if math.isinf(w) else f'{w:.2g}x'} wide; {parts}) vs claimed "
             f"{_fmt(claimed)}{unit}: {_fmt(dist.get('multiple'))}x the model's figure, {zt} half-widths from it")
 
 
@@ -439,9 +461,11 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
           _software_needed(C, fig, claim.claimed, ev["q"]))
     _compare(out, C, ev["q"], sw)
     out["needs"] = needs = _needs(C, fig, ev, sw)
+    out["headroom"] = _headroom(C, ev)
     text = _interval_text(ev["iv"], dist, ev["c"], _unit(C.col, claim.kind))
     ttft_blind = C.col == "ttft_s" and not _load_stated(C)
-    if g and not (ttft_blind and g["verdict"] == "not decidable by this model"):
+    if g:
+        out["flag"] = g.get("flag")
         return _verdict(out, g["verdict"], g["condition"], text)
     if ttft_blind:
         hw = C.sides[0].hardware
@@ -452,7 +476,92 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
                         f"{hw}: the model's TTFT is its queue's P50 on the throughput-optimal deployment at that "
                         f"speed, and a TTFT outside that interval can come from a load or a prefill:decode split the "
                         f"model is not told" + _needs_text(needs))
-    return _conditions(out, C, ev, dist, text) or _verdict(out, "implausible", None, text + _needs_text(needs))
+    cliff = _up_to_cliff(C, fig, ev)
+    if cliff:
+        out["conditions"] = [cliff]
+        return _verdict(out, "consistent only if", cliff["short"], text + "; " + cliff["text"])
+    conds = conditions(C, fig, ev)
+    out["conditions"] = conds
+    ok = [c for c in conds if c["allowed"]]
+    if C.col == "tps_per_user" and conds:
+        st = next((c for c in conds if c["kind"] == "steps"), None)
+        fixed = _fixed_step(C, fig, st) if st else None
+        if fixed:
+            st["text"] = st["short"] = fixed["text"]
+            st["fixed_step"] = fixed
+    if ok:
+        return _verdict(out, "consistent only if", " or ".join(c["short"] for c in ok[:2]),
+                        text + "; " + " or ".join(c["text"] for c in ok))
+    if conds:
+        return _verdict(out, "implausible", None, text + "; beyond physics: " +
+                        "; ".join(f"{c['text']}" for c in conds[:2]) + _needs_text(needs))
+    return _verdict(out, "not decidable by this model", "no single named condition reaches the claim "
+                    "(the figure does not move through it)", text)
+
+
+def _headroom(C: _Claim, ev: dict) -> dict:
+    """The software headroom: the figure at the profile's fast corner (every fitted parameter at its fast end),
+    reported beside the interval, never in it (rule 1)."""
+    qo = _q_of(ev["opt"], ev["fig"])
+    q = ev["q"]
+    return {"fast_corner": _f(qo), "factor": _f(qo / q) if q and math.isfinite(q) and q > 0 and qo and
+            math.isfinite(qo) else None}
+
+
+def _up_to_cliff(C: _Claim, fig: Figure, ev: dict) -> dict | None:
+    """Rule 7: an 'up to' claim below the model's maximum over the speeds both reach, where that maximum sits on a
+    system's cliff: the speed at which the model reaches the claimed multiple (the condition: the fastest speed
+    the source tested was about there)."""
+    nom, c = ev["nom"], ev["c"]
+    if C.claim.qualifier != "up_to" or "xs" not in nom or not (ev["q"] and math.isfinite(ev["q"])):
+        return None
+    xs, qs = nom["xs"], nom["qs"]
+    if not c < ev["q"]:
+        return None
+    hit = [i for i in range(len(xs)) if qs[i] >= c]
+    if not hit:
+        return None
+    i = hit[0]
+    x_c = float(xs[i])
+    ends = {hw: e["end"] for hw, e in ev["ends"].items()}
+    short = min(ends, key=lambda h: ends[h])
+    return {"kind": "tested_speed", "key": f"fastest tested speed on {C.model}", "speed": x_c, "allowed": True,
+            "short": f"fastest tested speed ~{_fmt(x_c)} tok/s/user (model max {_fmt(ev['q'])}x on {short}'s cliff)",
+            "evidence": "unknown but checkable (the source's published configurations)",
+            "text": f"the fastest speed tested was ~{_fmt(x_c)} tok/s/user: the model reaches {_fmt(c)}x there; its "
+                    f"maximum {_fmt(ev['q'])}x at {_fmt(nom['x'])} sits on {short}'s cliff (curve end "
+                    f"{_fmt(ends[short])})"}
+
+
+FIXED_PARTS = ("t_collective_latency_ms", "t_launch_ms", "t_layer_floor_ms", "t_overhead_ms")
+
+
+def _fixed_step(C: _Claim, fig: Figure, st: dict) -> dict | None:
+    """Rule 5 for a curve-end speed: the fixed part of the curve-end step (latencies, launches, floors, scheduler)
+    the claimed speed needs, against the modeled one and the speed-of-light step."""
+    env = C.store.envelope(C.sides[0], C.model, C.wl, C.axis, env_metric(C.col))
+    if not len(env):
+        return None
+    row = env.loc[env[AXES[C.axis]].idxmax()]
+    step = float(row.get("step_ms", float("nan")))
+    fixed = sum(float(row[k]) for k in FIXED_PARTS if k in row and math.isfinite(float(row[k])))
+    if not (step > 0):
+        return None
+    need = step * st["edge"]
+    fixed_need = fixed - (step - need)
+    sol = C.sides[0].but(profile="speed-of-light", corner="value", speedup=1.0, prefill_speedup=None)
+    es = C.store.envelope(sol, C.model, C.wl, C.axis, env_metric(C.col))
+    sol_step = float(es.loc[es[AXES[C.axis]].idxmax()].get("step_ms", float("nan"))) if len(es) else float("nan")
+    hw = C.sides[0].hardware
+    if st["edge"] >= 1:
+        return None
+    txt = (f"the fixed part of {hw}'s curve-end step is <= {fixed_need:.2g} ms (modeled {fixed:.2g} ms of a "
+           f"{step:.2g} ms step; speed of light: a {sol_step:.2g} ms step) [{st['evidence']}]"
+           if fixed_need > 0 else
+           f"{hw}'s curve-end step is <= {need:.2g} ms with no fixed part left (modeled {step:.2g} ms, {fixed:.2g} "
+           f"ms fixed; speed of light: a {sol_step:.2g} ms step) [{st['evidence']}]")
+    return {"fixed_needed_ms": fixed_need, "fixed_ms": fixed, "step_ms": step, "step_needed_ms": need,
+            "sol_step_ms": sol_step, "text": txt}
 
 
 def _record(out: dict, C: _Claim, fig: Figure, ev: dict, dist: dict) -> None:
@@ -741,31 +850,21 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
         per[m] = {k: sub.get(k) for k in ("verdict", "condition", "reason", "model", "systems", "hardware_only",
                                           "as_measured", "interval", "distance", "needs", "ends")}
     out["per_model"] = per
-    n = len(per)
-    ok = [m for m, r in per.items() if r["verdict"] == "consistent"]
-    cond = [m for m, r in per.items() if r["verdict"] == "consistent only if"]
-    und = [m for m, r in per.items() if r["verdict"] == "not decidable by this model"]
-    first = per[ok[0] if ok else cond[0] if cond else und[0] if und else models[0]]
+    vals = [(r["model"] or {}).get("value") for r in per.values()]
+    vals = [v for v in vals if v is not None and math.isfinite(v)]
+    verdicts = {r["verdict"] for r in per.values()}
+    summ = "; ".join(f"{m}: {_fmt((r['model'] or {}).get('value'))} {r['verdict']}" for m, r in per.items())
+    first = per[models[0]]
     out.update({k: first[k] for k in ("model", "systems", "hardware_only", "as_measured", "interval", "distance",
                                       "needs", "ends") if first.get(k) is not None})
-    summ = "; ".join(f"{m}: {_fmt((r['model'] or {}).get('value'))} {r['verdict']}" for m, r in per.items())
-    if ok and len(ok) == n:
-        return _verdict(out, "consistent", None, "for every candidate model (the claim names none): " + summ)
-    if ok:
-        return _verdict(out, "consistent only if", f"the model is {' or '.join(ok)} " + searched("not stated", n,
-                                                                                                   "models"), summ)
-    if cond:
-        m = cond[0]
-        also = "".join(f"; or the model is {o} and {per[o]['condition']}" for o in cond[1:])
-        return _verdict(out, "consistent only if", f"the model is {m} {searched('not stated', n, 'models')} and "
-                        f"{per[m]['condition']}{also}", summ)
-    if und:
-        return _verdict(out, "not decidable by this model", f"for {' and '.join(und)} "
-                        f"{searched('not stated', n, 'models')}: {per[und[0]]['condition']}", summ)
-    nc = [m for m, r in per.items() if r["verdict"] == "not checkable"]
-    if nc:
-        return _verdict(out, "not checkable", None, summ)
-    return _verdict(out, "implausible", None, f"for none of the {n} candidate models (the claim names none): " + summ)
+    if len(verdicts) == 1:
+        r = first
+        return _verdict(out, r["verdict"], r["condition"], "the same for every candidate model (the claim names "
+                        "none): " + summ)
+    out["candidate_range"] = [min(vals), max(vals)] if vals else None
+    rng = f"{_fmt(min(vals))}-{_fmt(max(vals))}" if vals else "undefined"
+    return _verdict(out, "not checkable (under-specified)", f"the model is unstated and the {len(per)} candidates "
+                    f"disagree: the model's figure ranges {rng} over them", summ)
 
 
 def check_all(store: CurveStore | None = None, ids=None) -> list[dict]:

@@ -41,7 +41,7 @@ import math
 import pandas as pd
 
 from .. import catalog
-from .model_error import half_widths, region_of
+from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
 
 RATE_FIELDS = {"bf16": "bf16_dense_pflops", "fp8": "fp8_dense_pflops", "fp4": "fp4_dense_pflops"}
 PROPAGATED = ("hbm_bandwidth_tbps", *RATE_FIELDS.values(), "allin_power_w", "gpu_tdp_w", "price_usd_per_gpu_hour")
@@ -127,15 +127,18 @@ def _region(t: dict) -> str:
     return region_of(None if conc is None else float(conc))
 
 
-def _model_parts(terms: list[dict]) -> list[dict]:
-    """The model-error parts: a rate figure over another (opposite signs) reads the pair spread of the
-    cross-validated residuals (``rate-ratio`` for two systems, ``rate-delta`` for two points of one system;
-    the wider of the two regions), any other term its own spread; TTFT always per term."""
+def _model_parts(terms: list[dict], workload: str = "all") -> list[dict]:
+    """The model-error part of the claim's own kind (rule 1), applied vertically: a rate figure over another
+    (opposite signs) reads the pair spread (``rate-ratio`` for two systems, ``rate-delta`` for two points of one
+    system; the wider of the two regions), a per-user speed its ``speed`` spread (``curve-end`` at batch-1-like
+    points), any other term its own spread; TTFT always per term. ``workload``: the class of records read
+    (``agentic`` for an agentic claim, with the table's stand-in named)."""
 
     def part(t, q, reg, flip):
-        h = half_widths(q, reg)
+        h = half_widths(q, reg, workload)
         down, up = (h["up"], h["down"]) if flip else (h["down"], h["up"])
         return {"hardware": t["hardware"], "quantity": h["quantity"], "region": h["region"], "rows": h["rows"],
+                "workload": h.get("workload", "all"), "stand_in": h.get("stand_in"),
                 "median_abs_pct": h["median_abs_pct"], "down": down, "up": up}
     rates = [t for t in terms if t["metric"] != "ttft_s"]
     if len(rates) == 2 and rates[0]["sign"] != rates[1]["sign"]:
@@ -145,16 +148,25 @@ def _model_parts(terms: list[dict]) -> list[dict]:
         best["hardware"] = " / ".join(t["hardware"] for t in rates)
         out = [best]
     else:
-        out = [part(t, "rate", _region(t), t["sign"] < 0) for t in rates]
+        out = []
+        for t in rates:
+            if t["metric"] == "tps_per_user":
+                conc = t["row"].get("concurrency")
+                reg = ("curve-end" if conc is not None and float(conc) <= CURVE_END_CONCURRENCY
+                       else _region(t))
+                out.append(part(t, "speed", reg, t["sign"] < 0))
+            else:
+                out.append(part(t, "rate", _region(t), t["sign"] < 0))
     return out + [part(t, "ttft", _region(t), t["sign"] < 0) for t in terms if t["metric"] == "ttft_s"]
 
 
-def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict] = (), model_error: bool = True
-             ) -> dict:
-    """The combined interval of figure ``q``. ``terms``: [{'hardware', 'row' (envelope row or None), 'sign',
-    'metric'}], one per system figure in q; ``extra``: reading parts (``spread_part``, each with a ``label``).
-    ``model_error=False``: the model's own error is carried by reading parts in ``extra`` instead (the figure read
-    with the cross-validated error moving its operating points), not by (c).
+def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict] = (), model_error: bool = True,
+             workload: str = "all") -> dict:
+    """The interval of figure ``q``: the model's cross-validated error of the claim's kind (c), with any
+    ``extra`` reading parts, root-sum-square in ln space (rule 1: one error term). The profile corners
+    (``profile_band``: slow and fast ends) and the catalog's spec ranges (b) are computed and returned beside it
+    (``profile``, ``spec``: the software headroom and the spec conditions) but do not widen it.
+    ``terms``: [{'hardware', 'row' (envelope row or None), 'sign', 'metric'}], one per system figure in q.
     Returns value, low, high, the ln half-widths and each part."""
     prof = _profile_part(q, *profile_band)
     spec_parts: list[dict] = []
@@ -163,7 +175,7 @@ def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict]
     for t in live:
         for f, e in elasticities(t["row"], t["metric"], t["hardware"]).items():
             by_field[(t["hardware"], f)] = by_field.get((t["hardware"], f), 0.0) + t["sign"] * e
-    model_parts = _model_parts(live) if model_error else []
+    model_parts = _model_parts(live, workload) if model_error else []
     for (hw, f), E in by_field.items():
         b = spec_bounds(hw, f)
         if b is None or abs(E) < 1e-3:
@@ -171,7 +183,7 @@ def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict]
         d_lo, d_hi = E * math.log(b["low"] / b["value"]), E * math.log(b["high"] / b["value"])
         spec_parts.append({**b, "elasticity": E, "down": max(0.0, -d_lo, -d_hi), "up": max(0.0, d_lo, d_hi)})
     extra = list(extra)
-    parts = [prof, *spec_parts, *model_parts, *extra]
+    parts = [*model_parts, *extra]
     down = math.sqrt(sum(p["down"] ** 2 for p in parts))
     up = math.sqrt(sum(p["up"] ** 2 for p in parts))
     sq = lambda ps, k: math.sqrt(sum(p[k] ** 2 for p in ps))  # noqa: E731
@@ -179,9 +191,10 @@ def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict]
     return {"value": q, "low": q * math.exp(-down) if ok else float("nan"),
             "high": q * math.exp(up) if ok else float("nan"), "down": down, "up": up,
             "profile": prof, "spec": spec_parts, "model_error": model_parts, "reading": extra,
-            "by_source": {"profile": prof, "spec": {"down": sq(spec_parts, "down"), "up": sq(spec_parts, "up")},
-                          "model": {"down": sq(model_parts, "down"), "up": sq(model_parts, "up")},
-                          "reading": {"down": sq(extra, "down"), "up": sq(extra, "up")}}}
+            "by_source": {"model": {"down": sq(model_parts, "down"), "up": sq(model_parts, "up")},
+                          "reading": {"down": sq(extra, "down"), "up": sq(extra, "up")},
+                          "excluded_profile": prof,
+                          "excluded_spec": {"down": sq(spec_parts, "down"), "up": sq(spec_parts, "up")}}}
 
 
 def distance(claimed: float, iv: dict, qualifier: str = "about") -> dict:
@@ -207,10 +220,7 @@ def width(iv: dict) -> float:
 
 
 def _items(iv: dict, side: str) -> list[tuple[str, float]]:
-    items = [("software-profile ranges", iv["profile"][side])]
-    for p in iv["spec"]:
-        end = "high" if (p["elasticity"] > 0) == (side == "up") else "low"
-        items.append((f"{p['hardware']} {p['field']} at its {end} end ({p[end]:g}, {p['status']})", p[side]))
+    items = []
     for p in iv["model_error"]:
         items.append((f"the model's own error on {p['hardware']} ({p['quantity']}, {p['region']}: "
                       f"{p['median_abs_pct']:.0f}% median over {p['rows']} held-out rows)", p[side]))

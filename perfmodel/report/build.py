@@ -291,5 +291,8 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
 
 
 def _markdown(results, claims_df, attr, figs, fr_md, at_md, acc=None, sentences=None) -> str:
-    from .text import render
-    return render(results, claims_df, attr, figs, fr_md, at_md, _assumptions(results), acc, sentences)
+    """The compact report (issue 32): a first screen per source, one line per claim, a short section per claim;
+    the shared conditions solved once per source (``claims.shared``)."""
+    from ..claims.shared import solve
+    from .text import render_compact
+    return render_compact(results, figs, acc, solve(results))

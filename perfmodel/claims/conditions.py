@@ -1,0 +1,210 @@
+"""Named conditions: the one unknown that would bring a claim inside the model's error interval, solved for its
+value and held against physics and the evidence (rules 2, 4, 5 and 7 of issue 32).
+
+A condition is never searched for fit: every kind that applies to a claim is solved and reported, in a fixed
+order (power or price ratio, the first system's steps, the second system's steps); the verdict names the first
+one whose value is physically allowed.
+
+- ``steps``: system ``hw``'s decode steps k times the modeled ones (k < 1: faster software, e.g. a vendor's
+  build; k > 1: slower, e.g. a curve that ends sooner), the figure read with every operating point of ``hw``
+  moved along the diagonal (``Figure.read(shifts=..., diagonal=True)``). Allowed: k no faster than the
+  speed-of-light profile (k >= k_sol), and no slower than lets the system reach a per-user speed the claim says
+  it was measured at (rule 2: k <= curve end / that speed).
+- ``power`` / ``price``: the A/B all-in power (or GPU-hour price) ratio a per-MW (per-dollar) ratio claim needs,
+  against the catalog's value and range (the range is the allowed set).
+
+Each result: {kind, system, needed (value at the claim), edge (least change that reaches the interval's edge),
+allowed, bound, evidence, text}.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import catalog
+from .curves import AXES, curve_end, peak
+from .fmt import fmt
+from .reading import env_metric
+
+K_GRID = [math.exp(x / 6) for x in range(-18, 19)]        # 0.05 .. 20, 6 points per e-fold
+SOL = "speed-of-light"
+
+
+def _target(c: float, iv: dict) -> tuple[float, float]:
+    """The figures at which the claim sits on the interval's edge (the least change) and at its centre."""
+    return (c * math.exp(-iv["up"]) if c > iv["value"] else c * math.exp(iv["down"])), c
+
+
+def _measured_hw() -> dict[str, int]:
+    """Records per hardware id in the data the profiles are calibrated on (third-party measurements)."""
+    if not hasattr(_measured_hw, "cache"):
+        from ..validation.records import SHARED_FILES, read_records
+        n: dict[str, int] = {}
+        for f in SHARED_FILES:
+            p = catalog.builtin_root() / "data" / "shared" / f
+            if p.is_file():
+                for r in read_records(p):
+                    n[r.hardware] = n.get(r.hardware, 0) + 1
+        _measured_hw.cache = n
+    return _measured_hw.cache
+
+
+def evidence(hw: str) -> str:
+    n = _measured_hw().get(hw, 0)
+    return (f"third-party measured ({n} calibration records of {hw})" if n else
+            f"vendor's word (no third-party record of {hw} in the calibration data)")
+
+
+def _solve(q_of, q0: float, target: float) -> float | None:
+    """The k nearest 1 (in ln) at which q_of(k) crosses ``target`` (log interpolation between grid points)."""
+    want_up = target > q0
+    best = None
+    for direction in (1, -1):
+        prev_k, prev_q = 1.0, q0
+        for k in sorted((k for k in K_GRID if (k > 1) == (direction > 0) and k != 1.0),
+                        key=lambda k: abs(math.log(k))):
+            q = q_of(k)
+            if q is None or not math.isfinite(q) or q <= 0:
+                if want_up and q == math.inf:
+                    q = 1e300
+                else:
+                    prev_k, prev_q = k, q
+                    continue
+            if prev_q and math.isfinite(prev_q) and prev_q > 0 and (q >= target) == want_up and \
+                    (prev_q >= target) != want_up:
+                t = math.log(target / prev_q) / math.log(q / prev_q) if q != prev_q else 0.0
+                k_hit = math.exp(math.log(prev_k) + t * (math.log(k) - math.log(prev_k)))
+                if best is None or abs(math.log(k_hit)) < abs(math.log(best)):
+                    best = k_hit
+                break
+            prev_k, prev_q = k, q
+    return best
+
+
+def sol_factor(C, fig, hw: str) -> float | None:
+    """k of the speed-of-light profile for ``hw`` at the claim's kind of point: the model's curve end (or peak)
+    over the speed-of-light one."""
+    t = next(t for t in fig.terms if t.side.hardware == hw)
+    s = t.side
+    sol = s.but(profile=SOL, corner="value", speedup=1.0, prefill_speedup=None)
+    em = env_metric(fig.col)
+    e0 = C.store.envelope(s, C.model, C.wl, fig.axis, em)
+    e1 = C.store.envelope(sol, C.model, C.wl, fig.axis, em)
+    if not len(e0) or not len(e1):
+        return None
+    if t.point.point == "peak" and fig.col not in ("tps_per_user", "ttft_s"):
+        return peak(e0, em) / peak(e1, em)
+    return curve_end(e0, fig.axis) / curve_end(e1, fig.axis)
+
+
+def _measured_speed(C, hw: str) -> float | None:
+    """The fastest per-user speed the source says ``hw`` was measured at, for rule 2: the stated speeds of every
+    claim of the same source on ``hw`` and the same model (the slow end of an approximate one)."""
+    v = []
+    for cid in catalog.ids("claims"):
+        c = catalog.claim(cid)
+        if c.source != C.claim.source or c.model != C.model or hw not in c.system_ids or c.metric is None:
+            continue
+        pts = [c.to, c.from_] if c.kind == "delta" else [c.at]
+        v += [p.tps_per_user * (0.9 if p.approx else 1.0) for p in pts if p is not None and p.point == "speed"]
+    pts = [C.claim.to, C.claim.from_] if C.claim.kind == "delta" else [C.claim.at]
+    v += [p.tps_per_user * (0.9 if p.approx else 1.0) for p in pts if p is not None and p.point == "speed"]
+    return max(v) if v else None
+
+
+def steps(C, fig, ev: dict, hw: str) -> dict | None:
+    """The ``steps`` condition on system ``hw`` (module docstring), or None when no k in 0.05-20 reaches it."""
+    iv, q0, c = ev["iv"], ev["q"], ev["c"]
+    edge_t, centre_t = _target(c, iv)
+    if not (q0 and math.isfinite(q0) and q0 > 0):
+        q0 = 0.0 if ev["nom"]["unreached"] else q0
+
+    def q_of(k):
+        r = fig.read(shifts={hw: k}, diagonal=True)
+        return r["q"] if not r["unreached"] else (0.0 if _dir_down(fig, hw) else math.inf)
+    base = q0 if q0 > 0 else 1e-300
+    k_edge = _solve(q_of, base, edge_t)
+    k_need = _solve(q_of, base, centre_t)
+    if k_edge is None and k_need is None:
+        return None
+    k_edge = k_edge if k_edge is not None else k_need
+    k_sol = sol_factor(C, fig, hw) if k_edge < 1 else None
+    end = ev["ends"].get(hw, {}).get("end")
+    v = _measured_speed(C, hw)
+    k_max = end / v if (v and end and math.isfinite(end)) else None
+    h = ev["end_error"]
+    within_err = math.exp(h["q10"]) <= k_edge <= math.exp(h["q90"])
+    opt_k = None
+    if k_edge < 1:
+        allowed, bound = (k_sol is None or k_edge >= k_sol), (f"speed of light {1 / k_sol:.2g}x the modeled speed"
+                                                             if k_sol else "speed of light not evaluated")
+    else:
+        allowed = k_max is None or k_edge <= k_max
+        bound = (f"{hw} must still reach the {fmt(v)} tok/s/user it was measured at (k <= {k_max:.2g})"
+                 if k_max else "no measured speed bounds it")
+    ev_text = ("within the model's own curve-end speed error" if within_err else evidence(hw))
+    new_end = end / k_edge if end and math.isfinite(end) else None
+    what = (f"{hw}'s decode steps {1 / k_edge:.2g}x faster than modeled" if k_edge < 1 else
+            f"{hw}'s decode steps {k_edge:.2g}x slower than modeled")
+    short = what.replace("'s decode steps", " steps").replace(" than modeled", "")
+    if new_end:
+        what += f" (curve end {fmt(new_end)} tok/s/user; modeled {fmt(end)})"
+        short += f" (end {fmt(new_end)}, modeled {fmt(end)})"
+    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": k_need, "edge": k_edge,
+            "allowed": bool(allowed), "bound": bound, "within_model_error": within_err, "sol_factor": k_sol,
+            "fast_corner": opt_k, "new_end": new_end, "evidence": ev_text, "short": short,
+            "text": f"{what} [{ev_text}; bound: {bound}]"}
+
+
+def _dir_down(fig, hw: str) -> bool:
+    t = next(t for t in fig.terms if t.side.hardware == hw)
+    return (t.sign > 0) != (fig.col == "ttft_s")
+
+
+def ratio_basis(C, ev: dict, field: str, what: str, unit: str) -> dict | None:
+    """The A/B ratio of ``field`` (allin_power_w or price_usd_per_gpu_hour) a per-MW / per-dollar ratio claim
+    needs: R = R0 q / c (edge: the interval's edge), against the catalog's value and range."""
+    if C.claim.kind != "ratio" or len(C.sides) != 2:
+        return None
+    from .interval import spec_bounds
+    a, b = (s.hardware for s in C.sides)
+    va, vb = catalog.hardware(a).value(field), catalog.hardware(b).value(field)
+    if not (va and vb):
+        return None
+    r0 = va / vb
+    q, c, iv = ev["q"], ev["c"], ev["iv"]
+    if not (q and math.isfinite(q) and q > 0):
+        return None
+    need = r0 * q / c
+    lo_n, hi_n = r0 * q / (c * math.exp(iv["down"])), r0 * q * math.exp(iv["up"]) / c
+    ba, bb = spec_bounds(a, field), spec_bounds(b, field)
+    lo = (ba["low"] if ba else va) / (bb["high"] if bb else vb)
+    hi = (ba["high"] if ba else va) / (bb["low"] if bb else vb)
+    allowed = hi_n >= lo and lo_n <= hi
+    status = catalog.hardware(a).specs.__dict__[field].status if hasattr(catalog.hardware(a).specs, field) else "?"
+    return {"kind": what, "system": f"{a}/{b}", "key": f"{a}/{b} {what} ratio", "needed": need,
+            "range_needed": [lo_n, hi_n], "catalog": r0, "catalog_range": [lo, hi], "allowed": bool(allowed),
+            "evidence": f"unknown but checkable (catalog {unit} are {status}s)",
+            "short": f"{what} ratio {lo_n:.2g}-{hi_n:.2g}x (catalog {r0:.2f}x)",
+            "text": f"the {a}/{b} {what} ratio is {lo_n:.2g}-{hi_n:.2g}x (catalog {r0:.2f}x, range {lo:.2f}-"
+                    f"{hi:.2f}x; unknown but checkable)"}
+
+
+def conditions(C, fig, ev: dict) -> list[dict]:
+    """Every condition that applies to a claim outside its interval, in the fixed order."""
+    out = []
+    if C.col.endswith("_per_mw"):
+        r = ratio_basis(C, ev, "allin_power_w", "all-in power", "all-in powers")
+        out += [r] if r else []
+    if C.col.endswith("_per_usd"):
+        r = ratio_basis(C, ev, "price_usd_per_gpu_hour", "price", "prices")
+        out += [r] if r else []
+    if C.col != "ttft_s":
+        for hw in dict.fromkeys(t.side.hardware for t in fig.terms):
+            r = steps(C, fig, ev, hw)
+            out += [r] if r else []
+    return out
+
+
+def axis_of(fig) -> str:
+    return AXES[fig.axis]

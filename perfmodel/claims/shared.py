@@ -1,0 +1,74 @@
+"""Shared unknowns solved once per source (rule 4 of issue 32).
+
+Claims of one source article often turn on one unknown: the A/B measured power ratio behind every per-MW
+ratio, where one system's curve ends on one model, how much faster a vendor's build is than the calibrated
+profile. ``conditions.py`` solves, per claim, the range of that unknown that puts the claim inside the model's
+error interval; here the claims of one source that share an unknown (same ``key``) are put together: each claim's
+range, the values every claim allows at once (the intersection, or none), the catalog's value and the evidence.
+The source's own arithmetic across claims (``pairs.py``: e.g. 12-18x per GPU over 5.7x per MW implies a power
+ratio of 2.1-3.2x) is set beside the solved value.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+
+def source_key(source: str | None) -> str:
+    """The seed article a claim's ``source`` names (e.g. 'aa-agentperf-rubin'), else the source text itself."""
+    m = re.search(r"seeds/([\w.\-]+)\.txt", source or "")
+    return m.group(1) if m else (source or "unstated source")
+
+
+def _range(c: dict) -> tuple[float, float] | None:
+    if c.get("range_needed"):
+        lo, hi = c["range_needed"]
+        return (lo, hi)
+    if c["kind"] == "steps" and c.get("edge") is not None:
+        a, b = c["edge"], c.get("needed") or c["edge"]
+        return (min(a, b), max(a, b))
+    return None
+
+
+def solve(results: list[dict]) -> dict[str, list[dict]]:
+    """Per source: one entry per shared unknown met by two or more claims (the conditions of claims outside
+    their interval): claims [(id, low, high)] whose needed value is physically allowed (the others under
+    ``not_alone``), the intersection ``solved`` of the allowed ones (None when no one value serves them all), the catalog value where there is one, the evidence, and the source's own cross-claim arithmetic."""
+    groups: dict[tuple[str, str], dict] = {}
+    for r in results:
+        src = source_key(r.get("source"))
+        for c in r.get("conditions") or []:
+            rg = _range(c)
+            if rg is None or not all(math.isfinite(v) for v in rg):
+                continue
+            g = groups.setdefault((src, c["key"]), {"key": c["key"], "kind": c["kind"], "claims": [],
+                                                    "catalog": c.get("catalog"), "evidence": c.get("evidence"),
+                                                    "catalog_range": c.get("catalog_range"), "not_alone": []})
+            (g["claims"] if c.get("allowed") else g["not_alone"]).append((r["id"], rg[0], rg[1]))
+    out: dict[str, list[dict]] = {}
+    for (src, _), g in groups.items():
+        if len(g["claims"]) < 2:
+            continue
+        lo = max(c[1] for c in g["claims"])
+        hi = min(c[2] for c in g["claims"])
+        g["solved"] = [lo, hi] if lo <= hi else None
+        g["arithmetic"] = sorted({x["text"] for r in results if source_key(r.get("source")) == src
+                                  for x in (r.get("cross_claims") or [])
+                                  if g["kind"] in ("all-in power", "price") and g["kind"].split()[-1] in x["text"]})
+        out.setdefault(src, []).append(g)
+    return out
+
+
+def text(g: dict) -> str:
+    """One line: the unknown, what each claim needs, the value all allow, the catalog's value and the evidence."""
+    unit = "x" if g["kind"] != "steps" else "x the modeled step"
+    per = ", ".join(f"`{i}` {lo:.2g}-{hi:.2g}" for i, lo, hi in g["claims"])
+    if g.get("not_alone"):
+        per += "; outside the physically allowed range, so not by this unknown alone: " + ", ".join(
+            f"`{i}` {lo:.2g}-{hi:.2g}" for i, lo, hi in g["not_alone"])
+    solved = (f"one value serves all: **{g['solved'][0]:.2g}-{g['solved'][1]:.2g}{unit}**" if g["solved"] else
+              "**no one value serves every claim**")
+    cat = f"; catalog {g['catalog']:.2f}x" if g.get("catalog") else ""
+    ar = f"; the source's own arithmetic: {' / '.join(g['arithmetic'])}" if g.get("arithmetic") else ""
+    return f"- {g['key']}: {solved} (claims need {per}){cat}; evidence: {g['evidence']}{ar}"
