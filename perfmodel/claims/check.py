@@ -488,6 +488,10 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
         fixed = _fixed_step(C, fig, st) if st else None
         if fixed:
             st["text"] = st["short"] = fixed["text"]
+        elif st and st.get("edge") is None and st.get("sol_factor"):
+            sol_end = ev["q"] / st["sol_factor"]
+            st["text"] = st["short"] = (f"the claimed speed is above the speed-of-light profile's curve end "
+                                        f"({_fmt(sol_end)} tok/s/user)")
             st["fixed_step"] = fixed
     if ok:
         return _verdict(out, "consistent only if", " or ".join(c["short"] for c in ok[:2]),
@@ -539,6 +543,8 @@ FIXED_PARTS = ("t_collective_latency_ms", "t_launch_ms", "t_layer_floor_ms", "t_
 def _fixed_step(C: _Claim, fig: Figure, st: dict) -> dict | None:
     """Rule 5 for a curve-end speed: the fixed part of the curve-end step (latencies, launches, floors, scheduler)
     the claimed speed needs, against the modeled one and the speed-of-light step."""
+    if st.get("edge") is None:
+        return None
     env = C.store.envelope(C.sides[0], C.model, C.wl, C.axis, env_metric(C.col))
     if not len(env):
         return None

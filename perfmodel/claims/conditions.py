@@ -126,7 +126,16 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
     k_edge = _solve(q_of, base, edge_t)
     k_need = _solve(q_of, base, centre_t)
     if k_edge is None and k_need is None:
-        return None
+        faster = (centre_t > q0) == _dir_down(fig, hw)
+        k_sol = sol_factor(C, fig, hw) if faster else None
+        lim = K_GRID[0] if faster else K_GRID[-1]
+        what = (f"{hw}'s decode steps more than {1 / lim:.0f}x faster than modeled" if faster else
+                f"{hw}'s decode steps more than {lim:.0f}x slower than modeled")
+        bound = f"speed of light {1 / k_sol:.2g}x the modeled speed" if k_sol else "beyond the range searched"
+        return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": None, "edge": None,
+                "allowed": False, "bound": bound, "within_model_error": False, "sol_factor": k_sol,
+                "evidence": "beyond physics" if k_sol and k_sol > lim else "beyond the range searched",
+                "short": what, "text": f"{what} [bound: {bound}]"}
     k_edge = k_edge if k_edge is not None else k_need
     k_sol = sol_factor(C, fig, hw) if k_edge < 1 else None
     end = ev["ends"].get(hw, {}).get("end")
