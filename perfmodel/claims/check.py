@@ -863,14 +863,15 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     first = per[models[0]]
     out.update({k: first[k] for k in ("model", "systems", "hardware_only", "as_measured", "interval", "distance",
                                       "needs", "ends") if first.get(k) is not None})
-    if len(verdicts) == 1:
+    if len(verdicts) == 1 and verdicts <= {"consistent", "implausible", "not checkable"}:
         r = first
         return _verdict(out, r["verdict"], r["condition"], "the same for every candidate model (the claim names "
                         "none): " + summ)
     out["candidate_range"] = [min(vals), max(vals)] if vals else None
     rng = f"{_fmt(min(vals))}-{_fmt(max(vals))}" if vals else "undefined"
     return _verdict(out, "not checkable (under-specified)", f"the model is unstated and the {len(per)} candidates "
-                    f"disagree: the model's figure ranges {rng} over them", summ)
+                    f"disagree (verdicts or the conditions they need): the model's figure ranges {rng} over them",
+                    summ)
 
 
 def check_all(store: CurveStore | None = None, ids=None) -> list[dict]:

@@ -49,10 +49,17 @@ def _measured_hw() -> dict[str, int]:
     return _measured_hw.cache
 
 
-def evidence(hw: str) -> str:
+def evidence(hw: str, k: float | None = None, err: tuple[float, float] | None = None) -> str:
+    """The evidence on a system's speed: its third-party calibration records (and, for a step factor k beyond
+    the model's held-out error ``err`` = (k_low, k_high), that the records contradict it), else the vendor's
+    word."""
     n = _measured_hw().get(hw, 0)
-    return (f"third-party measured ({n} calibration records of {hw})" if n else
-            f"vendor's word (no third-party record of {hw} in the calibration data)")
+    if not n:
+        return f"vendor's word (no third-party record of {hw} in the calibration data)"
+    if k is not None and err is not None and not err[0] <= k <= err[1]:
+        return (f"contradicts third-party measurement ({n} calibration records of {hw}; the held-out error allows "
+                f"{err[0]:.2g}-{err[1]:.2g}x)")
+    return f"third-party measured ({n} calibration records of {hw})"
 
 
 def _solve(q_of, q0: float, target: float) -> float | None:
@@ -151,7 +158,8 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
         allowed = k_max is None or k_edge <= k_max
         bound = (f"{hw} must still reach the {fmt(v)} tok/s/user it was measured at (k <= {k_max:.2g})"
                  if k_max else "no measured speed bounds it")
-    ev_text = ("within the model's own curve-end speed error" if within_err else evidence(hw))
+    err = (math.exp(h["q10"]), math.exp(h["q90"]))
+    ev_text = ("within the model's own curve-end speed error" if within_err else evidence(hw, k_edge, err))
     new_end = end / k_edge if end and math.isfinite(end) else None
     what = (f"{hw}'s decode steps {1 / k_edge:.2g}x faster than modeled" if k_edge < 1 else
             f"{hw}'s decode steps {k_edge:.2g}x slower than modeled")
