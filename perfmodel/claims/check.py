@@ -464,6 +464,9 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     out["headroom"] = _headroom(C, ev)
     text = _interval_text(ev["iv"], dist, ev["c"], _unit(C.col, claim.kind))
     ttft_blind = C.col == "ttft_s" and not _load_stated(C)
+    basis_need = _basis_need(C, ev)
+    if basis_need and not (claim.qualifier == "up_to" and "xs" in ev["nom"] and ev["c"] < ev["q"]):
+        out["shared_terms"] = [basis_need]      # what every per-MW / per-$ ratio needs of the source's power/price
     if g:
         out["flag"] = g.get("flag")
         return _verdict(out, g["verdict"], g["condition"], text)
@@ -501,6 +504,17 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
                         "; ".join(f"{c['text']}" for c in conds[:2]) + _needs_text(needs))
     return _verdict(out, "not decidable by this model", "no single named condition reaches the claim "
                     "(the figure does not move through it)", text)
+
+
+def _basis_need(C: _Claim, ev: dict) -> dict | None:
+    """The power (per MW) or price (per dollar) ratio a ratio claim needs, inside its interval or not: the input
+    of the source's shared condition (``shared.py``)."""
+    from .conditions import ratio_basis
+    if C.col.endswith("_per_mw"):
+        return ratio_basis(C, ev, "allin_power_w", "all-in power", "all-in powers")
+    if C.col.endswith("_per_usd"):
+        return ratio_basis(C, ev, "price_usd_per_gpu_hour", "price", "prices")
+    return None
 
 
 def _headroom(C: _Claim, ev: dict) -> dict:

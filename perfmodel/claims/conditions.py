@@ -149,6 +149,9 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
     v = _measured_speed(C, hw)
     k_max = end / v if (v and end and math.isfinite(end)) else None
     h = ev["end_error"]
+    if all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw) and fig.col != "tps_per_user":
+        from .model_error import half_widths
+        h = half_widths("rate", "all", C.wclass)         # a peak moves with the throughput error, not the end's
     within_err = math.exp(h["q10"]) <= k_edge <= math.exp(h["q90"])
     opt_k = None
     if k_edge < 1:
@@ -159,7 +162,8 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
         bound = (f"{hw} must still reach the {fmt(v)} tok/s/user it was measured at (k <= {k_max:.2g})"
                  if k_max else "no measured speed bounds it")
     err = (math.exp(h["q10"]), math.exp(h["q90"]))
-    ev_text = ("within the model's own curve-end speed error" if within_err else evidence(hw, k_edge, err))
+    what_err = "throughput" if h["quantity"] == "rate" else "curve-end speed"
+    ev_text = (f"within the model's own held-out {what_err} error" if within_err else evidence(hw, k_edge, err))
     new_end = end / k_edge if end and math.isfinite(end) else None
     what = (f"{hw}'s decode steps {1 / k_edge:.2g}x faster than modeled" if k_edge < 1 else
             f"{hw}'s decode steps {k_edge:.2g}x slower than modeled")
@@ -194,17 +198,32 @@ def ratio_basis(C, ev: dict, field: str, what: str, unit: str) -> dict | None:
         return None
     need = r0 * q / c
     lo_n, hi_n = r0 * q / (c * math.exp(iv["down"])), r0 * q * math.exp(iv["up"]) / c
+    if C.claim.qualifier == "at_most":       # Q = G / R <= c for every R above the low end
+        hi_n = math.inf
+    elif C.claim.qualifier == "at_least":
+        lo_n = 0.0
     ba, bb = spec_bounds(a, field), spec_bounds(b, field)
     lo = (ba["low"] if ba else va) / (bb["high"] if bb else vb)
     hi = (ba["high"] if ba else va) / (bb["low"] if bb else vb)
     allowed = hi_n >= lo and lo_n <= hi
     status = catalog.hardware(a).specs.__dict__[field].status if hasattr(catalog.hardware(a).specs, field) else "?"
     return {"kind": what, "system": f"{a}/{b}", "key": f"{a}/{b} {what} ratio", "needed": need,
+            "claimed": c, "model": q,
             "range_needed": [lo_n, hi_n], "catalog": r0, "catalog_range": [lo, hi], "allowed": bool(allowed),
             "evidence": f"unknown but checkable (catalog {unit} are {status}s)",
-            "short": f"{what} ratio {lo_n:.2g}-{hi_n:.2g}x (catalog {r0:.2f}x)",
-            "text": f"the {a}/{b} {what} ratio is {lo_n:.2g}-{hi_n:.2g}x (catalog {r0:.2f}x, range {lo:.2f}-"
+            "short": f"{what} ratio {_span(lo_n, hi_n)}x (catalog {r0:.2f}x)",
+            "text": f"the {a}/{b} {what} ratio is {_span(lo_n, hi_n)}x (catalog {r0:.2f}x, range {lo:.2f}-"
                     f"{hi:.2f}x; unknown but checkable)"}
+
+
+def _span(lo: float, hi: float) -> str:
+    """'1.6-2.1', '>= 2.2', '<= 0.7' or '1.4' (two significant digits)."""
+    if math.isinf(hi):
+        return f">= {lo:.2g}"
+    if lo <= 0:
+        return f"<= {hi:.2g}"
+    a, b = f"{lo:.2g}", f"{hi:.2g}"
+    return a if a == b else f"{a}-{b}"
 
 
 def conditions(C, fig, ev: dict) -> list[dict]:

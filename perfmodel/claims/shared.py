@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 import re
 
+from .conditions import _span, evidence
+
 
 def source_key(source: str | None) -> str:
     """The seed article a claim's ``source`` names (e.g. 'aa-agentperf-rubin'), else the source text itself."""
@@ -38,14 +40,22 @@ def solve(results: list[dict]) -> dict[str, list[dict]]:
     groups: dict[tuple[str, str], dict] = {}
     for r in results:
         src = source_key(r.get("source"))
-        for c in r.get("conditions") or []:
-            rg = _range(c)
-            if rg is None or not all(math.isfinite(v) for v in rg):
+        seen = set()
+        for c in [*(r.get("shared_terms") or []), *(r.get("conditions") or [])]:
+            if c.get("key") in seen:
                 continue
+            seen.add(c.get("key"))
+            rg = _range(c)
+            if rg is None or any(math.isnan(v) for v in rg):
+                continue
+            evid = evidence(c["system"]) if c["kind"] == "steps" else c.get("evidence")
             g = groups.setdefault((src, c["key"]), {"key": c["key"], "kind": c["kind"], "claims": [],
-                                                    "catalog": c.get("catalog"), "evidence": c.get("evidence"),
-                                                    "catalog_range": c.get("catalog_range"), "not_alone": []})
+                                                    "catalog": c.get("catalog"), "evidence": evid,
+                                                    "catalog_range": c.get("catalog_range"), "not_alone": [],
+                                                    "basis": []})
             (g["claims"] if c.get("allowed") else g["not_alone"]).append((r["id"], rg[0], rg[1]))
+            if c.get("claimed") and c.get("model") and c.get("catalog"):
+                g["basis"].append((r["id"], c["claimed"], c["model"] * c["catalog"]))
     out: dict[str, list[dict]] = {}
     for (src, _), g in groups.items():
         if len(g["claims"]) < 2:
@@ -53,6 +63,11 @@ def solve(results: list[dict]) -> dict[str, list[dict]]:
         lo = max(c[1] for c in g["claims"])
         hi = min(c[2] for c in g["claims"])
         g["solved"] = [lo, hi] if lo <= hi else None
+        g["gap"] = None if lo <= hi else [hi, lo]       # the claims' needs miss one another between these
+        if g["solved"] and g["basis"]:      # the cross-claim arithmetic at the solved value: per GPU = per MW x R
+            g["at_solved"] = [{"id": i, "per_gpu_needed": [c * lo, c * hi if math.isfinite(hi) else math.inf],
+                               "model_per_gpu": m}
+                              for i, c, m in g["basis"]]
         g["arithmetic"] = sorted({x["text"] for r in results if source_key(r.get("source")) == src
                                   for x in (r.get("cross_claims") or [])
                                   if g["kind"] in ("all-in power", "price") and g["kind"].split()[-1] in x["text"]})
@@ -63,12 +78,18 @@ def solve(results: list[dict]) -> dict[str, list[dict]]:
 def text(g: dict) -> str:
     """One line: the unknown, what each claim needs, the value all allow, the catalog's value and the evidence."""
     unit = "x" if g["kind"] != "steps" else "x the modeled step"
-    per = ", ".join(f"`{i}` {lo:.2g}-{hi:.2g}" for i, lo, hi in g["claims"])
+    per = ", ".join(f"`{i}` {_span(lo, hi)}" for i, lo, hi in g["claims"])
     if g.get("not_alone"):
         per += "; outside the physically allowed range, so not by this unknown alone: " + ", ".join(
-            f"`{i}` {lo:.2g}-{hi:.2g}" for i, lo, hi in g["not_alone"])
-    solved = (f"one value serves all: **{g['solved'][0]:.2g}-{g['solved'][1]:.2g}{unit}**" if g["solved"] else
-              "**no one value serves every claim**")
+            f"`{i}` {_span(lo, hi)}" for i, lo, hi in g["not_alone"])
+    solved = (f"one value serves all: **{_span(*g['solved'])}{unit}**" if g["solved"] else
+              f"**no one value serves every claim** (their needs miss one another between {g['gap'][0]:.2g} and "
+              f"{g['gap'][1]:.2g})")
     cat = f"; catalog {g['catalog']:.2f}x" if g.get("catalog") else ""
     ar = f"; the source's own arithmetic: {' / '.join(g['arithmetic'])}" if g.get("arithmetic") else ""
-    return f"- {g['key']}: {solved} (claims need {per}){cat}; evidence: {g['evidence']}{ar}"
+    at = ""
+    if g.get("at_solved"):
+        at = "; at that ratio each claim is, per GPU: " + ", ".join(
+            f"`{x['id']}` {_span(*x['per_gpu_needed'])}x (model {x['model_per_gpu']:.2g}x)"
+            for x in g["at_solved"])
+    return f"- {g['key']}: {solved} (claims need {per}){cat}; evidence: {g['evidence']}{ar}{at}"

@@ -126,8 +126,13 @@ def render_compact(results, figs, acc=None, shared=None, cross=None) -> str:
         if r["kind"] != "spec_ratio":
             L.append(f"- Read: {r.get('metric', '')}, {r.get('at', '')}; {r.get('read_on', '')}.")
         L.append(f"- Verdict: **{r['verdict']}**" + (f" {r['condition']}" if r.get("condition") else "") + ".")
-        for c in (r.get("conditions") or [])[1:3]:
-            L.append(f"- Also: {c.get('text', '')}.")
+        for c in (r.get("conditions") or [])[:4]:
+            tag = "Condition" if c.get("allowed") else "Not allowed"
+            L.append(f"- {tag}: {c.get('text', '')}.")
+        if r.get("candidate_range"):
+            L.append("- Per candidate model: " + "; ".join(
+                f"{m}: {_fmt((p.get('model') or {}).get('value'))}, {p['verdict']}"
+                for m, p in (r.get("per_model") or {}).items()) + ".")
         L.append("")
     if figs:
         L.append("## Figures\n")
