@@ -1,23 +1,20 @@
-"""Check one published claim against the model: one pipeline for every kind of figure.
+"""Check one published claim against the model: one pipeline for every kind of figure (issue 32's rules).
 
 A claim's figure Q is a product of system figures (``reading.Figure``: a ratio A/B, one system's figure, or the
-retained share to/from of a change). One pipeline (``_evaluate``) reads Q and its interval, the same for every
-kind:
+retained share to/from of a change). One pipeline (``_check_model``):
 
-1. the reading at the claim's point (``reading.py``: usable peaks under the benchmark's limits, a stated speed,
-   the maximum over the tested range for "up to", the median over the common range for an unstated speed);
-2. the interval (``interval.py``): profile corners (both systems at the same end), catalog spec ranges, the
-   cross-validated rate error, and reading parts: each system's per-user speed error (the figure read with that
-   system's speeds shifted by the cross-validated ``speed`` spread, at the curve end its ``curve-end`` row), an
-   approximate speed's +-10%, the range of an unstated speed. A setting at which a system cannot reach the point
-   is an unbounded side;
-3. the verdict (``verdict.py``), then, outside the interval, the named conditions in a fixed order (the unstated
-   axis; faster kernels up to ``MAX_SOFTWARE``), each kept only if it brings the claim inside the interval
-   recomputed under it and reported with the number of alternatives tried; an unstated model is a search over
-   ``DEFAULT_MODELS`` reported the same way; else ``implausible`` with what would have to be true (``needs.py``).
-
-An E2E-axis comparison inherits ``not checkable`` from the catalog's TTFT claims on the same systems, model and
-workload when those are not checkable and the comparison is not consistent (its gap comes from TTFT).
+1. the reading at the claim's point (``reading.py``), with the settings the source states (GPUs, draft tokens,
+   serving mode: rule 2) and the tested speeds both systems reach;
+2. the interval (``interval.py``): the model's cross-validated error of the claim's kind only (rule 1); the
+   profile's fast corner is reported as software headroom;
+3. graded on the claim's side (``verdict.grade``, rule 3); outside, an "up to" below the model's maximum on a
+   cliff names the speed at which the model reaches it (rule 7); else every named condition is solved
+   (``conditions.py``: power or price ratio, each system's steps bounded by speed of light and by the speeds the
+   source measured; for a curve-end speed the fixed part of the step, rule 5) and the first allowed one is the
+   condition; none allowed: ``implausible``;
+4. an unstated model is read for every candidate; candidates that disagree make the claim ``not checkable
+   (under-specified)`` with the range over them (rule 6). Shared unknowns are solved once per source from the
+   results (``shared.py``, rule 4).
 
 Every check returns a plain dict (JSON-ready); the CLI and the report only format it. Nothing here tunes a
 parameter toward a claim.
@@ -33,19 +30,16 @@ from ..specs.claim import ClaimSpec, OperatingPoint
 from .arith import arithmetic_checks, spec_ratio_check
 from .basis import basis
 from .conditions import conditions
-from .curves import AXES, AXIS_TEXT, CurveStore, Side, end_deployment, peak
+from .curves import AXES, CurveStore, Side, end_deployment, peak
 from .fmt import fmt as _fmt
 from .interval import distance, interval, spread_part, summary, width
 from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
 from .needs import delta_speed, other_curve, power_or_price, ttft_wait
 from .reading import Figure, Term, env_metric
-from .verdict import CONSISTENT_Z, WIDE, grade, holds, searched
+from .verdict import CONSISTENT_Z, WIDE, grade
 
 TOL = 0.15               # relative slack of a claim's own rounded arithmetic (kept for the report's text)
-MAX_SOFTWARE = 2.0       # the largest kernel speed-up accepted as a named condition
-SPEEDUPS = (1.25, 2.0)               # kernel speed-ups tried as a condition (decode and prefill together)
 NEED_SPEEDUPS = (1.0, 1.25, 2.0, 5.0)  # kernel speed-ups searched for the 'what would have to be true' text
-APPROX = 0.10            # an approximate speed ('roughly 165') is read over +-10%
 DEFAULT_MODELS = ("deepseek-v4.1-flash", "deepseek-v4-pro", "glm-5.2", "kimi-k3")
 DEFAULT_WORKLOAD = "agentx"
 DEFAULT_PROFILE = "vllm"
@@ -267,49 +261,6 @@ def _region(fig: Figure, nom: dict, hws: list[str]) -> str:
         regs.append((conc if conc is not None else math.inf,
                      "curve-end" if conc is not None and conc <= CURVE_END_CONCURRENCY else region_of(conc)))
     return min(regs)[1]
-
-
-def _shift_part(fig: Figure, nom: dict, shift_hws: list[str], region_hws: list[str], quantity: str,
-                readings: list, label: str, diagonal: bool) -> dict:
-    """The figure read with the per-user speeds of ``shift_hws`` (and, ``diagonal``, their throughput) moved by the
-    cross-validated error of ``quantity`` in the region of the points: true = model / k for k = exp(q10) and
-    exp(q90) of ln(pred / meas)."""
-    reg = _region(fig, nom, region_hws)
-    h = half_widths(quantity, "high-interactivity" if quantity != "speed" and reg == "curve-end" else reg)
-    ks = (math.exp(h["q10"]), math.exp(h["q90"]))      # q10 (model too slow) and q90 (model too fast)
-    rs = [fig.read(shifts={hw: k for hw in shift_hws}, diagonal=diagonal) for k in ks]
-    readings += [(label, r) for r in rs]
-    return spread_part(nom["q"], [_q_of(r, fig) for r in rs],
-                       label=f"{label} ({quantity}, {h['region']}: {h['median_abs_pct']:.0f}% median, bias "
-                             f"{math.expm1(h['bias']):+.0%}, over {h['rows']} held-out rows)",
-                       hardware=" / ".join(shift_hws), quantity="speed", source_quantity=quantity,
-                       region=h["region"], rows=h["rows"], k=list(ks), systems=list(shift_hws))
-
-
-def _error_parts(fig: Figure, nom: dict, readings: list) -> tuple[list[dict], bool]:
-    """The model's own error as readings (figures read at a speed or a curve end), and whether the interval's
-    scale-only model-error part (c) still applies.
-
-    One system (a figure or a change along its curve): every point moved along the diagonal by the 'speed'
-    spread (a change keeps (c)'s 'rate-delta' for the shape of the curve). Two systems: both moved alike by
-    the 'speed' spread (only the per-user speed moves a ratio then), and the second relative to the first by the
-    'rate-ratio' spread of pairs at one setup. A TTFT: its system's speeds moved, (c) for the TTFT itself. Peaks
-    (no speed read): (c) alone."""
-    hws = list(dict.fromkeys(t.side.hardware for t in fig.terms))
-    if all(t.point.point == "peak" for t in fig.terms):
-        return [], True
-    if fig.col == "ttft_s":
-        return [_shift_part(fig, nom, hws, hws, "speed", readings, f"the model's per-user speed error on {hws[0]}",
-                            False)], True
-    if len(hws) == 1:
-        return [_shift_part(fig, nom, hws, hws, "speed", readings,
-                            f"the model's own error on {hws[0]}, moving its points along the curve", True)], \
-            fig.terms[0].point is not fig.terms[-1].point
-    both = _shift_part(fig, nom, hws, hws, "speed", readings,
-                       f"the model's per-user speed error, {' and '.join(hws)} alike", True)
-    rel = _shift_part(fig, nom, hws[1:], hws, "rate-ratio", readings,
-                      f"the model's error on {hws[1]} relative to {hws[0]}", True)
-    return [both, rel], False
 
 
 def _wclass(wl: str) -> str:
@@ -673,52 +624,6 @@ def _needs(C: _Claim, fig: Figure, ev: dict, sw: dict) -> list[dict]:
         needs.append({"kind": "kernels", "speedup": sw["speedup"],
                       "text": f"{_fmt(claim.claimed)}{'x' if claim.kind == 'ratio' else ''} needs {sw['text']}"})
     return needs
-
-
-def _conditions(out: dict, C: _Claim, ev: dict, dist: dict, text: str) -> dict | None:
-    """Outside the interval: the named conditions in a fixed order, each kept only if it brings the claim inside the
-    interval recomputed under it, each reported with the alternatives tried; None when none does."""
-    claim, iv, q, c_eff = C.claim, ev["iv"], ev["q"], ev["c"]
-    unit = _unit(C.col, claim.kind)
-    if any(p.endswith("interactivity") for p in claim.unstated) and C.point.point != "peak":
-        other = _other_axis(C.axis)
-        ev2 = _evaluate(C, C.figure(axis=other))
-        d2, _ = _graded(C, ev2)
-        ok = holds(ev2["iv"], d2)
-        out["alternatives"].append({"assumption": f"{other} axis", "value": _f(ev2["q"]),
-                                    "interval": [_f(ev2["iv"]["low"]), _f(ev2["iv"]["high"])], "z": _f(d2.get("z")),
-                                    "holds": ok})
-        if ok:
-            return _verdict(out, "consistent only if",
-                            f"the per-user axis is {other} ({AXIS_TEXT[other]}) " + searched("not stated", 2, "axes"),
-                            text + f"; on the {other} axis: " + _interval_text(ev2["iv"], d2, ev2["c"], unit))
-    if claim.kind == "delta" or C.col == "ttft_s" or dist.get("side") != "above" or not (q and math.isfinite(q)):
-        return None
-    prev = (1.0, q)
-    edge = c_eff * math.exp(-iv["up"])      # the figure at which the claim sits on the interval's upper edge
-    for tried, s in enumerate(SPEEDUPS, 1):
-        qs = C.figure(sides=[_faster(C.sides[0], s), *C.sides[1:]]).read()["q"]
-        if not (qs and math.isfinite(qs) and qs > 0):
-            continue
-        k = qs / q        # the interval recomputed under the condition: the same half-widths around qs
-        iv_s = {**iv, "value": qs, "low": iv["low"] * k, "high": iv["high"] * k}
-        d_s = distance(c_eff, iv_s, claim.qualifier)
-        ok = holds(iv_s, d_s)
-        out["alternatives"].append({"assumption": f"kernels x{s:g}", "value": _f(qs), "z": _f(d_s.get("z")),
-                                    "holds": ok})
-        if ok:
-            # the smallest speed-up that brings the claim inside: log interpolation between the last two tried
-            (s0, q0) = prev
-            t = (math.log(edge / q0) / math.log(qs / q0)) if qs > q0 and edge > q0 else 1.0
-            s_min = math.exp(math.log(s0) + min(max(t, 0.0), 1.0) * (math.log(s) - math.log(s0)))
-            return _verdict(out, "consistent only if",
-                            f"{C.sides[0].hardware}'s decode and prefill kernels are at least ~{s_min:.2g}x as fast "
-                            f"as the {C.sides[0].profile} profile's (searched over {tried} of the speed-ups "
-                            f"{', '.join(f'{v:g}x' for v in SPEEDUPS)}, at most {MAX_SOFTWARE:g}x)",
-                            text + f"; with kernels {s:g}x: {_fmt(qs)}{unit}, the claim {d_s['z']:.2f} half-widths "
-                            f"from it")
-        prev = (s, qs)
-    return None
 
 
 def _seed_anchor(claim: ClaimSpec, col: str) -> tuple[str, float] | None:

@@ -1,37 +1,30 @@
-"""One uncertainty interval per claim figure: profile ranges, catalog spec ranges and the model's own error.
+"""One interval per claim figure: the model's own cross-validated error of the claim's kind (issue 32, rule 1).
 
 A claim figure is a product of system figures: Q = prod_i f_i^(s_i), s_i = +1 (numerator: A of a ratio, the
-later point of a delta) or -1 (denominator). Each source of uncertainty gives a downward and an upward half-width
-in ln Q:
+later point of a delta) or -1 (denominator).
 
-(a) **profile**: the profile corners (every parameter at its slow / fast end, both systems at the same end):
-    down_a = ln(Q / Q_slow), up_a = ln(Q_fast / Q) (zero when the corner lies on the other side).
-(b) **spec**: every hardware value with a stated ``low``/``high`` (estimate or announced) or published variants
-    spans [lo, hi] = hull(low, high, value, variant values). Its effect is propagated to first order through the
-    elasticity of each system figure at its operating point (deployment and batch held):
-    d ln f / d ln(HBM bandwidth) = t_hbm / t_step, d ln f / d ln(rate of format k) = (t_compute / t_step) w_k with
-    w_k = (FLOPs_k / rate_k) / sum_j (FLOPs_j / rate_j), the row's resource times (``res_*_ms``, which sum to
-    the step); -1 for the power a per-MW figure divides by (the row's ``power_basis``) and the price a per-dollar
-    figure divides by; TTFT takes the opposite sign of the rate terms. For one (system, field) the elasticities
-    of all terms on that system add (E = sum s_i e_i, so a delta on one system keeps only the difference);
-    d_lo = E ln(lo / value), d_hi = E ln(hi / value) give up = max(0, d_lo, d_hi), down = max(0, -d_lo, -d_hi).
-    Fields without a resource time (latencies, capacity, SM count) are listed but not propagated.
-(c) **model**: the cross-validated residual spread (``model_error.py``) in the region of the operating point:
-    down = q90, up = -q10 of ln(pred / meas), swapped for s = -1. A rate figure over another reads the spread of
-    pairs of held-out rows (``rate-ratio``: two systems at one setup, so errors the two share cancel;
-    ``rate-delta``: two points of one sweep); a single figure reads its own quantity (``rate`` or ``ttft``).
+**The interval** (c): the held-out residual spread (``model_error.py``) of the claim's own kind, applied
+vertically to Q: down = q90, up = -q10 of ln(pred / meas) (swapped for s = -1). A rate figure over another reads
+the spread of pairs of held-out rows (``rate-ratio``: two systems at one setup, errors the two share cancelled;
+``rate-delta``: two points of one sweep); a per-user speed reads ``speed`` (``curve-end`` at batch-1-like
+points); any other figure its own quantity (``rate``, ``ttft``). Agentic claims read the agentic records'
+rows (``workload="agentic"``; the table names the stand-in where they are too few). interval = [Q exp(-down),
+Q exp(up)]; any ``extra`` reading parts combine with it root-sum-square in ln space.
 
-(d) **reading** parts (``extra``, from ``check.py``): the same figure read with one system's per-user speeds
-    shifted by the cross-validated speed error (``speed`` quantity of ``model_error.py``; true speed = model
-    speed / k for k = exp(q10) and exp(q90)); an approximate speed read at its +-10%; a ratio at an unstated
-    speed ("matched") over the speeds both systems reach. Each gives down = ln(Q / min), up = ln(max / Q).
+**Reported beside it, never in it** (their unknowns become named conditions, ``conditions.py``):
 
-A reading at which a system cannot reach the point (Q = 0 or infinity) makes that side's half-width infinite:
-the interval is unbounded there, never one-sided by omission.
+(a) **profile**: the profile corners (every parameter at its slow / fast end): up_a = ln(Q_fast / Q), the
+    software headroom.
+(b) **spec**: every hardware value with a stated ``low``/``high`` or published variants spans [lo, hi] =
+    hull(low, high, value, variant values), propagated to first order through the elasticity of each system
+    figure at its operating point: d ln f / d ln(HBM bandwidth) = t_hbm / t_step, d ln f / d ln(rate of format
+    k) = (t_compute / t_step) w_k with w_k = (FLOPs_k / rate_k) / sum_j (FLOPs_j / rate_j); -1 for the power a
+    per-MW figure divides by and the price a per-dollar figure divides by; TTFT takes the opposite sign. For one
+    (system, field) the elasticities of all terms on that system add (a delta on one system keeps only the
+    difference); d_lo = E ln(lo / value), d_hi = E ln(hi / value).
 
-Sources combine by root-sum-square in ln space, separately per side, over (a), every (system, field) of (b),
-(c) and (d):  down = sqrt(sum down_j^2), up = sqrt(sum up_j^2);
-interval = [Q exp(-down), Q exp(up)]. Deterministic: no sampling.
+A reading at which a system cannot reach the point (Q = 0 or infinity) has no interval: the verdict solves the
+conditions instead. Deterministic: no sampling.
 """
 
 from __future__ import annotations

@@ -1,23 +1,20 @@
-"""The verdict rules: from a claim's interval and distance to one of five verdicts (pure functions, no model).
+"""The verdict categories and the rule for the inside of an interval (pure functions, no model).
 
-Categories (exactly these; a spec ratio has its own sixth wording, see ``arith.py``):
+Categories (a spec ratio has its own wording, see ``arith.py``):
 
-- ``consistent``: the claim lies within ``CONSISTENT_Z`` (0.5) half-widths of the model's central figure, on an
-  interval at most ``WIDE`` (3x, high / low) wide;
-- ``consistent only if <condition>``: within the interval (z <= 1) but beyond 0.5 half-widths, the condition
-  naming the largest contributors on the claim's side; or outside it with one named condition (the unstated axis
-  or model, faster kernels up to 2x, ...) under which the claim lies inside the interval recomputed with it
-  (``check.py``). A condition found by trying alternatives says how many were tried;
-- ``implausible``: outside the interval and no condition brings it inside (``needs`` says what would have to be
-  true);
-- ``not decidable by this model``: the interval spans more than ``WIDE`` (the two largest contributors named),
-  or a system's curve ends near the point, so that at some setting the system cannot reach it (an unbounded
-  side): "it turns on where <system>'s curve ends, which the model places at X (range Y-Z)";
-- ``not checkable``: the model cannot see what sets the figure (a TTFT with no load stated; an E2E-axis
-  comparison whose TTFT the model cannot check).
-
-A claim outside an interval that is wide but bounded on the claim's side is still ``implausible``: even the
-widest reading the model allows does not reach it.
+- ``consistent``: the claim lies within one half-width of the model's figure on the claim's own side (issue 32
+  rule 3: the other side, bounded or not, does not decide; an interval wider than ``WIDE`` is a flag, "the model
+  says little here", not a verdict);
+- ``consistent only if <condition>``: outside it, and a single named unknown at a physically allowed value
+  brings it inside (``conditions.py``: a power or price ratio, one system's decode steps faster or slower than
+  modeled, the fastest speed an "up to" was tested at, the fixed part of a curve-end step), with its value
+  and evidence;
+- ``implausible``: no allowed value of any named condition brings it inside (faster than the speed-of-light
+  profile; a system slowed until it cannot reach a speed the source says it was measured at);
+- ``not decidable by this model``: no named condition moves the figure through the claim (left for the figures
+  the conditions cannot move);
+- ``not checkable``: the model cannot see what sets the figure (a TTFT with no load stated, outside its interval);
+  ``not checkable (under-specified)``: the model is unstated and the candidates disagree (rule 6).
 """
 
 from __future__ import annotations

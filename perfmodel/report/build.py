@@ -16,7 +16,7 @@ import pandas as pd
 from .. import catalog, progress
 from ..analyses.deployments import DeploymentSpace
 from ..claims import CurveStore, Side
-from ..claims.check import APPROX, DEFAULT_MODELS, MAX_SOFTWARE, json_safe
+from ..claims.check import DEFAULT_MODELS, json_safe
 from ..claims.curves import AXES, AXIS_TEXT, curve_end, read
 from .parallel import ClaimChecks, pool
 
@@ -217,12 +217,6 @@ def _assumptions(results) -> list[str]:
                f"deployments enumerated with {json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in CurveStore().space.items()})}.")
     out.append("The E2E axis is evaluated for the median-length request: the workload's P90 spread of request lengths is "
                "not in the frontier (AgentX publishes medians only).")
-    out.append(f"Intervals: profile corners (every profile parameter at its slow end and at its fast end, both "
-               f"systems at the same end), catalog spec ranges, the cross-validated model error and the reading parts "
-               f"(each system's per-user speed error, an approximate speed's +-{APPROX:.0%}, an unstated speed's "
-               f"range), combined by root-sum-square in ln space (perfmodel/claims/interval.py); a condition is kept "
-               f"only if it brings the claim inside the interval recomputed under it; kernel speed-ups above "
-               f"{MAX_SOFTWARE:g}x are not accepted as a condition.")
     return out
 
 
@@ -295,4 +289,4 @@ def _markdown(results, claims_df, attr, figs, fr_md, at_md, acc=None, sentences=
     the shared conditions solved once per source (``claims.shared``)."""
     from ..claims.shared import solve
     from .text import render_compact
-    return render_compact(results, figs, acc, solve(results))
+    return render_compact(results, figs, acc, solve(results), assumptions=_assumptions(results))

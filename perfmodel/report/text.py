@@ -72,7 +72,7 @@ def _plan_lines(rs: list[dict]) -> list[str]:
     return L if n else []
 
 
-def render_compact(results, figs, acc=None, shared=None, cross=None) -> str:
+def render_compact(results, figs, acc=None, shared=None, assumptions=None) -> str:
     """claims.md: counts, a first screen per source article, one line per claim, a short section per claim."""
     from ..claims.shared import source_key
     from ..claims.shared import text as shared_text
@@ -134,6 +134,9 @@ def render_compact(results, figs, acc=None, shared=None, cross=None) -> str:
                 f"{m}: {_fmt((p.get('model') or {}).get('value'))}, {p['verdict']}"
                 for m, p in (r.get("per_model") or {}).items()) + ".")
         L.append("")
+    if assumptions:
+        L.append("## Assumptions\n")
+        L += [f"- {a}" for a in assumptions] + [""]
     if figs:
         L.append("## Figures\n")
         L += [f"![{Path(f).stem}](claims/{Path(f).name})" for f in figs] + [""]
