@@ -171,7 +171,17 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
     if new_end:
         what += f" (curve end {fmt(new_end)} tok/s/user; modeled {fmt(end)})"
         short += f" (end {fmt(new_end)}, modeled {fmt(end)})"
-    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": k_need, "edge": k_edge,
+    rng = sorted([k_edge, k_need if k_need is not None else k_edge])
+    rising = (centre_t > q0) == (k_edge > 1)          # Q rises with k (k on a denominator system)
+    if C.claim.qualifier in ("at_most", "at_least"):    # a bound is met on a whole side of the edge
+        below = (C.claim.qualifier == "at_most") == rising
+        rng = [0.0, k_edge] if below else [k_edge, math.inf]
+    at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw)
+    tag = ("within error" if within_err else "vendor's word" if ev_text.startswith("vendor") else
+           "contradicts 3rd-party data" if ev_text.startswith("contradicts") else "3rd-party measured")
+    short += f" [{tag}]"
+    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})",
+            "needed": k_need, "edge": k_edge, "range_needed": rng,
             "allowed": bool(allowed), "bound": bound, "within_model_error": within_err, "sol_factor": k_sol,
             "fast_corner": opt_k, "new_end": new_end, "evidence": ev_text, "short": short,
             "text": f"{what} [{ev_text}; bound: {bound}]"}

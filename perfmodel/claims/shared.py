@@ -64,10 +64,10 @@ def solve(results: list[dict]) -> dict[str, list[dict]]:
         hi = min(c[2] for c in g["claims"])
         g["solved"] = [lo, hi] if lo <= hi else None
         g["gap"] = None if lo <= hi else [hi, lo]       # the claims' needs miss one another between these
-        if g["solved"] and g["basis"]:      # the cross-claim arithmetic at the solved value: per GPU = per MW x R
-            g["at_solved"] = [{"id": i, "per_gpu_needed": [c * lo, c * hi if math.isfinite(hi) else math.inf],
-                               "model_per_gpu": m}
-                              for i, c, m in g["basis"]]
+        at = g["solved"] or g["gap"]       # the value all claims allow, else the closest the claims come
+        if at and g["basis"]:               # the cross-claim arithmetic at that value: per GPU = per MW x R
+            g["at_solved"] = [{"id": i, "per_gpu_needed": [c * at[0], c * at[1] if math.isfinite(at[1]) else math.inf],
+                               "model_per_gpu": m} for i, c, m in g["basis"]]
         g["arithmetic"] = sorted({x["text"] for r in results if source_key(r.get("source")) == src
                                   for x in (r.get("cross_claims") or [])
                                   if g["kind"] in ("all-in power", "price") and g["kind"].split()[-1] in x["text"]})
@@ -89,7 +89,7 @@ def text(g: dict) -> str:
     ar = f"; the source's own arithmetic: {' / '.join(g['arithmetic'])}" if g.get("arithmetic") else ""
     at = ""
     if g.get("at_solved"):
-        at = "; at that ratio each claim is, per GPU: " + ", ".join(
+        at = f"; at {_span(*(g['solved'] or g['gap']))}x each claim is, per GPU: " + ", ".join(
             f"`{x['id']}` {_span(*x['per_gpu_needed'])}x (model {x['model_per_gpu']:.2g}x)"
             for x in g["at_solved"])
     return f"- {g['key']}: {solved} (claims need {per}){cat}; evidence: {g['evidence']}{ar}{at}"
