@@ -211,8 +211,8 @@ def _assumptions(results) -> list[str]:
         spec = catalog.hardware(hw)
         for f, sv in spec.specs:
             if sv is not None and getattr(sv, "status", "datasheet") != "datasheet":
-                rng = f", range {sv.low:g}-{sv.high:g}: {sv.range_note}" if sv.low is not None else ""
-                out.append(f"{hw} {f} = {sv.value:g} is *{sv.status}* ({sv.source}{rng})")
+                rng = f", range {sv.low:g}-{sv.high:g}" if sv.low is not None else ""
+                out.append(f"{hw} {f} = {sv.value:g} is *{sv.status}*{rng} (sources: `perfmodel show {hw}`)")
     out.append("Weights nvfp4 (experts and dense layers as the engine maps them), KV cache fp8, on every system; "
                f"deployments enumerated with {json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in CurveStore().space.items()})}.")
     out.append("The E2E axis is evaluated for the median-length request: the workload's P90 spread of request lengths is "
@@ -267,6 +267,8 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     pd.DataFrame([{k: (";".join(map(str, v)) if isinstance(v, list) else v) for k, v in x.items()}
                   for x in cross.values()]).to_csv(d / "cross_claims.csv", index=False)
     (d / "claims.json").write_text(json.dumps(json_safe(results), indent=1))
+    from ..claims.shared import solve
+    (d / "shared_conditions.json").write_text(json.dumps(json_safe(solve(results)), indent=1))
     from ..claims.model_error import table as accuracy
     from .sentences import Sentences
     acc = accuracy()
