@@ -499,7 +499,7 @@ def _up_to_cliff(C: _Claim, fig: Figure, ev: dict) -> dict | None:
             "evidence": "unknown but checkable (the source's published configurations)",
             "text": f"the fastest speed tested was ~{_fmt(x_c)} tok/s/user: the model reaches {_fmt(c)}x there; its "
                     f"maximum {_fmt(ev['q'])}x at {_fmt(nom['x'])} sits on {short}'s cliff (curve end "
-                    f"{_fmt(ends[short])})"}
+                    f"{_fmt(ends[short])}) [unknown but checkable: the source's published configurations]"}
 
 
 FIXED_PARTS = ("t_collective_latency_ms", "t_launch_ms", "t_layer_floor_ms", "t_overhead_ms")
