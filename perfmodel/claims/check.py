@@ -453,8 +453,12 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     if conds:
         return _verdict(out, "implausible", None, text + "; beyond physics: " +
                         "; ".join(f"{c['text']}" for c in conds[:2]) + _needs_text(needs))
-    return _verdict(out, "not decidable by this model", "no single named condition reaches the claim "
-                    "(the figure does not move through it)", text)
+    un = ev["nom"]["unreached"]
+    ends_t = ", ".join(f"{h} {_fmt(ev['ends'][h]['end'])}" for h in un)
+    why = (f"{' and '.join(un)} cannot reach the claim's point in the model: more than one named condition is "
+           f"needed (each curve's end: {ends_t} tok/s/user)"
+           if len(un) > 1 else "no single named condition moves the figure to the claim")
+    return _verdict(out, "not decidable by this model", why, text)
 
 
 def _basis_need(C: _Claim, ev: dict) -> dict | None:

@@ -63,28 +63,28 @@ def evidence(hw: str, k: float | None = None, err: tuple[float, float] | None = 
 
 
 def _solve(q_of, q0: float, target: float) -> float | None:
-    """The k nearest 1 (in ln) at which q_of(k) crosses ``target`` (log interpolation between grid points)."""
+    """The k nearest 1 (in ln) at which q_of(k) crosses ``target``: the grid K_GRID walked out from k = 1 in
+    each direction until q passes the target, then bisection in ln k (q may be 0 or infinity where a system
+    cannot reach the point: those count as below / above any target)."""
     want_up = target > q0
+
+    def past(q):
+        return q is not None and not math.isnan(q) and ((q >= target) if want_up else (q <= target))
     best = None
     for direction in (1, -1):
-        prev_k, prev_q = 1.0, q0
+        prev_k = 1.0
         for k in sorted((k for k in K_GRID if (k > 1) == (direction > 0) and k != 1.0),
                         key=lambda k: abs(math.log(k))):
-            q = q_of(k)
-            if q is None or not math.isfinite(q) or q <= 0:
-                if want_up and q == math.inf:
-                    q = 1e300
-                else:
-                    prev_k, prev_q = k, q
-                    continue
-            if prev_q and math.isfinite(prev_q) and prev_q > 0 and (q >= target) == want_up and \
-                    (prev_q >= target) != want_up:
-                t = math.log(target / prev_q) / math.log(q / prev_q) if q != prev_q else 0.0
-                k_hit = math.exp(math.log(prev_k) + t * (math.log(k) - math.log(prev_k)))
+            if past(q_of(k)):
+                lo, hi = math.log(prev_k), math.log(k)
+                for _ in range(14):
+                    mid = (lo + hi) / 2
+                    lo, hi = (lo, mid) if past(q_of(math.exp(mid))) else (mid, hi)
+                k_hit = math.exp(hi)
                 if best is None or abs(math.log(k_hit)) < abs(math.log(best)):
                     best = k_hit
                 break
-            prev_k, prev_q = k, q
+            prev_k = k
     return best
 
 
@@ -123,15 +123,14 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
     """The ``steps`` condition on system ``hw`` (module docstring), or None when no k in 0.05-20 reaches it."""
     iv, q0, c = ev["iv"], ev["q"], ev["c"]
     edge_t, centre_t = _target(c, iv)
-    if not (q0 and math.isfinite(q0) and q0 > 0):
-        q0 = 0.0 if ev["nom"]["unreached"] else q0
+    if q0 is None or math.isnan(q0):
+        return None
 
     def q_of(k):
         r = fig.read(shifts={hw: k}, diagonal=True)
         return r["q"] if not r["unreached"] else (0.0 if _dir_down(fig, hw) else math.inf)
-    base = q0 if q0 > 0 else 1e-300
-    k_edge = _solve(q_of, base, edge_t)
-    k_need = _solve(q_of, base, centre_t)
+    k_edge = _solve(q_of, q0, edge_t)
+    k_need = _solve(q_of, q0, centre_t)
     if k_edge is None and k_need is None:
         faster = (centre_t > q0) == _dir_down(fig, hw)
         k_sol = sol_factor(C, fig, hw) if faster else None
@@ -165,8 +164,10 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
     what_err = "throughput" if h["quantity"] == "rate" else "curve-end speed"
     ev_text = (f"within the model's own held-out {what_err} error" if within_err else evidence(hw, k_edge, err))
     new_end = end / k_edge if end and math.isfinite(end) else None
-    what = (f"{hw}'s decode steps {1 / k_edge:.2g}x faster than modeled" if k_edge < 1 else
-            f"{hw}'s decode steps {k_edge:.2g}x slower than modeled")
+    kk = 1 / k_edge if k_edge < 1 else k_edge
+    kt = f"{kk:.3g}" if kk < 1.1 else f"{kk:.2g}"
+    what = (f"{hw}'s decode steps {kt}x faster than modeled" if k_edge < 1 else
+            f"{hw}'s decode steps {kt}x slower than modeled")
     short = what.replace("'s decode steps", " steps").replace(" than modeled", "")
     if new_end:
         what += f" (curve end {fmt(new_end)} tok/s/user; modeled {fmt(end)})"
