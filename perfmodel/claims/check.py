@@ -420,6 +420,11 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
         out["shared_terms"] = [basis_need]      # what every per-MW / per-$ ratio needs of the source's power/price
     if g:
         out["flag"] = g.get("flag")
+        if C.col != "ttft_s":        # what this agreeing claim allows of each system's steps (shared.py)
+            from .conditions import steps_range
+            out.setdefault("shared_terms", []).extend(
+                r for hw in dict.fromkeys(t.side.hardware for t in fig.terms)
+                if (r := steps_range(C, fig, ev, hw)) is not None)
         return _verdict(out, g["verdict"], g["condition"], text)
     if ttft_blind:
         hw = C.sides[0].hardware

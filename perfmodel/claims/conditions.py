@@ -188,6 +188,27 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
             "text": f"{what} [{ev_text}; bound: {bound}]"}
 
 
+def steps_range(C, fig, ev: dict, hw: str) -> dict | None:
+    """For a claim inside its interval: the step factors k of ``hw`` that keep it inside (the model's figure
+    within [c e^-up, c e^down]); a side no k in K_GRID leaves is unbounded (0 or infinity). The input of a shared
+    step condition from the claims that already agree (``shared.py``)."""
+    iv, q0, c = ev["iv"], ev["q"], ev["c"]
+    if not (q0 and math.isfinite(q0) and q0 > 0):
+        return None
+
+    def q_of(k):
+        r = fig.read(shifts={hw: k}, diagonal=True)
+        return r["q"] if not r["unreached"] else (0.0 if _dir_down(fig, hw) else math.inf)
+    k_lo_q = _solve(q_of, q0, c * math.exp(-iv["up"]))      # where the figure falls to the low edge
+    k_hi_q = _solve(q_of, q0, c * math.exp(iv["down"]))     # ... rises to the high edge
+    ks = [k for k in (k_lo_q, k_hi_q) if k is not None]
+    lo = min([k for k in ks if k < 1], default=0.0)
+    hi = max([k for k in ks if k > 1], default=math.inf)
+    at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw)
+    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})",
+            "range_needed": [lo, hi], "allowed": True, "evidence": evidence(hw), "inside": True}
+
+
 def _dir_down(fig, hw: str) -> bool:
     t = next(t for t in fig.terms if t.side.hardware == hw)
     return (t.sign > 0) != (fig.col == "ttft_s")
