@@ -152,10 +152,13 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
         from .model_error import half_widths
         h = half_widths("rate", "all", C.wclass)         # a peak moves with the throughput error, not the end's
     within_err = math.exp(h["q10"]) <= k_edge <= math.exp(h["q90"])
-    opt_k = None
+    opt_k = fast_corner(ev, fig, hw)
     if k_edge < 1:
         allowed, bound = (k_sol is None or k_edge >= k_sol), (f"speed of light {1 / k_sol:.2g}x the modeled speed"
                                                              if k_sol else "speed of light not evaluated")
+        if opt_k:
+            bound += (f"; the profile's fast corner gives {1 / opt_k:.2g}x" +
+                      (", enough" if k_edge >= opt_k else ", not enough: beyond the fitted ranges"))
     else:
         allowed = k_max is None or k_edge <= k_max
         bound = (f"{hw} must still reach the {fmt(v)} tok/s/user it was measured at (k <= {k_max:.2g})"
@@ -186,6 +189,20 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
             "allowed": bool(allowed), "bound": bound, "within_model_error": within_err, "sol_factor": k_sol,
             "fast_corner": opt_k, "new_end": new_end, "evidence": ev_text, "short": short,
             "text": f"{what} [{ev_text}; bound: {bound}]"}
+
+
+def fast_corner(ev: dict, fig, hw: str) -> float | None:
+    """The step factor of the profile's fast corner for ``hw`` at the claim's point (the software headroom, used
+    only inside conditions): the modeled peak over the fast corner's (a peak), else the modeled curve end over
+    the fast corner's."""
+    nom, opt = ev["nom"], ev["opt"]
+    j = next((i for i, t in enumerate(fig.terms) if t.side.hardware == hw), None)
+    if j is None or fig.col == "ttft_s":
+        return None
+    peak_term = fig.terms[j].point.point == "peak" and fig.col != "tps_per_user"
+    a, b = (nom["values"][j], opt["values"][j]) if peak_term else (nom["ends"][j], opt["ends"][j])
+    ok = all(v is not None and math.isfinite(v) and v > 0 for v in (a, b))
+    return a / b if ok and b > a else None
 
 
 def steps_range(C, fig, ev: dict, hw: str) -> dict | None:

@@ -85,7 +85,8 @@ def text(g: dict) -> str:
     solved = (f"one value serves all: **{_span(*g['solved'])}{unit}**" if g["solved"] else
               f"**no one value serves every claim** (their needs miss one another between {g['gap'][0]:.2g} and "
               f"{g['gap'][1]:.2g})")
-    cat = f"; catalog {g['catalog']:.2f}x" if g.get("catalog") else ""
+    cat = (f"; catalog {g['catalog']:.2f}x" if g.get("catalog") else
+           "; catalog: the calibrated profile (1x)" if g["kind"] == "steps" else "")
     ar = f"; the source's own arithmetic: {' / '.join(g['arithmetic'])}" if g.get("arithmetic") else ""
     at = ""
     if g.get("at_solved"):
