@@ -446,7 +446,7 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
         st = next((c for c in conds if c["kind"] == "steps"), None)
         fixed = _fixed_step(C, fig, st) if st else None
         if fixed:
-            st["text"] = st["short"] = fixed["text"]
+            st["text"], st["short"] = fixed["text"], fixed["short"] + " [" + st["short"].rsplit("[", 1)[-1]
         elif st and st.get("edge") is None and st.get("sol_factor"):
             sol_end = ev["q"] / st["sol_factor"]
             st["text"] = st["short"] = (f"the claimed speed is above the speed-of-light profile's curve end "
@@ -540,8 +540,12 @@ def _fixed_step(C: _Claim, fig: Figure, st: dict) -> dict | None:
            if fixed_need > 0 else
            f"{hw}'s curve-end step is <= {need:.2g} ms with no fixed part left (modeled {step:.2g} ms, {fixed:.2g} "
            f"ms fixed; speed of light: a {sol_step:.2g} ms step) [{st['evidence']}]")
+    short = (f"fixed part of {hw}'s curve-end step <= {fixed_need:.2g} ms (modeled {fixed:.2g} ms; speed of "
+             f"light: {sol_step:.2g} ms step)" if fixed_need > 0 else
+             f"{hw}'s curve-end step <= {need:.2g} ms, no fixed part (modeled {step:.2g} ms; speed of light "
+             f"{sol_step:.2g} ms)")
     return {"fixed_needed_ms": fixed_need, "fixed_ms": fixed, "step_ms": step, "step_needed_ms": need,
-            "sol_step_ms": sol_step, "text": txt}
+            "sol_step_ms": sol_step, "text": txt, "short": short}
 
 
 def _record(out: dict, C: _Claim, fig: Figure, ev: dict, dist: dict) -> None:
