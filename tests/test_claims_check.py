@@ -84,10 +84,12 @@ def test_an_unstated_model_is_under_specified_when_candidates_disagree(store):
     r = check(c, store, models=("deepseek-v4.1-flash", "glm-5.2"))
     assert set(r["per_model"]) == {"deepseek-v4.1-flash", "glm-5.2"}
     verdicts = {p["verdict"] for p in r["per_model"].values()}
-    agree = len(verdicts) == 1 and verdicts <= {"consistent", "implausible", "not checkable"}
-    if not agree:      # never the candidate that fits (nor its condition): the range over candidates
+    if len(verdicts) > 1:      # never the candidate that fits: the range over candidates
         assert r["verdict"] == "not checkable (under-specified)" and len(r["candidate_range"]) == 2
         assert "candidates disagree" in r["condition"]
+    elif verdicts == {"consistent only if"}:     # every candidate's condition, none picked
+        assert r["verdict"] == "consistent only if"
+        assert "deepseek-v4.1-flash:" in r["condition"] and "glm-5.2:" in r["condition"]
     else:
         assert r["verdict"] == verdicts.pop()
 

@@ -117,7 +117,8 @@ def test_rule6_unstated_model_whose_candidates_disagree_is_under_specified(monke
 
     def fake(store, claim, model, wl, out):
         v, q = vals[model]
-        return {**out, "verdict": v, "condition": None, "reason": "", "model": {"value": q}}
+        return {**out, "verdict": v, "condition": f"c{q}" if v == "consistent only if" else None, "reason": "",
+                "model": {"value": q}}
     monkeypatch.setattr(chk, "_check_model", fake)
     c = _claim(model=None, unstated=["model"])
     store = type("S", (), {"weights": "nvfp4"})()
@@ -125,6 +126,9 @@ def test_rule6_unstated_model_whose_candidates_disagree_is_under_specified(monke
     assert r["verdict"] == "not checkable (under-specified)" and r["candidate_range"] == [2.0, 9.0]
     vals["m2"] = ("consistent", 2.2)
     assert chk.check(c, store=store, models=("m1", "m2"))["verdict"] == "consistent"
+    vals.update(m1=("consistent only if", 2.0), m2=("consistent only if", 3.0))
+    r = chk.check(c, store=store, models=("m1", "m2"))        # a condition each: both named, none picked
+    assert r["verdict"] == "consistent only if" and "m1:" in r["condition"] and "m2:" in r["condition"]
 
 
 def test_rule5_implausible_only_beyond_speed_of_light():
@@ -140,3 +144,13 @@ def test_rule5_implausible_only_beyond_speed_of_light():
     assert between["verdict"] == "consistent only if"
     assert "fixed part" in between["condition"] or "step is <=" in between["condition"]
     assert "ms" in between["condition"]
+
+
+def test_rule6_an_unstated_axis_is_read_on_each_candidate_axis():
+    base = dict(kind="max_interactivity", systems=[{"hardware": "vr200-nvl72", "profile": "vllm"}],
+                metric={"quantity": "tps_per_user"}, claimed=500.0)
+    none = _claim(**base, at={"point": "max_speed"}, unstated=["at.interactivity", "at.percentile"])
+    assert chk._axis_unstated(none)
+    given = _claim(**base, at={"point": "max_speed", "interactivity": "itl"}, unstated=["at.percentile"])
+    assert not chk._axis_unstated(given)
+    assert not chk._axis_unstated(_claim(at={"point": "peak"}, unstated=["at.interactivity"]))

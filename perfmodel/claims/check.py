@@ -779,29 +779,62 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     if p and p.point == "peak" and not (p.min_tps_per_user or p.ttft_ms):
         out["assumptions"].append("peak: the source states no speed floor or TTFT limit, so each system's highest "
                                   "figure anywhere on its curve")
+    if claim.model and _axis_unstated(claim):
+        # the axis is unstated: read on each candidate axis, reported as one (rule 6)
+        axes = ("itl", "e2e")
+        per = {}
+        for ax in axes:
+            c2 = claim.model_copy(update={"at": p.model_copy(update={"interactivity": ax})})
+            per[f"{ax} axis"] = _candidate(_check_model(store, c2, claim.model, wl, _fresh(out)))
+        return _under_specified(out, per, "per-user axis")
     if claim.model:
         return _inherit_ttft(claim, _check_model(store, claim, claim.model, wl, out), store)
     # model unstated: a search over the candidate models, reported as one
-    per = {}
-    for m in models:
-        sub = _check_model(store, claim, m, wl, {**out, "assumptions": list(out["assumptions"]), "alternatives": []})
-        per[m] = {k: sub.get(k) for k in ("verdict", "condition", "reason", "model", "systems", "hardware_only",
-                                          "as_measured", "interval", "distance", "needs", "ends")}
-    out["per_model"] = per
+    per = {m: _candidate(_check_model(store, claim, m, wl, _fresh(out))) for m in models}
+    return _under_specified(out, per, "model")
+
+
+CANDIDATE_KEYS = ("verdict", "condition", "reason", "model", "systems", "hardware_only", "as_measured", "interval",
+                  "distance", "needs", "ends")
+
+
+def _fresh(out: dict) -> dict:
+    return {**out, "assumptions": list(out["assumptions"]), "alternatives": []}
+
+
+def _candidate(sub: dict) -> dict:
+    return {k: sub.get(k) for k in CANDIDATE_KEYS}
+
+
+def _axis_unstated(claim: ClaimSpec) -> bool:
+    """The source names no per-user axis (none given, and listed unstated) for a figure read at a speed or a
+    curve end (a peak needs no axis)."""
+    p = claim.at
+    return (claim.kind != "delta" and p is not None and p.interactivity is None and p.point != "peak"
+            and "at.interactivity" in claim.unstated)
+
+
+def _under_specified(out: dict, per: dict[str, dict], what: str) -> dict:
+    """Rule 6: candidates of an unstated model or axis reported as one: their common verdict when every candidate
+    gives the same unconditional one, else ``not checkable (under-specified)`` with the range over them (never the
+    candidate that fits)."""
+    out["per_model" if what == "model" else "per_candidate"] = per
     vals = [(r["model"] or {}).get("value") for r in per.values()]
     vals = [v for v in vals if v is not None and math.isfinite(v)]
     verdicts = {r["verdict"] for r in per.values()}
     summ = "; ".join(f"{m}: {_fmt((r['model'] or {}).get('value'))} {r['verdict']}" for m, r in per.items())
-    first = per[models[0]]
-    out.update({k: first[k] for k in ("model", "systems", "hardware_only", "as_measured", "interval", "distance",
-                                      "needs", "ends") if first.get(k) is not None})
+    first = next(iter(per.values()))
+    out.update({k: first[k] for k in CANDIDATE_KEYS[3:] if first.get(k) is not None})
     if len(verdicts) == 1 and verdicts <= {"consistent", "implausible", "not checkable"}:
-        r = first
-        return _verdict(out, r["verdict"], r["condition"], "the same for every candidate model (the claim names "
-                        "none): " + summ)
+        return _verdict(out, first["verdict"], first["condition"],
+                        f"the same for every candidate {what} (the claim names none): " + summ)
+    if verdicts == {"consistent only if"}:      # one verdict, a condition per candidate: all of them, none picked
+        out["candidate_range"] = [min(vals), max(vals)] if vals else None
+        return _verdict(out, "consistent only if", f"for every candidate {what} (none stated), each with its own "
+                        "condition: " + "; ".join(f"{m}: {r['condition']}" for m, r in per.items()), summ)
     out["candidate_range"] = [min(vals), max(vals)] if vals else None
     rng = f"{_fmt(min(vals))}-{_fmt(max(vals))}" if vals else "undefined"
-    return _verdict(out, "not checkable (under-specified)", f"the model is unstated and the {len(per)} candidates "
+    return _verdict(out, "not checkable (under-specified)", f"the {what} is unstated and the {len(per)} candidates "
                     f"disagree (verdicts or the conditions they need): the model's figure ranges {rng} over them",
                     summ)
 
