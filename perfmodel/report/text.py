@@ -125,10 +125,13 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None) -> st
         L.append(f"### `{r['id']}`\n")
         if r["kind"] != "spec_ratio":
             L.append(f"- Read: {r.get('metric', '')}, {r.get('at', '')}; {r.get('read_on', '')}.")
-        L.append(f"- Verdict: **{r['verdict']}**" + (f" {r['condition']}" if r.get("condition") else "") + ".")
-        for c in (r.get("conditions") or [])[:4]:
+        L.append(f"- Verdict: **{r['verdict']}**" + (f" ({r['flag']})" if r.get("flag") else "") + ".")
+        conds = (r.get("conditions") or [])[:3]
+        for c in conds:
             tag = "Condition" if c.get("allowed") else "Not allowed"
             L.append(f"- {tag}: {c.get('text', '')}.")
+        if r.get("condition") and not conds:
+            L.append(f"- Condition: {r['condition']}.")
         if r.get("candidate_range"):
             L.append("- Per candidate model: " + "; ".join(
                 f"{m}: {_fmt((p.get('model') or {}).get('value'))}, {p['verdict']}"
