@@ -113,9 +113,12 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None) -> st
         L.append("")
     if acc is not None:
         L.append("## The error term (held-out residuals, ln(pred/meas) 10th-90th percentile)\n")
+        L.append("Every row in `claims/accuracy.csv`; the rows of the record classes these claims read:\n")
         L.append("| records | quantity | region | rows | 80% of predictions / measured |")
         L.append("|---|---|---|---|---|")
         a = acc if "workload" in acc.columns else acc.assign(workload="all")
+        used = {p.get("workload", "all") for r in results for p in (r.get("interval") or {}).get("model_error", [])}
+        a = a[a["workload"].isin(used or {"all"})]       # the rows of the record classes the claims read
         for _, x in a.iterrows():
             L.append(f"| {x['workload']} | {x['quantity']} | {x['region']} | {int(x['rows'])} | "
                      f"{math.exp(x['ln_q10']):.2f}x - {math.exp(x['ln_q90']):.2f}x |")
@@ -124,7 +127,7 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None) -> st
     for r in results:
         L.append(f"### `{r['id']}`\n")
         if r["kind"] != "spec_ratio":
-            L.append(f"- Read: {r.get('metric', '')}, {r.get('at', '')}; {r.get('read_on', '')}.")
+            L.append(f"- Read: {r.get('metric', '')}, {r.get('at', '')}.")
         L.append(f"- Verdict: **{r['verdict']}**" + (f" ({r['flag']})" if r.get("flag") else "") + ".")
         conds = (r.get("conditions") or [])[:3]
         for c in conds:
