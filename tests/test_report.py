@@ -28,10 +28,14 @@ def test_shared_conditions_appear_once_per_source_with_their_solved_value():
     res = [{"id": f"c{i}", "kind": "ratio", "verdict": "consistent only if", "condition": "c", "claimed": 1.0,
             "qualifier": "about", "source": "AA, as reported in seeds/aa.txt", "model": {"value": 2.0},
             "conditions": [{"kind": "all-in power", "key": "A/B all-in power ratio", "range_needed": rg,
-                            "allowed": True, "catalog": 1.27, "evidence": "unknown but checkable"}]}
-           for i, rg in enumerate(([1.6, 3.0], [1.3, 2.5]))]
+                            "allowed": True, "catalog": 1.27, "evidence": "unknown but checkable",
+                            "claimed": c, "model": 2.0, "error": [0.2, 0.2]}]}
+           for i, (rg, c) in enumerate((([1.6, 3.0], 1.2), ([1.3, 2.5], 0.5)))]
     md = render_compact(res, [], shared=solve(res))
     assert md.count("A/B all-in power ratio:") == 1 and "1.6-2.5x" in md and "catalog 1.27x" in md
+    # the cross-claim arithmetic at the solved ratio: per GPU = per MW x R against the model's per-GPU figure
+    # (2.0 x 1.27 = 2.54): 1.2 x 1.6-2.5 = 1.9-3 meets it, 0.5 x 1.6-2.5 = 0.8-1.25 does not
+    assert "`c0` 1.9-3x (model 2.5x: inside its error)" in md and "`c1` 0.8-1.2x (model 2.5x: outside its error)" in md
 
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"

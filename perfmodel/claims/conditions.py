@@ -257,7 +257,7 @@ def ratio_basis(C, ev: dict, field: str, what: str, unit: str) -> dict | None:
     allowed = hi_n >= lo and lo_n <= hi
     status = catalog.hardware(a).specs.__dict__[field].status if hasattr(catalog.hardware(a).specs, field) else "?"
     return {"kind": what, "system": f"{a}/{b}", "key": f"{a}/{b} {what} ratio", "needed": need,
-            "claimed": c, "model": q,
+            "claimed": c, "model": q, "error": [iv["down"], iv["up"]],
             "range_needed": [lo_n, hi_n], "catalog": r0, "catalog_range": [lo, hi], "allowed": bool(allowed),
             "evidence": f"unknown but checkable (catalog {unit} are {status}s)",
             "short": f"{what} ratio {_span(lo_n, hi_n)}x (catalog {r0:.2f}x)",

@@ -55,7 +55,7 @@ def solve(results: list[dict]) -> dict[str, list[dict]]:
                                                     "basis": []})
             (g["claims"] if c.get("allowed") else g["not_alone"]).append((r["id"], rg[0], rg[1]))
             if c.get("claimed") and c.get("model") and c.get("catalog"):
-                g["basis"].append((r["id"], c["claimed"], c["model"] * c["catalog"]))
+                g["basis"].append((r["id"], c["claimed"], c["model"] * c["catalog"], c.get("error") or [0, 0]))
     out: dict[str, list[dict]] = {}
     for (src, _), g in groups.items():
         if len(g["claims"]) < 2:
@@ -66,8 +66,12 @@ def solve(results: list[dict]) -> dict[str, list[dict]]:
         g["gap"] = None if lo <= hi else [hi, lo]       # the claims' needs miss one another between these
         at = g["solved"] or g["gap"]       # the value all claims allow, else the closest the claims come
         if at and g["basis"]:               # the cross-claim arithmetic at that value: per GPU = per MW x R
-            g["at_solved"] = [{"id": i, "per_gpu_needed": [c * at[0], c * at[1] if math.isfinite(at[1]) else math.inf],
-                               "model_per_gpu": m} for i, c, m in g["basis"]]
+            g["at_solved"] = []
+            for i, c, m, (dn, up) in g["basis"]:
+                need = [c * at[0], c * at[1] if math.isfinite(at[1]) else math.inf]
+                # inside the model's error at that value: the needed per-GPU range meets [m e^-down, m e^up]
+                inside = need[1] >= m * math.exp(-dn) and need[0] <= m * math.exp(up)
+                g["at_solved"].append({"id": i, "per_gpu_needed": need, "model_per_gpu": m, "inside": inside})
         g["arithmetic"] = sorted({x["text"] for r in results if source_key(r.get("source")) == src
                                   for x in (r.get("cross_claims") or [])
                                   if g["kind"] in ("all-in power", "price") and g["kind"].split()[-1] in x["text"]})
@@ -91,6 +95,7 @@ def text(g: dict) -> str:
     at = ""
     if g.get("at_solved"):
         at = f"; at {_span(*(g['solved'] or g['gap']))}x each claim is, per GPU: " + ", ".join(
-            f"`{x['id']}` {_span(*x['per_gpu_needed'])}x (model {x['model_per_gpu']:.2g}x)"
+            f"`{x['id']}` {_span(*x['per_gpu_needed'])}x (model {x['model_per_gpu']:.2g}x: "
+            f"{'inside' if x['inside'] else 'outside'} its error)"
             for x in g["at_solved"])
     return f"- {g['key']}: {solved} (claims need {per}){cat}; evidence: {g['evidence']}{ar}{at}"
