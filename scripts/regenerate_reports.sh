@@ -11,8 +11,9 @@ python -m perfmodel validate data/shared/calibration.csv data/shared/curve-end.c
     data/shared/inferencex-silicon.csv data/shared/agentic.csv --report reports/validation.md
 # 2. cross-validated accuracy: reports/crossval.md and reports/crossval.csv (several minutes)
 python -m perfmodel crossval --report reports/crossval.md
-# 3. the model-error table the claim intervals read, derived from reports/crossval.csv
-python -m perfmodel.claims.error_table reports/crossval.csv
+# 3. the model-error table the claim intervals read, derived from reports/crossval.csv and the agentic rows of
+#    reports/validation.csv (records no profile is fitted to)
+python -m perfmodel.claims.error_table reports/crossval.csv reports/validation.csv
 # 4. the claims report (reads data/model-error/crossval-spread.csv): reports/claims.md and reports/claims/
 python -m perfmodel report
 # 5. the README's accuracy table, from reports/validation.csv and reports/crossval.csv

@@ -34,7 +34,8 @@ def test_sourced_range_is_checked_and_needs_a_note():
 
 def test_spec_bounds_hull_the_range_and_the_variants():
     b = spec_bounds("vr200-nvl72", "hbm_bandwidth_tbps")
-    assert (b["low"], b["high"], b["value"]) == (20, 22, 22) and "hbm-20tbps" in b["range"]
+    assert (b["low"], b["high"], b["value"]) == (10.25, 22, 22) and "hbm-20tbps" in b["range"]
+    assert "hbm-19.16tbps-aisimulate: 19.16" in b["range"]          # AISimulate's inferred peak (issue 32)
     assert spec_bounds("gb300-nvl72", "hbm_bandwidth_tbps") is None   # datasheet, one value
 
 
@@ -46,22 +47,23 @@ def test_elasticities_are_the_resource_shares():
     assert elasticities(_row(), "ttft_s", "vr200-nvl72")["hbm_bandwidth_tbps"] == pytest.approx(-0.6)
 
 
-def test_interval_is_the_root_sum_square_of_the_sources():
+def test_interval_is_the_model_error_alone_and_the_spec_ranges_are_reported():
     row = _row()
     iv = interval(2.0, (2.0, 2.0 * math.e ** 0.3), [{"hardware": "vr200-nvl72", "row": row, "sign": 1,
                                                       "metric": "total_tps_per_mw"}])
     spec = {p["field"]: p for p in iv["spec"]}
-    # power 2500 -> 3194 W at elasticity -1 takes ln(3194/2500) off the figure; HBM 22 -> 20 at 0.6
-    down_spec = math.sqrt(math.log(3194 / 2500) ** 2 + (0.6 * math.log(22 / 20)) ** 2
-                          + (0.2 * math.log(50 / 35)) ** 2 * 0)
+    # power 2500 -> 3194 W at elasticity -1 takes ln(3194/2500) off the figure; HBM 22 -> 10.25 (the lowest
+    # variant: AISimulate's measured copy bandwidth) at 0.6
+    down_spec = math.sqrt(math.log(3194 / 2500) ** 2 + (0.6 * math.log(22 / 10.25)) ** 2)
     assert spec["allin_power_w"]["down"] == pytest.approx(math.log(3194 / 2500))
-    assert spec["hbm_bandwidth_tbps"]["down"] == pytest.approx(0.6 * math.log(22 / 20))
+    assert spec["hbm_bandwidth_tbps"]["down"] == pytest.approx(0.6 * math.log(22 / 10.25))
     assert spec["fp4_dense_pflops"]["up"] == pytest.approx(0.2 * math.log(50 / 35))
+    assert down_spec > 0 and iv["by_source"]["excluded_spec"]["down"] == pytest.approx(down_spec)
+    # issue 32 rule 1: the spec ranges and the profile corners are reported beside the interval, not in it
     m = half_widths("rate", region_of(8.0))
-    assert iv["down"] == pytest.approx(math.sqrt(down_spec ** 2 + m["down"] ** 2))
-    up = math.sqrt(0.3 ** 2 + (0.2 * math.log(50 / 35)) ** 2 + m["up"] ** 2)
-    assert iv["up"] == pytest.approx(up)
-    assert iv["low"] == pytest.approx(2.0 * math.exp(-iv["down"])) and iv["high"] == pytest.approx(2 * math.exp(up))
+    assert iv["down"] == pytest.approx(m["down"]) and iv["up"] == pytest.approx(m["up"])
+    assert iv["profile"]["up"] == pytest.approx(0.3)
+    assert iv["low"] == pytest.approx(2.0 * math.exp(-m["down"])) and iv["high"] == pytest.approx(2 * math.exp(m["up"]))
 
 
 def test_a_ratio_reads_the_pair_spread_and_a_delta_cancels_the_shared_spec():

@@ -41,26 +41,33 @@ def test_arithmetic_checks_recompute_the_claims_numbers():
     assert r["computed"] == pytest.approx(933_333, rel=1e-4) and r["ok"]
 
 
-def test_spec_ratio_hbm_is_2_75_not_2_4():
+def test_spec_ratio_hbm_2_4_is_aisimulates_inferred_peak_not_a_datasheet_pair():
     r = spec_ratio_check(catalog.claim("spec-hbm-bandwidth-2.4x"))
     ratios = sorted(p["ratio"] for p in r["pairs"])
     assert pytest.approx(22 / 8) in ratios and pytest.approx(20 / 8) in ratios
-    # 2.4x is no rounding of 20/8 = 2.5 or 22/8 = 2.75: inconsistent with the published specs, nearest pair named
-    assert not any(p["matches"] for p in r["pairs"]) and r["verdict"] == "inconsistent with the published specs"
-    assert "20/8" in r["condition"]
+    # 2.4x is no rounding of 20/8 = 2.5 or 22/8 = 2.75, but of AISimulate's inferred 19.16 TB/s (a sourced variant)
+    m = [p for p in r["pairs"] if p["matches"]]
+    assert r["verdict"] == "consistent" and m and m[0]["ratio"] == pytest.approx(19.16 / 8)
     assert spec_ratio_check(catalog.claim("spec-nvfp4-2.3x"))["verdict"] == "consistent"
     nv = spec_ratio_check(catalog.claim("spec-nvlink-1.7x"))
     assert nv["verdict"] == "inconsistent with the published specs" and nv["pairs"][0]["ratio"] == pytest.approx(2.0)
 
 
-def test_a_claim_at_a_curve_end_turns_on_where_the_curve_ends(store):
+def test_a_point_beyond_a_curve_end_names_the_curve_end_it_needs(store):
     base = check("vllm-58x-at-387", store)
-    end_b = base["systems"][1]["max_tps_per_user"]
-    at = catalog.claim("vllm-58x-at-387").at.model_copy(update={"tps_per_user": 0.97 * end_b})
+    end_a, end_b = (s["max_tps_per_user"] for s in base["systems"])
+    c = catalog.claim("vllm-58x-at-387")
+    if end_a > 1.02 * end_b:            # beyond B's end only: B's curve end is the condition
+        at = c.at.model_copy(update={"tps_per_user": (end_b + min(end_a, 1.2 * end_b)) / 2})
+        r = check(_with("vllm-58x-at-387", at=at), store)
+        assert r["verdict"] in ("consistent only if", "implausible")
+        gb = [k for k in r["conditions"] if k.get("system") == "gb300-nvl72"]
+        assert gb and "gb300-nvl72" in gb[0]["text"]
+    # beyond both ends: no single named condition, both ends named
+    at = c.at.model_copy(update={"tps_per_user": 1.5 * max(end_a, end_b)})
     r = check(_with("vllm-58x-at-387", at=at), store)
-    assert r["verdict"] == "not decidable by this model"
-    assert "where gb300-nvl72's curve ends, which the model places at" in r["condition"]
-    assert r["model"]["interval"][1] is None or math.isinf(r["interval"]["high"])   # an unbounded side, not dropped
+    assert r["verdict"] == "not decidable by this model" and "gb300-nvl72" in r["condition"]
+    assert "vr200-nvl72" in r["condition"]
 
 
 def test_a_matched_claim_is_read_at_the_models_median_never_at_the_claim(store):
@@ -72,20 +79,19 @@ def test_a_matched_claim_is_read_at_the_models_median_never_at_the_claim(store):
     assert m["grid_step"] < r1["interval"]["down"] + r1["interval"]["up"]   # finer than the interval
 
 
-def test_a_searched_model_says_how_many_were_tried(store):
-    one = check(_with("vllm-7.8x-vs-gb200", model="deepseek-v4.1-flash"), store)
-    c = _with("vllm-7.8x-vs-gb200", claimed=one["model"]["central"])
+def test_an_unstated_model_is_under_specified_when_candidates_disagree(store):
+    c = _with("vllm-7.8x-vs-gb200")
     r = check(c, store, models=("deepseek-v4.1-flash", "glm-5.2"))
-    if r["verdict"] == "consistent only if":
-        assert "(not stated; chosen from 2 models tried)" in r["condition"]
-    else:   # both models agree: no condition (or the interval is too wide to decide, which names what decides it)
-        assert r["verdict"] in ("consistent", "not decidable by this model")
     assert set(r["per_model"]) == {"deepseek-v4.1-flash", "glm-5.2"}
-    # every condition tried is recorded with whether it brings the claim inside the interval
-    far = check(_with("vllm-58x-at-387", claimed=1000.0, unstated=["at.interactivity"]), store)
-    assert far["verdict"] in ("implausible", "not decidable by this model")
-    assert all("holds" in a for a in far["alternatives"])
-    assert not any(a["holds"] for a in far["alternatives"]) or far["verdict"] == "consistent only if"
+    verdicts = {p["verdict"] for p in r["per_model"].values()}
+    if len(verdicts) > 1:      # never the candidate that fits: the range over candidates
+        assert r["verdict"] == "not checkable (under-specified)" and len(r["candidate_range"]) == 2
+        assert "candidates disagree" in r["condition"]
+    elif verdicts == {"consistent only if"}:     # every candidate's condition, none picked
+        assert r["verdict"] == "consistent only if"
+        assert "deepseek-v4.1-flash:" in r["condition"] and "glm-5.2:" in r["condition"]
+    else:
+        assert r["verdict"] == verdicts.pop()
 
 
 def test_cli_check_json_has_the_fields(capsys):
@@ -93,7 +99,7 @@ def test_cli_check_json_has_the_fields(capsys):
     out = json.loads(capsys.readouterr().out)
     for k in ("id", "verdict", "condition", "reason", "claimed", "arithmetic", "spec", "assumptions"):
         assert k in out
-    assert out["verdict"] == "inconsistent with the published specs"
+    assert out["verdict"] == "consistent"
 
 
 def test_bad_claim_file_is_one_line_error(tmp_path, capsys):
@@ -122,15 +128,11 @@ def test_an_e2e_comparison_inherits_not_checkable_from_its_ttft_claims(monkeypat
     assert ck._inherit_ttft(claim, dict(out), None)["verdict"] == "implausible"
 
 
-def test_a_kernel_condition_is_the_smallest_speed_up_that_brings_the_claim_inside(store):
+def test_a_claim_above_the_interval_names_the_steps_it_needs_bounded_by_speed_of_light(store):
     base = check("vllm-2.7x-at-peak", store)
     own, up = base["model"]["central"], base["interval"]["up"]
     r = check(_with("vllm-2.7x-at-peak", claimed=own * math.exp(up) * 1.3), store)   # 30% above the interval
-    tried = [a for a in r["alternatives"] if a["assumption"].startswith("kernels")]
-    assert tried and all("holds" in a for a in tried)
-    if r["verdict"] == "consistent only if":
-        s_min = float(r["condition"].split("at least ~")[1].split("x")[0])
-        assert 1.0 < s_min <= 2.0 and "searched over" in r["condition"]
-        assert tried[-1]["holds"] and not any(a["holds"] for a in tried[:-1])
-    else:      # no speed-up up to 2x brings it inside: none of the tried conditions holds
-        assert r["verdict"] == "implausible" and not any(a["holds"] for a in tried)
+    assert r["verdict"] == "consistent only if"
+    a = next(c for c in r["conditions"] if c["system"] == "vr200-nvl72")
+    assert a["allowed"] and 0.6 < a["edge"] < 1 and a["sol_factor"] < a["edge"]     # faster, short of SoL
+    assert "faster" in r["condition"] and "speed of light" in a["text"]

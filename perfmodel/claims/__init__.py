@@ -1,5 +1,7 @@
 """Claim checks: a verdict (consistent / consistent only if <condition> / implausible / not decidable by this model
-/ not checkable; a spec ratio: consistent / inconsistent with the published specs) with its reasons.
+/ not checkable / not checkable (under-specified); a spec ratio: consistent / inconsistent with the published
+specs) with its reasons and, outside the model's error, the named conditions solved (power or price ratio, a
+system's steps, the fastest speed tested), shared ones solved once per source (``shared.solve``).
 
 ``check(claim)`` returns a dict; ``check_all()`` checks the whole catalog. ``CurveStore`` caches the evaluated
 operating points so that many claims share one evaluation per system.

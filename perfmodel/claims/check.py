@@ -1,23 +1,20 @@
-"""Check one published claim against the model: one pipeline for every kind of figure.
+"""Check one published claim against the model: one pipeline for every kind of figure (issue 32's rules).
 
 A claim's figure Q is a product of system figures (``reading.Figure``: a ratio A/B, one system's figure, or the
-retained share to/from of a change). One pipeline (``_evaluate``) reads Q and its interval, the same for every
-kind:
+retained share to/from of a change). One pipeline (``_check_model``):
 
-1. the reading at the claim's point (``reading.py``: usable peaks under the benchmark's limits, a stated speed,
-   the maximum over the tested range for "up to", the median over the common range for an unstated speed);
-2. the interval (``interval.py``): profile corners (both systems at the same end), catalog spec ranges, the
-   cross-validated rate error, and reading parts: each system's per-user speed error (the figure read with that
-   system's speeds shifted by the cross-validated ``speed`` spread, at the curve end its ``curve-end`` row), an
-   approximate speed's +-10%, the range of an unstated speed. A setting at which a system cannot reach the point
-   is an unbounded side;
-3. the verdict (``verdict.py``), then, outside the interval, the named conditions in a fixed order (the unstated
-   axis; faster kernels up to ``MAX_SOFTWARE``), each kept only if it brings the claim inside the interval
-   recomputed under it and reported with the number of alternatives tried; an unstated model is a search over
-   ``DEFAULT_MODELS`` reported the same way; else ``implausible`` with what would have to be true (``needs.py``).
-
-An E2E-axis comparison inherits ``not checkable`` from the catalog's TTFT claims on the same systems, model and
-workload when those are not checkable and the comparison is not consistent (its gap comes from TTFT).
+1. the reading at the claim's point (``reading.py``), with the settings the source states (GPUs, draft tokens,
+   serving mode: rule 2) and the tested speeds both systems reach;
+2. the interval (``interval.py``): the model's cross-validated error of the claim's kind only (rule 1); the
+   profile's fast corner is reported as software headroom;
+3. graded on the claim's side (``verdict.grade``, rule 3); outside, an "up to" below the model's maximum on a
+   cliff names the speed at which the model reaches it (rule 7); else every named condition is solved
+   (``conditions.py``: power or price ratio, each system's steps bounded by speed of light and by the speeds the
+   source measured; for a curve-end speed the fixed part of the step, rule 5) and the first allowed one is the
+   condition; none allowed: ``implausible``;
+4. an unstated model is read for every candidate; candidates that disagree make the claim ``not checkable
+   (under-specified)`` with the range over them (rule 6). Shared unknowns are solved once per source from the
+   results (``shared.py``, rule 4).
 
 Every check returns a plain dict (JSON-ready); the CLI and the report only format it. Nothing here tunes a
 parameter toward a claim.
@@ -32,19 +29,17 @@ from .. import catalog
 from ..specs.claim import ClaimSpec, OperatingPoint
 from .arith import arithmetic_checks, spec_ratio_check
 from .basis import basis
-from .curves import AXES, AXIS_TEXT, CurveStore, Side, end_deployment, peak
+from .conditions import conditions
+from .curves import AXES, CurveStore, Side, end_deployment, peak
 from .fmt import fmt as _fmt
 from .interval import distance, interval, spread_part, summary, width
 from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
 from .needs import delta_speed, other_curve, power_or_price, ttft_wait
 from .reading import Figure, Term, env_metric
-from .verdict import CONSISTENT_Z, WIDE, grade, holds, searched
+from .verdict import CONSISTENT_Z, WIDE, grade
 
 TOL = 0.15               # relative slack of a claim's own rounded arithmetic (kept for the report's text)
-MAX_SOFTWARE = 2.0       # the largest kernel speed-up accepted as a named condition
-SPEEDUPS = (1.25, 2.0)               # kernel speed-ups tried as a condition (decode and prefill together)
 NEED_SPEEDUPS = (1.0, 1.25, 2.0, 5.0)  # kernel speed-ups searched for the 'what would have to be true' text
-APPROX = 0.10            # an approximate speed ('roughly 165') is read over +-10%
 DEFAULT_MODELS = ("deepseek-v4.1-flash", "deepseek-v4-pro", "glm-5.2", "kimi-k3")
 DEFAULT_WORKLOAD = "agentx"
 DEFAULT_PROFILE = "vllm"
@@ -104,6 +99,33 @@ def _gpus(claim: ClaimSpec, hw: str) -> tuple[int, ...] | None:
     for h in claim.hints_for(hw):
         if h.gpus:
             return (h.gpus,)
+    return None
+
+
+def _stated(claim: ClaimSpec, hw: str, field: str) -> bool:
+    """Whether the source states a deployment hint (not listed in ``unstated`` as the catalog's assumption)."""
+    for i, h in enumerate(claim.deployment_hints):
+        if (h.system in (None, hw)) and getattr(h, field) is not None:
+            return f"deployment_hints[{i}].{field}" not in claim.unstated
+    return False
+
+
+def _spec_tokens(claim: ClaimSpec, hw: str, space: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The draft tokens a source states for a system (rule: the stated setting is the one read): a stated count
+    alone; a stated tuning range, the store's counts inside it and its two ends; None: unstated (searched)."""
+    for h in claim.hints_for(hw):
+        if h.spec_tokens is not None and _stated(claim, hw, "spec_tokens"):
+            return (h.spec_tokens,)
+        if h.spec_tokens_range is not None:
+            lo, hi = h.spec_tokens_range
+            return tuple(sorted({lo, hi, *(k for k in space if lo <= k <= hi)}))
+    return None
+
+
+def _serving(claim: ClaimSpec, hw: str) -> tuple[str, ...] | None:
+    for h in claim.hints_for(hw):
+        if h.serving:
+            return (h.serving,)
     return None
 
 
@@ -171,7 +193,9 @@ class _Claim:
                 out["assumptions"].append(f"{hw}'s software not stated: profile {prof} assumed")
             ref = claim.systems[i]
             s = Side(hw, prof, host_tier=_host_tier(claim, hw), gpus=_gpus(claim, hw),
-                     speedup=ref.decode_speedup or 1.0, prefill_speedup=ref.prefill_speedup)
+                     speedup=ref.decode_speedup or 1.0, prefill_speedup=ref.prefill_speedup,
+                     spec_tokens=_spec_tokens(claim, hw, tuple(store.space.get("spec_tokens", ()))),
+                     serving=_serving(claim, hw))
             if ref.decode_speedup or ref.prefill_speedup:
                 out["assumptions"].append(f"{hw}: as measured, the source's own kernel speed-ups over the {prof} profile "
                                           f"(decode x{ref.decode_speedup or 1:g}, prefill x{ref.prefill_speedup or 1:g})")
@@ -179,10 +203,16 @@ class _Claim:
                 out["assumptions"].append(f"{hw}: KV host tier on (the claim's deployment hint: hbm+host)")
             if s.gpus:
                 out["assumptions"].append(f"{hw}: instances of {s.gpus[0]} GPUs only (the claim's deployment hint)")
+            if s.spec_tokens is not None:
+                out["assumptions"].append(f"{hw}: {', '.join(map(str, s.spec_tokens))} draft tokens per step only "
+                                          "(the source's stated setting)")
+            if s.serving is not None:
+                out["assumptions"].append(f"{hw}: {s.serving[0]} serving only (the source's stated setting)")
             self.sides.append(s)
             self.profiles.append((prof, assumed))
         self.point = claim.to if claim.kind == "delta" else claim.at
         self.axis = _axis(self.point)
+        self.wclass = _wclass(wl)
 
     def figure(self, axis: str | None = None, sides: list[Side] | None = None) -> Figure:
         c, sides = self.claim, sides or self.sides
@@ -233,88 +263,30 @@ def _region(fig: Figure, nom: dict, hws: list[str]) -> str:
     return min(regs)[1]
 
 
-def _shift_part(fig: Figure, nom: dict, shift_hws: list[str], region_hws: list[str], quantity: str,
-                readings: list, label: str, diagonal: bool) -> dict:
-    """The figure read with the per-user speeds of ``shift_hws`` (and, ``diagonal``, their throughput) moved by the
-    cross-validated error of ``quantity`` in the region of the points: true = model / k for k = exp(q10) and
-    exp(q90) of ln(pred / meas)."""
-    reg = _region(fig, nom, region_hws)
-    h = half_widths(quantity, "high-interactivity" if quantity != "speed" and reg == "curve-end" else reg)
-    ks = (math.exp(h["q10"]), math.exp(h["q90"]))      # q10 (model too slow) and q90 (model too fast)
-    rs = [fig.read(shifts={hw: k for hw in shift_hws}, diagonal=diagonal) for k in ks]
-    readings += [(label, r) for r in rs]
-    return spread_part(nom["q"], [_q_of(r, fig) for r in rs],
-                       label=f"{label} ({quantity}, {h['region']}: {h['median_abs_pct']:.0f}% median, bias "
-                             f"{math.expm1(h['bias']):+.0%}, over {h['rows']} held-out rows)",
-                       hardware=" / ".join(shift_hws), quantity="speed", source_quantity=quantity,
-                       region=h["region"], rows=h["rows"], k=list(ks), systems=list(shift_hws))
-
-
-def _error_parts(fig: Figure, nom: dict, readings: list) -> tuple[list[dict], bool]:
-    """The model's own error as readings (figures read at a speed or a curve end), and whether the interval's
-    scale-only model-error part (c) still applies.
-
-    One system (a figure or a change along its curve): every point moved along the diagonal by the 'speed'
-    spread (a change keeps (c)'s 'rate-delta' for the shape of the curve). Two systems: both moved alike by
-    the 'speed' spread (only the per-user speed moves a ratio then), and the second relative to the first by the
-    'rate-ratio' spread of pairs at one setup. A TTFT: its system's speeds moved, (c) for the TTFT itself. Peaks
-    (no speed read): (c) alone."""
-    hws = list(dict.fromkeys(t.side.hardware for t in fig.terms))
-    if all(t.point.point == "peak" for t in fig.terms):
-        return [], True
-    if fig.col == "ttft_s":
-        return [_shift_part(fig, nom, hws, hws, "speed", readings, f"the model's per-user speed error on {hws[0]}",
-                            False)], True
-    if len(hws) == 1:
-        return [_shift_part(fig, nom, hws, hws, "speed", readings,
-                            f"the model's own error on {hws[0]}, moving its points along the curve", True)], \
-            fig.terms[0].point is not fig.terms[-1].point
-    both = _shift_part(fig, nom, hws, hws, "speed", readings,
-                       f"the model's per-user speed error, {' and '.join(hws)} alike", True)
-    rel = _shift_part(fig, nom, hws[1:], hws, "rate-ratio", readings,
-                      f"the model's error on {hws[1]} relative to {hws[0]}", True)
-    return [both, rel], False
+def _wclass(wl: str) -> str:
+    """The workload class of the held-out records a claim's error term reads (rule 1): agentic or all."""
+    return "agentic" if getattr(catalog.workload(wl), "kind", "fixed") == "agentic" else "all"
 
 
 def _evaluate(C: _Claim, fig: Figure) -> dict:
-    """The reading, its interval, the curve ends and the distance of the claim (steps 1-2 of the pipeline)."""
+    """The reading, its interval (the model's own cross-validated error of the claim's kind, applied vertically:
+    rule 1), the software headroom (the profile's fast corner, reported, never in the interval), each system's
+    curve end with the model's curve-end speed error, and the distance of the claim."""
     nom = fig.read()
-    readings = [("nominal", nom)]
-    pess = fig.with_sides(lambda s: s.but(corner="pess")).read()
     opt = fig.with_sides(lambda s: s.but(corner="opt")).read()
-    readings += [("profile slow ends", pess), ("profile fast ends", opt)]
     q = nom["q"] if not nom["unreached"] else _q_of(nom, fig)
-    extra, model_error = [], True
-    if q is not None and math.isfinite(q) and q > 0:
-        extra, model_error = _error_parts(fig, nom, readings)
-        if any(t.point.approx for t in fig.terms):
-            rs = [fig.read(x_scale=1 + s * APPROX) for s in (-1, 1)]
-            readings += [("approximate speed", r) for r in rs]
-            extra.append(spread_part(q, [_q_of(r, fig) for r in rs],
-                                     label=f"the claim's approximate speed (+-{APPROX:.0%})"))
-        if fig.grid_point and fig.qualifier != "up_to" and not all(t.point.point == "fastest_common"
-                                                                   for t in fig.terms):
-            lo, hi = nom["range"]
-            extra.append(spread_part(q, [nom["qmin"], nom["qmax"]],
-                                     label=f"the unstated per-user speed (the multiple over the {_fmt(lo)}-"
-                                           f"{_fmt(hi)} tok/s/user both systems reach)"))
     terms = [{"hardware": t.side.hardware, "row": r, "sign": t.sign, "metric": fig.col}
              for t, r in zip(fig.terms, nom["rows"])]
-    iv = interval(q, (_q_of(pess, fig), _q_of(opt, fig)), terms, extra, model_error=model_error)
-    ends, unreached = {}, {"nominal": list(nom["unreached"]), "down": [], "up": []}
-    for _, r in readings:
-        for hw, e in zip(r["systems"], r["ends"]):
-            d = ends.setdefault(hw, {"end": None, "low": math.inf, "high": -math.inf})
-            if math.isfinite(e):
-                d["low"], d["high"] = min(d["low"], e), max(d["high"], e)
-        for hw in r["unreached"]:
-            side = _dir(fig, hw)
-            if hw not in unreached[side]:
-                unreached[side].append(hw)
+    iv = interval(q, (q, _q_of(opt, fig)), terms, [], model_error=True, workload=C.wclass)
+    h = half_widths("speed", "curve-end", C.wclass)
+    ends = {}
     for hw, e in zip(nom["systems"], nom["ends"]):
-        ends[hw]["end"] = e
-    return {"fig": fig, "nom": nom, "pess": pess, "opt": opt, "q": q, "iv": iv, "ends": ends,
-            "unreached": unreached, "c": C.claimed(q)}
+        ok = math.isfinite(e)
+        ends[hw] = {"end": e, "low": e * math.exp(-h["q90"]) if ok else math.inf,
+                    "high": e * math.exp(-h["q10"]) if ok else -math.inf}
+    unreached = {"nominal": list(nom["unreached"]), "down": [], "up": []}
+    return {"fig": fig, "nom": nom, "pess": nom, "opt": opt, "q": q, "iv": iv, "ends": ends,
+            "unreached": unreached, "c": C.claimed(q), "end_error": h}
 
 
 def _graded(C: _Claim, ev: dict) -> tuple[dict, dict | None]:
@@ -333,16 +305,17 @@ def _unit(col: str, kind: str) -> str:
 def _interval_text(iv: dict, dist: dict, claimed: float, unit: str) -> str:
     """'model 3.35x (interval 2.1-5.0x, 2.4x wide; ...) vs claimed 58x: 17.3x the model's figure, 6.2 half-widths'."""
     b = iv["by_source"]
-    parts = ", ".join(f"{k} x{math.exp(v['down']):.2f}/x{math.exp(v['up']):.2f}".replace("xinf", "unbounded")
-                      for k, v in (("profile", b["profile"]), ("spec", b["spec"]), ("model error", b["model"]),
-                                   ("reading", b.get("reading", {"down": 0, "up": 0}))))
+    me = iv["model_error"][0] if iv["model_error"] else {}
+    parts = (f"model error x{math.exp(b['model']['down']):.2f}/x{math.exp(b['model']['up']):.2f} "
+             f"({me.get('quantity', '?')}, {me.get('workload', 'all')} records, {me.get('region', '?')}, "
+             f"{me.get('rows', 0)} held-out rows{'; ' + me['stand_in'] if me.get('stand_in') else ''})")
     z = dist.get("z")
     zt = "n/a" if z is None or math.isnan(z) else f"{z:.2f}"
     w = width(iv)
     hi = "unbounded" if math.isinf(iv["high"]) else f"{_fmt(iv['high'])}{unit}"
     lo = "0" if iv["low"] == 0 else _fmt(iv["low"])
     return (f"model {_fmt(iv['value'])}{unit} (interval {lo} to {hi}, "
-            f"{'unbounded' if math.isinf(w) else f'{w:.2g}x'} wide; down/up by source: {parts}) vs claimed "
+            f"{'unbounded' if math.isinf(w) else f'{w:.2g}x'} wide; {parts}) vs claimed "
             f"{_fmt(claimed)}{unit}: {_fmt(dist.get('multiple'))}x the model's figure, {zt} half-widths from it")
 
 
@@ -439,9 +412,19 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
           _software_needed(C, fig, claim.claimed, ev["q"]))
     _compare(out, C, ev["q"], sw)
     out["needs"] = needs = _needs(C, fig, ev, sw)
+    out["headroom"] = _headroom(C, ev)
     text = _interval_text(ev["iv"], dist, ev["c"], _unit(C.col, claim.kind))
     ttft_blind = C.col == "ttft_s" and not _load_stated(C)
-    if g and not (ttft_blind and g["verdict"] == "not decidable by this model"):
+    basis_need = _basis_need(C, ev)
+    if basis_need and not (claim.qualifier == "up_to" and "xs" in ev["nom"] and ev["c"] < ev["q"]):
+        out["shared_terms"] = [basis_need]      # what every per-MW / per-$ ratio needs of the source's power/price
+    if g:
+        out["flag"] = g.get("flag")
+        if C.col != "ttft_s":        # what this agreeing claim allows of each system's steps (shared.py)
+            from .conditions import steps_range
+            out.setdefault("shared_terms", []).extend(
+                r for hw in dict.fromkeys(t.side.hardware for t in fig.terms)
+                if (r := steps_range(C, fig, ev, hw)) is not None)
         return _verdict(out, g["verdict"], g["condition"], text)
     if ttft_blind:
         hw = C.sides[0].hardware
@@ -452,7 +435,117 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
                         f"{hw}: the model's TTFT is its queue's P50 on the throughput-optimal deployment at that "
                         f"speed, and a TTFT outside that interval can come from a load or a prefill:decode split the "
                         f"model is not told" + _needs_text(needs))
-    return _conditions(out, C, ev, dist, text) or _verdict(out, "implausible", None, text + _needs_text(needs))
+    cliff = _up_to_cliff(C, fig, ev)
+    if cliff:
+        out["conditions"] = [cliff]
+        return _verdict(out, "consistent only if", cliff["short"], text + "; " + cliff["text"])
+    conds = conditions(C, fig, ev)
+    out["conditions"] = conds
+    ok = [c for c in conds if c["allowed"]]
+    if C.col == "tps_per_user" and conds:
+        st = next((c for c in conds if c["kind"] == "steps"), None)
+        fixed = _fixed_step(C, fig, st) if st else None
+        if fixed:
+            st["text"], st["short"] = fixed["text"], fixed["short"] + " [" + st["short"].rsplit("[", 1)[-1]
+        elif st and st.get("edge") is None and st.get("sol_factor"):
+            sol_end = ev["q"] / st["sol_factor"]
+            st["text"] = st["short"] = (f"the claimed speed is above the speed-of-light profile's curve end "
+                                        f"({_fmt(sol_end)} tok/s/user)")
+            st["fixed_step"] = fixed
+    if ok:
+        return _verdict(out, "consistent only if", " or ".join(c["short"] for c in ok[:2]),
+                        text + "; " + " or ".join(c["text"] for c in ok))
+    if conds:
+        return _verdict(out, "implausible", None, text + "; beyond physics: " +
+                        "; ".join(f"{c['text']}" for c in conds[:2]) + _needs_text(needs))
+    un = ev["nom"]["unreached"]
+    ends_t = ", ".join(f"{h} {_fmt(ev['ends'][h]['end'])}" for h in un)
+    why = (f"{' and '.join(un)} cannot reach the claim's point in the model: more than one named condition is "
+           f"needed (each curve's end: {ends_t} tok/s/user)"
+           if len(un) > 1 else "no single named condition moves the figure to the claim")
+    return _verdict(out, "not decidable by this model", why, text)
+
+
+def _basis_need(C: _Claim, ev: dict) -> dict | None:
+    """The power (per MW) or price (per dollar) ratio a ratio claim needs, inside its interval or not: the input
+    of the source's shared condition (``shared.py``)."""
+    from .conditions import ratio_basis
+    if C.col.endswith("_per_mw"):
+        return ratio_basis(C, ev, "allin_power_w", "all-in power", "all-in powers")
+    if C.col.endswith("_per_usd"):
+        return ratio_basis(C, ev, "price_usd_per_gpu_hour", "price", "prices")
+    return None
+
+
+def _headroom(C: _Claim, ev: dict) -> dict:
+    """The software headroom: the figure at the profile's fast corner (every fitted parameter at its fast end),
+    reported beside the interval, never in it (rule 1)."""
+    qo = _q_of(ev["opt"], ev["fig"])
+    q = ev["q"]
+    return {"fast_corner": _f(qo), "factor": _f(qo / q) if q and math.isfinite(q) and q > 0 and qo and
+            math.isfinite(qo) else None}
+
+
+def _up_to_cliff(C: _Claim, fig: Figure, ev: dict) -> dict | None:
+    """Rule 7: an 'up to' claim below the model's maximum over the speeds both reach, where that maximum sits on a
+    system's cliff: the speed at which the model reaches the claimed multiple (the condition: the fastest speed
+    the source tested was about there)."""
+    nom, c = ev["nom"], ev["c"]
+    if C.claim.qualifier != "up_to" or "xs" not in nom or not (ev["q"] and math.isfinite(ev["q"])):
+        return None
+    xs, qs = nom["xs"], nom["qs"]
+    if not c < ev["q"]:
+        return None
+    hit = [i for i in range(len(xs)) if qs[i] >= c]
+    if not hit:
+        return None
+    i = hit[0]
+    x_c = float(xs[i])
+    ends = {hw: e["end"] for hw, e in ev["ends"].items()}
+    short = min(ends, key=lambda h: ends[h])
+    return {"kind": "tested_speed", "key": f"fastest tested speed on {C.model}", "speed": x_c, "allowed": True,
+            "short": f"fastest tested speed ~{_fmt(x_c)} tok/s/user (model max {_fmt(ev['q'])}x on {short}'s cliff)",
+            "evidence": "unknown but checkable (the source's published configurations)",
+            "text": f"the fastest speed tested was ~{_fmt(x_c)} tok/s/user: the model reaches {_fmt(c)}x there; its "
+                    f"maximum {_fmt(ev['q'])}x at {_fmt(nom['x'])} sits on {short}'s cliff (curve end "
+                    f"{_fmt(ends[short])}) [unknown but checkable: the source's published configurations]"}
+
+
+FIXED_PARTS = ("t_collective_latency_ms", "t_launch_ms", "t_layer_floor_ms", "t_overhead_ms")
+
+
+def _fixed_step(C: _Claim, fig: Figure, st: dict) -> dict | None:
+    """Rule 5 for a curve-end speed: the fixed part of the curve-end step (latencies, launches, floors, scheduler)
+    the claimed speed needs, against the modeled one and the speed-of-light step."""
+    if st.get("edge") is None:
+        return None
+    env = C.store.envelope(C.sides[0], C.model, C.wl, C.axis, env_metric(C.col))
+    if not len(env):
+        return None
+    row = env.loc[env[AXES[C.axis]].idxmax()]
+    step = float(row.get("step_ms", float("nan")))
+    fixed = sum(float(row[k]) for k in FIXED_PARTS if k in row and math.isfinite(float(row[k])))
+    if not (step > 0):
+        return None
+    need = step * st["edge"]
+    fixed_need = fixed - (step - need)
+    sol = C.sides[0].but(profile="speed-of-light", corner="value", speedup=1.0, prefill_speedup=None)
+    es = C.store.envelope(sol, C.model, C.wl, C.axis, env_metric(C.col))
+    sol_step = float(es.loc[es[AXES[C.axis]].idxmax()].get("step_ms", float("nan"))) if len(es) else float("nan")
+    hw = C.sides[0].hardware
+    if st["edge"] >= 1:
+        return None
+    txt = (f"the fixed part of {hw}'s curve-end step is <= {fixed_need:.2g} ms (modeled {fixed:.2g} ms of a "
+           f"{step:.2g} ms step; speed of light: a {sol_step:.2g} ms step) [{st['evidence']}]"
+           if fixed_need > 0 else
+           f"{hw}'s curve-end step is <= {need:.2g} ms with no fixed part left (modeled {step:.2g} ms, {fixed:.2g} "
+           f"ms fixed; speed of light: a {sol_step:.2g} ms step) [{st['evidence']}]")
+    short = (f"fixed part of {hw}'s curve-end step <= {fixed_need:.2g} ms (modeled {fixed:.2g} ms; speed of "
+             f"light: {sol_step:.2g} ms step)" if fixed_need > 0 else
+             f"{hw}'s curve-end step <= {need:.2g} ms, no fixed part (modeled {step:.2g} ms; speed of light "
+             f"{sol_step:.2g} ms)")
+    return {"fixed_needed_ms": fixed_need, "fixed_ms": fixed, "step_ms": step, "step_needed_ms": need,
+            "sol_step_ms": sol_step, "text": txt, "short": short}
 
 
 def _record(out: dict, C: _Claim, fig: Figure, ev: dict, dist: dict) -> None:
@@ -544,52 +637,6 @@ def _needs(C: _Claim, fig: Figure, ev: dict, sw: dict) -> list[dict]:
         needs.append({"kind": "kernels", "speedup": sw["speedup"],
                       "text": f"{_fmt(claim.claimed)}{'x' if claim.kind == 'ratio' else ''} needs {sw['text']}"})
     return needs
-
-
-def _conditions(out: dict, C: _Claim, ev: dict, dist: dict, text: str) -> dict | None:
-    """Outside the interval: the named conditions in a fixed order, each kept only if it brings the claim inside the
-    interval recomputed under it, each reported with the alternatives tried; None when none does."""
-    claim, iv, q, c_eff = C.claim, ev["iv"], ev["q"], ev["c"]
-    unit = _unit(C.col, claim.kind)
-    if any(p.endswith("interactivity") for p in claim.unstated) and C.point.point != "peak":
-        other = _other_axis(C.axis)
-        ev2 = _evaluate(C, C.figure(axis=other))
-        d2, _ = _graded(C, ev2)
-        ok = holds(ev2["iv"], d2)
-        out["alternatives"].append({"assumption": f"{other} axis", "value": _f(ev2["q"]),
-                                    "interval": [_f(ev2["iv"]["low"]), _f(ev2["iv"]["high"])], "z": _f(d2.get("z")),
-                                    "holds": ok})
-        if ok:
-            return _verdict(out, "consistent only if",
-                            f"the per-user axis is {other} ({AXIS_TEXT[other]}) " + searched("not stated", 2, "axes"),
-                            text + f"; on the {other} axis: " + _interval_text(ev2["iv"], d2, ev2["c"], unit))
-    if claim.kind == "delta" or C.col == "ttft_s" or dist.get("side") != "above" or not (q and math.isfinite(q)):
-        return None
-    prev = (1.0, q)
-    edge = c_eff * math.exp(-iv["up"])      # the figure at which the claim sits on the interval's upper edge
-    for tried, s in enumerate(SPEEDUPS, 1):
-        qs = C.figure(sides=[_faster(C.sides[0], s), *C.sides[1:]]).read()["q"]
-        if not (qs and math.isfinite(qs) and qs > 0):
-            continue
-        k = qs / q        # the interval recomputed under the condition: the same half-widths around qs
-        iv_s = {**iv, "value": qs, "low": iv["low"] * k, "high": iv["high"] * k}
-        d_s = distance(c_eff, iv_s, claim.qualifier)
-        ok = holds(iv_s, d_s)
-        out["alternatives"].append({"assumption": f"kernels x{s:g}", "value": _f(qs), "z": _f(d_s.get("z")),
-                                    "holds": ok})
-        if ok:
-            # the smallest speed-up that brings the claim inside: log interpolation between the last two tried
-            (s0, q0) = prev
-            t = (math.log(edge / q0) / math.log(qs / q0)) if qs > q0 and edge > q0 else 1.0
-            s_min = math.exp(math.log(s0) + min(max(t, 0.0), 1.0) * (math.log(s) - math.log(s0)))
-            return _verdict(out, "consistent only if",
-                            f"{C.sides[0].hardware}'s decode and prefill kernels are at least ~{s_min:.2g}x as fast "
-                            f"as the {C.sides[0].profile} profile's (searched over {tried} of the speed-ups "
-                            f"{', '.join(f'{v:g}x' for v in SPEEDUPS)}, at most {MAX_SOFTWARE:g}x)",
-                            text + f"; with kernels {s:g}x: {_fmt(qs)}{unit}, the claim {d_s['z']:.2f} half-widths "
-                            f"from it")
-        prev = (s, qs)
-    return None
 
 
 def _seed_anchor(claim: ClaimSpec, col: str) -> tuple[str, float] | None:
@@ -732,40 +779,64 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     if p and p.point == "peak" and not (p.min_tps_per_user or p.ttft_ms):
         out["assumptions"].append("peak: the source states no speed floor or TTFT limit, so each system's highest "
                                   "figure anywhere on its curve")
+    if claim.model and _axis_unstated(claim):
+        # the axis is unstated: read on each candidate axis, reported as one (rule 6)
+        axes = ("itl", "e2e")
+        per = {}
+        for ax in axes:
+            c2 = claim.model_copy(update={"at": p.model_copy(update={"interactivity": ax})})
+            per[f"{ax} axis"] = _candidate(_check_model(store, c2, claim.model, wl, _fresh(out)))
+        return _under_specified(out, per, "per-user axis")
     if claim.model:
         return _inherit_ttft(claim, _check_model(store, claim, claim.model, wl, out), store)
     # model unstated: a search over the candidate models, reported as one
-    per = {}
-    for m in models:
-        sub = _check_model(store, claim, m, wl, {**out, "assumptions": list(out["assumptions"]), "alternatives": []})
-        per[m] = {k: sub.get(k) for k in ("verdict", "condition", "reason", "model", "systems", "hardware_only",
-                                          "as_measured", "interval", "distance", "needs", "ends")}
-    out["per_model"] = per
-    n = len(per)
-    ok = [m for m, r in per.items() if r["verdict"] == "consistent"]
-    cond = [m for m, r in per.items() if r["verdict"] == "consistent only if"]
-    und = [m for m, r in per.items() if r["verdict"] == "not decidable by this model"]
-    first = per[ok[0] if ok else cond[0] if cond else und[0] if und else models[0]]
-    out.update({k: first[k] for k in ("model", "systems", "hardware_only", "as_measured", "interval", "distance",
-                                      "needs", "ends") if first.get(k) is not None})
+    per = {m: _candidate(_check_model(store, claim, m, wl, _fresh(out))) for m in models}
+    return _under_specified(out, per, "model")
+
+
+CANDIDATE_KEYS = ("verdict", "condition", "reason", "model", "systems", "hardware_only", "as_measured", "interval",
+                  "distance", "needs", "ends")
+
+
+def _fresh(out: dict) -> dict:
+    return {**out, "assumptions": list(out["assumptions"]), "alternatives": []}
+
+
+def _candidate(sub: dict) -> dict:
+    return {k: sub.get(k) for k in CANDIDATE_KEYS}
+
+
+def _axis_unstated(claim: ClaimSpec) -> bool:
+    """The source names no per-user axis (none given, and listed unstated) for a figure read at a speed or a
+    curve end (a peak needs no axis)."""
+    p = claim.at
+    return (claim.kind != "delta" and p is not None and p.interactivity is None and p.point != "peak"
+            and "at.interactivity" in claim.unstated)
+
+
+def _under_specified(out: dict, per: dict[str, dict], what: str) -> dict:
+    """Rule 6: candidates of an unstated model or axis reported as one: their common verdict when every candidate
+    gives the same unconditional one, else ``not checkable (under-specified)`` with the range over them (never the
+    candidate that fits)."""
+    out["per_model" if what == "model" else "per_candidate"] = per
+    vals = [(r["model"] or {}).get("value") for r in per.values()]
+    vals = [v for v in vals if v is not None and math.isfinite(v)]
+    verdicts = {r["verdict"] for r in per.values()}
     summ = "; ".join(f"{m}: {_fmt((r['model'] or {}).get('value'))} {r['verdict']}" for m, r in per.items())
-    if ok and len(ok) == n:
-        return _verdict(out, "consistent", None, "for every candidate model (the claim names none): " + summ)
-    if ok:
-        return _verdict(out, "consistent only if", f"the model is {' or '.join(ok)} " + searched("not stated", n,
-                                                                                                   "models"), summ)
-    if cond:
-        m = cond[0]
-        also = "".join(f"; or the model is {o} and {per[o]['condition']}" for o in cond[1:])
-        return _verdict(out, "consistent only if", f"the model is {m} {searched('not stated', n, 'models')} and "
-                        f"{per[m]['condition']}{also}", summ)
-    if und:
-        return _verdict(out, "not decidable by this model", f"for {' and '.join(und)} "
-                        f"{searched('not stated', n, 'models')}: {per[und[0]]['condition']}", summ)
-    nc = [m for m, r in per.items() if r["verdict"] == "not checkable"]
-    if nc:
-        return _verdict(out, "not checkable", None, summ)
-    return _verdict(out, "implausible", None, f"for none of the {n} candidate models (the claim names none): " + summ)
+    first = next(iter(per.values()))
+    out.update({k: first[k] for k in CANDIDATE_KEYS[3:] if first.get(k) is not None})
+    if len(verdicts) == 1 and verdicts <= {"consistent", "implausible", "not checkable"}:
+        return _verdict(out, first["verdict"], first["condition"],
+                        f"the same for every candidate {what} (the claim names none): " + summ)
+    if verdicts == {"consistent only if"}:      # one verdict, a condition per candidate: all of them, none picked
+        out["candidate_range"] = [min(vals), max(vals)] if vals else None
+        return _verdict(out, "consistent only if", f"for every candidate {what} (none stated), each with its own "
+                        "condition: " + "; ".join(f"{m}: {r['condition']}" for m, r in per.items()), summ)
+    out["candidate_range"] = [min(vals), max(vals)] if vals else None
+    rng = f"{_fmt(min(vals))}-{_fmt(max(vals))}" if vals else "undefined"
+    return _verdict(out, "not checkable (under-specified)", f"the {what} is unstated and the {len(per)} candidates "
+                    f"disagree (verdicts or the conditions they need): the model's figure ranges {rng} over them",
+                    summ)
 
 
 def check_all(store: CurveStore | None = None, ids=None) -> list[dict]:

@@ -52,6 +52,8 @@ class Side:
     speedup: float = 1.0                  # decode and prefill kernels this much faster than the profile's
     prefill_speedup: float | None = None  # prefill kernels this much faster (None: ``speedup``)
     gpus: tuple[int, ...] | None = None   # restrict GPUs per instance (deployment hints)
+    spec_tokens: tuple[int, ...] | None = None  # draft tokens the source states (None: the store's space)
+    serving: tuple[str, ...] | None = None      # serving modes the source states (None: the store's space)
 
     def but(self, **kw) -> "Side":
         return Side(**{**self.__dict__, **kw})
@@ -68,6 +70,10 @@ class Side:
             s += f" [{self.corner}]"
         if self.gpus:
             s += f" ({','.join(map(str, self.gpus))} GPUs)"
+        if self.spec_tokens is not None:
+            s += f" ({','.join(map(str, self.spec_tokens))} drafts)"
+        if self.serving is not None:
+            s += f" ({','.join(self.serving)})"
         return s
 
     def system(self) -> System:
@@ -110,7 +116,9 @@ class CurveStore:
 
     def points(self, side: Side, model: str, workload: str, keep=None) -> pd.DataFrame:
         """Every operating point of the side (evaluated again: the store keeps the envelopes' points)."""
-        space = DeploymentSpace(**{**self.space, **({"gpus": side.gpus} if side.gpus else {})})
+        space = DeploymentSpace(**{**self.space, **({"gpus": side.gpus} if side.gpus else {}),
+                                   **({"spec_tokens": side.spec_tokens} if side.spec_tokens is not None else {}),
+                                   **({"serving": side.serving} if side.serving is not None else {})})
         self.evaluations += 1
         return candidates(side.system(), model, workload, weights=(self.weights,), space=space, keep=keep)
 

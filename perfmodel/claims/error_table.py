@@ -1,5 +1,6 @@
-"""`python -m perfmodel.claims.error_table [reports/crossval.csv]`: derive the model-error table
-``data/model-error/crossval-spread.csv`` from the cross-validated residuals (``model_error.spread_table``).
+"""`python -m perfmodel.claims.error_table [reports/crossval.csv [reports/validation.csv]]`: derive the model-error
+table ``data/model-error/crossval-spread.csv`` from the cross-validated residuals (``model_error.class_table``),
+with the agentic class from the validation rows of ``data/shared/agentic.csv`` (records no profile is fitted to).
 
 A module of its own, so that the library ``model_error`` is never both imported and run as __main__.
 """
@@ -12,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import catalog
-from .model_error import TABLE, _records, spread_table
+from .model_error import AGENTIC_FILE, TABLE, _records, class_table
 
 
 def main(argv=None) -> int:
@@ -23,11 +24,19 @@ def main(argv=None) -> int:
               f"reports/crossval.csv)", file=sys.stderr)
         return 2
     cv = pd.read_csv(src)
+    val = Path(argv[1] if len(argv) > 1 else "reports/validation.csv")
+    ag = None
+    if val.is_file():
+        v = pd.read_csv(val)
+        ag = v[v["file"] == AGENTIC_FILE] if "file" in v.columns else None
     out = catalog.builtin_root() / TABLE
     out.parent.mkdir(parents=True, exist_ok=True)
-    t = spread_table(cv, *_records(sorted(cv["file"].dropna().unique())))
+    files = sorted({*cv["file"].dropna().unique(), *([AGENTIC_FILE] if ag is not None and len(ag) else [])})
+    t = class_table(cv, *_records(files), agentic=ag)
     t.to_csv(out, index=False, float_format="%.5g")
-    print(f"wrote {TABLE.as_posix()} ({len(t)} rows from {len(cv)} crossval rows of {src})")
+    n_ag = 0 if ag is None else len(ag)
+    print(f"wrote {TABLE.as_posix()} ({len(t)} rows from {len(cv)} crossval rows of {src} and {n_ag} agentic "
+          f"validation rows of {val})")
     return 0
 
 

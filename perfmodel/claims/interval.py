@@ -1,37 +1,30 @@
-"""One uncertainty interval per claim figure: profile ranges, catalog spec ranges and the model's own error.
+"""One interval per claim figure: the model's own cross-validated error of the claim's kind (issue 32, rule 1).
 
 A claim figure is a product of system figures: Q = prod_i f_i^(s_i), s_i = +1 (numerator: A of a ratio, the
-later point of a delta) or -1 (denominator). Each source of uncertainty gives a downward and an upward half-width
-in ln Q:
+later point of a delta) or -1 (denominator).
 
-(a) **profile**: the profile corners (every parameter at its slow / fast end, both systems at the same end):
-    down_a = ln(Q / Q_slow), up_a = ln(Q_fast / Q) (zero when the corner lies on the other side).
-(b) **spec**: every hardware value with a stated ``low``/``high`` (estimate or announced) or published variants
-    spans [lo, hi] = hull(low, high, value, variant values). Its effect is propagated to first order through the
-    elasticity of each system figure at its operating point (deployment and batch held):
-    d ln f / d ln(HBM bandwidth) = t_hbm / t_step, d ln f / d ln(rate of format k) = (t_compute / t_step) w_k with
-    w_k = (FLOPs_k / rate_k) / sum_j (FLOPs_j / rate_j), the row's resource times (``res_*_ms``, which sum to
-    the step); -1 for the power a per-MW figure divides by (the row's ``power_basis``) and the price a per-dollar
-    figure divides by; TTFT takes the opposite sign of the rate terms. For one (system, field) the elasticities
-    of all terms on that system add (E = sum s_i e_i, so a delta on one system keeps only the difference);
-    d_lo = E ln(lo / value), d_hi = E ln(hi / value) give up = max(0, d_lo, d_hi), down = max(0, -d_lo, -d_hi).
-    Fields without a resource time (latencies, capacity, SM count) are listed but not propagated.
-(c) **model**: the cross-validated residual spread (``model_error.py``) in the region of the operating point:
-    down = q90, up = -q10 of ln(pred / meas), swapped for s = -1. A rate figure over another reads the spread of
-    pairs of held-out rows (``rate-ratio``: two systems at one setup, so errors the two share cancel;
-    ``rate-delta``: two points of one sweep); a single figure reads its own quantity (``rate`` or ``ttft``).
+**The interval** (c): the held-out residual spread (``model_error.py``) of the claim's own kind, applied
+vertically to Q: down = q90, up = -q10 of ln(pred / meas) (swapped for s = -1). A rate figure over another reads
+the spread of pairs of held-out rows (``rate-ratio``: two systems at one setup, errors the two share cancelled;
+``rate-delta``: two points of one sweep); a per-user speed reads ``speed`` (``curve-end`` at batch-1-like
+points); any other figure its own quantity (``rate``, ``ttft``). Agentic claims read the agentic records'
+rows (``workload="agentic"``; the table names the stand-in where they are too few). interval = [Q exp(-down),
+Q exp(up)]; any ``extra`` reading parts combine with it root-sum-square in ln space.
 
-(d) **reading** parts (``extra``, from ``check.py``): the same figure read with one system's per-user speeds
-    shifted by the cross-validated speed error (``speed`` quantity of ``model_error.py``; true speed = model
-    speed / k for k = exp(q10) and exp(q90)); an approximate speed read at its +-10%; a ratio at an unstated
-    speed ("matched") over the speeds both systems reach. Each gives down = ln(Q / min), up = ln(max / Q).
+**Reported beside it, never in it** (their unknowns become named conditions, ``conditions.py``):
 
-A reading at which a system cannot reach the point (Q = 0 or infinity) makes that side's half-width infinite:
-the interval is unbounded there, never one-sided by omission.
+(a) **profile**: the profile corners (every parameter at its slow / fast end): up_a = ln(Q_fast / Q), the
+    software headroom.
+(b) **spec**: every hardware value with a stated ``low``/``high`` or published variants spans [lo, hi] =
+    hull(low, high, value, variant values), propagated to first order through the elasticity of each system
+    figure at its operating point: d ln f / d ln(HBM bandwidth) = t_hbm / t_step, d ln f / d ln(rate of format
+    k) = (t_compute / t_step) w_k with w_k = (FLOPs_k / rate_k) / sum_j (FLOPs_j / rate_j); -1 for the power a
+    per-MW figure divides by and the price a per-dollar figure divides by; TTFT takes the opposite sign. For one
+    (system, field) the elasticities of all terms on that system add (a delta on one system keeps only the
+    difference); d_lo = E ln(lo / value), d_hi = E ln(hi / value).
 
-Sources combine by root-sum-square in ln space, separately per side, over (a), every (system, field) of (b),
-(c) and (d):  down = sqrt(sum down_j^2), up = sqrt(sum up_j^2);
-interval = [Q exp(-down), Q exp(up)]. Deterministic: no sampling.
+A reading at which a system cannot reach the point (Q = 0 or infinity) has no interval: the verdict solves the
+conditions instead. Deterministic: no sampling.
 """
 
 from __future__ import annotations
@@ -41,7 +34,7 @@ import math
 import pandas as pd
 
 from .. import catalog
-from .model_error import half_widths, region_of
+from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
 
 RATE_FIELDS = {"bf16": "bf16_dense_pflops", "fp8": "fp8_dense_pflops", "fp4": "fp4_dense_pflops"}
 PROPAGATED = ("hbm_bandwidth_tbps", *RATE_FIELDS.values(), "allin_power_w", "gpu_tdp_w", "price_usd_per_gpu_hour")
@@ -127,15 +120,18 @@ def _region(t: dict) -> str:
     return region_of(None if conc is None else float(conc))
 
 
-def _model_parts(terms: list[dict]) -> list[dict]:
-    """The model-error parts: a rate figure over another (opposite signs) reads the pair spread of the
-    cross-validated residuals (``rate-ratio`` for two systems, ``rate-delta`` for two points of one system;
-    the wider of the two regions), any other term its own spread; TTFT always per term."""
+def _model_parts(terms: list[dict], workload: str = "all") -> list[dict]:
+    """The model-error part of the claim's own kind (rule 1), applied vertically: a rate figure over another
+    (opposite signs) reads the pair spread (``rate-ratio`` for two systems, ``rate-delta`` for two points of one
+    system; the wider of the two regions), a per-user speed its ``speed`` spread (``curve-end`` at batch-1-like
+    points), any other term its own spread; TTFT always per term. ``workload``: the class of records read
+    (``agentic`` for an agentic claim, with the table's stand-in named)."""
 
     def part(t, q, reg, flip):
-        h = half_widths(q, reg)
+        h = half_widths(q, reg, workload)
         down, up = (h["up"], h["down"]) if flip else (h["down"], h["up"])
         return {"hardware": t["hardware"], "quantity": h["quantity"], "region": h["region"], "rows": h["rows"],
+                "workload": h.get("workload", "all"), "stand_in": h.get("stand_in"),
                 "median_abs_pct": h["median_abs_pct"], "down": down, "up": up}
     rates = [t for t in terms if t["metric"] != "ttft_s"]
     if len(rates) == 2 and rates[0]["sign"] != rates[1]["sign"]:
@@ -145,16 +141,25 @@ def _model_parts(terms: list[dict]) -> list[dict]:
         best["hardware"] = " / ".join(t["hardware"] for t in rates)
         out = [best]
     else:
-        out = [part(t, "rate", _region(t), t["sign"] < 0) for t in rates]
+        out = []
+        for t in rates:
+            if t["metric"] == "tps_per_user":
+                conc = t["row"].get("concurrency")
+                reg = ("curve-end" if conc is not None and float(conc) <= CURVE_END_CONCURRENCY
+                       else _region(t))
+                out.append(part(t, "speed", reg, t["sign"] < 0))
+            else:
+                out.append(part(t, "rate", _region(t), t["sign"] < 0))
     return out + [part(t, "ttft", _region(t), t["sign"] < 0) for t in terms if t["metric"] == "ttft_s"]
 
 
-def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict] = (), model_error: bool = True
-             ) -> dict:
-    """The combined interval of figure ``q``. ``terms``: [{'hardware', 'row' (envelope row or None), 'sign',
-    'metric'}], one per system figure in q; ``extra``: reading parts (``spread_part``, each with a ``label``).
-    ``model_error=False``: the model's own error is carried by reading parts in ``extra`` instead (the figure read
-    with the cross-validated error moving its operating points), not by (c).
+def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict] = (), model_error: bool = True,
+             workload: str = "all") -> dict:
+    """The interval of figure ``q``: the model's cross-validated error of the claim's kind (c), with any
+    ``extra`` reading parts, root-sum-square in ln space (rule 1: one error term). The profile corners
+    (``profile_band``: slow and fast ends) and the catalog's spec ranges (b) are computed and returned beside it
+    (``profile``, ``spec``: the software headroom and the spec conditions) but do not widen it.
+    ``terms``: [{'hardware', 'row' (envelope row or None), 'sign', 'metric'}], one per system figure in q.
     Returns value, low, high, the ln half-widths and each part."""
     prof = _profile_part(q, *profile_band)
     spec_parts: list[dict] = []
@@ -163,7 +168,7 @@ def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict]
     for t in live:
         for f, e in elasticities(t["row"], t["metric"], t["hardware"]).items():
             by_field[(t["hardware"], f)] = by_field.get((t["hardware"], f), 0.0) + t["sign"] * e
-    model_parts = _model_parts(live) if model_error else []
+    model_parts = _model_parts(live, workload) if model_error else []
     for (hw, f), E in by_field.items():
         b = spec_bounds(hw, f)
         if b is None or abs(E) < 1e-3:
@@ -171,7 +176,7 @@ def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict]
         d_lo, d_hi = E * math.log(b["low"] / b["value"]), E * math.log(b["high"] / b["value"])
         spec_parts.append({**b, "elasticity": E, "down": max(0.0, -d_lo, -d_hi), "up": max(0.0, d_lo, d_hi)})
     extra = list(extra)
-    parts = [prof, *spec_parts, *model_parts, *extra]
+    parts = [*model_parts, *extra]
     down = math.sqrt(sum(p["down"] ** 2 for p in parts))
     up = math.sqrt(sum(p["up"] ** 2 for p in parts))
     sq = lambda ps, k: math.sqrt(sum(p[k] ** 2 for p in ps))  # noqa: E731
@@ -179,9 +184,10 @@ def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict]
     return {"value": q, "low": q * math.exp(-down) if ok else float("nan"),
             "high": q * math.exp(up) if ok else float("nan"), "down": down, "up": up,
             "profile": prof, "spec": spec_parts, "model_error": model_parts, "reading": extra,
-            "by_source": {"profile": prof, "spec": {"down": sq(spec_parts, "down"), "up": sq(spec_parts, "up")},
-                          "model": {"down": sq(model_parts, "down"), "up": sq(model_parts, "up")},
-                          "reading": {"down": sq(extra, "down"), "up": sq(extra, "up")}}}
+            "by_source": {"model": {"down": sq(model_parts, "down"), "up": sq(model_parts, "up")},
+                          "reading": {"down": sq(extra, "down"), "up": sq(extra, "up")},
+                          "excluded_profile": prof,
+                          "excluded_spec": {"down": sq(spec_parts, "down"), "up": sq(spec_parts, "up")}}}
 
 
 def distance(claimed: float, iv: dict, qualifier: str = "about") -> dict:
@@ -207,10 +213,7 @@ def width(iv: dict) -> float:
 
 
 def _items(iv: dict, side: str) -> list[tuple[str, float]]:
-    items = [("software-profile ranges", iv["profile"][side])]
-    for p in iv["spec"]:
-        end = "high" if (p["elasticity"] > 0) == (side == "up") else "low"
-        items.append((f"{p['hardware']} {p['field']} at its {end} end ({p[end]:g}, {p['status']})", p[side]))
+    items = []
     for p in iv["model_error"]:
         items.append((f"the model's own error on {p['hardware']} ({p['quantity']}, {p['region']}: "
                       f"{p['median_abs_pct']:.0f}% median over {p['rows']} held-out rows)", p[side]))

@@ -20,6 +20,13 @@ speed axis the model puts an operating point, by the same regions plus ``curve-e
 <= ``CURVE_END_CONCURRENCY``: batch-1-like runs at the high-interactivity end of a curve, where a curve's end
 is placed). Its q10 / q50 / q90 carry the spread and the measured bias of the model's speeds at the end.
 
+Workload class: every group is also taken over the **agentic** records alone (``workload`` column ``agentic``):
+the measured agentic results of ``data/shared/agentic.csv`` predicted by profiles that never saw them (the
+profiles are calibrated on calibration, curve-end and inferencex-silicon records only), read from the
+validation CSV (``reports/validation.csv``). An agentic claim reads the agentic rows of its quantity and region;
+where they are fewer than ``MIN_ROWS`` the agentic ``all`` region stands in, then the all-workload row (the
+stand-in is named in the verdict).
+
 The derived table ``data/model-error/crossval-spread.csv`` holds rows, the 10th, 50th and 90th percentiles of e
 and the median |error| in % per (quantity, region). Regenerate it (seconds; it reads the crossval rows and the
 records they came from, it fits nothing) with::
@@ -50,6 +57,8 @@ RATE_METRICS = {"total_tps_per_gpu": 1, "output_tps_per_gpu": 1, "input_tps_per_
 SPEED_METRICS = ("tpot_ms", "tps_per_user")
 CURVE_END_CONCURRENCY = 4
 COLUMNS = ["quantity", "region", "rows", "ln_q10", "ln_q50", "ln_q90", "median_abs_pct"]
+MIN_ROWS = 20            # fewer held-out rows than this: a wider group stands in
+AGENTIC_FILE = "data/shared/agentic.csv"
 
 
 def region_of(concurrency: float | None) -> str:
@@ -120,6 +129,18 @@ def spread_table(cv: pd.DataFrame, concurrency: dict[str, float], setup: dict[st
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def class_table(cv: pd.DataFrame, concurrency: dict[str, float], setup: dict[str, tuple] | None = None,
+                agentic: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``spread_table`` of the cross-validated rows (workload ``all``) and, with ``agentic`` (validation rows of
+    held-out agentic records), the same table of those rows alone (workload ``agentic``)."""
+    t = spread_table(cv, concurrency, setup).assign(workload="all")
+    if agentic is not None and len(agentic):
+        if "config" not in agentic.columns:       # a sweep: the setup without concurrency and metric
+            agentic = agentic.assign(config=[str((setup or {}).get(i, (i,))[:-2]) for i in agentic["id"]])
+        t = pd.concat([t, spread_table(agentic, concurrency, setup).assign(workload="agentic")], ignore_index=True)
+    return t[["workload", *COLUMNS]]
+
+
 @lru_cache(maxsize=1)
 def table() -> pd.DataFrame:
     """The committed spread table (one-line SpecError if it is missing or malformed)."""
@@ -134,18 +155,28 @@ def table() -> pd.DataFrame:
     return df
 
 
-def half_widths(quantity: str, region: str) -> dict:
-    """{'down', 'up'} ln half-widths and the table row they come from (region falls back to ``all`` when the
-    table has fewer than 20 rows there)."""
+def half_widths(quantity: str, region: str, workload: str = "all") -> dict:
+    """{'down', 'up'} ln half-widths and the table row they come from. The first group with at least MIN_ROWS
+    rows among (workload, region), (workload, ``all``), (``all``, region), (``all``, ``all``) is read; ``stand_in``
+    names a fallback from the asked workload class."""
     t = table()
-    sub = t[(t["quantity"] == quantity) & (t["region"] == region)]
-    if sub.empty or int(sub["rows"].iloc[0]) < 20:
-        sub = t[(t["quantity"] == quantity) & (t["region"] == "all")]
-        region = "all"
-    if sub.empty:
+    if "workload" not in t.columns:
+        t = t.assign(workload="all")
+    tries = [(workload, region), (workload, "all")] if workload != "all" else []
+    tries += [("all", region), ("all", "all")]
+    sub, wl, reg = None, None, None
+    for wl, reg in tries:
+        s = t[(t["workload"] == wl) & (t["quantity"] == quantity) & (t["region"] == reg)]
+        if not s.empty and int(s["rows"].iloc[0]) >= MIN_ROWS:
+            sub = s
+            break
+    if sub is None:
         raise SpecError(f"model-error table has no rows for quantity {quantity!r}", field="quantity")
     r = sub.iloc[0]
-    return {"quantity": quantity, "region": region, "rows": int(r["rows"]), "down": max(float(r["ln_q90"]), 0.0),
+    return {"quantity": quantity, "region": reg, "workload": wl, "rows": int(r["rows"]),
+            "stand_in": (f"fewer than {MIN_ROWS} held-out {workload} rows: all-workload rows stand in"
+                         if wl != workload else None),
+            "down": max(float(r["ln_q90"]), 0.0),
             "up": max(-float(r["ln_q10"]), 0.0), "median_abs_pct": float(r["median_abs_pct"]),
             "bias": float(r["ln_q50"]), "q10": float(r["ln_q10"]), "q90": float(r["ln_q90"])}
 

@@ -176,8 +176,7 @@ class Figure:
         lo, hi = max(starts), min(ends)
         if self.tested_range:
             tlo, thi = self.tested_range
-            out["unreached"] = sorted({t.side.hardware for t, end in zip(self.terms, ends) if end < thi * (1 - 1e-9)})
-            lo, hi = max(lo, tlo), min(hi, thi)
+            lo, hi = max(lo, tlo), min(hi, thi)      # the tested speeds both systems reach (rule 2)
         if not (hi > 0) or hi < lo:
             out.update(q=float("nan"), qmin=float("nan"), qmax=float("nan"), range=[lo, hi], grid_points=0,
                        grid_step=float("nan"))
@@ -214,6 +213,7 @@ class Figure:
             hit = e[e[col] >= xj * k * (1 - 1e-9)]
             out["rows"][i] = hit.sort_values(col).iloc[0] if len(hit) else None
             out["values"][i] = float(self._term_at(t, e, np.array([xj]), k)[0])
+        out.update(xs=x, qs=q)
         out.update(q=float(q[j]), x=xj, qmin=float(np.nanmin(q)), qmax=float(np.nanmax(q)),
                    x_min=float(x[int(np.nanargmin(q))]), x_max=float(x[int(np.nanargmax(q))]), range=[lo, hi],
                    grid_points=len(x), grid_step=step)

@@ -1,23 +1,20 @@
-"""The verdict rules: from a claim's interval and distance to one of five verdicts (pure functions, no model).
+"""The verdict categories and the rule for the inside of an interval (pure functions, no model).
 
-Categories (exactly these; a spec ratio has its own sixth wording, see ``arith.py``):
+Categories (a spec ratio has its own wording, see ``arith.py``):
 
-- ``consistent``: the claim lies within ``CONSISTENT_Z`` (0.5) half-widths of the model's central figure, on an
-  interval at most ``WIDE`` (3x, high / low) wide;
-- ``consistent only if <condition>``: within the interval (z <= 1) but beyond 0.5 half-widths, the condition
-  naming the largest contributors on the claim's side; or outside it with one named condition (the unstated axis
-  or model, faster kernels up to 2x, ...) under which the claim lies inside the interval recomputed with it
-  (``check.py``). A condition found by trying alternatives says how many were tried;
-- ``implausible``: outside the interval and no condition brings it inside (``needs`` says what would have to be
-  true);
-- ``not decidable by this model``: the interval spans more than ``WIDE`` (the two largest contributors named),
-  or a system's curve ends near the point, so that at some setting the system cannot reach it (an unbounded
-  side): "it turns on where <system>'s curve ends, which the model places at X (range Y-Z)";
-- ``not checkable``: the model cannot see what sets the figure (a TTFT with no load stated; an E2E-axis
-  comparison whose TTFT the model cannot check).
-
-A claim outside an interval that is wide but bounded on the claim's side is still ``implausible``: even the
-widest reading the model allows does not reach it.
+- ``consistent``: the claim lies within one half-width of the model's figure on the claim's own side (issue 32
+  rule 3: the other side, bounded or not, does not decide; an interval wider than ``WIDE`` is a flag, "the model
+  says little here", not a verdict);
+- ``consistent only if <condition>``: outside it, and a single named unknown at a physically allowed value
+  brings it inside (``conditions.py``: a power or price ratio, one system's decode steps faster or slower than
+  modeled, the fastest speed an "up to" was tested at, the fixed part of a curve-end step), with its value
+  and evidence;
+- ``implausible``: no allowed value of any named condition brings it inside (faster than the speed-of-light
+  profile; a system slowed until it cannot reach a speed the source says it was measured at);
+- ``not decidable by this model``: no named condition moves the figure through the claim (left for the figures
+  the conditions cannot move);
+- ``not checkable``: the model cannot see what sets the figure (a TTFT with no load stated, outside its interval);
+  ``not checkable (under-specified)``: the model is unstated and the candidates disagree (rule 6).
 """
 
 from __future__ import annotations
@@ -25,11 +22,12 @@ from __future__ import annotations
 import math
 
 from .fmt import fmt
-from .interval import contributors, largest_parts, width
+from .interval import width
 
 CONSISTENT_Z = 0.5
 WIDE = 3.0
-CATEGORIES = ("consistent", "consistent only if", "implausible", "not decidable by this model", "not checkable")
+CATEGORIES = ("consistent", "consistent only if", "implausible", "not decidable by this model", "not checkable",
+              "not checkable (under-specified)")
 SPEC_INCONSISTENT = "inconsistent with the published specs"
 
 
@@ -46,42 +44,18 @@ def curve_end_text(ends: dict[str, dict], systems: list[str]) -> str:
 
 
 def grade(iv: dict, dist: dict, ends: dict[str, dict], unreached: dict[str, list[str]]) -> dict | None:
-    """The verdict of a claim inside or at the edge of its interval, or None when the claim lies outside a side
-    bounded on its side (z > 1): the caller then tries its conditions, else calls it implausible.
-
-    ``ends``: each system's curve end {'end', 'low', 'high'}; ``unreached``: per interval side ('down', 'up',
-    'nominal') the systems that cannot reach the point at some setting of that side."""
+    """``consistent`` when the claim lies within one half-width of the model's figure on the claim's own side
+    (rule 3: the other side, bounded or not, does not decide), else None: the caller solves the named conditions.
+    The interval's width is no rule; wider than ``WIDE`` it is a flag (``wide``) in the verdict."""
     q = iv["value"]
     if q is None or math.isnan(q) or math.isinf(q) or q <= 0 or unreached.get("nominal"):
-        who = unreached.get("nominal") or unreached.get("up", []) + unreached.get("down", [])
-        return {"verdict": "not decidable by this model", "condition": curve_end_text(ends, who),
-                "rule": "curve-end"}
-    side = "up" if dist.get("side") == "above" else "down"
-    if dist.get("unbounded"):
-        return {"verdict": "not decidable by this model", "condition": curve_end_text(ends, unreached.get(side, [])),
-                "rule": "curve-end"}
-    z = dist["z"]
-    if z is None or math.isnan(z) or z > 1:
+        return None
+    z = dist.get("z")
+    if z is None or math.isnan(z) or z > 1 or dist.get("unbounded"):
         return None
     w = width(iv)
-    if math.isinf(w):
-        who = unreached.get("up", []) + unreached.get("down", [])
-        return {"verdict": "not decidable by this model", "condition": curve_end_text(ends, who), "rule": "curve-end"}
-    if w > WIDE:
-        text = f"the interval spans {w:.1f}x (more than {WIDE:g}x); its largest contributors: " + \
-            " and ".join(contributors(iv))
-        speed = [p for p in iv.get("reading", []) if p.get("quantity") == "speed"]
-        top = max((p for p in [iv["profile"], *iv["spec"], *iv["model_error"], *iv.get("reading", [])]),
-                  key=lambda p: p["down"] + p["up"])
-        if speed and top.get("quantity") == "speed":
-            who = [p["hardware"] for p in sorted(speed, key=lambda p: -(p["down"] + p["up"]))][:2]
-            text = curve_end_text(ends, who) + " (" + text + ")"
-            return {"verdict": "not decidable by this model", "condition": text, "rule": "curve-end"}
-        return {"verdict": "not decidable by this model", "condition": text, "rule": "wide"}
-    if z <= CONSISTENT_Z:
-        return {"verdict": "consistent", "condition": None, "rule": "inside"}
-    return {"verdict": "consistent only if", "rule": "leaning",
-            "condition": "the uncertainty leans the claim's way: " + " and ".join(largest_parts(iv, side))}
+    flag = (f"the model says little here: its interval spans {w:.1f}x" if w > WIDE else None)
+    return {"verdict": "consistent", "condition": None, "rule": "inside", "flag": flag}
 
 
 def holds(iv: dict, dist: dict) -> bool:

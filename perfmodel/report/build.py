@@ -16,7 +16,7 @@ import pandas as pd
 from .. import catalog, progress
 from ..analyses.deployments import DeploymentSpace
 from ..claims import CurveStore, Side
-from ..claims.check import APPROX, DEFAULT_MODELS, MAX_SOFTWARE, json_safe
+from ..claims.check import DEFAULT_MODELS, json_safe
 from ..claims.curves import AXES, AXIS_TEXT, curve_end, read
 from .parallel import ClaimChecks, pool
 
@@ -211,18 +211,12 @@ def _assumptions(results) -> list[str]:
         spec = catalog.hardware(hw)
         for f, sv in spec.specs:
             if sv is not None and getattr(sv, "status", "datasheet") != "datasheet":
-                rng = f", range {sv.low:g}-{sv.high:g}: {sv.range_note}" if sv.low is not None else ""
-                out.append(f"{hw} {f} = {sv.value:g} is *{sv.status}* ({sv.source}{rng})")
+                rng = f", range {sv.low:g}-{sv.high:g}" if sv.low is not None else ""
+                out.append(f"{hw} {f} = {sv.value:g} is *{sv.status}*{rng} (sources: `perfmodel show {hw}`)")
     out.append("Weights nvfp4 (experts and dense layers as the engine maps them), KV cache fp8, on every system; "
                f"deployments enumerated with {json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in CurveStore().space.items()})}.")
     out.append("The E2E axis is evaluated for the median-length request: the workload's P90 spread of request lengths is "
                "not in the frontier (AgentX publishes medians only).")
-    out.append(f"Intervals: profile corners (every profile parameter at its slow end and at its fast end, both "
-               f"systems at the same end), catalog spec ranges, the cross-validated model error and the reading parts "
-               f"(each system's per-user speed error, an approximate speed's +-{APPROX:.0%}, an unstated speed's "
-               f"range), combined by root-sum-square in ln space (perfmodel/claims/interval.py); a condition is kept "
-               f"only if it brings the claim inside the interval recomputed under it; kernel speed-ups above "
-               f"{MAX_SOFTWARE:g}x are not accepted as a condition.")
     return out
 
 
@@ -273,6 +267,8 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     pd.DataFrame([{k: (";".join(map(str, v)) if isinstance(v, list) else v) for k, v in x.items()}
                   for x in cross.values()]).to_csv(d / "cross_claims.csv", index=False)
     (d / "claims.json").write_text(json.dumps(json_safe(results), indent=1))
+    from ..claims.shared import solve
+    (d / "shared_conditions.json").write_text(json.dumps(json_safe(solve(results)), indent=1))
     from ..claims.model_error import table as accuracy
     from .sentences import Sentences
     acc = accuracy()
@@ -291,5 +287,8 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
 
 
 def _markdown(results, claims_df, attr, figs, fr_md, at_md, acc=None, sentences=None) -> str:
-    from .text import render
-    return render(results, claims_df, attr, figs, fr_md, at_md, _assumptions(results), acc, sentences)
+    """The compact report (issue 32): a first screen per source, one line per claim, a short section per claim;
+    the shared conditions solved once per source (``claims.shared``)."""
+    from ..claims.shared import solve
+    from .text import render_compact
+    return render_compact(results, figs, acc, solve(results), assumptions=_assumptions(results))

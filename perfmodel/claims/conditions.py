@@ -1,0 +1,295 @@
+"""Named conditions: the one unknown that would bring a claim inside the model's error interval, solved for its
+value and held against physics and the evidence (rules 2, 4, 5 and 7 of issue 32).
+
+A condition is never searched for fit: every kind that applies to a claim is solved and reported, in a fixed
+order (power or price ratio, the first system's steps, the second system's steps); the verdict names the first
+one whose value is physically allowed.
+
+- ``steps``: system ``hw``'s decode steps k times the modeled ones (k < 1: faster software, e.g. a vendor's
+  build; k > 1: slower, e.g. a curve that ends sooner), the figure read with every operating point of ``hw``
+  moved along the diagonal (``Figure.read(shifts=..., diagonal=True)``). Allowed: k no faster than the
+  speed-of-light profile (k >= k_sol), and no slower than lets the system reach a per-user speed the claim says
+  it was measured at (rule 2: k <= curve end / that speed).
+- ``power`` / ``price``: the A/B all-in power (or GPU-hour price) ratio a per-MW (per-dollar) ratio claim needs,
+  against the catalog's value and range (the range is the allowed set).
+
+Each result: {kind, system, needed (value at the claim), edge (least change that reaches the interval's edge),
+allowed, bound, evidence, text}.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import catalog
+from .curves import AXES, curve_end, peak
+from .fmt import fmt
+from .reading import env_metric
+
+K_GRID = [math.exp(x / 6) for x in range(-18, 19)]        # 0.05 .. 20, 6 points per e-fold
+SOL = "speed-of-light"
+
+
+def _target(c: float, iv: dict) -> tuple[float, float]:
+    """The figures at which the claim sits on the interval's edge (the least change) and at its centre."""
+    return (c * math.exp(-iv["up"]) if c > iv["value"] else c * math.exp(iv["down"])), c
+
+
+def _measured_hw() -> dict[str, int]:
+    """Records per hardware id in the data the profiles are calibrated on (third-party measurements)."""
+    if not hasattr(_measured_hw, "cache"):
+        from ..validation.records import SHARED_FILES, read_records
+        n: dict[str, int] = {}
+        for f in SHARED_FILES:
+            p = catalog.builtin_root() / "data" / "shared" / f
+            if p.is_file():
+                for r in read_records(p):
+                    n[r.hardware] = n.get(r.hardware, 0) + 1
+        _measured_hw.cache = n
+    return _measured_hw.cache
+
+
+def evidence(hw: str, k: float | None = None, err: tuple[float, float] | None = None) -> str:
+    """The evidence on a system's speed: its third-party calibration records (and, for a step factor k beyond
+    the model's held-out error ``err`` = (k_low, k_high), that the records contradict it), else the vendor's
+    word."""
+    n = _measured_hw().get(hw, 0)
+    if not n:
+        return f"vendor's word (no third-party record of {hw} in the calibration data)"
+    if k is not None and err is not None and not err[0] <= k <= err[1]:
+        return (f"contradicts third-party measurement ({n} calibration records of {hw}; the held-out error allows "
+                f"{err[0]:.2g}-{err[1]:.2g}x)")
+    return f"third-party measured ({n} calibration records of {hw})"
+
+
+def _solve(q_of, q0: float, target: float) -> float | None:
+    """The k nearest 1 (in ln) at which q_of(k) crosses ``target``: the grid K_GRID walked out from k = 1 in
+    each direction until q passes the target, then bisection in ln k (q may be 0 or infinity where a system
+    cannot reach the point: those count as below / above any target)."""
+    want_up = target > q0
+
+    def past(q):
+        return q is not None and not math.isnan(q) and ((q >= target) if want_up else (q <= target))
+    best = None
+    for direction in (1, -1):
+        prev_k = 1.0
+        for k in sorted((k for k in K_GRID if (k > 1) == (direction > 0) and k != 1.0),
+                        key=lambda k: abs(math.log(k))):
+            if past(q_of(k)):
+                lo, hi = math.log(prev_k), math.log(k)
+                for _ in range(14):
+                    mid = (lo + hi) / 2
+                    lo, hi = (lo, mid) if past(q_of(math.exp(mid))) else (mid, hi)
+                k_hit = math.exp(hi)
+                if best is None or abs(math.log(k_hit)) < abs(math.log(best)):
+                    best = k_hit
+                break
+            prev_k = k
+    return best
+
+
+def sol_factor(C, fig, hw: str) -> float | None:
+    """k of the speed-of-light profile for ``hw`` at the claim's kind of point: the model's curve end (or peak)
+    over the speed-of-light one."""
+    t = next(t for t in fig.terms if t.side.hardware == hw)
+    s = t.side
+    sol = s.but(profile=SOL, corner="value", speedup=1.0, prefill_speedup=None)
+    em = env_metric(fig.col)
+    e0 = C.store.envelope(s, C.model, C.wl, fig.axis, em)
+    e1 = C.store.envelope(sol, C.model, C.wl, fig.axis, em)
+    if not len(e0) or not len(e1):
+        return None
+    if t.point.point == "peak" and fig.col not in ("tps_per_user", "ttft_s"):
+        return peak(e0, em) / peak(e1, em)
+    return curve_end(e0, fig.axis) / curve_end(e1, fig.axis)
+
+
+def _measured_speed(C, hw: str) -> float | None:
+    """The fastest per-user speed the source says ``hw`` was measured at, for rule 2: the stated speeds of every
+    claim of the same source on ``hw`` and the same model (the slow end of an approximate one)."""
+    v = []
+    for cid in catalog.ids("claims"):
+        c = catalog.claim(cid)
+        if c.source != C.claim.source or c.model != C.model or hw not in c.system_ids or c.metric is None:
+            continue
+        pts = [c.to, c.from_] if c.kind == "delta" else [c.at]
+        v += [p.tps_per_user * (0.9 if p.approx else 1.0) for p in pts if p is not None and p.point == "speed"]
+    pts = [C.claim.to, C.claim.from_] if C.claim.kind == "delta" else [C.claim.at]
+    v += [p.tps_per_user * (0.9 if p.approx else 1.0) for p in pts if p is not None and p.point == "speed"]
+    return max(v) if v else None
+
+
+def steps(C, fig, ev: dict, hw: str) -> dict | None:
+    """The ``steps`` condition on system ``hw`` (module docstring), or None when no k in 0.05-20 reaches it."""
+    iv, q0, c = ev["iv"], ev["q"], ev["c"]
+    edge_t, centre_t = _target(c, iv)
+    if q0 is None or math.isnan(q0):
+        return None
+
+    def q_of(k):
+        r = fig.read(shifts={hw: k}, diagonal=True)
+        return r["q"] if not r["unreached"] else (0.0 if _dir_down(fig, hw) else math.inf)
+    k_edge = _solve(q_of, q0, edge_t)
+    k_need = _solve(q_of, q0, centre_t)
+    if k_edge is None and k_need is None:
+        faster = (centre_t > q0) == _dir_down(fig, hw)
+        k_sol = sol_factor(C, fig, hw) if faster else None
+        lim = K_GRID[0] if faster else K_GRID[-1]
+        what = (f"{hw}'s decode steps more than {1 / lim:.0f}x faster than modeled" if faster else
+                f"{hw}'s decode steps more than {lim:.0f}x slower than modeled")
+        bound = f"speed of light {1 / k_sol:.2g}x the modeled speed" if k_sol else "beyond the range searched"
+        return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": None, "edge": None,
+                "allowed": False, "bound": bound, "within_model_error": False, "sol_factor": k_sol,
+                "evidence": "beyond physics" if k_sol and k_sol > lim else "beyond the range searched",
+                "short": what, "text": f"{what} [bound: {bound}]"}
+    k_edge = k_edge if k_edge is not None else k_need
+    k_sol = sol_factor(C, fig, hw) if k_edge < 1 else None
+    end = ev["ends"].get(hw, {}).get("end")
+    v = _measured_speed(C, hw)
+    k_max = end / v if (v and end and math.isfinite(end)) else None
+    h = ev["end_error"]
+    if all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw) and fig.col != "tps_per_user":
+        from .model_error import half_widths
+        h = half_widths("rate", "all", C.wclass)         # a peak moves with the throughput error, not the end's
+    within_err = math.exp(h["q10"]) <= k_edge <= math.exp(h["q90"])
+    opt_k = fast_corner(ev, fig, hw)
+    if k_edge < 1:
+        allowed, bound = (k_sol is None or k_edge >= k_sol), (f"speed of light {1 / k_sol:.2g}x the modeled speed"
+                                                             if k_sol else "speed of light not evaluated")
+        if opt_k:
+            bound += (f"; the profile's fast corner gives {1 / opt_k:.2g}x" +
+                      (", enough" if k_edge >= opt_k else ", not enough: beyond the fitted ranges"))
+    else:
+        allowed = k_max is None or k_edge <= k_max
+        bound = (f"{hw} must still reach the {fmt(v)} tok/s/user it was measured at (k <= {k_max:.2g})"
+                 if k_max else "no measured speed bounds it")
+    err = (math.exp(h["q10"]), math.exp(h["q90"]))
+    what_err = "throughput" if h["quantity"] == "rate" else "curve-end speed"
+    ev_text = (f"within the model's own held-out {what_err} error" if within_err else evidence(hw, k_edge, err))
+    new_end = end / k_edge if end and math.isfinite(end) else None
+    kk = 1 / k_edge if k_edge < 1 else k_edge
+    kt = f"{kk:.3g}" if kk < 1.1 else f"{kk:.2g}"
+    what = (f"{hw}'s decode steps {kt}x faster than modeled" if k_edge < 1 else
+            f"{hw}'s decode steps {kt}x slower than modeled")
+    short = what.replace("'s decode steps", " steps").replace(" than modeled", "")
+    if new_end:
+        what += f" (curve end {fmt(new_end)} tok/s/user; modeled {fmt(end)})"
+        short += f" (end {fmt(new_end)}, modeled {fmt(end)})"
+    rng = sorted([k_edge, k_need if k_need is not None else k_edge])
+    rising = (centre_t > q0) == (k_edge > 1)          # Q rises with k (k on a denominator system)
+    if C.claim.qualifier in ("at_most", "at_least"):    # a bound is met on a whole side of the edge
+        below = (C.claim.qualifier == "at_most") == rising
+        rng = [0.0, k_edge] if below else [k_edge, math.inf]
+    at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw)
+    tag = ("within error" if within_err else "vendor's word" if ev_text.startswith("vendor") else
+           "contradicts 3rd-party data" if ev_text.startswith("contradicts") else "3rd-party measured")
+    short += f" [{tag}]"
+    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})",
+            "needed": k_need, "edge": k_edge, "range_needed": rng,
+            "allowed": bool(allowed), "bound": bound, "within_model_error": within_err, "sol_factor": k_sol,
+            "fast_corner": opt_k, "new_end": new_end, "evidence": ev_text, "short": short,
+            "text": f"{what} [{ev_text}; bound: {bound}]"}
+
+
+def fast_corner(ev: dict, fig, hw: str) -> float | None:
+    """The step factor of the profile's fast corner for ``hw`` at the claim's point (the software headroom, used
+    only inside conditions): the modeled peak over the fast corner's (a peak), else the modeled curve end over
+    the fast corner's."""
+    nom, opt = ev["nom"], ev["opt"]
+    j = next((i for i, t in enumerate(fig.terms) if t.side.hardware == hw), None)
+    if j is None or fig.col == "ttft_s":
+        return None
+    peak_term = fig.terms[j].point.point == "peak" and fig.col != "tps_per_user"
+    a, b = (nom["values"][j], opt["values"][j]) if peak_term else (nom["ends"][j], opt["ends"][j])
+    ok = all(v is not None and math.isfinite(v) and v > 0 for v in (a, b))
+    return a / b if ok and b > a else None
+
+
+def steps_range(C, fig, ev: dict, hw: str) -> dict | None:
+    """For a claim inside its interval: the step factors k of ``hw`` that keep it inside (the model's figure
+    within [c e^-up, c e^down]); a side no k in K_GRID leaves is unbounded (0 or infinity). The input of a shared
+    step condition from the claims that already agree (``shared.py``)."""
+    iv, q0, c = ev["iv"], ev["q"], ev["c"]
+    if not (q0 and math.isfinite(q0) and q0 > 0):
+        return None
+
+    def q_of(k):
+        r = fig.read(shifts={hw: k}, diagonal=True)
+        return r["q"] if not r["unreached"] else (0.0 if _dir_down(fig, hw) else math.inf)
+    k_lo_q = _solve(q_of, q0, c * math.exp(-iv["up"]))      # where the figure falls to the low edge
+    k_hi_q = _solve(q_of, q0, c * math.exp(iv["down"]))     # ... rises to the high edge
+    ks = [k for k in (k_lo_q, k_hi_q) if k is not None]
+    lo = min([k for k in ks if k < 1], default=0.0)
+    hi = max([k for k in ks if k > 1], default=math.inf)
+    at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw)
+    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})",
+            "range_needed": [lo, hi], "allowed": True, "evidence": evidence(hw), "inside": True}
+
+
+def _dir_down(fig, hw: str) -> bool:
+    t = next(t for t in fig.terms if t.side.hardware == hw)
+    return (t.sign > 0) != (fig.col == "ttft_s")
+
+
+def ratio_basis(C, ev: dict, field: str, what: str, unit: str) -> dict | None:
+    """The A/B ratio of ``field`` (allin_power_w or price_usd_per_gpu_hour) a per-MW / per-dollar ratio claim
+    needs: R = R0 q / c (edge: the interval's edge), against the catalog's value and range."""
+    if C.claim.kind != "ratio" or len(C.sides) != 2:
+        return None
+    from .interval import spec_bounds
+    a, b = (s.hardware for s in C.sides)
+    va, vb = catalog.hardware(a).value(field), catalog.hardware(b).value(field)
+    if not (va and vb):
+        return None
+    r0 = va / vb
+    q, c, iv = ev["q"], ev["c"], ev["iv"]
+    if not (q and math.isfinite(q) and q > 0):
+        return None
+    need = r0 * q / c
+    lo_n, hi_n = r0 * q / (c * math.exp(iv["down"])), r0 * q * math.exp(iv["up"]) / c
+    if C.claim.qualifier == "at_most":       # Q = G / R <= c for every R above the low end
+        hi_n = math.inf
+    elif C.claim.qualifier == "at_least":
+        lo_n = 0.0
+    ba, bb = spec_bounds(a, field), spec_bounds(b, field)
+    lo = (ba["low"] if ba else va) / (bb["high"] if bb else vb)
+    hi = (ba["high"] if ba else va) / (bb["low"] if bb else vb)
+    allowed = hi_n >= lo and lo_n <= hi
+    status = catalog.hardware(a).specs.__dict__[field].status if hasattr(catalog.hardware(a).specs, field) else "?"
+    return {"kind": what, "system": f"{a}/{b}", "key": f"{a}/{b} {what} ratio", "needed": need,
+            "claimed": c, "model": q, "error": [iv["down"], iv["up"]],
+            "range_needed": [lo_n, hi_n], "catalog": r0, "catalog_range": [lo, hi], "allowed": bool(allowed),
+            "evidence": f"unknown but checkable (catalog {unit} are {status}s)",
+            "short": f"{what} ratio {_span(lo_n, hi_n)}x (catalog {r0:.2f}x)",
+            "text": f"the {a}/{b} {what} ratio is {_span(lo_n, hi_n)}x (catalog {r0:.2f}x, range {lo:.2f}-"
+                    f"{hi:.2f}x; unknown but checkable)"}
+
+
+def _span(lo: float, hi: float) -> str:
+    """'1.6-2.1', '>= 2.2', '<= 0.7' or '1.4' (two significant digits)."""
+    if math.isinf(hi):
+        return f">= {lo:.2g}"
+    if lo <= 0:
+        return f"<= {hi:.2g}"
+    a, b = f"{lo:.2g}", f"{hi:.2g}"
+    return a if a == b else f"{a}-{b}"
+
+
+def conditions(C, fig, ev: dict) -> list[dict]:
+    """Every condition that applies to a claim outside its interval, in the fixed order."""
+    out = []
+    if C.col.endswith("_per_mw"):
+        r = ratio_basis(C, ev, "allin_power_w", "all-in power", "all-in powers")
+        out += [r] if r else []
+    if C.col.endswith("_per_usd"):
+        r = ratio_basis(C, ev, "price_usd_per_gpu_hour", "price", "prices")
+        out += [r] if r else []
+    if C.col != "ttft_s":
+        for hw in dict.fromkeys(t.side.hardware for t in fig.terms):
+            r = steps(C, fig, ev, hw)
+            out += [r] if r else []
+    return out
+
+
+def axis_of(fig) -> str:
+    return AXES[fig.axis]
