@@ -6,6 +6,7 @@ import itertools
 import math
 
 from .. import catalog
+from ..errors import SpecError
 from ..specs.claim import ClaimSpec, eval_arithmetic
 from .verdict import SPEC_INCONSISTENT
 
@@ -49,6 +50,9 @@ def spec_ratio_check(claim: ClaimSpec) -> dict:
     the nearest pair named (by ln distance), with the value A would need against B's published one.
     """
     f = claim.spec_field
+    if f is None:
+        raise SpecError(f"claim {claim.id!r}: a spec_ratio claim names the hardware field it compares",
+                        field="spec_field")
     a_id, b_id = claim.system_ids
     d = decimals(claim.claimed)
     target = round_half_up(claim.claimed, d)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import catalog
 from ..specs.claim import ClaimSpec
 from ..specs.hardware import power_field
+from .fields import metric
 
 BASIS_TEXT = {"measured-allin": "measured all-in power draw", "provisioned-allin": "provisioned all-in (rack) power",
               "gpu-tdp": "GPU TDP", "rental": "rental price per GPU-hour", "capex": "purchase price (capex)",
@@ -17,7 +18,8 @@ def basis(claim: ClaimSpec, col: str) -> dict | None:
     if not (col.endswith("_per_mw") or col.endswith("_per_usd")):
         return None
     mw = col.endswith("_per_mw")
-    stated = claim.metric.power_basis if mw else claim.metric.price_basis
+    m = metric(claim)
+    stated = m.power_basis if mw else m.price_basis
     rows = []
     for hw in claim.system_ids:
         spec = catalog.hardware(hw)
@@ -33,7 +35,8 @@ def basis(claim: ClaimSpec, col: str) -> dict | None:
         "catalog price per GPU-hour (rental-equivalent estimate)"
     vals = "; ".join(f"{r['hardware']} {r['value']:,.4g}{unit} ({r['status']}"
                      + (f", range {r['low']:,.4g}-{r['high']:,.4g}" if r['high'] > r['low'] else "") + ")" for r in rows)
-    text = f"claim divides by {BASIS_TEXT.get(stated, 'an unstated basis')}; the model by the {model_basis}: {vals}"
+    claim_basis = BASIS_TEXT[stated] if stated else "an unstated basis"
+    text = f"claim divides by {claim_basis}; the model by the {model_basis}: {vals}"
     if mw and claim.kind == "delta":
         text += ". The power divides both points of one curve, so it cancels in the change"
     elif mw and stated == "measured-allin":

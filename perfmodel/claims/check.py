@@ -31,6 +31,7 @@ from .arith import arithmetic_checks, spec_ratio_check
 from .basis import basis
 from .conditions import conditions
 from .curves import AXES, CurveStore, Side, end_deployment, peak
+from .fields import metric, point, speed
 from .fmt import fmt as _fmt
 from .interval import distance, interval, spread_part, summary, width
 from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
@@ -130,7 +131,8 @@ def _serving(claim: ClaimSpec, hw: str) -> tuple[str, ...] | None:
 
 
 def _column(claim: ClaimSpec) -> tuple[str, list[str]]:
-    m, notes = claim.metric, []
+    m = metric(claim)
+    notes: list[str] = []
     if m.quantity != "throughput":
         return m.quantity, notes
     tokens = m.tokens or "total"
@@ -148,7 +150,7 @@ def _column(claim: ClaimSpec) -> tuple[str, list[str]]:
 def _axis(at: OperatingPoint | None) -> str:
     """The curve axis a point is read on: itl, e2e (mean TTFT), or e2e_p50 / e2e_p90."""
     axis = at.interactivity if at and at.interactivity else "itl"
-    if axis == "e2e" and at.percentile in (50, 90):
+    if axis == "e2e" and at is not None and at.percentile in (50, 90):
         return f"e2e_p{at.percentile:.0f}"
     return axis
 
@@ -217,11 +219,11 @@ class _Claim:
     def figure(self, axis: str | None = None, sides: list[Side] | None = None) -> Figure:
         c, sides = self.claim, sides or self.sides
         if c.kind == "ratio":
-            terms = [Term(sides[0], 1, c.at), Term(sides[1], -1, c.at)]
+            terms = [Term(sides[0], 1, point(c, "at")), Term(sides[1], -1, point(c, "at"))]
         elif c.kind == "delta":
-            terms = [Term(sides[0], 1, c.to), Term(sides[0], -1, c.from_)]
+            terms = [Term(sides[0], 1, point(c, "to")), Term(sides[0], -1, point(c, "from"))]
         else:
-            terms = [Term(sides[0], 1, c.at)]
+            terms = [Term(sides[0], 1, point(c, "at"))]
         tr = self.point.tested_range if self.point else None
         return Figure(self.store, self.model, self.wl, self.col, axis or self.axis, terms, c.qualifier, tr)
 
@@ -445,7 +447,7 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     if C.col == "tps_per_user" and conds:
         st = next((c for c in conds if c["kind"] == "steps"), None)
         fixed = _fixed_step(C, fig, st) if st else None
-        if fixed:
+        if st and fixed:
             st["text"], st["short"] = fixed["text"], fixed["short"] + " [" + st["short"].rsplit("[", 1)[-1]
         elif st and st.get("edge") is None and st.get("sol_factor"):
             sol_end = ev["q"] / st["sol_factor"]
@@ -622,15 +624,17 @@ def _needs(C: _Claim, fig: Figure, ev: dict, sw: dict) -> list[dict]:
             if oc:
                 needs.append({**oc, "kind": "anchored", "anchor": sid,
                               "text": f"with {ha} at the seed's own {_fmt(fa)} ({sid}): " + oc["text"]})
-        elif claim.at.point == "peak" and nom["values"][1]:
+        elif point(claim, "at").point == "peak" and nom["values"][1]:
             need_b = fa / c_eff
             needs.append({"kind": "anchored", "anchor": sid, "needed": need_b,
                           "text": f"with {ha} at the seed's own {_fmt(fa)} ({sid}), {_fmt(c_eff)}x needs {hb}'s peak "
                                   f"at {_fmt(need_b)} {C.col}; the model's is {_fmt(nom['values'][1])} "
                                   f"({nom['values'][1] / need_b:.2f}x that)"})
     if claim.kind == "delta":
-        needs.append(delta_speed(C.store, C.sides[0], C.model, C.wl, C.axis, C.col, em, claim.from_.tps_per_user,
-                                 claim.to.tps_per_user, claim.claimed, C.sides[0].hardware))
+        x0, x1 = point(claim, "from").tps_per_user, point(claim, "to").tps_per_user
+        if x0 is not None and x1 is not None:    # the fall between two stated speeds (none from a peak or curve end)
+            needs.append(delta_speed(C.store, C.sides[0], C.model, C.wl, C.axis, C.col, em, x0, x1, claim.claimed,
+                                     C.sides[0].hardware))
     if claim.kind == "absolute" and C.col == "tps_per_user" and finite:
         needs += [n for n in [_curve_end_need(C, q, claim.claimed)] if n]
     if sw.get("speedup") is not None and sw["speedup"] > 1:
@@ -662,8 +666,8 @@ def _check_agents(C: _Claim, out: dict) -> dict:
     """agents_per_gpu: the most sessions per GPU within the SLO (analyses/agents.py) at each profile corner, with
     the rate error; graded by the same rules."""
     from ..analyses.agents import SLO, agents_per_gpu
-    at, S = C.claim.at, C.sides[0]
-    slo = SLO(at.tps_per_user, at.ttft_ms, at.percentile or 50.0)
+    at, S = point(C.claim, "at"), C.sides[0]
+    slo = SLO(speed(at, "at"), at.ttft_ms, at.percentile or 50.0)
     vals = {c: agents_per_gpu(C.store.points(S.but(corner=c), C.model, C.wl), slo) for c in ("value", "pess", "opt")}
     res = vals["value"]
     out["systems"] = [{"name": S.name, "hardware": S.hardware, "profile": S.profile,
@@ -819,8 +823,8 @@ def _under_specified(out: dict, per: dict[str, dict], what: str) -> dict:
     gives the same unconditional one, else ``not checkable (under-specified)`` with the range over them (never the
     candidate that fits)."""
     out["per_model" if what == "model" else "per_candidate"] = per
-    vals = [(r["model"] or {}).get("value") for r in per.values()]
-    vals = [v for v in vals if v is not None and math.isfinite(v)]
+    raw = [(r["model"] or {}).get("value") for r in per.values()]
+    vals: list[float] = [v for v in raw if v is not None and math.isfinite(v)]
     verdicts = {r["verdict"] for r in per.values()}
     summ = "; ".join(f"{m}: {_fmt((r['model'] or {}).get('value'))} {r['verdict']}" for m, r in per.items())
     first = next(iter(per.values()))

@@ -19,6 +19,7 @@ allowed, bound, evidence, text}.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from .. import catalog
@@ -35,18 +36,17 @@ def _target(c: float, iv: dict) -> tuple[float, float]:
     return (c * math.exp(-iv["up"]) if c > iv["value"] else c * math.exp(iv["down"])), c
 
 
+@functools.cache
 def _measured_hw() -> dict[str, int]:
     """Records per hardware id in the data the profiles are calibrated on (third-party measurements)."""
-    if not hasattr(_measured_hw, "cache"):
-        from ..validation.records import SHARED_FILES, read_records
-        n: dict[str, int] = {}
-        for f in SHARED_FILES:
-            p = catalog.builtin_root() / "data" / "shared" / f
-            if p.is_file():
-                for r in read_records(p):
-                    n[r.hardware] = n.get(r.hardware, 0) + 1
-        _measured_hw.cache = n
-    return _measured_hw.cache
+    from ..validation.records import SHARED_FILES, read_records
+    n: dict[str, int] = {}
+    for f in SHARED_FILES:
+        p = catalog.builtin_root() / "data" / "shared" / f
+        if p.is_file():
+            for r in read_records(p):
+                n[r.hardware] = n.get(r.hardware, 0) + 1
+    return n
 
 
 def evidence(hw: str, k: float | None = None, err: tuple[float, float] | None = None) -> str:
@@ -143,6 +143,7 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
                 "evidence": "beyond physics" if k_sol and k_sol > lim else "beyond the range searched",
                 "short": what, "text": f"{what} [bound: {bound}]"}
     k_edge = k_edge if k_edge is not None else k_need
+    assert k_edge is not None       # both None returned above
     k_sol = sol_factor(C, fig, hw) if k_edge < 1 else None
     end = ev["ends"].get(hw, {}).get("end")
     v = _measured_speed(C, hw)

@@ -30,6 +30,7 @@ conditions instead. Deterministic: no sampling.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -153,7 +154,7 @@ def _model_parts(terms: list[dict], workload: str = "all") -> list[dict]:
     return out + [part(t, "ttft", _region(t), t["sign"] < 0) for t in terms if t["metric"] == "ttft_s"]
 
 
-def interval(q: float, profile_band: tuple, terms: list[dict], extra: list[dict] = (), model_error: bool = True,
+def interval(q: float, profile_band: tuple, terms: list[dict], extra: Sequence[dict] = (), model_error: bool = True,
              workload: str = "all") -> dict:
     """The interval of figure ``q``: the model's cross-validated error of the claim's kind (c), with any
     ``extra`` reading parts, root-sum-square in ln space (rule 1: one error term). The profile corners

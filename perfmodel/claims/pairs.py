@@ -16,7 +16,9 @@ from __future__ import annotations
 import itertools
 
 from .. import catalog
+from ..errors import SpecError
 from ..specs.claim import ClaimSpec
+from .fields import metric
 
 ROUND = 0.05     # the claims' own figures are rounded: each end of an implied ratio widened by 5%
 
@@ -25,7 +27,7 @@ FIELDS = {frozenset(("gpu", "mw")): ("allin_power_w", "all-in power", "mw"),
 
 
 def _range(c: ClaimSpec) -> tuple[float, float]:
-    return tuple(c.claimed_range) if c.claimed_range else (c.claimed, c.claimed)
+    return c.claimed_range if c.claimed_range else (c.claimed, c.claimed)
 
 
 def _same_point(a: ClaimSpec, b: ClaimSpec) -> bool:
@@ -36,7 +38,10 @@ def _same_point(a: ClaimSpec, b: ClaimSpec) -> bool:
 def pair_check(g: ClaimSpec, o: ClaimSpec) -> dict:
     """The ratio of the systems' power (o per MW) or price (o per dollar) that per-GPU claim g and claim o imply,
     against the catalog's."""
-    field, what, per = FIELDS[frozenset(("gpu", o.metric.per))]
+    o_per = metric(o).per
+    if o_per is None:
+        raise SpecError(f"claim {o.id!r}: a per-MW or per-dollar claim names its normaliser", field="metric.per")
+    field, what, per = FIELDS[frozenset(("gpu", o_per))]
     (g_lo, g_hi), (o_lo, o_hi) = _range(g), _range(o)
     if per == "mw":      # P_A / P_B = per-GPU / per-MW
         imp = (g_lo / o_hi, g_hi / o_lo)
@@ -78,7 +83,7 @@ def cross_checks(claims: list[ClaimSpec]) -> list[dict]:
     out = []
     ratio = [c for c in claims if c.kind == "ratio" and c.metric is not None]
     for g, o in itertools.permutations(ratio, 2):
-        if g.metric.per != "gpu" or o.metric.per not in ("mw", "dollar"):
+        if metric(g).per != "gpu" or metric(o).per not in ("mw", "dollar"):
             continue
         if (g.system_ids, g.model, g.workload) != (o.system_ids, o.model, o.workload) or not _same_point(g, o):
             continue

@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..specs.claim import OperatingPoint
 from .curves import AXES, CurveStore, Side, curve_end, read
+from .fields import speed
 
 GRID_START = 64          # grid points to start with
 GRID_MAX = 8192          # the finest grid tried
@@ -120,8 +122,8 @@ class Figure:
         ks = [shifts.get(t.side.hardware, 1.0) for t in self.terms]
         envs = [self.env(t.side) for t in self.terms]
         ends = [curve_end(e, self.axis) / k if len(e) else float("nan") for e, k in zip(envs, ks)]
-        out = {"ends": ends, "systems": [t.side.hardware for t in self.terms], "unreached": [], "x": None,
-               "rows": [None] * len(self.terms), "values": [float("nan")] * len(self.terms)}
+        out: dict[str, Any] = {"ends": ends, "systems": [t.side.hardware for t in self.terms], "unreached": [],
+                               "x": None, "rows": [None] * len(self.terms), "values": [float("nan")] * len(self.terms)}
         if self.grid_point:
             return self._read_grid(envs, ks, ends, out)
         vals = []
@@ -143,7 +145,7 @@ class Figure:
                 vals.append(float(r["ttft_ms"]) / 1e3 if self.col == "ttft_s" else
                             float(r[self.col]) / (k if diagonal else 1.0))
             else:
-                x = p.tps_per_user * x_scale
+                x = speed(p, "point") * x_scale
                 out["x"] = x if out["x"] is None else out["x"]
                 v = float(self._term_at(t, e, np.array([x]), k)[0])
                 vals.append(v)

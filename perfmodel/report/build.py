@@ -139,8 +139,8 @@ def _whatif(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
     m = "deepseek-v4.1-flash"
     rubin_bw = catalog.hardware("vr200-nvl72").value("hbm_bandwidth_tbps")
     space = DeploymentSpace(**store.space)
-    kw = dict(weights=(store.weights,), space=space, refine=0)
-    new = frontier("gb300-nvl72", m, WORKLOAD, PROFILE, hw_overrides={"hbm_bandwidth_tbps": rubin_bw}, **kw)
+    new = frontier("gb300-nvl72", m, WORKLOAD, PROFILE, weights=(store.weights,), space=space, refine=0,
+                   hw_overrides={"hbm_bandwidth_tbps": rubin_bw})
     curves = {"GB300 NVL72": store.envelope(Side("gb300-nvl72", PROFILE), m, WORKLOAD, "itl", "total_tps_per_gpu"),
               f"GB300 NVL72 with Rubin's HBM bandwidth ({rubin_bw:g} TB/s)": new,
               "Vera Rubin NVL72": store.envelope(Side("vr200-nvl72", PROFILE), m, WORKLOAD, "itl", "total_tps_per_gpu")}
@@ -245,7 +245,10 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     ids = catalog.ids("claims")
     checks = ClaimChecks(ids, store, local=lambda c: c.workload == WORKLOAD, workers=workers)
     figs: list[str] = []
-    fr_md, ra_md, at_md, wi_md = [], [], [], []
+    fr_md: list[str] = []
+    ra_md: list[str] = []
+    at_md: list[str] = []
+    wi_md: list[str] = []
     # progress (stderr, terminals only): the 4 figure steps, then the claims (the workers' counted as they finish)
     bar = progress.bar(desc="report: frontiers", total=4 + len(ids), unit="step", at_once=True)
 
