@@ -84,8 +84,9 @@ def _pooled(setup: Setup, p: dict, dec: pd.DataFrame, pf: dict, instances, pf_in
     out["prefill_gpus"], out["decode_gpus"] = pinst * pfp["gpus"], inst * p["gpus"]
     out["prefill_ratio"] = out["prefill_gpus"] / out["decode_gpus"]
     out["prefill_ms"] = one * 1e3
-    out["ttft_ms"], out["ttft_p90_ms"], out["ttft_mean_ms"] = (load[k] * 1e3 for k in
-                                                               ("ttft_p50_s", "ttft_p90_s", "ttft_mean_s"))
+    out["ttft_ms"], out["ttft_p90_ms"], out["ttft_p99_ms"], out["ttft_mean_ms"] = (
+        load[k] * 1e3 for k in ("ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "ttft_mean_s"))
+    out["tpot_p99_ms"] = tpot * 1e3          # decode-only pool: every step alike (queueing.tpot_quantile, w = 0)
     out["kv_transfer_ms"], out["prefill_queue_ms"] = transfer * 1e3, load["prefill_queue_s"] * 1e3
     out["capacity_wait_ms"], out["prefill_utilization"] = load["capacity_wait_s"] * 1e3, load["rho"]
     out["request_rate_per_s"] = r / inst
