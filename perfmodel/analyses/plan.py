@@ -330,7 +330,9 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
                    usd_per_hour=g * price if price else np.nan, usd_per_hour_low=g * c_low,
                    usd_per_hour_high=g * c_high, usd_per_month=g * price * HOURS_PER_MONTH if price else np.nan,
                    price_basis=c_basis)
-        row["binding"] = _binding(j, y, ok, terms, front, best_y)
+        per_gpu = y if demand is None or demand.kind not in ("users", "sessions") else \
+            np.where(np.isfinite(units) & (units > 0), 1.0 / np.maximum(gpus, 1e-300), 0.0)
+        row["binding"] = _binding(j, per_gpu, ok, terms, front)
         row["status"] = _limit_status(row, limits) if demand is not None else "ok"
         out.append(row)
     return out
@@ -355,16 +357,18 @@ def _limit_status(row: dict, limits: Limits) -> str:
     return "ok" if not over else "over limit: " + ", ".join(over)
 
 
-def _binding(j, y, ok, terms, front, best_y) -> str:
+def _binding(j, y, ok, terms, front) -> str:
     """What binds at the chosen point: an SLO term (a point of higher throughput per GPU fails it), instance
     granularity (a point of higher throughput per GPU meets the SLO but needs more GPUs in whole units), or the
-    peak; with the point's binding resource."""
+    peak; with the point's binding resource. ``y``: capacity per GPU in the demand's unit at each point."""
     resource = str(front["bound"].iloc[j]) if "bound" in front else ""
     higher = y > y[j] * (1 + 1e-9)
     if (higher & ok).any():
         return f"granularity (whole instances); {resource}"
     if higher.any():
         nxt = np.where(higher, y, np.inf).argmin()          # the next point up the throughput axis
+        if any(not np.isfinite(v[nxt]) for v, _lim in terms.values()):
+            return f"queue (no steady state under Poisson arrivals at the next point's rate); {resource}"
         fail = [k for k, (v, lim) in terms.items() if not v[nxt] <= lim]
         return ("slo:" + ",".join(fail) if fail else "slo") + f"; {resource}"
     return f"peak; {resource}"
