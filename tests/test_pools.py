@@ -99,7 +99,7 @@ def test_frontier_disaggregated_only_and_bad_splits():
         prefill_layouts(catalog.model("llama-3.3-70b"), 8, DeploymentSpace(pf_tp=(3,)))
     assert e.value.field == "pf_tp"
     with pytest.raises(SpecError) as e:
-        frontier("h200-sxm", "llama-3.3-70b", "fixed-1k1k", "sglang", space=sp)
+        frontier("h200-sxm", "llama-3.3-70b", "fixed-1k1k", "trtllm", space=sp)
     assert e.value.field == "serving"
     with pytest.raises(SpecError):
         PoolSearch(pd.DataFrame(columns=["gpus", "tp", "ep"]), 8)
