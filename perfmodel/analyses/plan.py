@@ -37,7 +37,6 @@ import pandas as pd
 
 from ..errors import SpecError
 from ..serving.dispatch import Pools, serve
-from ..specs.workload import WorkloadSpec
 from .deployments import SERVING_MIX, DeploymentSpace, points
 from .evaluation import workload_info
 from .frontier import frontier
@@ -242,7 +241,6 @@ def plan(model, workload, systems, demand: Demand | None = None, slo: PlanSLO = 
         raise SpecError(f"demand scales must be positive numbers, got {scales!r}", field="demand_scale")
     m = as_model(model)
     wl = workload_info(workload)
-    w = workload
     if demand is not None and demand.kind == "sessions" and not wl.agentic:
         raise SpecError("live sessions need an agentic workload; for a fixed workload give users",
                         field="demand.sessions")
@@ -252,18 +250,15 @@ def plan(model, workload, systems, demand: Demand | None = None, slo: PlanSLO = 
         ttft_space = DeploymentSpace(**{**(space or DeploymentSpace()).__dict__, "max_ttft_ms": slo.ttft_ms})
     rows, errors = [], []
     for s in systems:
-        sysm = as_system(s) if isinstance(s, str) else s
-        if isinstance(s, str) and ":" in s:
-            from .systems import System
-            sysm = System.parse(s)
+        sysm = as_system(s)
         try:
-            front = frontier(sysm, m, w, weights=weights, kv_cache=kv_cache, space=ttft_space,
+            front = frontier(sysm, m, workload, weights=weights, kv_cache=kv_cache, space=ttft_space,
                              metric="output_tps_per_gpu")
         except SpecError as exc:
             errors.append(exc.line())
             continue
         front = front.reset_index(drop=True)
-        served = serve_points(sysm, m, w, front, kv_cache)
+        served = serve_points(sysm, m, workload, front, kv_cache)
         ok, terms = _slo_mask(served, slo, osl)
         if not ok.any():
             errors.append(_infeasible(slo, terms, sysm.name))
@@ -347,6 +342,9 @@ def _units_within(limits: Limits, u, power, price) -> np.ndarray:
         caps.append(limits.mw * 1e6 / power)
     if limits.usd_per_hour is not None and price:
         caps.append(limits.usd_per_hour / price)
+    if not caps:
+        raise SpecError("the system has no price_usd_per_gpu_hour: a USD/h limit cannot be filled",
+                        field="limits.usd_per_hour")
     return np.floor(min(caps) / u + 1e-9)
 
 
@@ -393,9 +391,3 @@ def _row(sysm, f, s, wl, demand, scale, units, unit_gpus, gpus, domain, r) -> di
         "e2e_s": s["ttft_ms"] / 1e3 + wl.lengths["osl"] * s["tpot_ms"] / 1e3,
         "capacity_requests_per_s": float(units) * r, "capacity_output_tps": float(units) * r * wl.lengths["osl"],
     }
-
-
-def is_agentic(workload) -> bool:
-    from .. import catalog
-    w = catalog.workload(workload) if isinstance(workload, str) else workload
-    return isinstance(w, WorkloadSpec) and w.kind == "agentic"
