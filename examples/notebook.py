@@ -119,8 +119,10 @@ whatif_png = comparison_plot(bw, OUT / "whatif-bandwidth.png")
 
 # %%
 rubin_tuned = rubin.with_changes(prof={"decode_speedup": 1.25}, label="vr200-nvl72:vllm, decode x1.25")
-split = attribute(gb300, rubin_tuned, MODEL, WORKLOAD, at_tps_per_user=200, weights=WEIGHTS, space=SPACE,
-                  layouts_per_side=4)
+# aggregated serving here: attribution sizes a P/D split's pools once, at the central profile (serving/pools.py), so
+# on a prefill-bound split a decode-only speed-up would not show
+split = attribute(gb300, rubin_tuned, MODEL, WORKLOAD, at_tps_per_user=200, weights=WEIGHTS,
+                  space=DeploymentSpace(batch_points=16, disaggregation=False), layouts_per_side=4)
 print(split.parts[["name", "kind", "factor", "share_pct"]])
 by_kind = split.parts.groupby("kind")["factor"].prod()
 print(f"total x{split.total_ratio:.3g} = hardware x{by_kind.get('hardware', 1.0):.3g} "

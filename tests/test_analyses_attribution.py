@@ -11,7 +11,7 @@ from perfmodel.analyses.deployments import DeploymentSpace
 from perfmodel.analyses.systems import HW_GROUPS, System
 from perfmodel.specs.hardware import HARDWARE_FIELDS
 
-ONE_GPU = DeploymentSpace(gpus=(1,), spec_tokens=(0,), batch_points=16)
+ONE_GPU = DeploymentSpace(gpus=(1,), spec_tokens=(0,), batch_points=16, disaggregation=False)   # one aggregated GPU
 
 
 def test_parts_multiply_to_total():

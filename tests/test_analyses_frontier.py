@@ -93,7 +93,7 @@ def test_layouts_valid_for_domain_and_model():
 def test_disaggregation_only_where_the_engine_supports_it():
     sp = DeploymentSpace(batch_points=8, spec_tokens=(0,))
     with_d = candidates("h200-sxm", "llama-3.1-70b", "fixed-1k1k", profile="speed-of-light", space=sp)
-    without = candidates("h200-sxm", "llama-3.1-70b", "fixed-1k1k", profile="sglang",
+    without = candidates("h200-sxm", "llama-3.1-70b", "fixed-1k1k", profile="trtllm",
                          space=DeploymentSpace(batch_points=8, spec_tokens=(0,)))
     assert (with_d["serving"] == "disaggregated").any()
     assert not (without["serving"] == "disaggregated").any()

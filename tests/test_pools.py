@@ -99,7 +99,7 @@ def test_frontier_disaggregated_only_and_bad_splits():
         prefill_layouts(catalog.model("llama-3.3-70b"), 8, DeploymentSpace(pf_tp=(3,)))
     assert e.value.field == "pf_tp"
     with pytest.raises(SpecError) as e:
-        frontier("h200-sxm", "llama-3.3-70b", "fixed-1k1k", "sglang", space=sp)
+        frontier("h200-sxm", "llama-3.3-70b", "fixed-1k1k", "trtllm", space=sp)
     assert e.value.field == "serving"
     with pytest.raises(SpecError):
         PoolSearch(pd.DataFrame(columns=["gpus", "tp", "ep"]), 8)
@@ -139,3 +139,28 @@ def test_predict_names_a_prefill_instance_that_does_not_fit_and_one_that_cannot_
     with pytest.raises(SpecError, match="does not fit") as e:
         api.predict(Scenario.model_validate({**sc, "deployment": small}))
     assert e.value.field == "deployment.prefill.gpus"
+
+
+def test_native_pd_for_sglang_and_vllm_with_their_transfer_paths():
+    """SGLang (Mooncake RDMA: the NIC even inside a domain) and vLLM (NIXL over NVLink inside a domain) search P/D;
+    the KV transfer is priced on each backend's link (serving/disaggregated.transfer_bandwidth)."""
+    from perfmodel import catalog
+    from perfmodel.analyses.deployments import DeploymentSpace
+    from perfmodel.analyses.frontier import candidates
+    from perfmodel.engine.evaluate import Setup
+    from perfmodel.serving.disaggregated import transfer_bandwidth
+    hw, m = catalog.hardware("h200-sxm"), catalog.model("llama-3.1-70b")
+    for prof, link in (("sglang", "BW_nic"), ("vllm", "BW_link"), ("dynamo-sglang", "BW_link")):
+        setup = Setup(hw, m, catalog.profile(prof))
+        vals = setup.symbol_values()
+        assert float(transfer_bandwidth(setup, vals, True)) == float(vals[link])
+        assert float(transfer_bandwidth(setup, vals, False)) == float(vals["BW_nic"])
+    sp = DeploymentSpace(batch_points=6, spec_tokens=(0,), gpus=(2,), pf_gpus=(2,), max_disagg_gpus=8)
+    for prof in ("sglang", "vllm"):
+        c = candidates("h200-sxm", "llama-3.1-70b", "fixed-1k1k", profile=prof, space=sp)
+        d = c[c["serving"] == "disaggregated"]
+        assert len(d) and (d["kv_transfer_ms"] > 0).all()
+    kv = {p: candidates("h200-sxm", "llama-3.1-70b", "fixed-1k1k", profile=p, space=sp) for p in ("sglang", "vllm")}
+    ks = kv["sglang"].loc[kv["sglang"]["serving"] == "disaggregated", "kv_transfer_ms"].min()
+    kvl = kv["vllm"].loc[kv["vllm"]["serving"] == "disaggregated", "kv_transfer_ms"].min()
+    assert ks > 2 * kvl           # RDMA through the NIC against NVLink inside the node

@@ -41,7 +41,7 @@ def register(sub):
                         "one ends (agentic workloads: live sessions); sets the running batch and the TTFT queue")
     p.add_argument("--rate", dest="arrival_rate", type=finite_float, metavar="REQ_PER_S",
                    help="open loop: requests/s arriving at one instance (Poisson); sets the running batch and "
-                        "the TTFT queue (P50 ttft_ms, P90 ttft_p90_ms)")
+                        "the TTFT queue (P50 ttft_ms, P90 ttft_p90_ms, P99 ttft_p99_ms; TPOT tail tpot_p99_ms)")
     p.add_argument("--dp-attention", action="store_true", default=None)
     p.add_argument("--weights", help="weight format (default fp8, or the model's native format where narrower)")
     p.add_argument("--kv-cache")

@@ -22,7 +22,7 @@ A request's first token waits for, in order (all times in seconds, per instance)
                          partly synchronized: a share phi (profile ``arrival_burst``) of requests arrive in
                          waves of all C clients and wait for the wave's prefills ahead of them, uniform on
                          [0, (C - 1) t_s / c]; the prefill wait is the mixture (1 - phi) W_pf + phi W_wave
-    TTFT_q = t_req + W_cap + R_q + W_q + T_own               (P50: q = 0.5, P90: q = 0.9; mean: E[.] terms)
+    TTFT_q = t_req + W_cap + R_q + W_q + T_own       (P50: q = 0.5, P90: q = 0.9, P99: q = 0.99; mean: E[.] terms)
 
 With chunked prefill (aggregated serving) the prefill server is the steps' token budget (N_ch tokens per
 attention-DP rank, c ranks): a request holds it for t_s = (new / N_ch) (t_bare + t_budget), its share of a

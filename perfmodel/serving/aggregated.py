@@ -7,7 +7,8 @@ Derived metrics (InferenceX definitions, ../shared/reference/metrics-and-claims.
     tpot_ms            = step / acc                      (time per output token, as the record format defines it)
     tps_per_user       = 1000 / tpot_ms = acc / step     (ITL-based interactivity, 'intvty')
     TTFT               = request overhead + queueing + own prefill (serving/queueing.py; ttft_ms is the P50,
-                         ttft_p90_ms the P90, ttft_mean_ms the mean)
+                         ttft_p90_ms / ttft_p99_ms the P90 / P99, ttft_mean_ms the mean)
+    tpot_p99_ms        = P99 over requests of TPOT: the chunk steps a request meets (queueing.tpot_quantile)
     tps_per_user_e2e   = osl / (E[TTFT] + osl TPOT)      (E2E-normalized interactivity, mean TTFT)
     tps_per_user_e2e_p50, _p90 = osl / (TTFT_P50 or _P90 + osl TPOT)   (P50 / P90 over requests of the workload's lengths: the slow
                          tail AgentX quotes; the queue's P90 wait, equations/queueing.py)
@@ -27,7 +28,7 @@ from ..engine.bind import attention_format
 from ..engine.compiled import compiled
 from ..engine.evaluate import Setup, _arrays, prefill_inputs, symbol_inputs
 from ..formats import COMPUTE_RATE
-from .queueing import serving_load
+from .queueing import serving_load, tpot_quantile
 
 OPEN_LOOP_SUBSTITUTIONS = 5   # evaluations of the open-loop batch root B = lambda S(B) (secant passes)
 RESOURCES = {"r_compute_s": "compute", "r_memory_s": "hbm_bandwidth", "t_link_s": "link", "t_lat_total_s": "latency"}
@@ -152,6 +153,7 @@ def decode_under_load(cm, p: dict, vals: dict, t_pf) -> tuple[dict, dict]:
     load = serving_load(p, step0, step_mix, demand, t_pf, t_budget, vals)
     share = load["chunk_share"] * w
     load["chunk_step_share"] = share
+    load["step0_s"], load["step_chunk_s"] = step0, np.asarray(dk["step_s"], float) * ones   # for the TPOT tail
     d = {k: (1 - share) * np.asarray(d0[k], float) + share * np.asarray(dk[k], float) for k in d0}
     return d, load
 
@@ -197,7 +199,10 @@ def _columns(setup: Setup, p, d, pf, vals, load) -> dict[str, np.ndarray]:
         "spec_tokens": p["spec_tokens"], "acceptance_length": acc, "isl": p["isl"], "osl": p["osl"],
         "uncached_input": p["new"], "aggregated": p["mix"] > 0,
         "concurrency": load["concurrency"], "step_ms": step * 1e3, "tpot_ms": tpot * 1e3,
-        "ttft_ms": ttft * 1e3, "ttft_p90_ms": load["ttft_p90_s"] * 1e3, "ttft_mean_ms": ttft_mean * 1e3,
+        "ttft_ms": ttft * 1e3, "ttft_p90_ms": load["ttft_p90_s"] * 1e3, "ttft_p99_ms": load["ttft_p99_s"] * 1e3,
+        "ttft_mean_ms": ttft_mean * 1e3,
+        "tpot_p99_ms": tpot_quantile(tpot, load["step0_s"], load["step_chunk_s"], load["chunk_step_share"], p["osl"],
+                                     acc, 0.99) * 1e3,
         "prefill_ms": t_pf * 1e3, "prefill_queue_ms": load["prefill_queue_s"] * 1e3,
         "capacity_wait_ms": load["capacity_wait_s"] * 1e3, "request_rate_per_s": load["x_per_s"],
         "prefill_utilization": load["rho"], "chunk_step_share": load["chunk_step_share"],

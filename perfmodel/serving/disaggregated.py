@@ -8,7 +8,8 @@ Disaggregated (prefill pool of ``pf_instances`` x ``pf_gpus``, decode pool of ``
                     R = R_p (bound "prefill_pool"); clients beyond those the batch needs wait for a slot
     TTFT_q          = t_req + W_sat + q step + W_pf,q + T_own,  T_own = prefill(one request) + KV transfer
                     (the prefill pool samples the first token; it joins the decode batch at a step boundary)
-    KV transfer     = KV bytes of the request / (pf_gpus BW e_ln), BW = scale-up inside one domain, NIC beyond
+    KV transfer     = KV bytes of the request / (pf_gpus BW e_ln), BW = scale-up inside one domain (or the NIC where
+                      the engine's transfer backend uses RDMA there: profile features.kv_transfer), NIC beyond
     per-GPU figures divide by all GPUs of both pools
 """
 
@@ -30,11 +31,20 @@ def request_kv_bytes(setup: Setup, tokens) -> np.ndarray:
     return kv_bytes_per_token(m, setup.kv_cache) * np.asarray(tokens) + kv_fixed_bytes_per_sequence(m, setup.kv_cache)
 
 
+def transfer_bandwidth(setup: Setup, vals: dict, in_domain) -> np.ndarray:
+    """Per-GPU bandwidth (bytes/s, before the link efficiency) of the P/D KV transfer: the scale-up link while both
+    pools sit in one domain, unless the engine's transfer backend goes through the NICs there too (profile
+    ``features.kv_transfer.intra_domain == 'nic'``: SGLang's default Mooncake RDMA transport); the NIC beyond."""
+    kt = setup.profile.features.kv_transfer
+    inside = vals["BW_nic"] if kt is not None and kt.intra_domain == "nic" else vals["BW_link"]
+    return np.where(in_domain, inside, vals["BW_nic"])
+
+
 def _pool_transfer(setup: Setup, p: dict, vals: dict, pf_gpus, total_gpus) -> np.ndarray:
-    """KV transfer of one request (s): its KV bytes over the prefill instance's pf_gpus links, the scale-up
-    link while both pools fit in one domain (total_gpus <= D_dom), the NIC beyond it."""
+    """KV transfer of one request (s): its KV bytes over the prefill instance's pf_gpus links
+    (``transfer_bandwidth``: inside one domain while total_gpus <= D_dom, the NIC beyond it)."""
     in_domain = np.asarray(total_gpus) <= vals["D_dom"]
-    bw = np.where(in_domain, vals["BW_link"], vals["BW_nic"]) * vals["e_ln"] * np.asarray(pf_gpus, float)
+    bw = transfer_bandwidth(setup, vals, in_domain) * vals["e_ln"] * np.asarray(pf_gpus, float)
     return request_kv_bytes(setup, p["isl"]) / bw
 
 
@@ -84,8 +94,9 @@ def _pooled(setup: Setup, p: dict, dec: pd.DataFrame, pf: dict, instances, pf_in
     out["prefill_gpus"], out["decode_gpus"] = pinst * pfp["gpus"], inst * p["gpus"]
     out["prefill_ratio"] = out["prefill_gpus"] / out["decode_gpus"]
     out["prefill_ms"] = one * 1e3
-    out["ttft_ms"], out["ttft_p90_ms"], out["ttft_mean_ms"] = (load[k] * 1e3 for k in
-                                                               ("ttft_p50_s", "ttft_p90_s", "ttft_mean_s"))
+    out["ttft_ms"], out["ttft_p90_ms"], out["ttft_p99_ms"], out["ttft_mean_ms"] = (
+        load[k] * 1e3 for k in ("ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "ttft_mean_s"))
+    out["tpot_p99_ms"] = tpot * 1e3          # decode-only pool: every step alike (queueing.tpot_quantile, w = 0)
     out["kv_transfer_ms"], out["prefill_queue_ms"] = transfer * 1e3, load["prefill_queue_s"] * 1e3
     out["capacity_wait_ms"], out["prefill_utilization"] = load["capacity_wait_s"] * 1e3, load["rho"]
     out["request_rate_per_s"] = r / inst

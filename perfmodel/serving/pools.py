@@ -48,7 +48,7 @@ from ..engine.compiled import compiled
 from ..engine.evaluate import Setup, _arrays, prefill_inputs, prefill_step
 from ..errors import SpecError
 from .aggregated import evaluate
-from .disaggregated import _pooled, request_kv_bytes
+from .disaggregated import _pooled, request_kv_bytes, transfer_bandwidth
 
 DECODE_COUNTS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
 TTFT_EXTRA_PREFILL = (1, 2, 4, 8)   # prefill instances added, in turn, until the closed-loop TTFT meets a limit
@@ -173,7 +173,8 @@ def disaggregated_search(setup: Setup, points: dict, search: PoolSearch, symbol_
     per_bw = lambda bw: kvb / (bw * vals["e_ln"])                      # noqa: E731  (s per GPU of links)
 
     def demand(j):
-        own_in, own_out = lat[j] + per_bw(vals["BW_link"]) / gp[j], lat[j] + per_bw(vals["BW_nic"]) / gp[j]
+        own_in = lat[j] + per_bw(transfer_bandwidth(setup, vals, True)) / gp[j]
+        own_out = lat[j] + per_bw(vals["BW_nic"]) / gp[j]
         return p["batch"] / (own_in + osl_t), p["batch"] / (own_out + osl_t), own_in, own_out
 
     step = dec["step_ms"].to_numpy() / 1e3

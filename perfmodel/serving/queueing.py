@@ -10,6 +10,9 @@ not hold one.
     needs, C_B = X (t_req + R + W_pf + S) (Bard-Schweitzer's C - 1 others, three substitutions). With
     C > C_B clients (a benchmark beyond the running capacity) the rest wait (C - C_B) / X.
   * ``open_loop``: X = lambda given; the same TTFT terms at rho = lambda t_s / c (unstable when rho >= 1).
+  * ``tpot_quantile``: the tail of a request's TPOT, from the chunk steps it meets (the prefill the queue feeds
+    into the decode steps) over its osl / acc steps.
+TTFT percentiles: P50, P90 and P99 (``PERCENTILES``), the queue's quantile (equations/queueing.py).
 Every input is a numpy array (or scalar) in seconds, requests/s or requests.
 """
 
@@ -19,7 +22,7 @@ import numpy as np
 
 from ..equations.queueing import compiled_queue
 
-PERCENTILES = (0.5, 0.9)
+PERCENTILES = (0.5, 0.9, 0.99)
 SATURATED_RHO = 0.99          # prefill servers at their rate: the wait is evaluated here (closed loop: finite)
 SEEN_SUBSTITUTIONS = 3
 
@@ -127,7 +130,7 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
     t_s = t_pf. Decode-only points (a phase measured alone) keep TTFT = t_pf + step0 and
     X = B acc / (osl step0). Returns arrays: x_per_s, rho, decode_share, chunk_share, step_s, tpot_s,
     slot_s, clients_needed, concurrency, capacity_wait_s, prefill_saturated, prefill_queue_s, ttft_mean_s,
-    ttft_p50_s, ttft_p90_s, queue_stable.
+    ttft_p50_s, ttft_p90_s, ttft_p99_s, queue_stable.
     Points with a finite ``arrival_rate`` (requests/s per instance) are an open loop instead (``open_loop``).
     """
     batch = p["batch"]
@@ -145,7 +148,7 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
              "chunk_share": zero, "step_s": step0 + zero, "tpot_s": step0 / p["acc"],
              "slot_s": p["osl"] * step0 / p["acc"], "clients_needed": batch,
              "concurrency": batch, "capacity_wait_s": zero, "prefill_saturated": zero, "prefill_queue_s": zero,
-             **{k: t_pf + step0 for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s")}}
+             **{k: t_pf + step0 for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")}}
     out = {}
     for k in alone:
         out[k] = np.array(np.broadcast_to(alone[k], batch.shape), dtype=float)
@@ -172,7 +175,7 @@ def _open_loop_into(out: dict, sel, rate, batch, p: dict, vals: dict, t_own, t_s
     ol = open_loop(lam, b(vals["t_req"]), out["step_s"][sel], b(t_own), b(t_serve), b(servers))
     stable = (ol["rho"] < 1) & (lam * out["slot_s"][sel] <= batch[sel] * (1 + 1e-6))
     nan = lambda v: np.where(stable, v, np.nan)  # noqa: E731
-    for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "prefill_queue_s"):
+    for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "prefill_queue_s"):
         out[k][sel] = nan(ol[k])
     out["x_per_s"][sel] = lam
     out["rho"][sel] = np.minimum(ol["rho"], 1.0)
@@ -182,3 +185,20 @@ def _open_loop_into(out: dict, sel, rate, batch, p: dict, vals: dict, t_own, t_s
     out["clients_needed"][sel] = nan(in_system)
     out["prefill_saturated"][sel] = ol["rho"] >= 1
     out["queue_stable"][sel] = stable
+
+
+def tpot_quantile(tpot_s, step0, step_chunk, chunk_share, osl, acc, q) -> np.ndarray:
+    """The q-quantile over requests of TPOT (s): a request's TPOT is the mean of its n = osl / acc decode steps;
+    each step carries a prefill chunk with probability w (``chunk_share``, the share of steps the queue fills,
+    ``closed_loop``), taking step_chunk instead of step0. With k ~ Binomial(n, w) chunk steps,
+        TPOT = (step0 + (k / n) D) / acc,   D = step_chunk - step0,
+        sd(TPOT) = D sqrt(w (1 - w) / n) / acc,
+        TPOT_q = TPOT_mean + z_q sd(TPOT)      (normal approximation; z_0.99 = 2.326)
+    ``tpot_s`` is the mean TPOT (s). Where no prefill mixes in (w = 0 or 1, decode-only, disaggregated pools) the
+    steps are alike and TPOT_q = TPOT_mean. Every argument is an array (or scalar) in seconds or tokens."""
+    from statistics import NormalDist
+    z = NormalDist().inv_cdf(float(q))
+    n = np.maximum(np.asarray(osl, float) / np.asarray(acc, float), 1.0)
+    w = np.clip(np.asarray(chunk_share, float), 0.0, 1.0)
+    d = np.maximum(np.asarray(step_chunk, float) - np.asarray(step0, float), 0.0)
+    return np.asarray(tpot_s, float) + z * d * np.sqrt(w * (1 - w) / n) / np.asarray(acc, float)

@@ -71,6 +71,8 @@ COLUMNS: tuple[Column, ...] = (
     C("tpot_ms", "ms", "time per output token: step_ms / acceptance_length"),
     C("ttft_ms", "ms", "time to first token, P50 (agentic: the median request's)"),
     C("ttft_p90_ms", "ms", "time to first token, P90 of the queue"),
+    C("ttft_p99_ms", "ms", "time to first token, P99 of the queue"),
+    C("tpot_p99_ms", "ms", "time per output token, P99 over requests (the prefill chunks a request's steps meet)"),
     C("ttft_mean_ms", "ms", "time to first token, mean"),
     C("ttft_mean_request_ms", "ms", "time to first token of the mean request (closed-loop mean)", SESSIONS),
     C("ttft_p{q}_request_ms", "ms", "time to first token, percentile q over sampled requests (lengths and queue)",

@@ -122,6 +122,19 @@ class SpecDecoding(Strict):
     acceptance_rate: Param | None = Field(None, description="Per-draft acceptance probability")
 
 
+class KVTransfer(Strict):
+    """How a disaggregated engine moves a request's KV from the prefill to the decode instance (the transfer path
+    serving/disaggregated.transfer_bandwidth prices): the backends the engine ships, and the link the default one
+    uses between two instances inside one scale-up domain (``scaleup``: NVLink / the domain's fabric; ``nic``: RDMA
+    through the scale-out NICs). Across domains every backend uses the NIC."""
+
+    backends: list[str] = Field(min_length=1, description="transfer backends, the default first (e.g. mooncake, nixl)")
+    intra_domain: Literal["scaleup", "nic"] = Field(description="link of the default backend inside one domain")
+    source: str = Field(description="URL or followable title of the engine's documentation")
+    status: Literal["documented", "estimate"] = "documented"
+    note: str | None = None
+
+
 class Features(Strict):
     """Feature switches the engine supports."""
 
@@ -129,6 +142,8 @@ class Features(Strict):
     disaggregation: bool = False
     kv_host_tier: bool = False
     cuda_graphs: bool = True
+    kv_transfer: KVTransfer | None = Field(None, description="the P/D KV transfer path (None: the scale-up link "
+                                           "inside one domain, the NIC beyond)")
 
 
 class PrefixCache(Strict):

@@ -78,6 +78,17 @@ class Agentic(Strict):
         return self
 
 
+class LatencyLimits(Strict):
+    """A benchmark scenario's latency limits at a percentile (MLPerf Server / Interactive: P99 TTFT and TPOT)."""
+
+    ttft_ms: float | None = Field(None, gt=0, description="TTFT limit, ms")
+    tpot_ms: float | None = Field(None, gt=0, description="TPOT limit, ms (per-user speed floor 1000 / tpot_ms)")
+    percentile: float = Field(99, gt=0, lt=100, description="Percentile at which both limits are read")
+    arrivals: Literal["poisson", "offline"] = Field("poisson", description="poisson: open-loop arrivals at a rate; "
+                                                    "offline: every request queued at once (no latency limit)")
+    source: str | None = None
+
+
 class WorkloadSpec(Strict):
     id: str
     name: str
@@ -88,6 +99,10 @@ class WorkloadSpec(Strict):
     osl: float | None = Field(None, gt=0, description="fixed: output tokens per request")
     prefix_hit: float = Field(0.0, ge=0, lt=1, description="fixed: share of input served from a prefix cache")
     agentic: Agentic | None = None
+    isl_dist: Dist | None = Field(None, description="fixed: spread of the input length (its mean is isl), tokens")
+    osl_dist: Dist | None = Field(None, description="fixed: spread of the output length (its mean is osl), tokens")
+    scenarios: dict[str, LatencyLimits] = Field(default_factory=dict, description="Named benchmark scenarios and "
+                                                "their latency limits (MLPerf: Offline, Server, Interactive)")
     throughput_counts: Literal["total", "output"] = Field(
         "total", description="What the headline throughput counts: total = input incl. cached + output")
     interactivity_percentile: float = Field(50, gt=0, lt=100, description="Percentile of per-user speed reported")

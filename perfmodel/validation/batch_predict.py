@@ -1,6 +1,7 @@
 """Predict many records for many profile-parameter vectors at once: a (records x samples) matrix.
 
-Point rows (the bulk of the concurrency sweeps: aggregated, decode-only and disaggregated with named pools)
+Point rows (the bulk of the concurrency sweeps: aggregated, decode-only and disaggregated with named pools; not
+Poisson-arrival runs, which go one by one)
 that share a setup (hardware, model, weights, KV format, profile) are evaluated in ONE call of the serving
 dispatcher (serving/dispatch.serve), every record tiled over the S parameter
 samples (no Python loop per record or per sample). Every other row (frontier, ratio, prefill-only) goes
@@ -85,7 +86,10 @@ def plan(records: list[Record]) -> Plan:
             batched = (rec.kind == "point" and rec.metric in BATCHED_METRICS and not _agentic(rec)
                        and rec.serving in (None, "aggregated", "decode_only", "disaggregated"))
             pts, pooled = point_inputs(rec, m) if batched else ({}, False)
-            if not batched or (rec.serving == "disaggregated" and not pooled):
+            if not batched or (rec.serving == "disaggregated" and not pooled) or \
+                    np.isfinite(pts.get("arrival_rate", np.nan)):
+                # Poisson runs (an open loop at the served rate) take predict_record: above the modeled capacity
+                # it falls back to the run's concurrency (predict_rows.predict_point)
                 pl.single.append(i)
                 continue
             if pooled:

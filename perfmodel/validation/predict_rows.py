@@ -59,6 +59,7 @@ from ..serving.dispatch import Pools, Sessions, prefill_throughput, serve
 from ..serving.lengths import workload_lengths
 from ..specs.model import MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
+from .benchmark_runs import record_arrival_rate, record_instance_gpus, record_latency_limits
 from .records import Record
 from .workload_versions import record_host_tier, record_statistic, record_workload_spec, resolve_record
 
@@ -135,7 +136,8 @@ def make_ctx(hardware: str, rec: Record, profile: ProfileSpec, params: dict[str,
 def _tile(ctx: Ctx, pts: dict, m: int) -> tuple[dict, dict]:
     """m operating points x S samples -> flat arrays of length S*m (sample-major)."""
     S = ctx.n
-    p = {k: np.tile(np.broadcast_to(np.asarray(pts[k], float), (m,)), S) for k in (*POINT_COLUMNS, "concurrency", "max_running")
+    p = {k: np.tile(np.broadcast_to(np.asarray(pts[k], float), (m,)), S)
+         for k in (*POINT_COLUMNS, "concurrency", "max_running", "arrival_rate")
          if k != "acc" and k in pts}
     p["acc"] = np.repeat(ctx.acc, m)
     vals = {k: (np.repeat(v, m) if isinstance(v, np.ndarray) and v.size == S and S > 1 else v)
@@ -196,8 +198,11 @@ def point_inputs(rec: Record, m) -> tuple[dict, bool]:
     isl, osl, new = lengths(rec)
     inst = rec.decode_gpus if rec.serving in ("decode_only", "disaggregated") else rec.gpus
     pooled = rec.serving == "disaggregated" and bool(rec.prefill_gpus and rec.decode_gpus)
+    pp = 1.0
     if pooled:
         inst = rec.decode_gpus // decode_workers(rec)
+    elif (named := record_instance_gpus(rec)) is not None:
+        inst, pp = named[0], float(named[1])      # "N instance(s) on G GPUs": one instance of G / N GPUs
     G, tp, ep = layout(rec, m, inst or rec.gpus)
     if (why := _valid(m, G, tp, ep)) and not pooled and rec.dp_attention and rec.ep and rec.gpus \
             and rec.gpus % rec.ep == 0 and not _valid(m, float(rec.ep), tp, float(rec.ep)):
@@ -207,16 +212,19 @@ def point_inputs(rec: Record, m) -> tuple[dict, bool]:
     if why:
         raise Unsupported(f"layout: {why}")
     per_instance = 1 / decode_workers(rec) if pooled else (G / rec.gpus if rec.gpus and rec.gpus > G else 1.0)
-    conc = np.nan
+    conc, rate = np.nan, np.nan
     if rec.metric == "max_tps_per_user":
         batch = 1.0
+    elif (served := record_arrival_rate(rec)) is not None and rec.serving in (None, "aggregated"):
+        batch, rate = np.nan, served * per_instance      # Poisson arrivals (LoadGen Server): the open loop
     elif rec.concurrency is not None:
         batch, conc = np.nan, rec.concurrency * per_instance   # clients per instance: queueing.py solves B
     elif rec.batch_per_gpu is not None:
         batch = rec.batch_per_gpu * G
     else:
         batch = np.nan
-    pts = dict(batch=batch, concurrency=conc, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(rec.spec_tokens or 0),
+    pts = dict(batch=batch, concurrency=conc, arrival_rate=rate, gpus=G, tp=tp, ep=ep, pp=pp,
+               spec_tokens=float(rec.spec_tokens or 0),
                isl=isl, osl=osl, new=new, mix=1.0 if rec.serving in (None, "aggregated") else 0.0,
                max_running=float(rec.max_running_requests or np.nan))
     return pts, pooled
@@ -256,6 +264,13 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
         df = _eval_disaggregated(rec, ctx, pts, m)
     else:
         df = eval_points(ctx, pts, 1)
+        if np.isfinite(pts.get("arrival_rate", np.nan)) and df["fit_reason"].astype(str).str.startswith("arrival_rate").any():
+            # the run served a Poisson rate above the modeled capacity: the open loop has no steady state, so
+            # the row is read at the requests it kept in flight (its Little's-law concurrency), a closed loop
+            note.append(f"Poisson rate {pts['arrival_rate']:.3g}/s per instance is above the modeled capacity; "
+                        "read at the run's Little's-law concurrency (closed loop)")
+            conc = np.nan if rec.concurrency is None else rec.concurrency * pts["gpus"] / (rec.gpus or pts["gpus"])
+            df = eval_points(ctx, {**pts, "arrival_rate": np.nan, "concurrency": conc}, 1)
     refuse_unfit(df)
     if not np.isnan(conc) and (df["capacity_wait_ms"] > 0.01 * df["ttft_ms"]).any():
         note.append(f"concurrency {conc:.0f} exceeds the modeled running capacity "
@@ -460,6 +475,28 @@ def _eval_disaggregated_grid(rec: Record, ctx: Ctx, pts: dict, nb: int, G: float
     return serve(ctx.setup, p, "disaggregated", pools=pools_of(pool), symbol_values=vals)
 
 
+def open_loop_points(ctx: Ctx, pts: dict, m: int) -> pd.DataFrame:
+    """The batch grid as Poisson arrival rates (a LoadGen Server / Interactive run): each point's closed-loop
+    request rate X(B) (requests/s per instance) is offered as an open loop, lambda = X(B), whose batch
+    (B = lambda S), queue and P99 latencies serving/queueing.py solves. Two vectorized evaluations."""
+    closed = eval_points(ctx, pts, m)
+    p, vals = _tile(ctx, {**pts, "batch": np.nan}, m)
+    p["arrival_rate"] = closed["request_rate_per_s"].to_numpy(float)
+    return serve(ctx.setup, p, "aggregated", symbol_values=vals)
+
+
+def meets_limits(df: pd.DataFrame, limits, shape) -> np.ndarray:
+    """Points whose TTFT and TPOT at the limits' percentile (P99: ``ttft_p99_ms``, ``tpot_p99_ms``) meet them."""
+    col = {99.0: ("ttft_p99_ms", "tpot_p99_ms"), 90.0: ("ttft_p90_ms", "tpot_ms")}.get(
+        float(limits.percentile), ("ttft_ms", "tpot_ms"))
+    ok = np.ones(shape, dtype=bool)
+    if limits.ttft_ms is not None:
+        ok &= df[col[0]].to_numpy(float).reshape(shape) <= limits.ttft_ms
+    if limits.tpot_ms is not None:
+        ok &= df[col[1]].to_numpy(float).reshape(shape) <= limits.tpot_ms
+    return ok
+
+
 def spec_depths(rec: Record, m) -> tuple[int, ...]:
     """Draft depths a frontier row searches: the published spec_tokens; blank on a model that ships a draft
     head (the curve is the best over configurations, depth unstated) -> FRONTIER_SPEC_DEPTHS; else 0."""
@@ -490,6 +527,10 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
     m = ctx.setup.model
     disagg = rec.serving == "disaggregated"
     inst = rec.decode_gpus if disagg else rec.gpus
+    pp = 1.0
+    if not disagg and (named := record_instance_gpus(rec)) is not None:
+        inst, pp = named[0], float(named[1])     # "N instance(s) on G GPUs": instances of G / N GPUs
+    limits = record_latency_limits(rec) if not disagg else None
     if disagg and rec.dp_attention and rec.ep and rec.decode_gpus and rec.decode_gpus % rec.ep == 0:
         # a decode worker spans its EP group (attention-DP over the same GPUs): D20 EP4 = 5 workers of 4 GPUs
         # (one 20-GPU instance would need expert-TP 5, which does not divide the expert width)
@@ -529,10 +570,12 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
                     cap = rec.concurrency * (G / rec.gpus if (rec.gpus and rec.gpus > G) else 1.0)
                 grid = np.unique(np.append(grid[grid < cap], cap))
             nb = len(grid)
-            pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=1.0, spec_tokens=float(k),
-                       isl=isl, osl=osl, new=new, mix=0.0 if disagg else 1.0)
+            pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=pp if G % (tp * pp) == 0 else 1.0,
+                       spec_tokens=float(k), isl=isl, osl=osl, new=new, mix=0.0 if disagg else 1.0)
             if disagg:
                 df = _eval_disaggregated_grid(rec, kctx, pts, nb, G, m, search)
+            elif limits is not None:
+                df = open_loop_points(kctx, pts, nb)
             else:
                 df = eval_points(kctx, pts, nb)
             fits = df["fits"].to_numpy().reshape(S, nb)
@@ -550,7 +593,9 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
             ok = fits & np.isfinite(val)
             fit_any = fit_any or bool(fits.any())
             peak_user = np.maximum(peak_user, np.where(ok, user, -np.inf).max(axis=1))
-            if target is not None and metric not in ("tps_per_user", "max_tps_per_user"):
+            if limits is not None:
+                ok = ok & meets_limits(df, limits, (S, nb))
+            elif target is not None and metric not in ("tps_per_user", "max_tps_per_user"):
                 ok = ok & (user >= target)
             best = np.maximum(best, np.where(ok, val, -np.inf).max(axis=1))
         return best, peak_user, fit_any

@@ -1,0 +1,393 @@
+"""Capacity planning: demand and SLOs -> the deployment, GPUs, scale-up domains, MW and dollars per system.
+
+For each candidate system the ONE frontier search (analyses/frontier.frontier) gives the Pareto points (throughput
+per GPU against tokens/s per user, each with its deployment). Each point is then read as a service under Poisson
+arrivals (``serve_points``): an aggregated fixed-length point is offered its own request rate as an open loop
+(serving/queueing.py: the batch B = lambda S, the prefill queue, TTFT P50/P90/P99 and the TPOT tail); a
+disaggregated point keeps its pools and closed loop; an agentic point its sessions. The rate, and so the
+throughput per GPU, is the frontier's (a plan agrees with ``frontier`` at its chosen point by construction).
+
+Symbols (per system, per frontier point j):
+    y_j      output tokens/s per GPU (the frontier's output_tps_per_gpu)
+    u_j      GPUs of one deployment unit: an instance (aggregated), or a disaggregated split (prefill_gpus +
+             decode_gpus)
+    r_j      = y_j u_j / osl             requests/s one unit serves
+    h        headroom share (the units run at most 1 - h of r_j)
+Demand D in requests/s (``Demand``): requests/s as given; output tokens/s T -> T / osl; output tokens per day
+-> T / 86400 / osl; concurrent users N -> per point, N / c_j units' worth, c_j = requests in flight per unit
+(Little: lambda (E[TTFT] + osl TPOT)); live agent sessions N -> N / (sessions_per_gpu_j u_j).
+    n_j      = ceil(D / (r_j (1 - h)))   units;  G_j = n_j u_j GPUs
+The SLO (``PlanSLO``) keeps the points whose TTFT, TPOT (or per-user speed) and E2E at the named percentiles meet
+it; among them the plan takes the fewest GPUs (ties: the higher y_j). Then
+    domains  = ceil(G / D_dom)                     whole scale-up domains (nodes, or NVL racks)
+    MW       = G P_allin / 1e6                     all-in W per GPU (hardware allin_power_w; GPU TDP if absent)
+    USD/h    = G price;   USD/month = USD/h x 730  (hardware price_usd_per_gpu_hour)
+    util     = D / (n r)
+``*_low`` / ``*_high`` carry the catalog's range where power or price is an estimate. Without a demand and with a
+GPU, MW or USD/h limit, the plan reports what the limit serves (the most units that fit, at the best SLO point).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import SpecError
+from ..serving.dispatch import Pools, serve
+from .deployments import SERVING_MIX, DeploymentSpace, points
+from .evaluation import workload_info
+from .frontier import frontier
+from .systems import as_model, as_system
+
+HOURS_PER_MONTH = 730.0
+DEMAND_KINDS = ("requests_per_s", "output_tps", "tokens_per_day", "users", "sessions")
+PLAN_COLUMNS = [
+    "system", "hardware", "profile", "model", "workload", "status", "demand_scale", "demand_kind", "demand_value",
+    "demand_requests_per_s", "demand_output_tps", "serving", "weights", "gpus_per_instance", "tp", "dp", "ep", "pp",
+    "spec_tokens", "batch", "pf_gpus", "pf_tp", "pf_ep", "prefill_gpus", "decode_gpus", "unit_gpus", "units",
+    "gpus", "scaleup_domain_gpus", "scaleup_domains", "output_tps_per_gpu", "tps_per_user", "tpot_ms",
+    "tpot_p99_ms", "ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_s", "capacity_requests_per_s",
+    "capacity_output_tps", "utilization", "mw", "mw_low", "mw_high", "power_basis", "usd_per_hour",
+    "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_basis", "binding"]
+"""The plan CSV (``perfmodel plan --csv``): these columns in this order on every run (docs/plan.md gives units)."""
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What the service must carry: ``kind`` one of DEMAND_KINDS (requests_per_s: requests/s; output_tps: output
+    tokens/s; tokens_per_day: output tokens per day; users: concurrent users, each with one request in flight;
+    sessions: live agent sessions of an agentic workload) and its ``value``."""
+
+    kind: str
+    value: float
+
+    def __post_init__(self):
+        if self.kind not in DEMAND_KINDS:
+            raise SpecError(f"unknown demand kind {self.kind!r}; choose from {list(DEMAND_KINDS)}", field="demand")
+        if not (math.isfinite(self.value) and self.value > 0):
+            raise SpecError(f"must be a positive number, got {self.value!r}", field=f"demand.{self.kind}")
+
+
+@dataclass(frozen=True)
+class PlanSLO:
+    """Latency targets at named percentiles (None: no target). ``ttft_ms`` (ms) at ``ttft_percentile`` (50, 90 or
+    99); per-user speed floor ``tps_per_user`` (tokens/s, = 1000 / TPOT) or ``tpot_ms`` (ms) at
+    ``tpot_percentile`` (50 or 99); ``e2e_s`` (s): TTFT at ``ttft_percentile`` + osl x TPOT."""
+
+    ttft_ms: float | None = None
+    ttft_percentile: float = 50.0
+    tps_per_user: float | None = None
+    tpot_ms: float | None = None
+    tpot_percentile: float = 50.0
+    e2e_s: float | None = None
+
+    def __post_init__(self):
+        for name in ("ttft_ms", "tps_per_user", "tpot_ms", "e2e_s"):
+            v = getattr(self, name)
+            if v is not None and not (math.isfinite(v) and v > 0):
+                raise SpecError(f"must be a positive number, got {v!r}", field=f"slo.{name}")
+        if self.ttft_percentile not in (50.0, 90.0, 99.0):
+            raise SpecError(f"TTFT percentile {self.ttft_percentile:g} is not modeled; choose 50, 90 or 99",
+                            field="slo.ttft_percentile")
+        if self.tpot_percentile not in (50.0, 99.0):
+            raise SpecError(f"TPOT percentile {self.tpot_percentile:g} is not modeled; choose 50 or 99",
+                            field="slo.tpot_percentile")
+
+    @property
+    def ttft_column(self) -> str:
+        return {50.0: "ttft_ms", 90.0: "ttft_p90_ms", 99.0: "ttft_p99_ms"}[self.ttft_percentile]
+
+    @property
+    def tpot_column(self) -> str:
+        return "tpot_ms" if self.tpot_percentile == 50.0 else "tpot_p99_ms"
+
+    @property
+    def tpot_limit_ms(self) -> float | None:
+        """The tighter of the TPOT limit and the speed floor (1000 / tps_per_user), ms."""
+        lims = [v for v in (self.tpot_ms, None if self.tps_per_user is None else 1000.0 / self.tps_per_user) if v]
+        return min(lims) if lims else None
+
+    def text(self) -> str:
+        parts = []
+        if self.ttft_ms is not None:
+            parts.append(f"TTFT P{self.ttft_percentile:g} <= {self.ttft_ms:g} ms")
+        if self.tpot_limit_ms is not None:
+            parts.append(f"TPOT P{self.tpot_percentile:g} <= {self.tpot_limit_ms:.4g} ms "
+                         f"(>= {1000 / self.tpot_limit_ms:.4g} tok/s/user)")
+        if self.e2e_s is not None:
+            parts.append(f"E2E P{self.ttft_percentile:g} <= {self.e2e_s:g} s")
+        return ", ".join(parts) or "none (peak)"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Optional caps on the whole plan: ``gpus``, ``mw`` (all-in MW), ``usd_per_hour``; ``headroom`` the share of
+    each unit's rate kept free (0 <= headroom < 1)."""
+
+    gpus: int | None = None
+    mw: float | None = None
+    usd_per_hour: float | None = None
+    headroom: float = 0.0
+
+    def __post_init__(self):
+        if not 0 <= self.headroom < 1:
+            raise SpecError(f"must lie in [0, 1), got {self.headroom!r}", field="headroom")
+        for name in ("gpus", "mw", "usd_per_hour"):
+            v = getattr(self, name)
+            if v is not None and not (math.isfinite(v) and v > 0):
+                raise SpecError(f"must be a positive number, got {v!r}", field=f"limits.{name}")
+
+    @property
+    def any(self) -> bool:
+        return any(v is not None for v in (self.gpus, self.mw, self.usd_per_hour))
+
+
+def serve_points(sysm, m, workload, front: pd.DataFrame, kv_cache: str) -> pd.DataFrame:
+    """The frontier's points served under Poisson arrivals: TTFT P50/P90/P99, TPOT mean and P99, and the requests
+    in flight per unit, at each point's own request rate (module docstring). One dispatcher call per weight
+    format and serving mode; returns a frame aligned with ``front``."""
+    wl = workload_info(workload)
+    out = pd.DataFrame(index=front.index, columns=["ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "tpot_ms",
+                                                    "tpot_p99_ms", "in_flight"], dtype=float)
+    rows = front.rename(columns={"acceptance_length": "acc"})
+    for (weights, serving), idx in rows.groupby(["weights", "serving"], sort=False).groups.items():
+        sub = rows.loc[idx]
+        setup = sysm.setup(m, weights=weights, kv_cache=kv_cache,
+                           attention_weights=sub["attention_weights"].iloc[0])
+        pts = {**points(sub, wl.lengths), "mix": SERVING_MIX[serving]}
+        osl = wl.lengths["osl"]
+        if wl.agentic:               # sessions: the frontier's own closed loop and columns
+            df = sub[["ttft_ms", "tpot_ms"]].copy()
+            df["ttft_p90_ms"] = df["ttft_p99_ms"] = np.nan
+            df["tpot_p99_ms"] = df["tpot_ms"]
+            df["in_flight"] = sub["sessions_per_gpu"].to_numpy(float) * sub["gpus"].to_numpy(float) \
+                if "sessions_per_gpu" in sub else np.nan
+        elif serving == "disaggregated":
+            pools = Pools(*(sub[c].to_numpy(float) for c in ("pf_gpus", "pf_tp", "pf_ep", "instances",
+                                                              "pf_instances")))
+            df = serve(setup, pts, "disaggregated", pools=pools)
+            df["in_flight"] = df["concurrency"].to_numpy(float) * sub["instances"].to_numpy(float)
+        else:
+            rate = sub["output_tps_per_gpu"].to_numpy(float) * sub["gpus"].to_numpy(float) / osl
+            df = serve(setup, {**pts, "batch": np.nan, "arrival_rate": rate}, serving)
+            df["in_flight"] = df["concurrency"].to_numpy(float)
+        for c in out.columns:
+            out.loc[idx, c] = df[c].to_numpy(float)
+    return out
+
+
+def _unit_gpus(front: pd.DataFrame) -> np.ndarray:
+    """GPUs of one deployment unit: the instance, or both pools of a disaggregated split."""
+    g = front["gpus"].to_numpy(float)
+    if "prefill_gpus" in front:
+        split = front["prefill_gpus"].to_numpy(float) + front["decode_gpus"].to_numpy(float)
+        g = np.where(np.isfinite(split) & (front["serving"] == "disaggregated").to_numpy(), split, g)
+    return g
+
+
+def _slo_mask(served: pd.DataFrame, slo: PlanSLO, osl: float) -> tuple[np.ndarray, dict[str, tuple]]:
+    """Points meeting the SLO, and per SLO term (the modeled value at each point, the limit)."""
+    terms = {}
+    if slo.ttft_ms is not None:
+        terms[f"ttft_p{slo.ttft_percentile:g}"] = (served[slo.ttft_column].to_numpy(float), slo.ttft_ms)
+    if slo.tpot_limit_ms is not None:
+        terms[f"tpot_p{slo.tpot_percentile:g}"] = (served[slo.tpot_column].to_numpy(float), slo.tpot_limit_ms)
+    if slo.e2e_s is not None:
+        v = served[slo.ttft_column].to_numpy(float) / 1e3 + osl * served["tpot_ms"].to_numpy(float) / 1e3
+        terms["e2e"] = (v, slo.e2e_s)
+    ok = np.isfinite(served["tpot_ms"].to_numpy(float))
+    for v, lim in terms.values():
+        ok &= v <= lim
+    return ok, terms
+
+
+def _infeasible(slo: PlanSLO, terms: dict, name: str) -> str:
+    """One line: the SLO not met and the best value any deployment reaches."""
+    best = []
+    for k, (v, _lim) in terms.items():
+        finite = v[np.isfinite(v)]
+        if len(finite):
+            unit = "s" if k == "e2e" else "ms"
+            best.append(f"{k} best {finite.min():.4g} {unit}")
+    return f"no deployment on {name} meets the SLO ({slo.text()}): " + "; ".join(best)
+
+
+def _hw_range(sysm, field: str, value: float) -> tuple[float, float, str]:
+    """(low, high, basis) of a hardware field: the catalog range where the value is an estimate (else the value)."""
+    p = getattr(sysm.hardware_spec().specs, field, None)
+    status = getattr(p, "status", None) or "catalog"
+    low, high = getattr(p, "low", None), getattr(p, "high", None)
+    if sysm.hw_overrides.get(field) is not None or low is None or high is None:
+        low = high = value
+        status = "override" if sysm.hw_overrides.get(field) is not None else status
+    return float(low), float(high), f"{field} {value:g} ({status})"
+
+
+def plan(model, workload, systems, demand: Demand | None = None, slo: PlanSLO = PlanSLO(),
+         scales=(1.0,), limits: Limits = Limits(), *, weights=("fp8",), kv_cache: str = "fp8",
+         space: DeploymentSpace | None = None) -> pd.DataFrame:
+    """One row per (system, demand scale): PLAN_COLUMNS (module docstring). ``systems``: ``System`` objects or
+    ``HARDWARE[:PROFILE]`` strings. Without ``demand`` a limit (GPUs, MW or USD/h) is required and each row is
+    what that limit serves. Raises SpecError (one line) when no system meets the SLO, naming it and the best
+    value any deployment reaches."""
+    if demand is None and not limits.any:
+        raise SpecError("give a demand (requests/s, output tokens/s, tokens/day, users or sessions) or a limit "
+                        "(GPUs, MW or USD/h) to fill", field="demand")
+    scales = tuple(float(s) for s in scales)
+    if not scales or any(not (math.isfinite(s) and s > 0) for s in scales):
+        raise SpecError(f"demand scales must be positive numbers, got {scales!r}", field="demand_scale")
+    m = as_model(model)
+    wl = workload_info(workload)
+    if demand is not None and demand.kind == "sessions" and not wl.agentic:
+        raise SpecError("live sessions need an agentic workload; for a fixed workload give users",
+                        field="demand.sessions")
+    osl = wl.lengths["osl"]
+    ttft_space = space
+    if slo.ttft_ms is not None and slo.ttft_percentile == 50.0:
+        ttft_space = DeploymentSpace(**{**(space or DeploymentSpace()).__dict__, "max_ttft_ms": slo.ttft_ms})
+    rows, errors = [], []
+    for s in systems:
+        sysm = as_system(s)
+        try:
+            front = frontier(sysm, m, workload, weights=weights, kv_cache=kv_cache, space=ttft_space,
+                             metric="output_tps_per_gpu")
+        except SpecError as exc:
+            errors.append(exc.line())
+            continue
+        front = front.reset_index(drop=True)
+        served = serve_points(sysm, m, workload, front, kv_cache)
+        ok, terms = _slo_mask(served, slo, osl)
+        if not ok.any():
+            errors.append(_infeasible(slo, terms, sysm.name))
+            continue
+        rows += _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo)
+    if not rows:
+        raise SpecError(" | ".join(errors) if errors else "no system to plan", field="slo")
+    out = pd.DataFrame(rows)
+    for c in PLAN_COLUMNS:
+        if c not in out:
+            out[c] = np.nan
+    out = out[PLAN_COLUMNS]
+    out.attrs.update(slo=slo.text(), errors=errors, workload=wl.name)
+    return out
+
+
+def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo) -> list[dict]:
+    osl = wl.lengths["osl"]
+    y = front["output_tps_per_gpu"].to_numpy(float)
+    u = _unit_gpus(front)
+    r = y * u / osl                                              # requests/s per unit
+    usable = 1.0 - limits.headroom
+    fields = sysm.fields()
+    domain = float(fields["scaleup_domain_gpus"])
+    power = float(sysm.power_w())
+    pfield = "allin_power_w" if fields.get("allin_power_w") else "gpu_tdp_w"
+    p_low, p_high, p_basis = _hw_range(sysm, pfield, power)
+    price = sysm.price()
+    if price is not None:
+        c_low, c_high, c_basis = _hw_range(sysm, "price_usd_per_gpu_hour", float(price))
+    else:
+        c_low = c_high = np.nan
+        c_basis = "no price in the hardware catalog"
+    in_flight = served["in_flight"].to_numpy(float)
+    best_y = np.nanmax(np.where(ok, y, np.nan))
+    out = []
+    for scale in scales:
+        if demand is None:
+            units, req = _units_within(limits, u, power, price), None
+        else:
+            v = demand.value * scale
+            if demand.kind in ("users", "sessions"):
+                per_unit = in_flight * (u / front["gpus"].to_numpy(float) if demand.kind == "users" else 1.0)
+                units = np.ceil(v / (per_unit * usable) - 1e-9)
+                req = v / np.where(per_unit > 0, per_unit, np.nan) * r
+            else:
+                d = {"requests_per_s": v, "output_tps": v / osl, "tokens_per_day": v / 86400.0 / osl}[demand.kind]
+                units = np.ceil(d / (r * usable) - 1e-9)
+                req = np.full(len(r), d)
+        gpus = units * u
+        cand = ok & np.isfinite(gpus) & (units >= 1)
+        if demand is None:
+            score = np.where(cand, units * r, -np.inf)                # the most traffic within the limit
+            j = int(np.argmax(score))
+        else:
+            score = np.where(cand, gpus - 1e-6 * y / max(best_y, 1e-300), np.inf)
+            j = int(np.argmin(score))
+        g = float(gpus[j])
+        row = _row(sysm, front.iloc[j], served.iloc[j], wl, demand, scale, units[j], u[j], g, domain, r[j])
+        dem_req = float(req[j]) if req is not None else float(units[j] * r[j])
+        row.update(demand_requests_per_s=dem_req, demand_output_tps=dem_req * osl,
+                   utilization=dem_req / (units[j] * r[j]) if units[j] > 0 else np.nan,
+                   mw=g * power / 1e6, mw_low=g * p_low / 1e6, mw_high=g * p_high / 1e6, power_basis=p_basis,
+                   usd_per_hour=g * price if price else np.nan, usd_per_hour_low=g * c_low,
+                   usd_per_hour_high=g * c_high, usd_per_month=g * price * HOURS_PER_MONTH if price else np.nan,
+                   price_basis=c_basis)
+        per_gpu = y if demand is None or demand.kind not in ("users", "sessions") else \
+            np.where(np.isfinite(units) & (units > 0), 1.0 / np.maximum(gpus, 1e-300), 0.0)
+        row["binding"] = _binding(j, per_gpu, ok, terms, front)
+        row["status"] = _limit_status(row, limits) if demand is not None else "ok"
+        out.append(row)
+    return out
+
+
+def _units_within(limits: Limits, u, power, price) -> np.ndarray:
+    """Units of each point that fit under every given limit (GPUs, MW, USD/h)."""
+    caps = []
+    if limits.gpus is not None:
+        caps.append(limits.gpus)
+    if limits.mw is not None:
+        caps.append(limits.mw * 1e6 / power)
+    if limits.usd_per_hour is not None and price:
+        caps.append(limits.usd_per_hour / price)
+    if not caps:
+        raise SpecError("the system has no price_usd_per_gpu_hour: a USD/h limit cannot be filled",
+                        field="limits.usd_per_hour")
+    return np.floor(min(caps) / u + 1e-9)
+
+
+def _limit_status(row: dict, limits: Limits) -> str:
+    over = [name for name, v, lim in (("gpus", row["gpus"], limits.gpus), ("mw", row["mw"], limits.mw),
+                                      ("usd_per_hour", row["usd_per_hour"], limits.usd_per_hour))
+            if lim is not None and v > lim * (1 + 1e-9)]
+    return "ok" if not over else "over limit: " + ", ".join(over)
+
+
+def _binding(j, y, ok, terms, front) -> str:
+    """What binds at the chosen point: an SLO term (a point of higher throughput per GPU fails it), instance
+    granularity (a point of higher throughput per GPU meets the SLO but needs more GPUs in whole units), or the
+    peak; with the point's binding resource. ``y``: capacity per GPU in the demand's unit at each point."""
+    resource = str(front["bound"].iloc[j]) if "bound" in front else ""
+    higher = y > y[j] * (1 + 1e-9)
+    if (higher & ok).any():
+        return f"granularity (whole instances); {resource}"
+    if higher.any():
+        nxt = np.where(higher, y, np.inf).argmin()          # the next point up the throughput axis
+        if any(not np.isfinite(v[nxt]) for v, _lim in terms.values()):
+            return f"queue (no steady state under Poisson arrivals at the next point's rate); {resource}"
+        fail = [k for k, (v, lim) in terms.items() if not v[nxt] <= lim]
+        return ("slo:" + ",".join(fail) if fail else "slo") + f"; {resource}"
+    return f"peak; {resource}"
+
+
+def _row(sysm, f, s, wl, demand, scale, units, unit_gpus, gpus, domain, r) -> dict:
+    get = lambda c: f[c] if c in f.index else np.nan  # noqa: E731
+    return {
+        "system": sysm.name, "hardware": f["hardware"], "profile": f["profile"], "model": f["model"],
+        "workload": wl.name, "demand_scale": scale,
+        "demand_kind": demand.kind if demand is not None else "limit",
+        "demand_value": demand.value * scale if demand is not None else np.nan,
+        "serving": f["serving"], "weights": f["weights"], "gpus_per_instance": f["gpus"], "tp": f["tp"],
+        "dp": get("dp"), "ep": f["ep"], "pp": f["pp"], "spec_tokens": f["spec_tokens"], "batch": f["batch"],
+        "pf_gpus": get("pf_gpus"), "pf_tp": get("pf_tp"), "pf_ep": get("pf_ep"),
+        "prefill_gpus": get("prefill_gpus"), "decode_gpus": get("decode_gpus"), "unit_gpus": unit_gpus,
+        "units": float(units), "gpus": gpus, "scaleup_domain_gpus": domain,
+        "scaleup_domains": float(math.ceil(gpus / domain - 1e-9)),
+        "output_tps_per_gpu": f["output_tps_per_gpu"], "tps_per_user": f["tps_per_user"],
+        "tpot_ms": s["tpot_ms"], "tpot_p99_ms": s["tpot_p99_ms"], "ttft_ms": s["ttft_ms"],
+        "ttft_p90_ms": s["ttft_p90_ms"], "ttft_p99_ms": s["ttft_p99_ms"],
+        "e2e_s": s["ttft_ms"] / 1e3 + wl.lengths["osl"] * s["tpot_ms"] / 1e3,
+        "capacity_requests_per_s": float(units) * r, "capacity_output_tps": float(units) * r * wl.lengths["osl"],
+    }

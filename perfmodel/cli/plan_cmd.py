@@ -1,0 +1,105 @@
+"""`perfmodel plan`: demand and SLOs -> deployment, GPUs, scale-up domains, MW and dollars per candidate system
+(perfmodel.analyses.plan; docs/plan.md)."""
+
+from __future__ import annotations
+
+from ..errors import SpecError
+from ..fileio import check_output, dumps_json, ensure_parent
+from .analyses_cmd import _frontier_kw, _space_args, _table, _workload, _workload_args
+from .main import finite_float
+
+TABLE = ["system", "demand_value", "serving", "gpus_per_instance", "tp", "ep", "spec_tokens", "batch", "units", "gpus",
+         "scaleup_domains", "output_tps_per_gpu", "tps_per_user", "ttft_p99_ms", "capacity_output_tps", "utilization", "mw",
+         "usd_per_month", "binding"]
+DEMANDS = (("rate", "requests_per_s"), ("output_tps", "output_tps"), ("tokens_per_day", "tokens_per_day"),
+           ("users", "users"), ("sessions", "sessions"))
+
+
+def register(sub):
+    p = sub.add_parser("plan", help="capacity plan: demand + SLOs -> deployment, GPUs, racks, MW, USD per system")
+    p.add_argument("--system", action="append", required=True, metavar="H[:PROFILE]",
+                   help="candidate system (repeatable); profile default as in frontier")
+    _workload_args(p)
+    _space_args(p)
+    d = p.add_argument_group("demand (one of)")
+    d.add_argument("--rate", type=finite_float, metavar="R", help="requests/s of the workload")
+    d.add_argument("--output-tps", type=finite_float, metavar="T", help="output tokens/s")
+    d.add_argument("--tokens-per-day", type=finite_float, metavar="N", help="output tokens per day")
+    d.add_argument("--users", type=finite_float, metavar="N", help="concurrent users (one request in flight each)")
+    d.add_argument("--sessions", type=finite_float, metavar="N", help="live agent sessions (agentic workload)")
+    d.add_argument("--demand-scale", default="1", metavar="S,S,..", help="growth multipliers (default 1)")
+    s = p.add_argument_group("SLO (none: the peak)")
+    s.add_argument("--ttft-ms", type=finite_float, metavar="MS", help="TTFT limit, ms")
+    s.add_argument("--ttft-percentile", type=finite_float, default=50.0, help="50, 90 or 99 (default 50)")
+    s.add_argument("--min-tps-per-user", type=finite_float, metavar="X", help="per-user speed floor, tok/s/user")
+    s.add_argument("--tpot-ms", type=finite_float, metavar="MS", help="TPOT limit, ms")
+    s.add_argument("--tpot-percentile", type=finite_float, default=50.0, help="50 or 99 (default 50)")
+    s.add_argument("--e2e-s", type=finite_float, metavar="S", help="E2E latency limit, s (TTFT at its percentile + "
+                                                                    "osl x TPOT)")
+    lim = p.add_argument_group("limits")
+    lim.add_argument("--gpu-limit", type=finite_float, metavar="N", help="GPUs at most (all systems)")
+    lim.add_argument("--mw-limit", type=finite_float, metavar="MW", help="all-in MW at most")
+    lim.add_argument("--usd-per-hour-limit", type=finite_float, metavar="USD", help="USD per hour at most")
+    lim.add_argument("--headroom", type=finite_float, default=0.0, help="share of capacity kept free (default 0)")
+    p.add_argument("--csv", metavar="FILE", help="write the plan (fixed columns, docs/plan.md) to FILE")
+    p.add_argument("--plot", metavar="FILE.png", help="GPUs (or --plot-metric) needed against demand per system")
+    p.add_argument("--plot-metric", default="gpus", choices=["gpus", "mw", "usd_per_hour"])
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_plan)
+
+
+def _scales(text: str) -> tuple[float, ...]:
+    try:
+        out = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise SpecError(f"expected numbers separated by commas, got {text[:40]!r}", field="--demand-scale") from None
+    if not out or any(not (v > 0 and v < float("inf")) for v in out):
+        raise SpecError(f"expected positive numbers, got {text[:40]!r}", field="--demand-scale")
+    return out
+
+
+def _demand(args):
+    from ..analyses.plan import Demand
+    given = [(opt, kind) for opt, kind in DEMANDS if getattr(args, opt) is not None]
+    if len(given) > 1:
+        raise SpecError("give one demand: " + ", ".join("--" + o.replace("_", "-") for o, _ in given),
+                        field="demand")
+    if not given:
+        return None
+    opt, kind = given[0]
+    if not getattr(args, opt) > 0:
+        raise SpecError(f"must be > 0, got {getattr(args, opt)!r}", field="--" + opt.replace("_", "-"))
+    return Demand(kind, getattr(args, opt))
+
+
+def run_plan(args):
+    from ..analyses.plan import PLAN_COLUMNS, Limits, PlanSLO, plan
+    check_output(args.plot, "--plot", (".png",))
+    check_output(args.csv, "--csv")
+    slo = PlanSLO(ttft_ms=args.ttft_ms, ttft_percentile=args.ttft_percentile, tps_per_user=args.min_tps_per_user,
+                  tpot_ms=args.tpot_ms, tpot_percentile=args.tpot_percentile, e2e_s=args.e2e_s)
+    limits = Limits(gpus=args.gpu_limit, mw=args.mw_limit, usd_per_hour=args.usd_per_hour_limit,
+                    headroom=args.headroom)
+    systems = [s if ":" in s else f"{s}:{args.profile}" for s in args.system]
+    kw = _frontier_kw(args)
+    df = plan(args.model, _workload(args), systems, _demand(args), slo, _scales(args.demand_scale), limits, **kw)
+    if args.csv:
+        from ..csvout import write_csv
+        write_csv(df, ensure_parent(args.csv), PLAN_COLUMNS)
+    if args.plot:
+        from ..plots import plan_plot
+        plan_plot(df, args.plot, args.plot_metric)
+    if args.json:
+        import json
+        print(dumps_json({"slo": slo.text(), "errors": df.attrs.get("errors", []),
+                          "rows": json.loads(df.to_json(orient="records"))}))
+        return 0
+    print(f"plan: model={df['model'].iloc[0]} workload={df['workload'].iloc[0]}  SLO: {slo.text()}  "
+          f"demand: {df['demand_kind'].iloc[0]}")
+    print(f"  power basis: {'; '.join(sorted(set(df['power_basis'])))}")
+    print(f"  price basis: {'; '.join(sorted(set(df['price_basis'])))} (USD/month = USD/h x 730)")
+    for e in df.attrs.get("errors", []):
+        print(f"  not planned: {e}")
+    print(_table(df.assign(binding=df["binding"] + df["status"].where(df["status"] != "ok", "").radd(" ")
+                           .where(df["status"] != "ok", "")), TABLE))
+    return 0

@@ -1,0 +1,118 @@
+"""perfmodel plan (analyses/plan.py): the plan covers the demand with whole units, meets the SLO at the named
+percentiles, agrees with the frontier at its chosen points, and refuses bad input in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfmodel.analyses.deployments import DeploymentSpace
+from perfmodel.analyses.frontier import frontier, read_at
+from perfmodel.analyses.plan import PLAN_COLUMNS, Demand, Limits, PlanSLO, plan
+from perfmodel.analyses.systems import System
+from perfmodel.cli.main import main
+from perfmodel.errors import SpecError
+
+SPACE = DeploymentSpace(spec_tokens=(0,), batch_points=12, max_gpus=8, disaggregation=False)
+MODEL, WL = "llama-3.3-70b", "fixed-1k1k"
+SYSTEMS = ("h100-sxm:vllm", "b200:vllm")
+SLO = PlanSLO(ttft_ms=1500, ttft_percentile=99, tps_per_user=20)
+
+
+@pytest.fixture(scope="module")
+def chat():
+    return plan(MODEL, WL, SYSTEMS, Demand("requests_per_s", 30), SLO, scales=(1, 4), space=SPACE)
+
+
+def test_columns_are_the_documented_set(chat):
+    assert list(chat.columns) == PLAN_COLUMNS
+    assert len(chat) == 4 and set(chat["status"]) == {"ok"}
+
+
+def test_gpus_times_per_gpu_throughput_cover_the_demand(chat):
+    cover = chat["gpus"] * chat["output_tps_per_gpu"]
+    assert (cover >= chat["demand_output_tps"] * (1 - 1e-9)).all()
+    # whole units: one unit fewer would not cover it
+    less = (chat["units"] - 1) * chat["unit_gpus"] * chat["output_tps_per_gpu"]
+    assert (less < chat["demand_output_tps"]).all()
+    assert np.allclose(chat["demand_output_tps"], [30 * 1024, 120 * 1024] * 2)
+    assert np.allclose(chat["utilization"], chat["demand_output_tps"] / cover)
+
+
+def test_slo_is_met_at_the_named_percentiles(chat):
+    assert (chat["ttft_p99_ms"] <= 1500).all() and (chat["tps_per_user"] >= 20 * (1 - 1e-9)).all()
+    assert (chat["ttft_p99_ms"] >= chat["ttft_p90_ms"]).all() and (chat["ttft_p90_ms"] >= chat["ttft_ms"]).all()
+    assert (chat["tpot_p99_ms"] >= chat["tpot_ms"] * (1 - 1e-12)).all()
+
+
+def test_plan_agrees_with_frontier_at_the_chosen_points(chat):
+    for name, rows in chat.groupby("system"):
+        front = frontier(System.parse(name), MODEL, WL, space=SPACE, metric="output_tps_per_gpu")
+        for _, r in rows.iterrows():
+            same = front[np.isclose(front["output_tps_per_gpu"], r["output_tps_per_gpu"], rtol=1e-9)
+                         & (front["batch"] == r["batch"]) & (front["gpus"] == r["gpus_per_instance"])]
+            assert len(same) == 1, name
+            assert np.isclose(same["tps_per_user"].iloc[0], r["tps_per_user"], rtol=1e-9)
+            assert read_at(front, r["tps_per_user"], "output_tps_per_gpu")[0] >= r["output_tps_per_gpu"] * (1 - 1e-9)
+
+
+def test_power_and_price_follow_the_gpus(chat):
+    r = chat.iloc[0]
+    sysm = System.parse(r["system"])
+    assert np.isclose(r["mw"], r["gpus"] * sysm.power_w() / 1e6)
+    assert np.isclose(r["usd_per_month"], r["gpus"] * sysm.price() * 730)
+    assert r["mw_low"] <= r["mw"] <= r["mw_high"] and "allin_power_w" in r["power_basis"]
+    assert r["scaleup_domains"] == np.ceil(r["gpus"] / r["scaleup_domain_gpus"])
+
+
+def test_demand_kinds_agree():
+    kw = dict(scales=(1,), space=SPACE)
+    a = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 10), SLO, **kw)
+    b = plan(MODEL, WL, SYSTEMS[:1], Demand("output_tps", 10 * 1024), SLO, **kw)
+    c = plan(MODEL, WL, SYSTEMS[:1], Demand("tokens_per_day", 10 * 1024 * 86400), SLO, **kw)
+    assert a["gpus"].iloc[0] == b["gpus"].iloc[0] == c["gpus"].iloc[0]
+    h = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 10), SLO, limits=Limits(headroom=0.5), **kw)
+    assert h["gpus"].iloc[0] >= 2 * a["gpus"].iloc[0] - a["unit_gpus"].iloc[0]
+    assert (h["utilization"] <= 0.5 + 1e-9).all()
+
+
+def test_a_power_limit_fills_the_hall():
+    df = plan(MODEL, WL, SYSTEMS, None, SLO, limits=Limits(mw=1.0), space=SPACE)
+    assert (df["mw"] <= 1.0 + 1e-12).all()
+    # one unit more would not fit under the MW limit
+    for _, r in df.iterrows():
+        assert (r["gpus"] + r["unit_gpus"]) * r["mw"] / r["gpus"] > 1.0
+    assert np.allclose(df["capacity_output_tps"], df["gpus"] * df["output_tps_per_gpu"])
+
+
+def test_an_infeasible_slo_names_it_and_the_best_value():
+    with pytest.raises(SpecError, match=r"TTFT P99 <= 1 ms.*ttft_p99 best [0-9.]+ ms"):
+        plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 1), PlanSLO(ttft_ms=1, ttft_percentile=99),
+             space=SPACE)
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["--rate", "1", "--users", "2"], "demand"),
+    (["--rate", "-1"], "--rate"),
+    (["--rate", "1", "--ttft-ms", "100", "--ttft-percentile", "95"], "slo.ttft_percentile"),
+    (["--rate", "1", "--demand-scale", "1,x"], "--demand-scale"),
+    (["--rate", "1", "--headroom", "1.5"], "headroom"),
+    (["--sessions", "10"], "demand.sessions"),
+    ([], "demand"),
+])
+def test_bad_input_is_one_line(argv, field, capsys):
+    code = main(["plan", "--model", MODEL, "--system", "h100-sxm", "--spec-tokens", "0", "--batch-points", "8",
+                 *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and field in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_writes_csv_and_png(tmp_path, capsys):
+    csv, png = tmp_path / "plan.csv", tmp_path / "plan.png"
+    code = main(["plan", "--model", MODEL, "--system", "b200:vllm", "--rate", "20", "--demand-scale", "1,2",
+                 "--ttft-ms", "1500", "--ttft-percentile", "99", "--spec-tokens", "0", "--batch-points", "12",
+                 "--max-gpus", "8", "--no-disaggregation", "--csv", str(csv), "--plot", str(png)])
+    assert code == 0, capsys.readouterr().err
+    import pandas as pd
+    df = pd.read_csv(csv)
+    assert list(df.columns) == PLAN_COLUMNS and len(df) == 2 and png.stat().st_size > 1000
