@@ -111,6 +111,20 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
 }
 
 
+# the fixed part of a small-batch step, part by part: the profile parameters that set each part (attribution names
+# each part a player of its own; the other parameters play by their group above)
+STEP_PART_OF: dict[str, str] = {
+    "kernel_overhead_us": "kernel_gaps", "kernel_floor_share": "kernel_floors",
+    "collective_latency_us": "collective_latency", "layer_floor_us": "layer_floors",
+    "step_overhead_ms": "cpu_per_step", "seq_overhead_us": "cpu_per_step", "scheduler_overlap": "cpu_per_step",
+}
+
+
+def player_of(name: str) -> str:
+    """The attribution player a profile parameter belongs to: its step part (STEP_PART_OF) or its group."""
+    return STEP_PART_OF.get(name) or PROFILE_PARAMS[name][3]
+
+
 # switches and integer limits: no derivative (sensitivity skips them; what-if --set changes them)
 DISCRETE_PARAMS = frozenset({"max_running_requests", "custom_allreduce_max_gpus", "gemm_tile_m", "gemm_tile_m_min", "gemm_tile_n", "kv_budget_after_weights", "kv_reserve_full_length"})
 
