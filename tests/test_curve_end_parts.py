@@ -75,7 +75,7 @@ def test_variant_changes_only_its_parts():
     base, var = catalog.profile("trtllm"), catalog.profile("trtllm@min-latency")
     assert var.id == "trtllm@min-latency" and not var.variants
     changed = set(base.variants["min-latency"].params)
-    assert changed == {"kernel_overhead_us", "scheduler_overlap"}
+    assert changed == {"kernel_overhead_us", "scheduler_overlap", "layer_floor_us"}
     for name, v in base.values().items():
         if name not in changed:
             assert var.values()[name] == v, name
