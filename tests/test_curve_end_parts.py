@@ -99,3 +99,17 @@ def test_unknown_variant_and_unknown_part_are_one_line_errors():
                               "params": {"kernel_gap_us": {"value": 1, "low": 1, "high": 1}}}}
     with pytest.raises(ValueError, match="unknown profile parameter 'kernel_gap_us'"):
         ProfileSpec.model_validate(data)
+
+
+def test_frontier_without_engine_reads_the_envelope_but_calibration_sees_the_profile_alone():
+    """InferenceX's B300 DeepSeek-R1 frontier without MTP at 144 tok/s/user (n70): the calibrated trtllm curve ends
+    below it (unsupported), the envelope with trtllm@min-latency reaches it; calibration reads the profile alone."""
+    from perfmodel.validation.predict_rows import Unsupported, central_params, predict_values, profile_alone
+    from perfmodel.validation.records import read_records
+    rec = next(r for r in read_records("data/shared/curve-end.csv") if r.id == "n70")
+    prof = catalog.profile("trtllm")
+    note: list = []
+    v = predict_values(rec, rec.hardware, prof, central_params(prof), note)[0]
+    assert 0.5 * rec.value < v < 2 * rec.value and "trtllm@min-latency on top" in note[-1]
+    with profile_alone(), pytest.raises(Unsupported, match="modeled frontier ends at"):
+        predict_values(rec, rec.hardware, prof, central_params(prof), [])

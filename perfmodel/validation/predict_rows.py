@@ -42,6 +42,8 @@ propagated through the compiled equations; low/high are the 5th/95th percentiles
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import itertools
 import re
@@ -672,7 +674,7 @@ def predict_values(rec: Record, hardware: str, profile: ProfileSpec, params: dic
     ctx = make_ctx(hardware, rec, profile, params)
     if rec.kind == "point":
         return predict_point(rec, ctx, note)
-    if rec.engine or not any(v in profile.variants for v in ENVELOPE_VARIANTS):
+    if rec.engine or not _ENVELOPE.get() or not any(v in profile.variants for v in ENVELOPE_VARIANTS):
         return frontier_value(rec, ctx, note)
     return envelope_value(rec, hardware, profile, params, ctx, note)
 
@@ -681,6 +683,20 @@ ENVELOPE_VARIANTS = ("min-latency",)
 """Latency-tuned stack configurations (profile variants) a frontier row with no engine named is also read on: such a
 frontier (InferenceX's) is the envelope over engines and their configurations, and at its high-interactivity end
 the latency-tuned configuration is the one on it."""
+
+
+_ENVELOPE = contextvars.ContextVar("frontier_envelope", default=True)
+
+
+@contextlib.contextmanager
+def profile_alone():
+    """Inside: frontier rows are read on the profile alone, not on the envelope over its variants. A profile's
+    calibration runs inside it, so the calibrated defaults never see a variant's configuration."""
+    token = _ENVELOPE.set(False)
+    try:
+        yield
+    finally:
+        _ENVELOPE.reset(token)
 
 
 def variant_params(profile: ProfileSpec, variant: str, params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
