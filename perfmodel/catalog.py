@@ -3,7 +3,7 @@
 Search order for an id: user catalogs (``--catalog DIR``, then ``$PERFMODEL_CATALOG``, a
 path-separated list), then the built-in catalog. A user catalog DIR has the built-in layout
 (DIR/hardware/*.yaml, DIR/models/*.yaml, ...). Wherever an id is expected, a path to a YAML file works.
-Hardware ids accept a variant suffix: ``vr200-nvl72@first-shipments``.
+Hardware and profile ids accept a variant suffix: ``vr200-nvl72@first-shipments``, ``trtllm@min-latency``.
 """
 
 from __future__ import annotations
@@ -157,11 +157,11 @@ def _load_cached(kind: str, path: str, mtime: float):
 def load(kind: str, name: str):
     """Load and validate one catalog entry by id or path."""
     variant = None
-    if kind == "hardware" and "@" in name and not name.endswith((".yaml", ".yml")):
+    if kind in ("hardware", "profiles") and "@" in name and not name.endswith((".yaml", ".yml")):
         name, variant = name.split("@", 1)
     path = resolve_path(kind, name)
     spec = _load_cached(kind, str(path), path.stat().st_mtime)
-    if kind == "hardware":
+    if kind in ("hardware", "profiles"):
         try:
             spec = spec.with_variant(variant)
         except SpecError as exc:

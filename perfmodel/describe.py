@@ -51,6 +51,20 @@ def _variant_changes(hw: HardwareSpec, name: str) -> dict:
     return {"description": var.description, "changes": changes, "select": f"{hw.id}@{name}"}
 
 
+def profile_summary(prof, base) -> dict:
+    """A profile's dump (range edges marked) with its variants as changes to the base profile ('base -> variant
+    [low-high]'), each selectable as ``<base id>@<variant>``."""
+    d = mark_range_edges(prof.model_dump(mode="json"))
+    if prof is not base:
+        d["selected_variant"] = prof.id.split("@", 1)[1]
+    d["variants"] = {name: {"description": v.description, "status": v.status, "source": v.source,
+                            **({"calibration": v.calibration} if v.calibration else {}),
+                            "changes": {k: f"{getattr(base, k).value:g} -> {p.value:g} [{p.low:g}-{p.high:g}]"
+                                        for k, p in v.params.items()},
+                            "select": f"{base.id}@{name}"} for name, v in sorted(base.variants.items())}
+    return d
+
+
 def mark_range_edges(d: dict) -> dict:
     """A profile's dump with ``at_range_edge`` added to each fitted parameter whose value lies within EDGE_SHARE
     of an edge of the calibration's search range (validation/calibrate.py): the data pull past the plausible
@@ -133,7 +147,7 @@ def show(name: str) -> tuple[str, dict]:
             s["sources"] = spec.sources
             return kind, s
         if kind == "profiles":
-            return kind, mark_range_edges(spec.model_dump(mode="json"))
+            return kind, profile_summary(spec, catalog.load(kind, name.split("@", 1)[0]) if "@" in name else spec)
         return kind, spec.model_dump(mode="json")
     import difflib
     every = [i for k in ("hardware", "models", "workloads", "profiles", "claims") for i in catalog.ids(k)]

@@ -3,8 +3,9 @@
 Going from system A = (H1, P1) to B = (H2, P2), the players are
 - hardware parameter groups (``systems.HW_GROUPS``): hbm_bandwidth, hbm_capacity, flops, scaleup_link,
   scaleout_link, host_link, and power (per-MW metric) / price (per-dollar metric);
-- software parts: each profile parameter group (the 4th element of ``PROFILE_PARAMS``: kernels,
-  communication, latency, scheduling, memory) and the features: speculative decoding (the acceptance rate),
+- software parts: each part of the fixed step (``STEP_PART_OF``: kernel_gaps, kernel_floors, collective_latency,
+  layer_floors, cpu_per_step) and each other profile parameter group (the 4th element of ``PROFILE_PARAMS``:
+  kernels, communication, scheduling, memory) and the features: speculative decoding (the acceptance rate),
   disaggregation and the KV host tier (the serving modes the engine may use);
 and only those that differ between A and B take part (a player that changes nothing gets exactly 0).
 
@@ -41,7 +42,7 @@ from ..formats import check_formats
 from ..serving.roots import illinois
 from ..spec_decoding import acceptance_length
 from ..specs.hardware import power_field
-from ..specs.profile import PROFILE_PARAMS
+from ..specs.profile import PROFILE_PARAMS, player_of
 from .deployments import LAYOUT_COLUMNS, SERVING_MIX
 from .evaluation import evaluate_rows, workload_info
 from .frontier import X, candidates
@@ -149,9 +150,9 @@ def _players(a: System, b: System, metric: str, agentic: bool, model, formats: d
     pa = profile_values(a.profile_spec(), a.profile_overrides)
     pb = profile_values(b.profile_spec(), b.profile_overrides)
     groups: dict[str, list[str]] = {}
-    for name, (_d, _lo, _hi, group) in PROFILE_PARAMS.items():
+    for name in PROFILE_PARAMS:
         if pa[name] != pb[name]:
-            groups.setdefault(group, []).append(f"{name} {pa[name]:g} -> {pb[name]:g}")
+            groups.setdefault(player_of(name), []).append(f"{name} {pa[name]:g} -> {pb[name]:g}")
     for g, diffs in groups.items():
         players.append(Player(g, "software", ", ".join(diffs)))
     ra, rb = a.spec_rate(), b.spec_rate()
@@ -195,8 +196,8 @@ def _coalition_states(a: System, b: System, players: list[Player], masks):
             if g in on:
                 fields.update({f: fb.get(f) for f in fs})
         prof = dict(pa)
-        for name, (_d, _lo, _hi, group) in PROFILE_PARAMS.items():
-            if group in on:
+        for name in PROFILE_PARAMS:
+            if player_of(name) in on:
                 prof[name] = pb[name]
         states.append({
             "fields": fields, "profile": prof,

@@ -177,11 +177,13 @@ END_FIELDS = ("serving", "gpus", "tp", "dp", "ep", "spec_tokens", "batch", "boun
 
 
 # the parts of a decode step that add up to it (ms columns of the evaluation): kernels by group, the latency split
-# (collective latencies, kernel launches and fitted launch floors, layer-floor excess), scheduler, link, draft
+# (collective latencies, gaps between kernels as the engine launches them, the kernels' execution floors fitted on
+# the GPU's kernel tables, layer-floor excess), scheduler, link, draft
 STEP_PARTS = {"t_attn_proj_ms": "attention projections", "t_attn_core_ms": "attention core",
               "t_experts_ms": "routed experts", "t_ffn_ms": "dense FFN / shared experts", "t_lm_head_ms": "LM head",
               "t_mhc_ms": "mHC residual streams", "t_indexer_ms": "sparse-attention indexer",
-              "t_collective_latency_ms": "collective latencies", "t_launch_ms": "kernel launches and floors",
+              "t_collective_latency_ms": "collective latencies", "t_kernel_gap_ms": "gaps between kernels",
+              "t_kernel_floor_ms": "kernel execution floors",
               "t_layer_floor_ms": "layer floors", "t_overhead_ms": "scheduler (per step and per sequence)",
               "t_link_ms": "link transfers", "t_draft_ms": "draft passes"}
 

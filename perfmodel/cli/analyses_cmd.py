@@ -182,11 +182,12 @@ def run_frontier(args):
     if args.plot:
         from ..plots import frontier_plot
         frontier_plot(fronts, args.plot, metric=args.metric)
+    ends = [_curve_end(f) for f in fronts]
     if args.json:
-        print(dumps_json({"systems": [{**summary(f), **_agents_json(a), "points": _records(f)}
-                                      for f, a in zip(fronts, agents)]}))
+        print(dumps_json({"systems": [{**summary(f), **_agents_json(a), "curve_end_parts": e, "points": _records(f)}
+                                      for f, a, e in zip(fronts, agents, ends)]}))
         return 0
-    for f, a in zip(fronts, agents):
+    for f, a, end in zip(fronts, agents, ends):
         s = summary(f)
         print(f"{s['system']}  model={f['model'].iloc[0]}  workload={s['workload']} "
               f"(isl {f.attrs['isl']:g}, osl {f.attrs['osl']:g})")
@@ -196,6 +197,9 @@ def run_frontier(args):
         at_top = s[f"{args.metric}_at_max_tps_per_user"]
         print(f"  max interactivity: {s['max_tps_per_user']:,.1f} tok/s/user at {at_top:,.1f} {args.metric}  "
               f"[{_dep_line(s['max_tps_per_user_deployment'])}]")
+        if end:
+            from ..analyses.curve_end import parts_line
+            print(f"  step at the curve end: {sum(p['ms'] for p in end):.3g} ms = {parts_line(end)}")
         print(f"  peak {args.metric}: {s[f'peak_{args.metric}']:,.1f} at {s['tps_per_user_at_peak']:,.1f} tok/s/user, "
               f"{_ttft_text(s['ttft_ms_at_peak'], args.max_ttft_ms)}  [{_dep_line(s['peak_deployment'])}]")
         if a is not None:
@@ -208,6 +212,16 @@ def run_frontier(args):
     if args.plot:
         print(f"wrote {args.plot}")
     return 0
+
+
+def _curve_end(front) -> list[dict]:
+    """The parts of the decode step at the curve end (analyses/curve_end.py; [] for a disaggregated end)."""
+    from ..analyses.curve_end import at_deployment, step_parts
+    from ..analyses.frontier import summary
+    dep = summary(front)["max_tps_per_user_deployment"]
+    if dep.get("serving") not in ("aggregated", "decode_only"):
+        return []
+    return step_parts(at_deployment(dep, front.attrs["isl"], front.attrs["osl"]))
 
 
 HEADLINE_TTFT_MS = 5000.0

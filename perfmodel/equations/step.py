@@ -193,9 +193,15 @@ class StepBuilder:
         # collectives; the kernels' fitted launch floors count with the profile's share r_kf (kernel_bind.py)
         n_ar = 2 * indicator_gt1(tp)
         coll = coll_lat + (n_coll - s["q_arf"] * n_ar) * s["t_coll"]
-        launch = s["t_kern"] * self.layer_kernels(attn, ffn) + s["r_kf"] * self.kernel_floors(attn, ffn)
+        # the fixed part of the layer, part by part: gaps between its kernels as the engine launches them (profile)
+        # and the kernels' execution floors measured on this GPU (hardware kernel tables, share r_kf in series)
+        gap = s["t_kern"] * self.layer_kernels(attn, ffn)
+        kfloor = s["r_kf"] * self.kernel_floors(attn, ffn)
+        launch = gap + kfloor
         tally.count("lat_collective", coll, weight)      # the latency split, for the curve-end contributors
         tally.count("lat_launch", launch, weight)
+        tally.count("lat_kernel_gap", gap, weight)
+        tally.count("lat_kernel_floor", kfloor, weight)
         tally.count("lat_floor_excess", floor_excess, weight)
         return weight * floor_excess, weight * link_visible, weight * (coll + launch)
 

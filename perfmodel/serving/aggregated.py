@@ -234,7 +234,9 @@ def _columns(setup: Setup, p, d, pf, vals, load) -> dict[str, np.ndarray]:
     cols["step_collectives"] = full(d["n_collectives"])
     # the latency floor split (main pass): collective latencies, kernel launches and fitted launch floors, and the
     # layer-floor excess; t_latency_ms = their sum + (pp - 1) link hops
+    # (t_launch_ms = t_kernel_gap_ms, the gaps between kernels, + t_kernel_floor_ms, the kernels' fitted floors)
     for key, col in (("n_lat_collective", "t_collective_latency_ms"), ("n_lat_launch", "t_launch_ms"),
+                     ("n_lat_kernel_gap", "t_kernel_gap_ms"), ("n_lat_kernel_floor", "t_kernel_floor_ms"),
                      ("n_lat_floor_excess", "t_layer_floor_ms")):
         if key in d:
             cols[col] = full(d[key]) * 1e3

@@ -111,6 +111,20 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
 }
 
 
+# the fixed part of a small-batch step, part by part: the profile parameters that set each part (attribution names
+# each part a player of its own; the other parameters play by their group above)
+STEP_PART_OF: dict[str, str] = {
+    "kernel_overhead_us": "kernel_gaps", "kernel_floor_share": "kernel_floors",
+    "collective_latency_us": "collective_latency", "layer_floor_us": "layer_floors",
+    "step_overhead_ms": "cpu_per_step", "seq_overhead_us": "cpu_per_step", "scheduler_overlap": "cpu_per_step",
+}
+
+
+def player_of(name: str) -> str:
+    """The attribution player a profile parameter belongs to: its step part (STEP_PART_OF) or its group."""
+    return STEP_PART_OF.get(name) or PROFILE_PARAMS[name][3]
+
+
 # switches and integer limits: no derivative (sensitivity skips them; what-if --set changes them)
 DISCRETE_PARAMS = frozenset({"max_running_requests", "custom_allreduce_max_gpus", "gemm_tile_m", "gemm_tile_m_min", "gemm_tile_n", "kv_budget_after_weights", "kv_reserve_full_length"})
 
@@ -159,6 +173,28 @@ class PrefixCache(Strict):
         None, gt=0, description="Tokens between stored linear-attention state snapshots (recurrent + conv state "
                                 "per snapshot); None: one snapshot at each request's prompt end")
     source: str | None = None
+
+
+class ProfileVariant(Strict):
+    """A named stack configuration of the engine (``<profile>@<variant>``, e.g. ``trtllm@min-latency``): a sourced
+    change of some parts of the step (inter-kernel gap, overlap scheduler, CPU time per step, ...), each part a
+    ``Param`` that replaces the profile's; every other parameter stays the calibrated default. The variant's values
+    come from its sources and are fitted, where its ``calibration`` says so, only on records of that configuration."""
+
+    description: str = Field(description="What the configuration changes, in words")
+    source: str = Field(description="URL(s) of what sets the configuration's parts (engine docs, code, blog)")
+    status: Literal["datasheet", "announced", "estimate", "fitted"] = Field(
+        description="datasheet (the engine's own documentation or code), estimate (derived), fitted (on records of "
+                    "this configuration only: see calibration)")
+    calibration: str | None = Field(None, description="How the fitted values were obtained (command, records)")
+    params: dict[str, Param] = Field(description="Profile parameter -> replacement value and range")
+
+    @model_validator(mode="after")
+    def _known(self):
+        for k in self.params:
+            if k not in PROFILE_PARAMS:
+                raise ValueError(f"variant changes unknown profile parameter {k!r}")
+        return self
 
 
 ENGINES = ("none", "sglang", "vllm", "trtllm", "dynamo-sglang", "dynamo-trtllm", "dynamo-vllm")
@@ -215,6 +251,8 @@ class ProfileSpec(Strict):
     prefix_cache: PrefixCache = PrefixCache()
     kernel_fits: KernelFits | None = Field(None, description="This engine's kernel curves, median over the GPUs "
                                            "with kernel tables (perfmodel kernels --write); absent: none fitted")
+    variants: dict[str, ProfileVariant] = Field(default_factory=dict, description="Named stack configurations, "
+                                                "selectable as <id>@<variant> (perfmodel show lists them)")
 
     @model_validator(mode="before")
     @classmethod
@@ -231,6 +269,19 @@ class ProfileSpec(Strict):
             if p.low < lo or p.high > hi:
                 raise ValueError(f"{name} range [{p.low}, {p.high}] leaves the physical range [{lo}, {hi}] ({desc})")
         return self
+
+    def with_variant(self, variant: str | None) -> "ProfileSpec":
+        """This profile with the named variant's parameters applied (None: unchanged); id ``<id>@<variant>``."""
+        if not variant:
+            return self
+        if variant not in self.variants:
+            from ..errors import SpecError, short
+            choices = f"choose one of {', '.join(sorted(self.variants))}" if self.variants else f"{self.id} has no variants"
+            raise SpecError(f"unknown variant {short(variant)}; {choices}", field="variant")
+        var = self.variants[variant]
+        data = {**self.model_dump(), **{k: p.model_dump() for k, p in var.params.items()}}
+        data.update(id=f"{self.id}@{variant}", name=f"{self.name} @{variant}", variants={})
+        return ProfileSpec.model_validate(data)
 
     def values(self, which: str = "value") -> dict[str, float]:
         """Parameter name -> value (or 'low' / 'high' end of the range)."""

@@ -37,7 +37,7 @@ from ..acceptance_priors import record_prior
 from ..errors import SpecError
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .batch_predict import plan, predict_matrix
-from .predict_rows import Unsupported, central_params, profile_id
+from .predict_rows import Unsupported, central_params, profile_alone, profile_id
 from .records import Record
 
 # search ranges (inside the physical PROFILE_PARAMS bounds): kernel efficiencies, the per-step, per-kernel and
@@ -162,7 +162,7 @@ def _fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: li
     def ln_errors(params: dict) -> np.ndarray:
         if "eff_gemm" in fit and "eff_gemm_fp4" not in fit:   # as written (_apply): no 4-bit evidence, same value
             params = {**params, "eff_gemm_fp4": params["eff_gemm"]}
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"), profile_alone():   # variants never steer the defaults
             e = np.log(predict_matrix(pl, profiles, params) / meas[:, None])
         return np.where(np.isfinite(e), e, np.log(10.0))
 

@@ -42,6 +42,8 @@ propagated through the compiled equations; low/high are the 5th/95th percentiles
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import itertools
 import re
@@ -715,7 +717,53 @@ def predict_values(rec: Record, hardware: str, profile: ProfileSpec, params: dic
     ctx = make_ctx(hardware, rec, profile, params)
     if rec.kind == "point":
         return predict_point(rec, ctx, note)
-    return frontier_value(rec, ctx, note)
+    if rec.engine or not _ENVELOPE.get() or not any(v in profile.variants for v in ENVELOPE_VARIANTS):
+        return frontier_value(rec, ctx, note)
+    return envelope_value(rec, hardware, profile, params, ctx, note)
+
+
+ENVELOPE_VARIANTS = ("min-latency",)
+"""Latency-tuned stack configurations (profile variants) a frontier row with no engine named is also read on: such a
+frontier (InferenceX's) is the envelope over engines and their configurations, and at its high-interactivity end
+the latency-tuned configuration is the one on it."""
+
+
+_ENVELOPE = contextvars.ContextVar("frontier_envelope", default=True)
+
+
+@contextlib.contextmanager
+def profile_alone():
+    """Inside: frontier rows are read on the profile alone, not on the envelope over its variants. A profile's
+    calibration runs inside it, so the calibrated defaults never see a variant's configuration."""
+    token = _ENVELOPE.set(False)
+    try:
+        yield
+    finally:
+        _ENVELOPE.reset(token)
+
+
+def variant_params(profile: ProfileSpec, variant: str, params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The parameter samples of ``profile@variant``: the variant's parts at their central values, the rest as given."""
+    n = len(next(iter(params.values())))
+    return {**params, **{k: np.full(n, p.value) for k, p in profile.variants[variant].params.items()}}
+
+
+def envelope_value(rec: Record, hardware: str, profile: ProfileSpec, params: dict[str, np.ndarray], ctx: Ctx,
+                   note: list) -> np.ndarray:
+    """Best value per sample over the profile and its ENVELOPE_VARIANTS (each read on its own frontier)."""
+    values, why = {}, None
+    for variant in (None, *(v for v in ENVELOPE_VARIANTS if v in profile.variants)):
+        label = profile.id if variant is None else f"{profile.id}@{variant}"
+        try:
+            c = ctx if variant is None else make_ctx(hardware, rec, profile, variant_params(profile, variant, params))
+            values[label] = frontier_value(rec, c, [])
+        except Unsupported as exc:
+            why = why or exc
+    if not values:
+        raise why
+    top = max(values, key=lambda k: np.nanmedian(values[k]))
+    note.append(f"frontier envelope over {', '.join(values)}: {top} on top")
+    return np.fmax.reduce(list(values.values()))
 
 
 def predict_record(rec: Record, profile: ProfileSpec, params: dict[str, np.ndarray],

@@ -1,0 +1,115 @@
+"""The fixed part of a small-batch step, part by part (issue 31): hand checks of each part, and profile variants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from perfmodel import catalog
+from perfmodel.engine.evaluate import Setup
+from perfmodel.equations.collectives import allreduce_latency, bind_fabric, default_custom_latencies
+from perfmodel.equations.symbols import S
+from perfmodel.errors import SpecError
+from perfmodel.serving.aggregated import evaluate
+from perfmodel.specs.profile import ProfileSpec
+
+PT = dict(batch=1, gpus=8, tp=8, ep=8, pp=1, spec_tokens=0, acc=1, isl=1024, osl=1024, new=1024, mix=0)
+
+
+def _row(hw, model="deepseek-v3", profile="trtllm", pt=PT, **over):
+    return evaluate(Setup(hw, catalog.model(model), catalog.profile(profile), profile_overrides=over), pt).iloc[0]
+
+
+def test_graph_replayed_step_of_n_kernels_costs_n_gaps_plus_the_floors():
+    """DeepSeek-V3 at batch 1 on H200 (TRT-LLM): 3 dense layers of 13 kernels and 58 MoE layers of 20 launch
+    3 x 13 + 58 x 20 = 1199 kernels; the gaps are 1199 x kernel_overhead_us, the floors the share r_kf of the
+    kernel tables' BF16 GEMM, MLA-decode and fused-MoE floors of H200, and the two add up to t_launch_ms."""
+    hw = catalog.hardware("h200-sxm")
+    r = _row(hw, kernel_overhead_us=2.0, kernel_floor_share=1.0)
+    assert r["t_kernel_gap_ms"] == pytest.approx(1199 * 2.0e-3, rel=1e-9)
+    fam = hw.kernel_fits.families
+    t_g = np.median([c.params["t0_us"] for v, c in fam["gemm"]["trtllm"].items() if v.endswith("/bfloat16")])
+    t_a = np.median([c.params["t0_us"] for v, c in fam["mla"]["trtllm"].items() if v.endswith("/fp8")])
+    t_m = np.median([c.params["t0_us"] for v, c in fam["moe"]["trtllm"].items()
+                     if v.split("/", 1)[1] in ("fp8", "fp8_block")])
+    floors_us = 3 * (13 * t_g + t_a - t_g) + 58 * (20 * t_g + t_a - t_g + t_m - 7 * t_g)
+    assert r["t_kernel_floor_ms"] == pytest.approx(floors_us * 1e-3, rel=1e-9)
+    assert r["t_launch_ms"] == pytest.approx(r["t_kernel_gap_ms"] + r["t_kernel_floor_ms"], rel=1e-12)
+
+
+def test_two_hop_nvlink_all_reduce_costs_the_two_hop_latencies():
+    """Without an engine fit, a one-shot all-reduce of a batch-1 activation (7 KB) inside one NVLink domain is two
+    barriers of one scale-up hop each (plus the extra bytes each GPU reads): on GB300 (scaleup_latency_us 1.5 from
+    the hardware file) 2 x 1.5 us."""
+    a = catalog.hardware("gb300-nvl72").value("scaleup_latency_us") * 1e-6
+    vals = {"lat_link": a, "BW_link": 900e9, "e_ln": 1.0, "n_cus": 8, "D_dom": 72, **bind_fabric(),
+            **default_custom_latencies(a)}
+    n_, m_ = sp.Symbol("n", positive=True), sp.Symbol("m", positive=True)
+    lat = float(allreduce_latency(n_, m_).subs({S[k]: v for k, v in vals.items()}).subs({n_: 2, m_: 7168}))
+    assert lat == pytest.approx(2 * a, rel=1e-12)       # n = 2: no extra bytes, (n - 1)(1 - 2/n) = 0
+
+
+def test_cpu_time_is_hidden_only_by_an_overlap_scheduler():
+    """The CPU's step time adds to the GPU's without an overlap scheduler and vanishes behind it with one (at
+    batch 1 the GPU's step is far longer than 1 ms of CPU time)."""
+    hw = catalog.hardware("b200")
+    off = _row(hw, step_overhead_ms=1.0, seq_overhead_us=0.0, scheduler_overlap=0.0)
+    on = _row(hw, step_overhead_ms=1.0, seq_overhead_us=0.0, scheduler_overlap=1.0)
+    assert off["t_overhead_ms"] == pytest.approx(1.0, rel=1e-9)
+    assert on["t_overhead_ms"] == pytest.approx(0.0, abs=1e-12)
+    assert off["step_ms"] - on["step_ms"] == pytest.approx(1.0, rel=1e-9)
+
+
+def test_draft_passes_at_batch_one_cost_one_draft_layer_each():
+    """MTP with 3 drafts at batch 1 on DeepSeek-V3 (one MTP layer, drafted one token per pass): three draft passes,
+    each one MoE layer's kernels and gaps plus the LM head, so the draft time is 3x one pass."""
+    hw = catalog.hardware("b200")
+    one = _row(hw, pt={**PT, "spec_tokens": 1})["t_draft_ms"]
+    three = _row(hw, pt={**PT, "spec_tokens": 3})["t_draft_ms"]
+    assert one > 0
+    assert three == pytest.approx(3 * one, rel=1e-6)
+
+
+def test_variant_changes_only_its_parts():
+    base, var = catalog.profile("trtllm"), catalog.profile("trtllm@min-latency")
+    assert var.id == "trtllm@min-latency" and not var.variants
+    changed = set(base.variants["min-latency"].params)
+    assert changed == {"kernel_overhead_us", "scheduler_overlap", "layer_floor_us"}
+    for name, v in base.values().items():
+        if name not in changed:
+            assert var.values()[name] == v, name
+    assert var.kernel_overhead_us.value < base.kernel_overhead_us.value
+    hw = catalog.hardware("b200")
+    s_base = evaluate(Setup(hw, catalog.model("deepseek-r1"), base, weights="nvfp4"), PT).iloc[0]
+    s_var = evaluate(Setup(hw, catalog.model("deepseek-r1"), var, weights="nvfp4"), PT).iloc[0]
+    # the gap part scales with the per-kernel gap; the floors and collectives stay the default's
+    assert s_var["t_kernel_gap_ms"] / s_base["t_kernel_gap_ms"] == pytest.approx(
+        var.kernel_overhead_us.value / base.kernel_overhead_us.value, rel=1e-9)
+    assert s_var["t_kernel_floor_ms"] == pytest.approx(s_base["t_kernel_floor_ms"], rel=1e-12)
+    assert s_var["t_collective_latency_ms"] == pytest.approx(s_base["t_collective_latency_ms"], rel=1e-12)
+    assert s_var["step_ms"] < s_base["step_ms"]
+
+
+def test_unknown_variant_and_unknown_part_are_one_line_errors():
+    with pytest.raises(SpecError, match="unknown variant 'fast'; choose one of min-latency"):
+        catalog.profile("trtllm@fast")
+    data = catalog.profile("trtllm").model_dump()
+    data["variants"] = {"x": {"description": "d", "source": "https://example.org", "status": "estimate",
+                              "params": {"kernel_gap_us": {"value": 1, "low": 1, "high": 1}}}}
+    with pytest.raises(ValueError, match="unknown profile parameter 'kernel_gap_us'"):
+        ProfileSpec.model_validate(data)
+
+
+def test_frontier_without_engine_reads_the_envelope_but_calibration_sees_the_profile_alone():
+    """InferenceX's B300 DeepSeek-R1 frontier without MTP at 144 tok/s/user (n70): the calibrated trtllm curve ends
+    below it (unsupported), the envelope with trtllm@min-latency reaches it; calibration reads the profile alone."""
+    from perfmodel.validation.predict_rows import Unsupported, central_params, predict_values, profile_alone
+    from perfmodel.validation.records import read_records
+    rec = next(r for r in read_records("data/shared/curve-end.csv") if r.id == "n70")
+    prof = catalog.profile("trtllm")
+    note: list = []
+    v = predict_values(rec, rec.hardware, prof, central_params(prof), note)[0]
+    assert 0.5 * rec.value < v < 2 * rec.value and "trtllm@min-latency on top" in note[-1]
+    with profile_alone(), pytest.raises(Unsupported, match="modeled frontier ends at"):
+        predict_values(rec, rec.hardware, prof, central_params(prof), [])
