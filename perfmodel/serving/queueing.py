@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..equations.queueing import compiled_queue
+from .prefill_first import mixed as mixed_share
+from .prefill_first import own_and_serve
 
 PERCENTILES = (0.5, 0.9)
 SATURATED_RHO = 0.99          # prefill servers at their rate: the wait is evaluated here (closed loop: finite)
@@ -133,8 +135,7 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
     batch = p["batch"]
     servers = p["gpus"] / (p["tp"] * p["pp"])
     n_ch = np.ceil(np.maximum(p["new"], 1.0) / vals["N_ch"] - 1e-9)
-    t_own = t_pf + n_ch * step0
-    t_serve = np.where(chunks > 0, np.maximum(p["new"], 1.0) / vals["N_ch"] * (step0 + t_budget), t_pf)
+    t_own, t_serve = own_and_serve(mixed_share(vals), t_pf, t_budget, step0, n_ch, chunks, p["new"], vals["N_ch"])
     mixed = p["mix"] > 0
     zero = np.zeros_like(batch)
     sub = lambda v: np.broadcast_to(v, batch.shape)[mixed]  # noqa: E731  (the closed loop on mixed points only)
