@@ -146,6 +146,16 @@ def predict_point(scenario: Scenario) -> dict:
     return out
 
 
+def simulate(scenario: Scenario, requests: int = 10_000, seed: int = 0) -> tuple[dict, pd.DataFrame]:
+    """The reference event simulation of one aggregated instance (serving/simulation): (summary of the declared
+    throughput and latency columns with P50 / P90 / P99, per-request DataFrame). Deterministic for a seed; a
+    progress bar on a terminal."""
+    from . import progress
+    from .serving.simulation import simulate as _simulate
+    with progress.bar(desc="simulate", total=requests, unit="request") as b:
+        return _simulate(scenario, requests=requests, seed=seed, progress=b.update)
+
+
 def predict_point_cache_clear() -> None:
     """Forget the setups ``predict_point`` bound (after a catalog file changed within the session)."""
     _setups.clear()

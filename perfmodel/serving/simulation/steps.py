@@ -6,10 +6,10 @@ Tables (seconds), each filled by one vectorized call of ``engine.compiled`` at t
     decode[b, l]      one decode step of b sequences (each advancing acc tokens on average) at mean context
                       L = l tokens (the equations' L = isl + osl / 2), no prefill mixed in
     mixed[b, l, k]    the same step carrying k prefill tokens in the same pass (mixed-prefill engines:
-                      n_pf = k of one request whose chunk attends over ~L tokens). At b = 1 the equations mix
+                      n_pf = k tokens of requests of ``request_tokens`` each (S_pf), attending over ~L tokens). At b = 1 the equations mix
                       nothing ((B - 1) factor), so mixed[1, l, k] = mixed[2, l, k] - (decode[2, l] - decode[1, l])
-    prefill[k, c]     one prefill pass of k tokens after a cached prefix of c tokens (prefill-first engines, and
-                      an idle engine's prefill)
+    prefill[k, c]     one prefill pass of k tokens (requests of ``request_tokens`` each) after a cached prefix of
+                      c tokens (prefill-first engines, and an idle engine's prefill)
 Axes: b and l log-spaced, k and c linear. Lookups are multilinear, O(1) arithmetic on Python floats.
 """
 
@@ -55,7 +55,7 @@ class StepTables:
     """The three tables of the module docstring for one deployment, and their lookups."""
 
     def __init__(self, setup: Setup, point: dict, vals: dict, max_batch: float, max_context: float,
-                 budget: float, min_context: float = 256.0):
+                 budget: float, request_tokens: float | None = None, min_context: float = 256.0):
         cm = compiled(setup.model)
         self.budget = float(budget)
         self.b_ax = Axis(1.0, max(float(max_batch), 2.0), N_B, True)
@@ -71,7 +71,8 @@ class StepTables:
         # mixed: n_pf = mix (B - 1) acc new / osl = k with new = k (one request's chunk), B >= 2
         k = self.k_ax.points()
         bb, ll, kk = np.meshgrid(np.maximum(self.b_ax.points(), 2.0), self.l_ax.points(), k, indexing="ij")
-        newk = np.maximum(kk, 1.0)
+        req = float(request_tokens) if request_tokens else self.budget    # one request's tokens (S_pf)
+        newk = np.minimum(np.maximum(kk, 1.0), max(req, 1.0))
         mix = kk / ((bb - 1) * float(point["acc"]) * newk / osl)
         mx = _arrays({**base, "batch": bb.ravel(), "isl": np.maximum(ll.ravel() - osl / 2, 1.0) + newk.ravel() / 2,
                       "new": newk.ravel(), "mix": mix.ravel()})
@@ -82,7 +83,8 @@ class StepTables:
         self.mixed = mixed
         # prefill passes: k tokens after a cached prefix of c tokens
         kk2, cc = np.meshgrid(np.maximum(k, 1.0), self.c_ax.points(), indexing="ij")
-        pf = _arrays({**base, "batch": 1.0, "new": kk2.ravel(), "isl": cc.ravel() + kk2.ravel()})
+        new2 = np.minimum(kk2, max(req, 1.0)).ravel()
+        pf = _arrays({**base, "batch": 1.0, "new": new2, "isl": cc.ravel() + new2})
         self.prefill = np.asarray(cm.prefill(prefill_inputs(pf, vals, tokens=kk2.ravel()))["prefill_s"],
                                   float).reshape(kk2.shape)
         for name in ("decode", "mixed", "prefill"):

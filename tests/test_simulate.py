@@ -1,0 +1,94 @@
+"""The reference event simulation (serving/simulation) and prefill-first scheduling (serving/prefill_first.py)."""
+
+import numpy as np
+import pytest
+
+from perfmodel import api, catalog
+from perfmodel.errors import SpecError
+from perfmodel.serving.queueing import decode_share
+from perfmodel.serving.simulation import simulate
+from perfmodel.specs.deployment import Scenario
+
+
+def _scenario(profile="vllm", concurrency=16, serving="aggregated", **wl):
+    return Scenario.model_validate(dict(
+        hardware="h200-sxm", model="deepseek-v4-flash", profile=profile,
+        deployment=dict(gpus=4, tp=4, ep=1, weights="mxfp4", spec_tokens=1, serving=serving,
+                        concurrency=concurrency),
+        workload=wl or dict(isl=8192, osl=1024, prefix_hit=0.0),
+        overrides={"profile": {"arrival_burst": 0.0}}))     # the simulation's clients start at random phases
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {(p, c): simulate(_scenario(p, c), requests=400, seed=1)
+            for p in ("vllm", "sglang") for c in (1, 16, 64)}
+
+
+def test_closed_loop_obeys_littles_law(runs):
+    # requests in the system (X x mean E2E) = the clients, pause 0: the loop neither loses nor invents requests
+    for (p, c), (s, _df) in runs.items():
+        assert s["in_system_little"] == pytest.approx(c, rel=0.03), (p, c)
+
+
+def test_deterministic_for_a_seed():
+    a, _ = simulate(_scenario("vllm", 16), requests=150, seed=7)
+    b, _ = simulate(_scenario("vllm", 16), requests=150, seed=7)
+    assert a == b
+
+
+def test_single_client_is_request_overhead_plus_prefill_then_bare_steps(runs):
+    # hand check at C = 1: TTFT = t_req + one request's prefill; TPOT = the batch-1 decode step / acceptance,
+    # both equal to the closed form's (no queue, no other request)
+    for p in ("vllm", "sglang"):
+        s, _ = runs[(p, 1)]
+        cf = api.predict(_scenario(p, 1)).iloc[0]
+        assert s["tpot_ms"] == pytest.approx(cf["tpot_ms"], rel=0.02)
+        assert s["ttft_ms"] == pytest.approx(cf["ttft_ms"] - 0.0, rel=0.06)
+        assert s["total_tps_per_gpu"] == pytest.approx(cf["total_tps_per_gpu"], rel=0.03)
+
+
+def test_closed_form_agrees_with_the_simulation_on_throughput_and_tpot(runs):
+    # fast subset of benchmarks/sim_vs_closed_form.py: mixed (vLLM) and prefill-first (SGLang) engines
+    for (p, c), (s, _df) in runs.items():
+        cf = api.predict(_scenario(p, c)).iloc[0]
+        assert s["total_tps_per_gpu"] == pytest.approx(cf["total_tps_per_gpu"], rel=0.05), (p, c)
+        assert s["tpot_ms"] == pytest.approx(cf["tpot_ms"], rel=0.05), (p, c)
+
+
+def test_prefill_first_stalls_decode_and_shortens_the_prefill_queue(runs):
+    # SGLang runs prefill passes ahead of decode (enable_mixed_chunk False): at the same load its decode steps
+    # are longer than a mixed engine's would be and its requests wait behind prefills only
+    assert not catalog.profile("sglang").features.mixed_prefill
+    assert catalog.profile("vllm").features.mixed_prefill
+    mixed = api.predict(_scenario("sglang", 64).model_copy(update={"profile": catalog.profile("sglang").model_copy(
+        update={"features": catalog.profile("sglang").features.model_copy(update={"mixed_prefill": True})})})).iloc[0]
+    first = api.predict(_scenario("sglang", 64)).iloc[0]
+    assert first["tpot_ms"] > mixed["tpot_ms"]
+    assert first["ttft_ms"] < mixed["ttft_ms"]
+
+
+def test_prefill_first_step_hand_check():
+    # step(f) = step0 + f g, g = (B - 1)(acc / osl) t_s / c, with f = u step / (T_own + u step), u = osl / acc:
+    # step0 = 10 ms, B = 11, osl = 100, acc = 1, t_s = T_own = 100 ms, c = 1 -> g = 10 ms
+    step0, g, t_own, u = 0.01, 0.01, 0.1, 100.0
+    f, step = decode_share(t_own, step0, step0 + g, 1.0, 1.0, 100.0)
+    # fixed point by hand: f = u (step0 + f g) / (T_own + u (step0 + f g))
+    x = 0.5
+    for _ in range(200):
+        x = u * (step0 + x * g) / (t_own + u * (step0 + x * g))
+    assert float(f) == pytest.approx(x, rel=1e-9)
+    assert float(step) == pytest.approx(step0 + x * g, rel=1e-9)
+
+
+def test_bad_input_names_the_field():
+    with pytest.raises(SpecError, match="serving"):
+        simulate(_scenario("vllm", 4, serving="decode_only"), requests=10)
+    with pytest.raises(SpecError, match="requests"):
+        simulate(_scenario("vllm", 4), requests=0)
+
+
+def test_agentic_sessions_reuse_their_prefixes():
+    s, df = simulate(_scenario("vllm", 4, **{}).model_copy(update={"workload": "agentx"}), requests=200, seed=0)
+    assert 0.5 < s["prefix_hit"] < 1.0        # most turns hit their session's cached prefix
+    assert np.all(df["uncached_input"] <= df["isl"])
