@@ -74,7 +74,8 @@ class Engine:
         cache_tokens = 0.0
         held = 0.0
         # request table (grows): lengths index, client, session, times
-        R_isl, R_new, R_osl, R_cached, R_sent, R_first, R_pfdone, R_client, R_sess, R_hold = ([] for _ in range(10))
+        R_isl, R_new, R_osl, R_cached, R_sent, R_first, R_pfdone, R_client, R_sess, R_hold, R_firstturn = (
+            [] for _ in range(11))
         pf_left: dict[int, float] = {}
         # decoders: slot arrays
         cap = self.cap
@@ -109,6 +110,7 @@ class Engine:
             R_isl.append(L.isl[j])
             R_osl.append(L.osl[j])
             R_new.append(L.first_new[j] if first else L.new[j])
+            R_firstturn.append(first and L.agentic)
             R_cached.append(0.0)
             R_sent.append(t_sent)
             R_first.append(math.nan)
@@ -129,8 +131,8 @@ class Engine:
                 new = R_new[i]
                 if sess >= 0 and sess in cache:
                     cache_tokens -= cache.pop(sess)          # the prefix becomes part of the running hold
-                elif sess >= 0 and new < R_isl[i]:
-                    new = R_isl[i]                           # evicted (or never cached): re-prefill it all
+                elif sess >= 0 and not R_firstturn[i]:
+                    new = R_isl[i]                           # evicted: re-prefill it all
                 R_new[i] = new
                 R_cached[i] = R_isl[i] - new
                 held += R_hold[i]

@@ -6,7 +6,9 @@ the context reached (isl), the new tokens (<= isl) and the output (capped at max
 their log-normal distributions (median, mean -> sigma; Dist). The first turn of a session prefills its initial
 context c0 = isl - (E[T] - 1) / 2 (E[new] + E[osl]) (at least its new tokens), as ``serving/lengths.py`` counts it;
 later turns prefill only their new tokens, if the session's prefix is still cached (engine.py decides), and
-at least isl (1 - max_hit_rate) where the workload publishes a ceiling. Contexts are drawn per request, not
+at least isl (1 - max_hit_rate) where the workload publishes a ceiling. A tool pause published without a spread
+is drawn exponential with that mean: identical pauses and lengths lock the clients into synchronized waves, and
+the closed form's queueing assumes random arrivals. Contexts are drawn per request, not
 grown turn by turn: the distributions are the workload's statistics over all requests.
 """
 
@@ -52,7 +54,13 @@ class Lengths:
         else:                            # no turn count: the hit ceiling already counts first turns
             self.turns_mean = np.inf
             self.first_new = self.new
-        self.pause_s = _lognormal(rng, a.tool_pause_s, n) if a.tool_pause_s is not None else np.zeros(n)
+        p = a.tool_pause_s
+        if p is None:
+            self.pause_s = np.zeros(n)
+        elif p.sigma > 0:
+            self.pause_s = _lognormal(rng, p, n)
+        else:      # no published spread: exponential with that mean (random arrivals, as the queueing assumes)
+            self.pause_s = rng.exponential(p.mean_value, n)
         self._turns_dist = a.turns
 
     def session_turns(self, rng: np.random.Generator) -> int:
