@@ -26,7 +26,7 @@ from perfmodel.specs.deployment import Scenario  # noqa: E402
 
 ENGINES = ("vllm", "sglang", "trtllm")
 WORKLOADS = {"8k/1k": {"isl": 8192, "osl": 1024, "prefix_hit": 0.0},
-             "1k/1k hit 0.5": {"isl": 1024, "osl": 1024, "prefix_hit": 0.5}, "agentx": "agentx"}
+             "1k/1k hit 0.5": {"isl": 1024, "osl": 1024, "prefix_hit": 0.5}, "agentx": "agentx", "agentx-trace": "agentx-trace"}
 CONCURRENCY = (1, 4, 16, 64, 256, 1024)
 TOL = {"total_tps_per_gpu": 0.05, "tpot_ms": 0.05, "ttft_ms": 0.15, "ttft_p90_ms": 0.15}
 

@@ -15,7 +15,7 @@ from .errors import SpecError, pydantic_to_spec_error
 from .serving.aggregated import evaluate, evaluate_columns
 from .serving.dispatch import Pools, Sessions, serve
 from .serving.lengths import workload_lengths
-from .serving.load import running_batch
+from .serving.load import fewer_sessions_than_one_batch, running_batch
 from .specs.deployment import Deployment, Scenario
 from .specs.workload import WorkloadSpec
 
@@ -90,6 +90,8 @@ def predict(scenario: Scenario) -> pd.DataFrame:
             raise SpecError(f"the prefill instance ({pf.gpus} GPUs, tp={pf.tp}, ep={pf.ep}) does not fit: "
                             f"{probe['fit_reason'].iloc[0]}", field="deployment.prefill.gpus")
     df = serve(setup, pts, dep.serving, pools=pools, sessions=sessions)
+    if sessions is not None and dep.concurrency is not None:
+        df = fewer_sessions_than_one_batch(df, float(dep.concurrency))
     if pools is not None and sessions is None and bool(df["bound"].eq("prefill_pool").iloc[0]):
         df["note"] = (f"deployment.prefill: {pf.instances} prefill instance(s) of {pf.gpus} GPUs cannot "
                       "keep up with the decode pool; the request rate is the prefill pool's (bound "

@@ -92,3 +92,15 @@ def test_agentic_sessions_reuse_their_prefixes():
     s, df = simulate(_scenario("vllm", 4, **{}).model_copy(update={"workload": "agentx"}), requests=200, seed=0)
     assert 0.5 < s["prefix_hit"] < 1.0        # most turns hit their session's cached prefix
     assert np.all(df["uncached_input"] <= df["isl"])
+
+
+def test_one_session_idles_through_its_tool_pauses():
+    # one live session keeps its single request running only t_busy / (t_busy + pause) of the time: the closed
+    # form's throughput is the batch-1 rate times that share, and Little's law in the simulation agrees
+    sc = _scenario("vllm", 1).model_copy(update={"workload": "agentx"})
+    cf = api.predict(sc).iloc[0]
+    assert cf["sessions"] == pytest.approx(1.0)
+    busy = cf["ttft_mean_ms"] / 1e3 + cf["osl"] * cf["tpot_ms"] / 1e3
+    assert cf["request_rate_per_s"] == pytest.approx(1.0 / (busy + 4.9), rel=0.03)   # agentx pause 4.9 s
+    s, _ = simulate(sc, requests=300, seed=0)
+    assert s["total_tps_per_gpu"] == pytest.approx(cf["total_tps_per_gpu"], rel=0.05)
