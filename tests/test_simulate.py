@@ -104,3 +104,33 @@ def test_one_session_idles_through_its_tool_pauses():
     assert cf["request_rate_per_s"] == pytest.approx(1.0 / (busy + 4.9), rel=0.03)   # agentx pause 4.9 s
     s, _ = simulate(sc, requests=300, seed=0)
     assert s["total_tps_per_gpu"] == pytest.approx(cf["total_tps_per_gpu"], rel=0.05)
+
+
+def test_prefill_spread_hand_check():
+    # agentx: no length spread published, so only the first turns spread the prefill work: weights 1/43 and
+    # 42/43, u = c0 = 142,000 - 21 (4,260 + 444) = 43,216 and 4,260 -> c_s^2 = E[u^2] / E[u]^2 - 1
+    from perfmodel.serving.prefill_spread import prefill_cv2
+    a = catalog.workload("agentx").agentic
+    w1, c0, n = 1 / 43, 142_000 - 21 * (4_260 + 444), 4_260
+    m1, m2 = w1 * c0 + (1 - w1) * n, w1 * c0 ** 2 + (1 - w1) * n ** 2
+    assert float(prefill_cv2(a, 0.0)) == pytest.approx(m2 / m1 ** 2 - 1, rel=1e-12)
+    assert float(prefill_cv2(a, 0.05)) > 4 * float(prefill_cv2(a, 0.0))   # a few evictions: whole contexts
+
+
+def test_mean_wait_scales_with_the_service_spread():
+    # Pollaczek-Khinchine at c = 1: E[W] = (1 + c_s^2) / 2 rho / (1 - rho) t_s
+    from perfmodel.equations.queueing import compiled_queue
+    w = compiled_queue()["mean_wait"]
+    assert float(w(0.5, 2.0, 1.0)) == pytest.approx(0.5 * 1.0 * 2.0, rel=1e-12)
+    assert float(w(0.5, 2.0, 1.0, cs2=3.0)) == pytest.approx(2.0 * 1.0 * 2.0, rel=1e-12)
+
+
+def test_agentic_mean_ttft_matches_the_simulation():
+    # first turns queue in front of later ones: the closed form's mean TTFT with c_s^2 (prefill_spread.py)
+    # against the simulation's, on agentx (prefill-first and mixed engines)
+    for prof in ("sglang", "vllm"):
+        sc = _scenario(prof, 16).model_copy(update={"workload": "agentx"})
+        cf = api.predict(sc).iloc[0]
+        s, _ = simulate(sc, requests=1500, seed=0)
+        assert cf["ttft_mean_ms"] == pytest.approx(s["ttft_mean_ms"], rel=0.15), prof
+        assert cf["total_tps_per_gpu"] == pytest.approx(s["total_tps_per_gpu"], rel=0.06), prof
