@@ -19,7 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from perfmodel.serving.simulation import simulate  # noqa: E402
+from perfmodel import api  # noqa: E402
 from perfmodel.specs.deployment import Scenario  # noqa: E402
 
 CASES = [("vllm", {"isl": 8192, "osl": 1024, "prefix_hit": 0.0}, c) for c in (1, 64, 1024)] + \
@@ -31,12 +31,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=10_000)
     args = ap.parse_args()
-    simulate(Scenario.model_validate(_scenario("vllm", CASES[0][1], 1)), requests=10)    # compile cache warm
+    api.simulate(Scenario.model_validate(_scenario("vllm", CASES[0][1], 1)), requests=10)    # compile cache warm
     worst = 0.0
     for prof, wl, c in CASES:
         sc = Scenario.model_validate(_scenario(prof, wl, c))
         t0 = time.process_time()
-        s, _ = simulate(sc, requests=args.requests, seed=0)
+        s, _ = api.simulate(sc, requests=args.requests, seed=0)
         el = time.process_time() - t0
         worst = max(worst, el * 10_000 / args.requests)
         name = wl if isinstance(wl, str) else f"{wl['isl']:g}/{wl['osl']:g}"

@@ -21,7 +21,6 @@ import pandas as pd  # noqa: E402
 
 from perfmodel import api  # noqa: E402
 from perfmodel.errors import SpecError  # noqa: E402
-from perfmodel.serving.simulation import simulate  # noqa: E402
 from perfmodel.specs.deployment import Scenario  # noqa: E402
 
 ENGINES = ("vllm", "sglang", "trtllm")
@@ -54,7 +53,7 @@ def main() -> None:
                 except SpecError as exc:
                     print(f"{engine:7s} {name:14s} C={c:5d}: closed form n/a ({exc})")
                     continue
-                s, _ = simulate(sc, requests=args.requests, seed=0)
+                s, _ = api.simulate(sc, requests=args.requests, seed=0)
                 row = {"engine": engine, "workload": name, "concurrency": c}
                 ttft_p90 = "ttft_p90_request_ms" if "ttft_p90_request_ms" in cf else "ttft_p90_ms"
                 for k, ck in (("total_tps_per_gpu", "total_tps_per_gpu"), ("tpot_ms", "tpot_ms"),

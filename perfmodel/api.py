@@ -154,8 +154,15 @@ def simulate(scenario: Scenario, requests: int = 10_000, seed: int = 0) -> tuple
     progress bar on a terminal."""
     from . import progress
     from .serving.simulation import simulate as _simulate
+    dep = scenario.deployment
+    setup = setup_for(scenario.hardware, scenario.model, scenario.profile, dep, scenario.overrides.hardware,
+                      scenario.overrides.profile)
+    check_layout(setup.model, dep)
+    rate = setup.profile.spec_decoding.acceptance_rate
+    wl = catalog.workload(scenario.workload) if isinstance(scenario.workload, str) else scenario.workload
+    pts = deployment_points(dep, workload_lengths(wl), dep.accepted_tokens(rate.value if rate else None))
     with progress.bar(desc="simulate", total=requests, unit="request") as b:
-        return _simulate(scenario, requests=requests, seed=seed, progress=b.update)
+        return _simulate(setup, pts, dep, wl, requests=requests, seed=seed, progress=b.update)
 
 
 def predict_point_cache_clear() -> None:

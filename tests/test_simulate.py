@@ -1,4 +1,5 @@
-"""The reference event simulation (serving/simulation) and prefill-first scheduling (serving/prefill_first.py)."""
+"""The reference event simulation (serving/simulation, api.simulate), prefill-first scheduling (serving/prefill_first.py)
+and the spread of agentic prefill work (serving/prefill_spread.py)."""
 
 import numpy as np
 import pytest
@@ -6,7 +7,6 @@ import pytest
 from perfmodel import api, catalog
 from perfmodel.errors import SpecError
 from perfmodel.serving.queueing import decode_share
-from perfmodel.serving.simulation import simulate
 from perfmodel.specs.deployment import Scenario
 
 
@@ -21,7 +21,7 @@ def _scenario(profile="vllm", concurrency=16, serving="aggregated", **wl):
 
 @pytest.fixture(scope="module")
 def runs():
-    return {(p, c): simulate(_scenario(p, c), requests=400, seed=1)
+    return {(p, c): api.simulate(_scenario(p, c), requests=400, seed=1)
             for p in ("vllm", "sglang") for c in (1, 16, 64)}
 
 
@@ -32,8 +32,8 @@ def test_closed_loop_obeys_littles_law(runs):
 
 
 def test_deterministic_for_a_seed():
-    a, _ = simulate(_scenario("vllm", 16), requests=150, seed=7)
-    b, _ = simulate(_scenario("vllm", 16), requests=150, seed=7)
+    a, _ = api.simulate(_scenario("vllm", 16), requests=150, seed=7)
+    b, _ = api.simulate(_scenario("vllm", 16), requests=150, seed=7)
     assert a == b
 
 
@@ -83,13 +83,13 @@ def test_prefill_first_step_hand_check():
 
 def test_bad_input_names_the_field():
     with pytest.raises(SpecError, match="serving"):
-        simulate(_scenario("vllm", 4, serving="decode_only"), requests=10)
+        api.simulate(_scenario("vllm", 4, serving="decode_only"), requests=10)
     with pytest.raises(SpecError, match="requests"):
-        simulate(_scenario("vllm", 4), requests=0)
+        api.simulate(_scenario("vllm", 4), requests=0)
 
 
 def test_agentic_sessions_reuse_their_prefixes():
-    s, df = simulate(_scenario("vllm", 4, **{}).model_copy(update={"workload": "agentx"}), requests=200, seed=0)
+    s, df = api.simulate(_scenario("vllm", 4, **{}).model_copy(update={"workload": "agentx"}), requests=200, seed=0)
     assert 0.5 < s["prefix_hit"] < 1.0        # most turns hit their session's cached prefix
     assert np.all(df["uncached_input"] <= df["isl"])
 
@@ -102,7 +102,7 @@ def test_one_session_idles_through_its_tool_pauses():
     assert cf["sessions"] == pytest.approx(1.0)
     busy = cf["ttft_mean_ms"] / 1e3 + cf["osl"] * cf["tpot_ms"] / 1e3
     assert cf["request_rate_per_s"] == pytest.approx(1.0 / (busy + 4.9), rel=0.03)   # agentx pause 4.9 s
-    s, _ = simulate(sc, requests=300, seed=0)
+    s, _ = api.simulate(sc, requests=300, seed=0)
     assert s["total_tps_per_gpu"] == pytest.approx(cf["total_tps_per_gpu"], rel=0.05)
 
 
@@ -131,6 +131,6 @@ def test_agentic_mean_ttft_matches_the_simulation():
     for prof in ("sglang", "vllm"):
         sc = _scenario(prof, 16).model_copy(update={"workload": "agentx"})
         cf = api.predict(sc).iloc[0]
-        s, _ = simulate(sc, requests=1500, seed=0)
+        s, _ = api.simulate(sc, requests=1500, seed=0)
         assert cf["ttft_mean_ms"] == pytest.approx(s["ttft_mean_ms"], rel=0.15), prof
         assert cf["total_tps_per_gpu"] == pytest.approx(s["total_tps_per_gpu"], rel=0.06), prof

@@ -1,6 +1,7 @@
 """Reference event simulation of one engine instance, driven by the same compiled step equations.
 
-``simulate(scenario, requests, seed)`` -> (summary, per-request frame). The step costs come from one
+``simulate(setup, points, deployment, workload, requests, seed)`` -> (summary, per-request frame); the facade's
+``api.simulate(scenario)`` binds a scenario to those. The step costs come from one
 vectorized evaluation of the compiled decode / prefill equations on a grid (``steps.StepTables``); the symbol
 values, capacity and acceptance are those the closed form uses (``Setup.symbol_values``, ``serving/aggregated``'s
 ``max_batch`` / ``kv_max_batch``, ``Deployment.accepted_tokens``). The loop (``engine.Engine``) schedules
@@ -29,12 +30,13 @@ WARMUP_SHARE = 0.2      # completions discarded before the measurement window
 POOL = 65536            # pre-drawn request lengths (reused cyclically beyond)
 
 
-def simulate(scenario, requests: int = 10_000, seed: int = 0, progress=None) -> tuple[dict, pd.DataFrame]:
-    """Simulate ``scenario`` (aggregated, one instance; concurrency = closed-loop clients or arrival_rate =
-    open loop) until ``requests`` requests completed. Returns (summary: the declared throughput / latency columns
-    read off the requests completed after the warm-up, with P50/P90/P99; per-request DataFrame)."""
-    from ...api import deployment_points, setup_for
-    dep = scenario.deployment
+def simulate(setup, points: dict, dep, workload, requests: int = 10_000, seed: int = 0,
+             progress=None) -> tuple[dict, pd.DataFrame]:
+    """Simulate one aggregated instance of ``dep`` (a Deployment; concurrency = closed-loop clients, or
+    arrival_rate = open loop) on ``setup`` at ``points`` (the closed form's operating point: api.deployment_points)
+    with lengths drawn from ``workload``, until ``requests`` requests completed. Returns (summary: the declared
+    throughput / latency columns read off the requests completed after the warm-up, with P50 / P90 / P99;
+    per-request DataFrame)."""
     if dep.serving != "aggregated":
         raise SpecError(f"the simulation runs one aggregated instance, got serving={dep.serving!r}",
                         field="deployment.serving")
@@ -43,17 +45,14 @@ def simulate(scenario, requests: int = 10_000, seed: int = 0, progress=None) -> 
     if dep.concurrency is None and dep.arrival_rate is None:
         raise SpecError("give the load: concurrency (closed-loop clients) or arrival_rate (open loop)",
                         field="deployment.concurrency")
-    wl = catalog.workload(scenario.workload) if isinstance(scenario.workload, str) else scenario.workload
+    wl = catalog.workload(workload) if isinstance(workload, str) else workload
     agentic = getattr(wl, "kind", "fixed") == "agentic"
     if agentic and dep.arrival_rate is not None:
         raise SpecError("an agentic workload runs sessions: give concurrency", field="deployment.arrival_rate")
-    setup = setup_for(scenario.hardware, scenario.model, scenario.profile, dep, scenario.overrides.hardware,
-                      scenario.overrides.profile)
     vals = setup.symbol_values()
-    rate = setup.profile.spec_decoding.acceptance_rate
-    acc = dep.accepted_tokens(rate.value if rate else None)
+    acc = float(points["acc"])
     lengths = workload_lengths(wl)
-    pts = deployment_points(dep, lengths, acc)
+    pts = {**points, **lengths}
     probe = evaluate(setup, {**pts, "batch": 1.0, "concurrency": np.nan, "arrival_rate": np.nan}, symbol_values=vals)
     if not bool(probe["fits"].iloc[0]):
         raise SpecError(f"the deployment does not fit: {probe['fit_reason'].iloc[0]}", field="deployment")
