@@ -55,10 +55,10 @@ class Engine:
             heapq.heappush(arrivals, (t_sent + self.t_req, seq, client, t_sent))
             seq += 1
 
-        if rate is not None:
-            gaps = self.rng.exponential(1.0 / rate, size=n_requests + 1)
+        if rate is not None:        # arrivals go on past the last measured completion (no draining at the end)
+            gaps = self.rng.exponential(1.0 / rate, size=2 * n_requests + 1)
             t_open = np.cumsum(gaps)
-            for i in range(n_requests):
+            for i in range(2 * n_requests):
                 send(-1, float(t_open[i]))
         else:
             # clients start spread over one cycle (their decode at the full batch plus a pause), so the loop
