@@ -10,7 +10,9 @@ prefill-first (``features.mixed_prefill``), the running-request cap, KV capacity
 or open-loop clients and lengths drawn from the workload (``requests.Lengths``). Deterministic for a seed.
 
 Not simulated (the closed form has them): disaggregated pools, the host KV tier, KV-aware routing over several
-instances, a KV pool, speculative acceptance varying per step (the mean acceptance is used).
+instances, a KV pool, speculative acceptance varying per step (the mean acceptance is used). State snapshots
+(sliding-window / linear-attention state) enter as the closed form counts them: a hit recomputes the tokens
+past the last snapshot (``prefix_cache.snapshot_lost_tokens``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ... import catalog
 from ...errors import SpecError
 from ..aggregated import evaluate
 from ..lengths import workload_lengths
+from ..sessions import _snapshots
 from .engine import Engine
 from .requests import Lengths
 from .steps import StepTables
@@ -69,8 +72,10 @@ def simulate(setup, points: dict, dep, workload, requests: int = 10_000, seed: i
     tables = StepTables(setup, {k: pts[k] for k in ("gpus", "tp", "ep", "pp", "spec_tokens", "acc", "osl")},
                         vals, max_batch=max(min(cap, kv_tokens / max(float(np.median(L.isl)), 1.0)), 2.0),
                         max_context=ctx_max, budget=budget, request_tokens=float(np.median(L.first_new)))
+    _f, lost = _snapshots(setup, np.asarray(lengths["isl"], float), np.asarray(lengths["osl"], float))
     eng = Engine(tables, L, acc=acc, cap=cap, kv_tokens=kv_tokens, budget=budget, ranks=ranks,
-                 mixed=bool(vals.get("mixed_pf", 1.0) > 0.5), t_req=float(vals["t_req"]), q_res=q_res, rng=rng)
+                 mixed=bool(vals.get("mixed_pf", 1.0) > 0.5), t_req=float(vals["t_req"]), q_res=q_res, rng=rng,
+                 lost=float(lost))
     out = eng.run(requests, clients=dep.concurrency, rate=dep.arrival_rate, progress=progress)
     df = pd.DataFrame(out)
     return summarize(df, dep.gpus), df

@@ -7,7 +7,8 @@ State (times in s, lengths in tokens):
     tokenization), and waits FIFO for admission: a running slot (at most ``cap`` running) and KV room;
   * KV: a running request holds h = isl + osl - (1 - q_res) osl / 2 tokens (the step equations' reservation);
     the rest of the ``kv_tokens`` capacity keeps the prefixes of paused sessions, least recently used first
-    evicted; a turn whose prefix was evicted prefills its whole context (``requests.py``);
+    evicted; a turn whose prefix was evicted prefills its whole context (``requests.py``), a hit its new tokens
+    plus those past its last state snapshot (``lost``);
   * each step the scheduler takes prefill work from the head of the prefill queue, up to ``budget`` tokens per
     attention-DP rank on ``ranks`` ranks (a long prompt in chunks, short ones packed), and
       - mixed engines (vLLM, TensorRT-LLM): one pass of the decode batch plus those tokens,
@@ -34,10 +35,12 @@ from .steps import StepTables
 
 class Engine:
     def __init__(self, tables: StepTables, lengths: Lengths, *, acc: float, cap: int, kv_tokens: float,
-                 budget: float, ranks: int, mixed: bool, t_req: float, q_res: float, rng: np.random.Generator):
+                 budget: float, ranks: int, mixed: bool, t_req: float, q_res: float, rng: np.random.Generator,
+                 lost: float = 0.0):
         self.t, self.L, self.acc, self.cap = tables, lengths, float(acc), int(max(cap, 1))
         self.kv_tokens, self.budget, self.ranks, self.mixed = float(kv_tokens), float(budget), int(max(ranks, 1)), mixed
         self.t_req, self.q_res, self.rng = float(t_req), float(q_res), rng
+        self.lost = float(lost)          # tokens a hit recomputes past its last state snapshot
 
     def run(self, n_requests: int, clients: float | None = None, rate: float | None = None, progress=None):
         """Simulate until ``n_requests`` requests completed. Returns per-request arrays (dict of numpy arrays,
@@ -131,6 +134,7 @@ class Engine:
                 new = R_new[i]
                 if sess >= 0 and sess in cache:
                     cache_tokens -= cache.pop(sess)          # the prefix becomes part of the running hold
+                    new = min(new + self.lost, R_isl[i])
                 elif sess >= 0 and not R_firstturn[i]:
                     new = R_isl[i]                           # evicted: re-prefill it all
                 R_new[i] = new
