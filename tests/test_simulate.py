@@ -56,16 +56,29 @@ def test_closed_form_agrees_with_the_simulation_on_throughput_and_tpot(runs):
         assert s["tpot_ms"] == pytest.approx(cf["tpot_ms"], rel=0.05), (p, c)
 
 
-def test_prefill_first_stalls_decode_and_shortens_the_prefill_queue(runs):
+def _prefill_first(profile="sglang"):
+    """The profile with SGLang's scheduling, prefill passes ahead of decode (features.mixed_prefill False)."""
+    p = catalog.profile(profile)
+    return p.model_copy(update={"features": p.features.model_copy(update={"mixed_prefill": False})})
+
+
+def test_prefill_first_stalls_decode_and_shortens_the_prefill_queue():
     # SGLang runs prefill passes ahead of decode (enable_mixed_chunk False): at the same load its decode steps
-    # are longer than a mixed engine's would be and its requests wait behind prefills only
-    assert not catalog.profile("sglang").features.mixed_prefill
+    # are longer than a mixed engine's and its requests wait behind prefills only
     assert catalog.profile("vllm").features.mixed_prefill
-    mixed = api.predict(_scenario("sglang", 64).model_copy(update={"profile": catalog.profile("sglang").model_copy(
-        update={"features": catalog.profile("sglang").features.model_copy(update={"mixed_prefill": True})})})).iloc[0]
-    first = api.predict(_scenario("sglang", 64)).iloc[0]
+    mixed = api.predict(_scenario("sglang", 64)).iloc[0]
+    first = api.predict(_scenario("sglang", 64).model_copy(update={"profile": _prefill_first()})).iloc[0]
     assert first["tpot_ms"] > mixed["tpot_ms"]
     assert first["ttft_ms"] < mixed["ttft_ms"]
+
+
+def test_prefill_first_closed_form_agrees_with_the_simulation():
+    for c in (16, 64):
+        sc = _scenario("sglang", c).model_copy(update={"profile": _prefill_first()})
+        cf = api.predict(sc).iloc[0]
+        s, _ = api.simulate(sc, requests=400, seed=1)
+        assert s["total_tps_per_gpu"] == pytest.approx(cf["total_tps_per_gpu"], rel=0.05), c
+        assert s["tpot_ms"] == pytest.approx(cf["tpot_ms"], rel=0.05), c
 
 
 def test_prefill_first_step_hand_check():

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..equations.queueing import compiled_queue
 from .prefill_first import mixed as mixed_share
-from .prefill_first import own_and_serve
+from .prefill_first import own_and_serve, saturation_time
 
 PERCENTILES = (0.5, 0.9)
 SATURATED_RHO = 0.99          # prefill servers at their rate: the wait is evaluated here (closed loop: finite)
@@ -58,7 +58,7 @@ def decode_share(t_own, step0, step_chunk, chunks, acc, osl) -> tuple[np.ndarray
 
 
 def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_own, t_s, c,
-                phi=0.0, cs2=0.0) -> dict[str, np.ndarray]:
+                phi=0.0, cs2=0.0, t_cap=None) -> dict[str, np.ndarray]:
     """Closed loop whose decoding requests see a running batch ``b_run``, with ``clients`` in the loop
     (NaN: just the clients that batch needs). Decode step from ``decode_share``; slot time
     S = T_own + osl TPOT; a client's cycle T = t_req + R + W + S with R = min(1, C - 1) step / 2 and
@@ -89,8 +89,9 @@ def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_ow
         cycle = t_req + resid * step + wait(np.maximum(rho_q * seen, 1e-12), t_s, c, phi, seen_by, cs2=cs2) + slot
         need = 1 + (b_run - 1) * cycle / slot     # a decoding request sees B = 1 + (C - 1) S / cycle
         x = need / cycle
-    saturated = x * t_s / c >= 1
-    x = np.where(saturated, c / t_s, x)
+    t_cap = t_s if t_cap is None else np.maximum(np.asarray(t_cap, float), t_s)   # prefill_first.saturation_time
+    saturated = x * t_cap / c >= 1
+    x = np.where(saturated, c / t_cap, x)
     rho = x * t_s / c
     need = x * cycle                              # = C_B (unchanged unless saturated): Little's law holds
     clients = np.asarray(clients, float)
@@ -141,7 +142,8 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
     sub = lambda v: np.broadcast_to(v, batch.shape)[mixed]  # noqa: E731  (the closed loop on mixed points only)
     agg = closed_loop(sub(p["concurrency"]), sub(batch), sub(vals["t_req"]), sub(step0), sub(step_chunk),
                       sub(chunks), sub(p["acc"]), sub(p["osl"]), sub(t_own), sub(t_serve), sub(servers),
-                      sub(vals["phi"]), sub(p.get("prefill_cv2", 0.0)))
+                      sub(vals["phi"]), sub(p.get("prefill_cv2", 0.0)),
+                      sub(saturation_time(mixed_share(vals), t_serve, step0, p, servers)))
     alone = {"x_per_s": batch * p["acc"] / (p["osl"] * step0), "rho": zero, "decode_share": zero + 1.0,
              "chunk_share": zero, "step_s": step0 + zero, "tpot_s": step0 / p["acc"],
              "slot_s": p["osl"] * step0 / p["acc"], "clients_needed": batch,

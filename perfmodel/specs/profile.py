@@ -133,7 +133,10 @@ class Features(Strict):
                           "server_args enable_mixed_chunk = False, and Scheduler.get_next_batch_to_run runs a new "
                           "prefill batch before the decode batch; "
                           "https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py, "
-                          "https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/managers/scheduler.py)")
+                          "https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/managers/scheduler.py). "
+                          "The shipped sglang profiles keep True for now: the closed form of the prefill-first "
+                          "schedule (serving/prefill_first.py) overstates SGLang's throughput at 256+ clients "
+                          "(curve-end.csv), so a mechanism that holds SGLang back there is still missing")
     disaggregation: bool = False
     kv_host_tier: bool = False
     cuda_graphs: bool = True
