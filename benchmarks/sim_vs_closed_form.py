@@ -26,11 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pandas as pd  # noqa: E402
 
-from perfmodel import api  # noqa: E402
+from perfmodel import api, catalog  # noqa: E402
 from perfmodel.errors import SpecError  # noqa: E402
 from perfmodel.specs.deployment import Scenario  # noqa: E402
 
-ENGINES = ("vllm", "sglang", "trtllm")
+ENGINES = ("vllm", "sglang", "trtllm", "sglang-prefill-first")   # the last: features.mixed_prefill False
 WORKLOADS = {"8k/1k": {"isl": 8192, "osl": 1024, "prefix_hit": 0.0},
              "1k/1k hit 0.5": {"isl": 1024, "osl": 1024, "prefix_hit": 0.5}, "agentx": "agentx", "agentx-trace": "agentx-trace"}
 CONCURRENCY = (1, 4, 16, 64, 256, 1024)
@@ -38,11 +38,17 @@ TOL = {"total_tps_per_gpu": 0.05, "tpot_ms": 0.05, "ttft_ms": 0.15, "ttft_p90_ms
 
 
 def scenario(engine, wl, c) -> Scenario:
-    return Scenario.model_validate({
-        "hardware": "h200-sxm", "model": "deepseek-v4-flash", "profile": engine,
+    base = engine.removesuffix("-prefill-first")
+    sc = Scenario.model_validate({
+        "hardware": "h200-sxm", "model": "deepseek-v4-flash", "profile": base,
         "deployment": {"gpus": 4, "tp": 4, "ep": 1, "weights": "mxfp4", "spec_tokens": 1, "serving": "aggregated",
                        "concurrency": c},
         "workload": wl, "overrides": {"profile": {"arrival_burst": 0.0}}})
+    if base != engine:      # the engine's prefill-first schedule (serving/prefill_first.py)
+        p = catalog.profile(base)
+        sc = sc.model_copy(update={"profile": p.model_copy(update={
+            "features": p.features.model_copy(update={"mixed_prefill": False})})})
+    return sc
 
 
 def main() -> None:
