@@ -8,12 +8,12 @@ simulated (serving/simulation docstring). Prints one line per point and the shar
 ``--csv FILE`` writes the table.
 Run: python benchmarks/sim_vs_closed_form.py [--requests N] [--csv FILE]   (about 2 minutes; 72 points)
 
-Last run (issue 30, 3,000 requests per point): throughput within 5% at 75% of the points (median |error| 1.1%),
-TPOT 67% (1.8%), TTFT P50 within 15% at 40% (17.4%), P90 32% (25.5%). Up to 64 clients: throughput 85%, TPOT
-77%. Where they part: agentic sessions past the KV capacity (256+ clients: the closed form's sessions_to_batch
-runs more requests than fit and misses the slot wait), prefill-first engines at saturation (TPOT +40% and more),
-fixed-length closed loops whose clients fall into synchronized waves (TTFT; the closed form's ``arrival_burst``
-is set to 0 here), and the TTFT tail of log-normal agentic turns.
+Last run (issue 30, 3,000 requests per point, 96 points): throughput within 5% at 73% of the points (median
+|error| 1.9%), TPOT 71% (1.8%), TTFT P50 within 15% at 45% (17.4%), P90 35% (25.0%); up to 64 clients 84%, 81%,
+56% and 41%. Where they part: agentic sessions past the KV capacity (256+ clients: the closed form's
+sessions_to_batch runs more requests than fit and misses the slot wait), prefill-first engines at saturation
+(TPOT +40% and more), fixed-length closed loops whose clients fall into synchronized waves (TTFT; the closed form's
+``arrival_burstis set to 0 here), and the TTFT tail of log-normal agentic turns.
 """
 
 from __future__ import annotations
