@@ -13,7 +13,7 @@ Last run (issue 30, 3,000 requests per point, 96 points): throughput within 5% a
 56% and 41%. Where they part: agentic sessions past the KV capacity (256+ clients: the closed form's
 sessions_to_batch runs more requests than fit and misses the slot wait), prefill-first engines at saturation
 (TPOT +40% and more), fixed-length closed loops whose clients fall into synchronized waves (TTFT; the closed form's
-``arrival_burstis set to 0 here), and the TTFT tail of log-normal agentic turns.
+``arrival_burst`` is set to 0 here), and the TTFT tail of log-normal agentic turns.
 """
 
 from __future__ import annotations
