@@ -15,7 +15,7 @@ from .errors import SpecError, pydantic_to_spec_error
 from .serving.aggregated import evaluate, evaluate_columns
 from .serving.dispatch import Pools, Sessions, serve
 from .serving.lengths import workload_lengths
-from .serving.load import running_batch
+from .serving.load import fewer_sessions_than_one_batch, running_batch
 from .specs.deployment import Deployment, Scenario
 from .specs.workload import WorkloadSpec
 
@@ -90,6 +90,8 @@ def predict(scenario: Scenario) -> pd.DataFrame:
             raise SpecError(f"the prefill instance ({pf.gpus} GPUs, tp={pf.tp}, ep={pf.ep}) does not fit: "
                             f"{probe['fit_reason'].iloc[0]}", field="deployment.prefill.gpus")
     df = serve(setup, pts, dep.serving, pools=pools, sessions=sessions)
+    if sessions is not None and dep.concurrency is not None:
+        df = fewer_sessions_than_one_batch(df, float(dep.concurrency))
     if pools is not None and sessions is None and bool(df["bound"].eq("prefill_pool").iloc[0]):
         df["note"] = (f"deployment.prefill: {pf.instances} prefill instance(s) of {pf.gpus} GPUs cannot "
                       "keep up with the decode pool; the request rate is the prefill pool's (bound "
@@ -155,6 +157,23 @@ def plan(model, workload, systems, demand=None, slo=None, scales=(1.0,), limits=
     from .analyses.plan import plan as _plan
     return _plan(model, workload, systems, demand, slo or PlanSLO(), scales, limits or Limits(), weights=weights,
                  kv_cache=kv_cache, space=space)
+
+
+def simulate(scenario: Scenario, requests: int = 10_000, seed: int = 0) -> tuple[dict, pd.DataFrame]:
+    """The reference event simulation of one aggregated instance (serving/simulation): (summary of the declared
+    throughput and latency columns with P50 / P90 / P99, per-request DataFrame). Deterministic for a seed; a
+    progress bar on a terminal."""
+    from . import progress
+    from .serving.simulation import simulate as _simulate
+    dep = scenario.deployment
+    setup = setup_for(scenario.hardware, scenario.model, scenario.profile, dep, scenario.overrides.hardware,
+                      scenario.overrides.profile)
+    check_layout(setup.model, dep)
+    rate = setup.profile.spec_decoding.acceptance_rate
+    wl = catalog.workload(scenario.workload) if isinstance(scenario.workload, str) else scenario.workload
+    pts = deployment_points(dep, workload_lengths(wl), dep.accepted_tokens(rate.value if rate else None))
+    with progress.bar(desc="simulate", total=requests, unit="request") as b:
+        return _simulate(setup, pts, dep, wl, requests=requests, seed=seed, progress=b.update)
 
 
 def predict_point_cache_clear() -> None:

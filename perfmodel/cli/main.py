@@ -13,7 +13,7 @@ import sys
 from ..errors import SpecError
 
 COMMANDS = ["listing", "predict_cmd", "models_cmd", "explain_cmd"]
-OPTIONAL_COMMANDS = ["analyses_cmd", "validate_cmd", "claims_cmd", "kernels_cmd", "plan_cmd"]
+OPTIONAL_COMMANDS = ["analyses_cmd", "validate_cmd", "claims_cmd", "kernels_cmd", "plan_cmd", "simulate_cmd"]
 
 
 class Parser(argparse.ArgumentParser):

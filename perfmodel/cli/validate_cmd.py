@@ -12,7 +12,7 @@ DEFAULT_DATA = "data/shared/calibration.csv"
 
 def default_calibration_files() -> list[str]:
     """The shipped copy of the shared data (data/shared/: calibration.csv, curve-end.csv,
-    inferencex-silicon.csv) plus every measured-record CSV written into the project (data/measured/*.csv)."""
+    inferencex-silicon.csv, agentic.csv) plus every measured-record CSV written into the project (data/measured/*.csv)."""
     import os
 
     from ..validation.records import project_measured_files, shared_data_files
@@ -37,7 +37,7 @@ def _add_data_argument(parser) -> None:
     """--data FILE (repeatable), defaulting to the calibration set (``default_calibration_files``)."""
     parser.add_argument("--data", action="append", default=[], metavar="FILE",
                         help="record CSV (repeatable; default data/shared/{calibration,curve-end,"
-                             "inferencex-silicon}.csv plus data/measured/*.csv)")
+                             "inferencex-silicon,agentic}.csv plus data/measured/*.csv)")
 
 
 def register(sub):

@@ -32,8 +32,10 @@ POINT_COLUMNS = ("batch", "gpus", "tp", "ep", "pp", "spec_tokens", "acc", "isl",
 # concurrency: clients in flight per instance in a closed loop (NaN: the batch; above the batch they queue)
 # arrival_rate: requests/s arriving at an instance in an open loop (NaN: closed loop or a fixed batch)
 # max_running: the deployment's running-request cap per scheduler (NaN: the profile's max_running_requests)
+# prefill_cv2: squared coefficient of variation of the requests' prefill service time (0: equal requests;
+# agentic sessions: serving/prefill_spread.py), in the prefill queue's wait
 OPTIONAL_COLUMNS = {"reload": 0.0, "cold": 0.0, "pool_reload": 0.0, "concurrency": np.nan, "arrival_rate": np.nan,
-                    "max_running": np.nan}
+                    "max_running": np.nan, "prefill_cv2": 0.0}
 
 
 @dataclass
@@ -66,6 +68,7 @@ class Setup:
         vals.update(bind_formats(self.model, self.weights, attn, self.kv_cache))
         vals.update(bind_kernel_fits(self.hardware, self.profile, self.model, self.weights, self.kv_cache, fields))
         vals["C_host"] = required(fields, "host_memory_gb") * 1e9   # host-tier capacity per GPU (serving layer)
+        vals["mixed_pf"] = 1.0 if self.profile.features.mixed_prefill else 0.0   # serving/prefill_first.py
         return vals
 
     def power_w(self) -> tuple[float, str]:

@@ -53,16 +53,19 @@ from .roofline import smax
 # symbols of the serving layer (seconds, requests/s, clients)
 QS = {n: sp.Symbol(n, positive=True)
       for n in ("rho", "t_s", "c", "q", "t_req", "W_cap", "t_st", "T_own", "phi", "C")}
+QS["cs2"] = sp.Symbol("cs2", nonnegative=True)   # squared coefficient of variation of the prefill service time
 
 
-def mean_wait(rho, t_s, c):
-    """E[W] of M/D/c (Sakasegawa with c_s^2 = 0): rho^(sqrt(2(c+1)) - 1) / (c (1 - rho)) t_s / 2, seconds."""
-    return rho ** (sp.sqrt(2 * (c + 1)) - 1) / (c * (1 - rho)) * t_s / 2
+def mean_wait(rho, t_s, c, cs2=0):
+    """E[W] of M/G/c (Sakasegawa, c_a^2 = 1): (1 + c_s^2) rho^(sqrt(2(c+1)) - 1) / (c (1 - rho)) t_s / 2, seconds;
+    c_s^2 = 0 (M/D/c) for equal requests, larger where the requests' uncached tokens spread (first turns, evicted
+    prefixes, a log-normal tail: serving/prefill_spread.py)."""
+    return (1 + cs2) * rho ** (sp.sqrt(2 * (c + 1)) - 1) / (c * (1 - rho)) * t_s / 2
 
 
-def quantile_wait(rho, t_s, c, q):
+def quantile_wait(rho, t_s, c, q, cs2=0):
     """W_q: the q-quantile of the prefill-queue wait (exponential tail, P(W > 0) = rho), seconds."""
-    tail_mean = rho ** (sp.sqrt(2 * (c + 1)) - 2) / (c * (1 - rho)) * t_s / 2     # E[W] / rho, finite at 0
+    tail_mean = (1 + cs2) * rho ** (sp.sqrt(2 * (c + 1)) - 2) / (c * (1 - rho)) * t_s / 2   # E[W] / rho, finite at 0
     return smax(0, tail_mean * sp.log(rho / (1 - q)))
 
 
@@ -72,48 +75,58 @@ def wave_wait(C, t_s, c, q):
     return q * smax(0, C - 1) * t_s / c
 
 
-def prefill_wait(rho, t_s, c, q, phi, C):
+def prefill_wait(rho, t_s, c, q, phi, C, cs2=0):
     """The prefill-queue wait of a closed loop: a share phi of arrivals in waves, the rest at random,
         W_q = (1 - phi) W_pf,q + phi q (C - 1) t_s / c    (the quantile of the mixture approximated by the
     mixture of the quantiles; exact for the mean with E[W_pf] in place of W_pf,q and q = 1/2), seconds."""
-    return (1 - phi) * quantile_wait(rho, t_s, c, q) + phi * wave_wait(C, t_s, c, q)
+    return (1 - phi) * quantile_wait(rho, t_s, c, q, cs2) + phi * wave_wait(C, t_s, c, q)
 
 
-def mean_prefill_wait(rho, t_s, c, phi, C):
+def mean_prefill_wait(rho, t_s, c, phi, C, cs2=0):
     """E[W] = (1 - phi) E[W_pf] + phi (C - 1) t_s / (2 c), seconds."""
-    return (1 - phi) * mean_wait(rho, t_s, c) + phi * wave_wait(C, t_s, c, sp.Rational(1, 2))
+    return (1 - phi) * mean_wait(rho, t_s, c, cs2) + phi * wave_wait(C, t_s, c, sp.Rational(1, 2))
 
 
 def ttft_quantile():
     """TTFT_q = t_req + W_cap + q t_st + W_q + T_own (seconds)."""
     s = QS
     return (s["t_req"] + s["W_cap"] + s["q"] * s["t_st"]
-            + prefill_wait(s["rho"], s["t_s"], s["c"], s["q"], s["phi"], s["C"]) + s["T_own"])
+            + prefill_wait(s["rho"], s["t_s"], s["c"], s["q"], s["phi"], s["C"], s["cs2"]) + s["T_own"])
 
 
 def ttft_mean():
     """E[TTFT] = t_req + W_cap + t_st / 2 + E[W] + T_own (seconds)."""
     s = QS
     return (s["t_req"] + s["W_cap"] + s["t_st"] / 2
-            + mean_prefill_wait(s["rho"], s["t_s"], s["c"], s["phi"], s["C"]) + s["T_own"])
+            + mean_prefill_wait(s["rho"], s["t_s"], s["c"], s["phi"], s["C"], s["cs2"]) + s["T_own"])
 
 
 @lru_cache(maxsize=1)
 def compiled_queue():
-    """Lambdified (numpy) waits and TTFT forms, keyed by name."""
+    """Lambdified (numpy) waits and TTFT forms, keyed by name. Each takes the squared coefficient of variation
+    of the prefill service time c_s^2 as an optional last argument ``cs2`` (default 0: equal requests)."""
     from ..engine.compiled import NUMPY_MODULES
     s = QS
     wait_args = [s["rho"], s["t_s"], s["c"]]
     q_args = wait_args + [s["q"]]
     mix_args = wait_args + [s["phi"], s["C"]]
     t_args = [s["t_req"], s["W_cap"], s["t_st"], s["T_own"], *q_args, s["phi"], s["C"]]
-    return {
-        "mean_wait": sp.lambdify(wait_args, mean_wait(*wait_args), modules=NUMPY_MODULES),
-        "quantile_wait": sp.lambdify(q_args, quantile_wait(*q_args), modules=NUMPY_MODULES),
-        "mean_prefill_wait": sp.lambdify(mix_args, mean_prefill_wait(*mix_args), modules=NUMPY_MODULES),
-        "ttft_quantile": sp.lambdify(t_args, ttft_quantile(), modules=NUMPY_MODULES),
-        "ttft_mean": sp.lambdify(t_args[:4] + mix_args, ttft_mean(), modules=NUMPY_MODULES),
+    cs2 = s["cs2"]
+    fns = {
+        "mean_wait": sp.lambdify(wait_args + [cs2], mean_wait(*wait_args, cs2), modules=NUMPY_MODULES),
+        "quantile_wait": sp.lambdify(q_args + [cs2], quantile_wait(*q_args, cs2), modules=NUMPY_MODULES),
+        "mean_prefill_wait": sp.lambdify(mix_args + [cs2], mean_prefill_wait(*mix_args, cs2), modules=NUMPY_MODULES),
+        "ttft_quantile": sp.lambdify(t_args + [cs2], ttft_quantile(), modules=NUMPY_MODULES),
+        "ttft_mean": sp.lambdify(t_args[:4] + mix_args + [cs2], ttft_mean(), modules=NUMPY_MODULES),
     }
+    return {k: _cs2_last(f) for k, f in fns.items()}
+
+
+def _cs2_last(f):
+    """``f(*args, cs2)`` callable as ``f(*args)`` (cs2 = 0) or ``f(*args, cs2=x)``."""
+    def call(*args, cs2=0.0):
+        return f(*args, cs2)
+    return call
 
 
 def explain_queueing() -> str:

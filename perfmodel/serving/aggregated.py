@@ -28,6 +28,7 @@ from ..engine.bind import attention_format
 from ..engine.compiled import compiled
 from ..engine.evaluate import Setup, _arrays, prefill_inputs, symbol_inputs
 from ..formats import COMPUTE_RATE
+from . import prefill_first
 from .queueing import serving_load, tpot_quantile
 
 OPEN_LOOP_SUBSTITUTIONS = 5   # evaluations of the open-loop batch root B = lambda S(B) (secant passes)
@@ -145,16 +146,23 @@ def decode_under_load(cm, p: dict, vals: dict, t_pf) -> tuple[dict, dict]:
     ones = np.ones_like(p["batch"])
     d0 = cm.decode(symbol_inputs({**p, "mix": np.zeros_like(p["batch"])}, vals))
     demand, w, chunk = chunk_mixture(p, vals)
-    dk = cm.decode(symbol_inputs(chunk, vals)) if (w > 0).any() else d0
+    mixed = prefill_first.mixed(vals) * ones
+    dk = cm.decode(symbol_inputs(chunk, vals)) if ((w > 0) & (mixed > 0)).any() else d0
     step0 = np.asarray(d0["step_s"], float) * ones
     step_mix = (1 - w) * step0 + w * np.asarray(dk["step_s"], float)
     budget = vals["N_ch"] * p["gpus"] / (p["tp"] * p["pp"])
     t_budget = np.asarray(cm.prefill(prefill_inputs(p, vals, tokens=budget))["prefill_s"], float) * ones
+    if (mixed < 1).any():      # prefill-first engines: prefill passes stall the decode steps (prefill_first.py)
+        t_s = prefill_first.server_time(t_pf, t_budget, p["new"], vals["N_ch"])
+        pf_chunks, pf_step = prefill_first.stall_step(p, step0, t_s)
+        demand, step_mix = np.where(mixed > 0, demand, pf_chunks), np.where(mixed > 0, step_mix, pf_step)
+        w = np.where(mixed > 0, w, pf_chunks)
     load = serving_load(p, step0, step_mix, demand, t_pf, t_budget, vals)
     share = load["chunk_share"] * w
     load["chunk_step_share"] = share
     load["step0_s"], load["step_chunk_s"] = step0, np.asarray(dk["step_s"], float) * ones   # for the TPOT tail
     d = {k: (1 - share) * np.asarray(d0[k], float) + share * np.asarray(dk[k], float) for k in d0}
+    d["step_s"] = np.where(mixed > 0, d["step_s"], load["step_s"])    # decode step incl. the prefill stalls
     return d, load
 
 

@@ -24,6 +24,28 @@ from .aggregated import evaluate
 from .dispatch import Pools, Sessions, serve
 from .sessions import sessions_to_batch
 
+RATE_COLUMNS = ("request_rate_per_s", "output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw",
+                "output_tps_per_mw", "total_tokens_per_usd", "sessions_per_gpu")
+"""Columns proportional to the requests per second (an idle share of the time scales them)."""
+
+
+def fewer_sessions_than_one_batch(df, live_sessions: float):
+    """Live sessions C below those one running request needs, C(1) = (t_busy + pause) / t_busy: the instance
+    runs a single request a share C / C(1) of the time and idles the rest (the tool pauses), so the throughput
+    columns scale by C / C(1) and ``sessions`` is C; TPOT and TTFT are those of the batch-1 steps.
+    The running batch is never below 1 in the step equations (a step serves whole requests)."""
+    c1 = df["sessions"].to_numpy(float)
+    scale = np.where(c1 > live_sessions, live_sessions / np.where(c1 > 0, c1, 1.0), 1.0)
+    if np.all(scale == 1.0):
+        return df
+    df = df.copy()
+    for k in RATE_COLUMNS:
+        if k in df:
+            df[k] = df[k].to_numpy(float) * scale
+    df["sessions"] = np.minimum(c1, live_sessions)
+    return df
+
+
 SESSION_GRID = 96
 """Log-grid points of the live-sessions curve C(B) of a disaggregated agentic deployment."""
 

@@ -21,21 +21,23 @@ from __future__ import annotations
 import numpy as np
 
 from ..equations.queueing import compiled_queue
+from .prefill_first import mixed as mixed_share
+from .prefill_first import own_and_serve, saturation_time
 
 PERCENTILES = (0.5, 0.9, 0.99)
 SATURATED_RHO = 0.99          # prefill servers at their rate: the wait is evaluated here (closed loop: finite)
 SEEN_SUBSTITUTIONS = 3
 
 
-def _ttft_terms(rho, t_s, c, t_req, w_cap, t_st, t_own, phi=0.0, clients=1.0) -> dict[str, np.ndarray]:
+def _ttft_terms(rho, t_s, c, t_req, w_cap, t_st, t_own, phi=0.0, clients=1.0, cs2=0.0) -> dict[str, np.ndarray]:
     q = compiled_queue()
     rho = np.maximum(rho, 1e-12)                       # rho = 0: no queue (the forms are finite, not 0 * inf)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = {"ttft_mean_s": q["ttft_mean"](t_req, w_cap, t_st, t_own, rho, t_s, c, phi, clients),
-               "prefill_queue_s": q["mean_prefill_wait"](rho, t_s, c, phi, clients)}
+        out = {"ttft_mean_s": q["ttft_mean"](t_req, w_cap, t_st, t_own, rho, t_s, c, phi, clients, cs2=cs2),
+               "prefill_queue_s": q["mean_prefill_wait"](rho, t_s, c, phi, clients, cs2=cs2)}
         for pct in PERCENTILES:
             out[f"ttft_p{pct * 100:.0f}_s"] = q["ttft_quantile"](t_req, w_cap, t_st, t_own, rho, t_s, c, pct,
-                                                                 phi, clients)
+                                                                 phi, clients, cs2=cs2)
     return out
 
 
@@ -59,7 +61,7 @@ def decode_share(t_own, step0, step_chunk, chunks, acc, osl) -> tuple[np.ndarray
 
 
 def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_own, t_s, c,
-                phi=0.0) -> dict[str, np.ndarray]:
+                phi=0.0, cs2=0.0, t_cap=None) -> dict[str, np.ndarray]:
     """Closed loop whose decoding requests see a running batch ``b_run``, with ``clients`` in the loop
     (NaN: just the clients that batch needs). Decode step from ``decode_share``; slot time
     S = T_own + osl TPOT; a client's cycle T = t_req + R + W + S with R = min(1, C - 1) step / 2 and
@@ -87,11 +89,12 @@ def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_ow
         seen = np.maximum(need - 1, 0) / np.maximum(need, 1)   # arrival theorem: it sees the other C - 1
         resid = np.minimum(1.0, np.maximum(need - 1, 0)) / 2
         seen_by = need                             # the clients this pass's waits are taken with
-        cycle = t_req + resid * step + wait(np.maximum(rho_q * seen, 1e-12), t_s, c, phi, seen_by) + slot
+        cycle = t_req + resid * step + wait(np.maximum(rho_q * seen, 1e-12), t_s, c, phi, seen_by, cs2=cs2) + slot
         need = 1 + (b_run - 1) * cycle / slot     # a decoding request sees B = 1 + (C - 1) S / cycle
         x = need / cycle
-    saturated = x * t_s / c >= 1
-    x = np.where(saturated, c / t_s, x)
+    t_cap = t_s if t_cap is None else np.maximum(np.asarray(t_cap, float), t_s)   # prefill_first.saturation_time
+    saturated = x * t_cap / c >= 1
+    x = np.where(saturated, c / t_cap, x)
     rho = x * t_s / c
     need = x * cycle                              # = C_B (unchanged unless saturated): Little's law holds
     clients = np.asarray(clients, float)
@@ -100,7 +103,7 @@ def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_ow
     return {"x_per_s": x, "rho": np.minimum(rho, 1.0), "decode_share": f, "chunk_share": np.minimum(f * chunks, 1.0),
             "step_s": step, "tpot_s": step / acc, "slot_s": slot, "clients_needed": need, "concurrency": clients,
             "capacity_wait_s": w_cap, "prefill_saturated": saturated,
-            **_ttft_terms(rho_q * seen, t_s, c, t_req, w_cap, 2 * resid * step, t_own, phi, seen_by)}
+            **_ttft_terms(rho_q * seen, t_s, c, t_req, w_cap, 2 * resid * step, t_own, phi, seen_by, cs2)}
 
 
 def open_loop(rate, t_req, t_st, t_own, t_s, c) -> dict[str, np.ndarray]:
@@ -136,14 +139,14 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
     batch = p["batch"]
     servers = p["gpus"] / (p["tp"] * p["pp"])
     n_ch = np.ceil(np.maximum(p["new"], 1.0) / vals["N_ch"] - 1e-9)
-    t_own = t_pf + n_ch * step0
-    t_serve = np.where(chunks > 0, np.maximum(p["new"], 1.0) / vals["N_ch"] * (step0 + t_budget), t_pf)
+    t_own, t_serve = own_and_serve(mixed_share(vals), t_pf, t_budget, step0, n_ch, chunks, p["new"], vals["N_ch"])
     mixed = p["mix"] > 0
     zero = np.zeros_like(batch)
     sub = lambda v: np.broadcast_to(v, batch.shape)[mixed]  # noqa: E731  (the closed loop on mixed points only)
     agg = closed_loop(sub(p["concurrency"]), sub(batch), sub(vals["t_req"]), sub(step0), sub(step_chunk),
                       sub(chunks), sub(p["acc"]), sub(p["osl"]), sub(t_own), sub(t_serve), sub(servers),
-                      sub(vals["phi"]))
+                      sub(vals["phi"]), sub(p.get("prefill_cv2", 0.0)),
+                      sub(saturation_time(mixed_share(vals), t_serve, step0, p, servers)))
     alone = {"x_per_s": batch * p["acc"] / (p["osl"] * step0), "rho": zero, "decode_share": zero + 1.0,
              "chunk_share": zero, "step_s": step0 + zero, "tpot_s": step0 / p["acc"],
              "slot_s": p["osl"] * step0 / p["acc"], "clients_needed": batch,

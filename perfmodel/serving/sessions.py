@@ -16,6 +16,7 @@ from ..engine.compiled import compiled
 from ..engine.evaluate import Setup, _arrays, prefill_inputs
 from .aggregated import evaluate
 from .disaggregated import disaggregated, request_kv_bytes
+from .prefill_spread import prefill_cv2
 from .prefix_cache import competing, fixed_states, snapshot_factor, snapshot_lost_tokens, tier_shares, uncached_input
 
 
@@ -157,7 +158,9 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     in_loop = lanes.copy()                         # lanes not in a tool pause: the closed loop's clients
     if pause_s > 0 and np.isfinite(lanes).any():
         iterations = max(iterations, LANE_ITERATIONS)
-    pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop}
+    spread = (lambda ev: prefill_cv2(dists, ev)) if dists is not None else (lambda ev: zeros)  # noqa: E731
+    pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop,
+           "prefill_cv2": spread(zeros)}
     df = evaluate(setup, pts, symbol_values=hw)
     for it in range(iterations):
         batch = df["batch"].to_numpy(float)
@@ -187,7 +190,8 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         if not changed.any():
             break
         idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
-        sub = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop}
+        sub = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop,
+               "prefill_cv2": spread(evicted)}
         df = _merge(df, evaluate(setup, _take(sub, idx, n), symbol_values=_take(hw, idx, n)), idx)
     df = df.copy()
     in_host = s_host * paused

@@ -153,6 +153,17 @@ class Features(Strict):
     """Feature switches the engine supports."""
 
     chunked_prefill: bool = True
+    mixed_prefill: bool = Field(
+        True, description="True: prefill chunks ride in the decode steps, one forward pass under the token budget "
+                          "(vLLM V1 scheduler; TensorRT-LLM in-flight batching). False: prefill batches run as their "
+                          "own passes ahead of the running decode batch, which stalls meanwhile (SGLang default: "
+                          "server_args enable_mixed_chunk = False, and Scheduler.get_next_batch_to_run runs a new "
+                          "prefill batch before the decode batch; "
+                          "https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py, "
+                          "https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/managers/scheduler.py). "
+                          "The shipped sglang profiles keep True for now: the closed form of the prefill-first "
+                          "schedule (serving/prefill_first.py) overstates SGLang's throughput at 256+ clients "
+                          "(curve-end.csv), so a mechanism that holds SGLang back there is still missing")
     disaggregation: bool = False
     kv_host_tier: bool = False
     cuda_graphs: bool = True
