@@ -1,6 +1,7 @@
 """`python -m perfmodel.claims.error_table [reports/crossval.csv [reports/validation.csv]]`: derive the model-error
 table ``data/model-error/crossval-spread.csv`` from the cross-validated residuals (``model_error.class_table``),
-with the agentic class from the validation rows of ``data/shared/agentic.csv`` (records no profile is fitted to).
+with the agentic class from the cross-validated rows of ``data/shared/agentic.csv`` (held out by configuration),
+or, where the crossval CSV has none, from its validation rows.
 
 A module of its own, so that the library ``model_error`` is never both imported and run as __main__.
 """
@@ -26,7 +27,9 @@ def main(argv=None) -> int:
     cv = pd.read_csv(src)
     val = Path(argv[1] if len(argv) > 1 else "reports/validation.csv")
     ag = None
-    if val.is_file():
+    if "file" in cv.columns and (cv["file"] == AGENTIC_FILE).any():
+        ag = cv[cv["file"] == AGENTIC_FILE]          # held out by configuration (agentic.csv is fitted now)
+    elif val.is_file():
         v = pd.read_csv(val)
         ag = v[v["file"] == AGENTIC_FILE] if "file" in v.columns else None
     out = catalog.builtin_root() / TABLE
@@ -35,8 +38,7 @@ def main(argv=None) -> int:
     t = class_table(cv, *_records(files), agentic=ag)
     t.to_csv(out, index=False, float_format="%.5g")
     n_ag = 0 if ag is None else len(ag)
-    print(f"wrote {TABLE.as_posix()} ({len(t)} rows from {len(cv)} crossval rows of {src} and {n_ag} agentic "
-          f"validation rows of {val})")
+    print(f"wrote {TABLE.as_posix()} ({len(t)} rows from {len(cv)} crossval rows of {src}, {n_ag} of them agentic)")
     return 0
 
 

@@ -160,7 +160,7 @@ def project_record_files(kind: str = "measured") -> list[Path]:
     return sorted(d.glob("*.csv")) if d.is_dir() else []
 
 
-SHARED_FILES = ("calibration.csv", "curve-end.csv", "inferencex-silicon.csv", "agentic.csv")
+SHARED_FILES = ("calibration.csv", "curve-end.csv", "inferencex-silicon.csv", "agentic.csv", "mlperf.csv")
 
 
 def shared_data_files() -> list[Path]:
