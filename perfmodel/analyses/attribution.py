@@ -366,6 +366,25 @@ def _per_unit(by_c: np.ndarray, states: list[dict], metric: str) -> np.ndarray:
     return by_c
 
 
+def _deployments(a: System, b: System, m, workload, formats: dict, space, at: float | None, metric: str,
+                 per_side: int) -> pd.DataFrame:
+    """The deployments of the game: the best ``per_side`` of each endpoint's full frontier enumeration near the
+    speed ``at`` (or at the peak), layout columns (and the pool columns a disaggregated row carries) only."""
+    picks = []
+    for s, label in ((a, "from"), (b, "to")):
+        cand = candidates(s, m, workload, weights=(formats["weights"],), kv_cache=formats["kv_cache"],
+                          attention_weights=formats["attention_weights"], space=space)
+        top = _top_layouts(cand, at, metric, per_side)
+        if top.empty:
+            raise SpecError(f"{s.name} ({label}) does not reach {at:g} tok/s/user (max {cand[X].max():.1f})",
+                            field="--at-tps-per-user")
+        picks.append(top)
+    lay = pd.concat(picks, ignore_index=True)
+    key = [c for c in LAYOUT_COLUMNS if c in lay]
+    lay = lay.drop_duplicates(key).reset_index(drop=True)
+    return lay[key + [c for c in CARRY if c in lay and c not in key]].copy()
+
+
 def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
               at_tps_per_user: float | None = None, peak: bool = False, metric: str = "total_tps_per_gpu",
               weights: str = "fp8", kv_cache: str = "fp8", attention_weights: str | None = None, space=None,
@@ -392,22 +411,7 @@ def attribute(from_: System | str, to: System | str, model, workload="fixed-1k1k
     at = at_tps_per_user
     base_metric = "total_tps_per_gpu" if metric in ("total_tps_per_mw", "total_tokens_per_usd") else metric
 
-    # deployments: the best of each endpoint's full enumeration near X (or at peak)
-    picks = []
-    for s, label in ((a, "from"), (b, "to")):
-        cand = candidates(s, m, workload, weights=(weights,), kv_cache=kv_cache,
-                          attention_weights=attention_weights, space=space)
-        top = _top_layouts(cand, at, base_metric, layouts_per_side)
-        if top.empty:
-            raise SpecError(f"{s.name} ({label}) does not reach {at:g} tok/s/user (max {cand[X].max():.1f})",
-                            field="--at-tps-per-user")
-        picks.append(top)
-    lay = pd.concat(picks, ignore_index=True)
-    key = [c for c in LAYOUT_COLUMNS if c in lay]
-    lay = lay.drop_duplicates(key).reset_index(drop=True)
-    cols = key + [c for c in CARRY if c in lay and c not in key]
-    lay = lay[cols].copy()
-
+    lay = _deployments(a, b, m, workload, formats, space, at, base_metric, layouts_per_side)
     game = dict(a=a, b=b, players=players, lay=lay, m=m, wl=wl, weights=weights, kv_cache=kv_cache,
                 attention_weights=attention_weights, metric=metric, base_metric=base_metric, at=at,
                 iterations=iterations)
