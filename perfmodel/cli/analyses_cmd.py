@@ -425,7 +425,16 @@ def run_attribute(args):
 
 
 # ------------------------------------------------------------------ registration
-def register(sub):
+def register(sub) -> None:
+    """Add the analyses subcommands to the CLI's subparsers."""
+    _register_frontier(sub)
+    _register_compare(sub)
+    _register_whatif(sub)
+    _register_sensitivity(sub)
+    _register_attribute(sub)
+
+
+def _register_frontier(sub) -> None:
     p = sub.add_parser("frontier", help="Pareto frontier: throughput per GPU vs tokens/s per user over deployments")
     p.add_argument("--hardware", action="append", required=True, metavar="H[:PROFILE]",
                    help="system (repeatable: several on one plot); id@variant works")
@@ -442,6 +451,8 @@ def register(sub):
     slo.add_argument("--slo-percentile", type=finite_float, default=50.0, help="percentile of both (default 50)")
     p.set_defaults(func=run_frontier)
 
+
+def _register_compare(sub) -> None:
     p = sub.add_parser("compare", help="ratio A/B of two systems' frontiers along interactivity and at peak")
     p.add_argument("a", metavar="A", help="HARDWARE[:PROFILE]")
     p.add_argument("b", metavar="B", help="HARDWARE[:PROFILE]")
@@ -453,6 +464,8 @@ def register(sub):
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_compare)
 
+
+def _register_whatif(sub) -> None:
     p = sub.add_parser("whatif", help="scale/set hardware fields or profile parameters: new frontier vs baseline")
     p.add_argument("--hardware", required=True, metavar="H[:PROFILE]")
     p.add_argument("--scale", action="append", default=[], metavar="NAME=FACTOR",
@@ -467,6 +480,8 @@ def register(sub):
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_whatif)
 
+
+def _register_sensitivity(sub) -> None:
     p = sub.add_parser("sensitivity", help="elasticities d ln(throughput)/d ln(parameter) at an operating point")
     p.add_argument("--hardware", required=True, metavar="H[:PROFILE]")
     _workload_args(p)
@@ -490,6 +505,8 @@ def register(sub):
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_sensitivity)
 
+
+def _register_attribute(sub) -> None:
     p = sub.add_parser("attribute", help="Shapley split of a ratio into hardware groups and software parts")
     p.add_argument("--from", dest="from_", required=True, metavar="H1[:P1]")
     p.add_argument("--to", required=True, metavar="H2[:P2]")
