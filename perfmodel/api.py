@@ -69,11 +69,13 @@ def predict(scenario: Scenario) -> pd.DataFrame:
         if dep.arrival_rate is not None:
             raise SpecError("an agentic workload runs sessions, not an arrival rate: give concurrency (live "
                             "sessions per instance)", field="deployment.arrival_rate")
+        assert wl.agentic is not None  # an agentic workload has its agentic block (WorkloadSpec._kind)
         sessions = Sessions(wl.agentic.pause_s, dep.kv_host_tier, wl.agentic,
                             wl.interactivity_percentile if dep.serving != "disaggregated" else None,
                             dep.kv_pool_gb_per_gpu)
     pools = None
     if dep.serving == "disaggregated":
+        assert dep.prefill is not None  # disaggregated serving has its prefill pool (Deployment validator)
         pf = dep.prefill
         instances = (dep.decode_gpus or dep.gpus) / dep.gpus
         if instances != int(instances):

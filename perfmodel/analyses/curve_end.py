@@ -43,7 +43,7 @@ def step_parts(row) -> list[dict]:
     """The parts of one evaluated point's decode step: [{part, ms, share, set_by}] in PARTS order, plus 'other'
     (pipeline hops) where the parts do not add up to step_ms."""
     step = float(row["step_ms"])
-    out = []
+    out: list[dict] = []
     for part, cols, by in PARTS:
         ms = float(sum(float(row[c]) for c in cols if c in row and np.isfinite(row[c])))
         out.append({"part": part, "ms": ms, "share": ms / step if step > 0 else float("nan"), "set_by": by})

@@ -82,7 +82,9 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
     global envelope is a subset of the union of the chunks' envelopes), so memory stays bounded."""
     wl = workload_info(workload)
     space = space or DeploymentSpace()
-    domain = int(sysm.fields()["scaleup_domain_gpus"])
+    domain_gpus = sysm.fields()["scaleup_domain_gpus"]
+    assert domain_gpus is not None  # a required hardware field (HardwareSpec), overrides are numbers
+    domain = int(domain_gpus)
     feats = sysm.profile_spec().features
     rows, notes = layouts(m, domain, sysm.spec_rate(), space, disaggregation=feats.disaggregation,
                           kv_host_tier=feats.kv_host_tier, agentic=wl.agentic)
@@ -91,7 +93,8 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
         pools = PoolSearch(prefill_layouts(m, domain, space), cluster_budget(domain, space.max_disagg_gpus),
                            keep_up=space.max_ttft_ms is not None,
                            max_ttft_s=None if space.max_ttft_ms is None else space.max_ttft_ms / 1e3)
-    blocks, n_cand, n_fit, budget_reason, best_ttft = [], 0, 0, [], np.inf
+    blocks, n_cand, n_fit, best_ttft = [], 0, 0, np.inf
+    budget_reason: list[str] = []
     for w in _formats(weights):
         setup = sysm.setup(m, weights=w, kv_cache=kv_cache, attention_weights=attention_weights)
         cap = capacity(setup, {**points(rows, wl.lengths), "batch": rows["dp"].to_numpy()})

@@ -107,17 +107,17 @@ def compiled_queue():
     of the prefill service time c_s^2 as an optional last argument ``cs2`` (default 0: equal requests)."""
     from ..engine.compiled import NUMPY_MODULES
     s = QS
-    wait_args = [s["rho"], s["t_s"], s["c"]]
-    q_args = wait_args + [s["q"]]
-    mix_args = wait_args + [s["phi"], s["C"]]
+    wait_args = (s["rho"], s["t_s"], s["c"])      # tuples: their lengths are known to the call checks below
+    q_args = (*wait_args, s["q"])
+    mix_args = (*wait_args, s["phi"], s["C"])
     t_args = [s["t_req"], s["W_cap"], s["t_st"], s["T_own"], *q_args, s["phi"], s["C"]]
     cs2 = s["cs2"]
     fns = {
-        "mean_wait": sp.lambdify(wait_args + [cs2], mean_wait(*wait_args, cs2), modules=NUMPY_MODULES),
-        "quantile_wait": sp.lambdify(q_args + [cs2], quantile_wait(*q_args, cs2), modules=NUMPY_MODULES),
-        "mean_prefill_wait": sp.lambdify(mix_args + [cs2], mean_prefill_wait(*mix_args, cs2), modules=NUMPY_MODULES),
+        "mean_wait": sp.lambdify([*wait_args, cs2], mean_wait(*wait_args, cs2), modules=NUMPY_MODULES),
+        "quantile_wait": sp.lambdify([*q_args, cs2], quantile_wait(*q_args, cs2), modules=NUMPY_MODULES),
+        "mean_prefill_wait": sp.lambdify([*mix_args, cs2], mean_prefill_wait(*mix_args, cs2), modules=NUMPY_MODULES),
         "ttft_quantile": sp.lambdify(t_args + [cs2], ttft_quantile(), modules=NUMPY_MODULES),
-        "ttft_mean": sp.lambdify(t_args[:4] + mix_args + [cs2], ttft_mean(), modules=NUMPY_MODULES),
+        "ttft_mean": sp.lambdify([*t_args[:4], *mix_args, cs2], ttft_mean(), modules=NUMPY_MODULES),
     }
     return {k: _cs2_last(f) for k, f in fns.items()}
 

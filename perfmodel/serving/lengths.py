@@ -19,11 +19,12 @@ def workload_lengths(w: FixedWorkload | WorkloadSpec | str) -> dict[str, float]:
     Returns a dict of tokens per request: ``isl`` (input incl. cached prefix), ``osl`` (output), ``new``
     (uncached input).
     """
-    if isinstance(w, str):
-        w = catalog.workload(w)
-    if isinstance(w, FixedWorkload) or w.kind == "fixed":
-        return {"isl": w.isl, "osl": w.osl, "new": w.isl * (1 - w.prefix_hit)}
-    a = w.agentic
+    spec: FixedWorkload | WorkloadSpec = catalog.workload(w) if isinstance(w, str) else w
+    if isinstance(spec, FixedWorkload) or spec.kind == "fixed":
+        assert spec.isl is not None and spec.osl is not None  # a fixed workload has both (WorkloadSpec._kind)
+        return {"isl": spec.isl, "osl": spec.osl, "new": spec.isl * (1 - spec.prefix_hit)}
+    a = spec.agentic
+    assert a is not None  # an agentic workload has its agentic block (WorkloadSpec._kind)
     isl = a.context_tokens.mean_value
     osl = a.output_tokens.mean_value
     if a.max_output_tokens:

@@ -207,7 +207,7 @@ def disaggregated_search(setup: Setup, points: dict, search: PoolSearch, symbol_
     if small.any() and search.max_ttft_s is None:
         reason[small] = [f"decode instance of {g:.0f} GPUs plus the smallest fitting prefill instance "
                          f"({gp.min():.0f} GPUs) exceed the {search.budget}-GPU budget" for g in p["gpus"][small]]
-    elif small.any():
+    elif small.any() and search.max_ttft_s is not None:
         reason[small] = (f"no split within the {search.budget}-GPU budget whose prefill pool keeps up and whose "
                          f"prefill + KV transfer leave TTFT under {search.max_ttft_s * 1e3:g} ms")
     out["pool_fits"], out["fits"], out["fit_reason"] = ok, fits, reason

@@ -48,6 +48,7 @@ import dataclasses
 import itertools
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -166,6 +167,7 @@ def lengths(rec: Record) -> tuple[float, float, float]:
     if rec.workload:
         w = workload_lengths(record_workload_spec(rec))
         return w["isl"], w["osl"], w["new"]
+    assert rec.isl is not None and rec.osl is not None  # a row without a workload gives both (Record._consistent)
     hit = rec.prefix_hit or 0.0
     return rec.isl, rec.osl, rec.isl * (1 - hit)
 
@@ -202,6 +204,7 @@ def point_inputs(rec: Record, m) -> tuple[dict, bool]:
     pooled = rec.serving == "disaggregated" and bool(rec.prefill_gpus and rec.decode_gpus)
     pp = 1.0
     if pooled:
+        assert rec.decode_gpus is not None  # pooled: the row gives prefill_gpus and decode_gpus
         inst = rec.decode_gpus // decode_workers(rec)
     elif (named := record_instance_gpus(rec)) is not None:
         inst, pp = named[0], float(named[1])      # "N instance(s) on G GPUs": one instance of G / N GPUs
@@ -310,6 +313,7 @@ def prefill_pool(rec: Record, model) -> dict:
     layout spans; with no published layout either, the fewest workers whose default layout the model can
     be split into (heads over tp, expert width over expert-TP, experts over ep: P12 of a 128-head model is
     three TP4 workers). Returns dict(pf_gpus, pf_tp, pf_ep, instances, pf_instances)."""
+    assert rec.prefill_gpus is not None  # callers pass pooled rows (prefill_gpus and decode_gpus given)
     dp = bool(rec.prefill_dp_attention)
     moe = is_moe(model)
 
@@ -473,6 +477,7 @@ def _eval_disaggregated_grid(rec: Record, ctx: Ctx, pts: dict, nb: int, G: float
     p, vals = _tile(ctx, pts, nb)
     if search is not None:
         return serve(ctx.setup, p, "disaggregated", search=search, symbol_values=vals)
+    assert rec.decode_gpus is not None  # no pool search: the row gives prefill_gpus and decode_gpus (split)
     pool = prefill_pool(rec.model_copy(update={"decode_workers": int(rec.decode_gpus // G)}), model)
     return serve(ctx.setup, p, "disaggregated", pools=pools_of(pool), symbol_values=vals)
 
@@ -589,6 +594,7 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
                 # differs from prefill_gpus + decode_gpus is the denominator of the measured figure
                 val = df[metric].to_numpy(float).reshape(S, nb)
                 if split and rec.gpus:
+                    assert rec.prefill_gpus is not None and rec.decode_gpus is not None  # split: both given
                     val = val * (rec.prefill_gpus + rec.decode_gpus) / rec.gpus
             else:
                 raise Unsupported(f"metric {metric} on a frontier row")
@@ -679,10 +685,10 @@ def _predict_agents(rec: Record, hardware: str, profile: ProfileSpec, note: list
     from ..analyses.systems import System
     slo = slo_of(rec)
     m = catalog.model(rec.model)
-    kw = {}
+    kw: dict[str, Any] = {}
     inst = rec.decode_gpus if rec.serving == "disaggregated" else rec.gpus
     if inst and rec.serving == "disaggregated" and rec.decode_workers:
-        inst = rec.decode_gpus // rec.decode_workers
+        inst = inst // rec.decode_workers                     # inst is decode_gpus here
     if inst:
         kw["gpus"] = (int(inst),)
     if rec.tp:
@@ -702,6 +708,7 @@ def _predict_agents(rec: Record, hardware: str, profile: ProfileSpec, note: list
                    kv_cache=rec.kv_cache or "fp8", space=DeploymentSpace(**kw))
     if res.value is None:
         raise Unsupported(f"SLO {slo.text()} not met: {res.reason}")
+    assert res.row is not None  # capacity gives the point with the value
     note.append(f"SLO {slo.text()}; at {res.row['serving']} gpus={res.row['gpus']:g} tp={res.row['tp']:g} "
                 f"batch={res.row['batch']:g}; band not sampled (central profile)")
     return float(res.value)
@@ -751,7 +758,8 @@ def variant_params(profile: ProfileSpec, variant: str, params: dict[str, np.ndar
 def envelope_value(rec: Record, hardware: str, profile: ProfileSpec, params: dict[str, np.ndarray], ctx: Ctx,
                    note: list) -> np.ndarray:
     """Best value per sample over the profile and its ENVELOPE_VARIANTS (each read on its own frontier)."""
-    values, why = {}, None
+    values: dict[str, np.ndarray] = {}
+    why: Unsupported | None = None
     for variant in (None, *(v for v in ENVELOPE_VARIANTS if v in profile.variants)):
         label = profile.id if variant is None else f"{profile.id}@{variant}"
         try:
@@ -760,6 +768,7 @@ def envelope_value(rec: Record, hardware: str, profile: ProfileSpec, params: dic
         except Unsupported as exc:
             why = why or exc
     if not values:
+        assert why is not None  # no value: every variant (the profile itself at least) raised
         raise why
     top = max(values, key=lambda k: np.nanmedian(values[k]))
     note.append(f"frontier envelope over {', '.join(values)}: {top} on top")
@@ -771,6 +780,7 @@ def predict_record(rec: Record, profile: ProfileSpec, params: dict[str, np.ndarr
     rec = resolve_record(rec)
     if rec.kind == "ratio":
         a = predict_values(rec.model_copy(update={"kind": "frontier"}), rec.hardware, profile, params, note)
+        assert rec.hardware_b is not None  # a ratio row has hardware_b (Record._consistent)
         b = predict_values(rec.model_copy(update={"kind": "frontier"}), rec.hardware_b, profile, params, note)
         return a / b
     return predict_values(rec, rec.hardware, profile, params, note)

@@ -66,6 +66,7 @@ class Engine:
         else:
             # clients start spread over one cycle (their decode at the full batch plus a pause), so the loop
             # starts at random phases rather than in one synchronized wave
+            assert clients is not None  # closed loop: the caller gives clients where it gives no rate
             n_c = int(round(clients))
             cycle = float(L.osl.mean()) / acc * self.t.decode_s(min(n_c, self.cap), float(L.isl.mean())) \
                 + float(L.pause_s.mean())

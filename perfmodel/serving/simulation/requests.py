@@ -30,10 +30,11 @@ class Lengths:
 
     def __init__(self, workload, n: int, rng: np.random.Generator):
         if isinstance(workload, FixedWorkload) or (isinstance(workload, WorkloadSpec) and workload.kind == "fixed"):
+            assert workload.isl is not None and workload.osl is not None  # a fixed workload has both
             isl, osl, hit = float(workload.isl), float(workload.osl), float(workload.prefix_hit)
             self.agentic = False
             self.isl = np.full(n, isl)
-            self.osl = np.full(n, max(osl, 1.0))
+            self.osl: np.ndarray = np.full(n, max(osl, 1.0))
             self.new = np.full(n, max(isl * (1 - hit), 1.0))
             self.first_new = self.new
             self.pause_s = np.zeros(n)
@@ -43,8 +44,8 @@ class Lengths:
         self.agentic = True
         self.isl = np.maximum(np.round(_lognormal(rng, a.context_tokens, n)), 1.0)
         self.new = np.minimum(np.maximum(np.round(_lognormal(rng, a.new_tokens_per_turn, n)), 1.0), self.isl)
-        osl = np.maximum(np.round(_lognormal(rng, a.output_tokens, n)), 1.0)
-        self.osl = np.minimum(osl, a.max_output_tokens) if a.max_output_tokens else osl
+        drawn_osl = np.maximum(np.round(_lognormal(rng, a.output_tokens, n)), 1.0)
+        self.osl = np.minimum(drawn_osl, a.max_output_tokens) if a.max_output_tokens else drawn_osl
         if a.max_hit_rate is not None:
             self.new = np.minimum(np.maximum(self.new, self.isl * (1 - a.max_hit_rate)), self.isl)
         if a.turns is not None:          # first turns prefill the initial context
