@@ -35,7 +35,8 @@ REGENERATE_SCRIPT = "scripts/regenerate_reports.sh"
 COMMANDS = {   # the command of each committed report (as in REGENERATE_SCRIPT), named when a header is missing
     "reports/claims.md": "perfmodel report",
     "reports/validation.md": "perfmodel validate data/shared/calibration.csv data/shared/curve-end.csv "
-                             "data/shared/inferencex-silicon.csv --report reports/validation.md",
+                             "data/shared/inferencex-silicon.csv data/shared/agentic.csv data/shared/mlperf.csv "
+                             "--report reports/validation.md",
     "reports/crossval.md": "perfmodel crossval --report reports/crossval.md",
 }
 

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 # 1. in-sample accuracy: reports/validation.md, .csv, .png
 python -m perfmodel validate data/shared/calibration.csv data/shared/curve-end.csv \
-    data/shared/inferencex-silicon.csv data/shared/agentic.csv --report reports/validation.md
+    data/shared/inferencex-silicon.csv data/shared/agentic.csv data/shared/mlperf.csv --report reports/validation.md
 # 2. cross-validated accuracy: reports/crossval.md and reports/crossval.csv (several minutes)
 python -m perfmodel crossval --report reports/crossval.md
 # 3. the model-error table the claim intervals read, derived from reports/crossval.csv and the agentic rows of
