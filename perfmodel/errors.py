@@ -8,14 +8,14 @@ MAX_PROBLEM = 400
 """Longest problem text (bad values inside are already cut to a short head by ``short``)."""
 
 
-def _cut(text: str, limit: int = MAX_PART) -> str:
+def cut_value(text: str, limit: int = MAX_PART) -> str:
     text = str(text)
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
 
 
 def short(value, limit: int = 80) -> str:
     """``repr(value)`` cut to ``limit`` characters: messages quote only a short head of a bad value."""
-    return _cut(repr(value), limit)
+    return cut_value(repr(value), limit)
 
 
 class SpecError(Exception):
@@ -31,8 +31,8 @@ class SpecError(Exception):
         super().__init__(self.line())
 
     def line(self) -> str:
-        parts = [_cut(p) for p in (self.file, self.field) if p]
-        parts.append(_cut(self.problem, MAX_PROBLEM))
+        parts = [cut_value(p) for p in (self.file, self.field) if p]
+        parts.append(cut_value(self.problem, MAX_PROBLEM))
         return ": ".join(parts).replace("\n", " ").replace("\r", " ")
 
     def in_file(self, file: str) -> "SpecError":

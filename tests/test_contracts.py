@@ -47,3 +47,17 @@ def test_bytes_per_number_format_live_in_one_table():
             continue
         found += [f"{rel}:{i}: {ln.strip()}" for i, ln in enumerate(p.read_text().splitlines(), 1) if pat.search(ln)]
     assert not found, "use perfmodel/formats.py (WEIGHT_BYTES, KV_BYTES, table_element_bytes):\n" + "\n".join(found)
+
+
+def test_no_module_imports_another_modules_private_names():
+    """Issue 34: a name another module needs is public (engine.evaluate.point_arrays, not _arrays)."""
+    import ast
+    found = []
+    for p in sorted(PKG.rglob("*.py")):
+        if "_catalog" in p.parts:
+            continue
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                found += [f"{p.relative_to(PKG).as_posix()}:{node.lineno}: {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not found, "\n".join(found)

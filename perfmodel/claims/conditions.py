@@ -261,12 +261,12 @@ def ratio_basis(C, ev: dict, field: str, what: str, unit: str) -> dict | None:
             "claimed": c, "model": q, "error": [iv["down"], iv["up"]],
             "range_needed": [lo_n, hi_n], "catalog": r0, "catalog_range": [lo, hi], "allowed": bool(allowed),
             "evidence": f"unknown but checkable (catalog {unit} are {status}s)",
-            "short": f"{what} ratio {_span(lo_n, hi_n)}x (catalog {r0:.2f}x)",
-            "text": f"the {a}/{b} {what} ratio is {_span(lo_n, hi_n)}x (catalog {r0:.2f}x, range {lo:.2f}-"
+            "short": f"{what} ratio {range_text(lo_n, hi_n)}x (catalog {r0:.2f}x)",
+            "text": f"the {a}/{b} {what} ratio is {range_text(lo_n, hi_n)}x (catalog {r0:.2f}x, range {lo:.2f}-"
                     f"{hi:.2f}x; unknown but checkable)"}
 
 
-def _span(lo: float, hi: float) -> str:
+def range_text(lo: float, hi: float) -> str:
     """'1.6-2.1', '>= 2.2', '<= 0.7' or '1.4' (two significant digits)."""
     if math.isinf(hi):
         return f">= {lo:.2g}"

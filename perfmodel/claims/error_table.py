@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import catalog
-from .model_error import AGENTIC_FILE, TABLE, _records, class_table
+from .model_error import AGENTIC_FILE, TABLE, class_table, record_setups
 
 
 def main(argv=None) -> int:
@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     out = catalog.builtin_root() / TABLE
     out.parent.mkdir(parents=True, exist_ok=True)
     files = sorted({*cv["file"].dropna().unique(), *([AGENTIC_FILE] if ag is not None and len(ag) else [])})
-    t = class_table(cv, *_records(files), agentic=ag)
+    t = class_table(cv, *record_setups(files), agentic=ag)
     t.to_csv(out, index=False, float_format="%.5g")
     n_ag = 0 if ag is None else len(ag)
     print(f"wrote {TABLE.as_posix()} ({len(t)} rows from {len(cv)} crossval rows of {src}, {n_ag} of them agentic)")

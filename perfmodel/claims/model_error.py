@@ -184,7 +184,7 @@ def half_widths(quantity: str, region: str, workload: str = "all") -> dict:
 SETUP = ("model", "engine", "weights", "serving", "gpus", "tp", "ep", "isl", "osl", "concurrency", "metric")
 
 
-def _records(files) -> tuple[dict[str, float], dict[str, tuple]]:
+def record_setups(files) -> tuple[dict[str, float], dict[str, tuple]]:
     """Each record id's concurrency and setup tuple (hardware, *SETUP)."""
     from ..validation.records import read_records
     conc, setup = {}, {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 
-from .conditions import _span, evidence
+from .conditions import evidence, range_text
 
 
 def source_key(source: str | None) -> str:
@@ -82,11 +82,11 @@ def solve(results: list[dict]) -> dict[str, list[dict]]:
 def text(g: dict) -> str:
     """One line: the unknown, what each claim needs, the value all allow, the catalog's value and the evidence."""
     unit = "x" if g["kind"] != "steps" else "x the modeled step"
-    per = ", ".join(f"`{i}` {_span(lo, hi)}" for i, lo, hi in g["claims"])
+    per = ", ".join(f"`{i}` {range_text(lo, hi)}" for i, lo, hi in g["claims"])
     if g.get("not_alone"):
         per += "; outside the physically allowed range, so not by this unknown alone: " + ", ".join(
-            f"`{i}` {_span(lo, hi)}" for i, lo, hi in g["not_alone"])
-    solved = (f"one value serves all: **{_span(*g['solved'])}{unit}**" if g["solved"] else
+            f"`{i}` {range_text(lo, hi)}" for i, lo, hi in g["not_alone"])
+    solved = (f"one value serves all: **{range_text(*g['solved'])}{unit}**" if g["solved"] else
               f"**no one value serves every claim** (their needs miss one another between {g['gap'][0]:.2g} and "
               f"{g['gap'][1]:.2g})")
     cat = (f"; catalog {g['catalog']:.2f}x" if g.get("catalog") else
@@ -94,8 +94,8 @@ def text(g: dict) -> str:
     ar = f"; the source's own arithmetic: {' / '.join(g['arithmetic'])}" if g.get("arithmetic") else ""
     at = ""
     if g.get("at_solved"):
-        at = f"; at {_span(*(g['solved'] or g['gap']))}x each claim is, per GPU: " + ", ".join(
-            f"`{x['id']}` {_span(*x['per_gpu_needed'])}x (model {x['model_per_gpu']:.2g}x: "
+        at = f"; at {range_text(*(g['solved'] or g['gap']))}x each claim is, per GPU: " + ", ".join(
+            f"`{x['id']}` {range_text(*x['per_gpu_needed'])}x (model {x['model_per_gpu']:.2g}x: "
             f"{'inside' if x['inside'] else 'outside'} its error)"
             for x in g["at_solved"])
     return f"- {g['key']}: {solved} (claims need {per}){cat}; evidence: {g['evidence']}{ar}{at}"

@@ -22,7 +22,7 @@ METRICS = ["total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw", "total
 
 
 # ------------------------------------------------------------------ shared options
-def _workload_args(p):
+def add_workload_args(p):
     p.add_argument("--model", required=True, help="model catalog id (or YAML path)")
     p.add_argument("--workload", default=None, help="workload catalog id (default fixed-1k1k)")
     p.add_argument("--isl", type=finite_float, help="custom workload: input tokens (with --osl)")
@@ -33,7 +33,7 @@ def _workload_args(p):
                         f"{RULE}")
 
 
-def _space_args(p, multi_weights=True):
+def add_space_args(p, multi_weights=True):
     if multi_weights:
         p.add_argument("--weights", action="append", default=None, metavar="FMT",
                        help="weight format(s) to enumerate, repeatable (default fp8, or the model's native format "
@@ -75,7 +75,7 @@ def _ints(text: str | None, option: str):
     return vals
 
 
-def _workload(args):
+def workload_of(args):
     if not args.model.strip():
         raise SpecError("must not be empty", field="--model")
     if args.isl is not None or args.osl is not None:
@@ -106,7 +106,7 @@ def _space(args):
     return DeploymentSpace(**kw)
 
 
-def _frontier_kw(args, multi_weights=True):
+def frontier_kwargs(args, multi_weights=True):
     weights = tuple(args.weights or [default_weights(args.model)]) if multi_weights else \
         (args.weights or default_weights(args.model),)
     return dict(weights=weights, kv_cache=args.kv_cache, space=_space(args))
@@ -116,7 +116,7 @@ def _num(v, digits=4):
     return fmt_number(v, digits, na="-")
 
 
-def _table(df: pd.DataFrame, cols: list[str]) -> str:
+def format_table(df: pd.DataFrame, cols: list[str]) -> str:
     cols = [c for c in cols if c in df.columns]
     if "prefill_ratio" in cols and not (df["prefill_ratio"].fillna(0) > 0).any():
         cols.remove("prefill_ratio")
@@ -167,8 +167,8 @@ def run_frontier(args):
     from ..analyses.frontier import frontier, summary
     if args.rows < 0:
         raise SpecError("must be >= 0", field="--rows")
-    wl = _workload(args)
-    kw = _frontier_kw(args)
+    wl = workload_of(args)
+    kw = frontier_kwargs(args)
     slo = _slo(args)
     fronts = [frontier(h, args.model, wl, args.profile, metric=args.metric, **kw)
               for h in progress.bar(args.hardware, desc="frontiers", unit="system")]
@@ -204,7 +204,7 @@ def run_frontier(args):
               f"{_ttft_text(s['ttft_ms_at_peak'], args.max_ttft_ms)}  [{_dep_line(s['peak_deployment'])}]")
         if a is not None:
             print(_agents_line(a))
-        print(_table(_thin(f, args.rows), TABLE_COLUMNS if args.metric in TABLE_COLUMNS
+        print(format_table(_thin(f, args.rows), TABLE_COLUMNS if args.metric in TABLE_COLUMNS
                      else TABLE_COLUMNS[:-5] + [args.metric] + TABLE_COLUMNS[-5:]))
         print()
     if args.csv:
@@ -293,10 +293,10 @@ def _print_comparison(cmp, args, header: str):
     for note in sorted(set(na_) | set(nb_)):
         who = "A and B" if note in na_ and note in nb_ else ("A" if note in na_ else "B")
         print(f"  note ({who}): {note}")
-    print(_table(cmp.summary.rename(columns={"ratio": "A/B"}), ["quantity", "a", "b", "A/B", "ratio_is"]))
+    print(format_table(cmp.summary.rename(columns={"ratio": "A/B"}), ["quantity", "a", "b", "A/B", "ratio_is"]))
     print("\n  ratio A/B along the curve (interactivities both reach; below a curve's start, its peak counts):")
     cols = ["tps_per_user", "a_total_tps_per_gpu", "b_total_tps_per_gpu", "ratio", "ratio_per_mw", "ratio_per_usd"]
-    print(_table(_thin(cmp.curve, args.rows), cols))
+    print(format_table(_thin(cmp.curve, args.rows), cols))
     for path in (args.csv, args.plot):
         if path:
             print(f"wrote {path}")
@@ -308,7 +308,7 @@ def run_compare(args):
     from ..analyses.compare import compare
     if args.rows < 0:
         raise SpecError("must be >= 0", field="--rows")
-    cmp = compare(args.a, args.b, args.model, _workload(args), args.profile, **_frontier_kw(args))
+    cmp = compare(args.a, args.b, args.model, workload_of(args), args.profile, **frontier_kwargs(args))
     return _print_comparison(cmp, args, f"compare {args.model}, workload {cmp.a.attrs.get('workload')}")
 
 
@@ -322,8 +322,8 @@ def run_whatif(args):
     set_ = parse_assignments(args.set, "--set")
     if not scale and not set_:
         raise SpecError("give at least one --scale NAME=FACTOR or --set NAME=VALUE", field="whatif")
-    cmp = whatif(args.hardware, args.model, _workload(args), args.profile, scale=scale, set_=set_,
-                 **_frontier_kw(args))
+    cmp = whatif(args.hardware, args.model, workload_of(args), args.profile, scale=scale, set_=set_,
+                 **frontier_kwargs(args))
     return _print_comparison(cmp, args, f"what-if {describe_changes(scale, set_)} on {args.hardware}, {args.model}: "
                                         "A = changed, B = baseline")
 
@@ -334,7 +334,7 @@ def run_sensitivity(args):
     from ..analyses.sensitivity import sensitivity
     if args.top < 0:
         raise SpecError("must be >= 0", field="--top")
-    wl = _workload(args)                      # checks --model first
+    wl = workload_of(args)                      # checks --model first
     if args.weights is None:
         args.weights = default_weights(args.model)
     explicit = {k: getattr(args, k) for k in ("gpus", "tp", "ep", "pp", "batch") if getattr(args, k) is not None}
@@ -375,7 +375,7 @@ def run_sensitivity(args):
         print("  at capacity: elasticity_at_capacity adds the batch that memory allows (d ln B_max / d ln p)")
     shown = df if args.all else df[(df["elasticity"].abs() > 1e-9) | (df["capacity_elasticity"].abs() > 1e-9)]
     cols = ["parameter", "kind", "group", "value", "elasticity", "capacity_elasticity", "elasticity_at_capacity"]
-    print(_table(shown.head(args.top) if args.top else shown, cols))
+    print(format_table(shown.head(args.top) if args.top else shown, cols))
     hidden = len(df) - len(shown)
     if hidden:
         print(f"  ({hidden} parameters with zero elasticity hidden; --all shows them)")
@@ -393,7 +393,7 @@ def run_attribute(args):
     if args.at_tps_per_user is None and not args.peak:
         raise SpecError("say where to compare: --at-tps-per-user X or --peak", field="attribute")
     res = attribute(System.parse(args.from_, args.profile), System.parse(args.to, args.profile), args.model,
-                    _workload(args), args.profile, at_tps_per_user=args.at_tps_per_user, peak=args.peak,
+                    workload_of(args), args.profile, at_tps_per_user=args.at_tps_per_user, peak=args.peak,
                     metric=args.metric, weights=args.weights or default_weights(args.model), kv_cache=args.kv_cache, space=_space(args),
                     layouts_per_side=args.layouts)
     if args.csv:
@@ -412,7 +412,7 @@ def run_attribute(args):
     for note in m["notes"]:
         print(f"  note: {note}")
     if len(res.parts):
-        print(_table(res.parts, ["name", "kind", "factor", "share_pct", "change"]))
+        print(format_table(res.parts, ["name", "kind", "factor", "share_pct", "change"]))
         hw = res.parts[res.parts.kind == "hardware"]["factor"].prod()
         sw = res.parts[res.parts.kind == "software"]["factor"].prod()
         print(f"  hardware x{hw:.4g} * software x{sw:.4g} = x{hw * sw:.4g}")
@@ -438,8 +438,8 @@ def _register_frontier(sub) -> None:
     p = sub.add_parser("frontier", help="Pareto frontier: throughput per GPU vs tokens/s per user over deployments")
     p.add_argument("--hardware", action="append", required=True, metavar="H[:PROFILE]",
                    help="system (repeatable: several on one plot); id@variant works")
-    _workload_args(p)
-    _space_args(p)
+    add_workload_args(p)
+    add_space_args(p)
     p.add_argument("--metric", default="total_tps_per_gpu", choices=METRICS)
     p.add_argument("--rows", type=int, default=20, help="frontier rows to print (default 20; 0 = all)")
     p.add_argument("--csv", metavar="FILE", help="write every frontier point (all systems) to FILE")
@@ -456,8 +456,8 @@ def _register_compare(sub) -> None:
     p = sub.add_parser("compare", help="ratio A/B of two systems' frontiers along interactivity and at peak")
     p.add_argument("a", metavar="A", help="HARDWARE[:PROFILE]")
     p.add_argument("b", metavar="B", help="HARDWARE[:PROFILE]")
-    _workload_args(p)
-    _space_args(p)
+    add_workload_args(p)
+    add_space_args(p)
     p.add_argument("--rows", type=int, default=15)
     p.add_argument("--csv", metavar="FILE", help="write the ratio curve to FILE")
     p.add_argument("--plot", metavar="FILE.png", help="plot both curves and the ratio")
@@ -472,8 +472,8 @@ def _register_whatif(sub) -> None:
                    help="e.g. hbm_bandwidth=2.4, nvlink_bandwidth=1.7, fp4_flops=2, decode_speedup=1.25")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="e.g. hbm_capacity_gb=288, step_overhead_ms=1, acceptance_rate=0.8")
-    _workload_args(p)
-    _space_args(p)
+    add_workload_args(p)
+    add_space_args(p)
     p.add_argument("--rows", type=int, default=15)
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--plot", metavar="FILE.png")
@@ -484,7 +484,7 @@ def _register_whatif(sub) -> None:
 def _register_sensitivity(sub) -> None:
     p = sub.add_parser("sensitivity", help="elasticities d ln(throughput)/d ln(parameter) at an operating point")
     p.add_argument("--hardware", required=True, metavar="H[:PROFILE]")
-    _workload_args(p)
+    add_workload_args(p)
     where = p.add_argument_group("operating point (default: the frontier peak)")
     where.add_argument("--at-tps-per-user", type=finite_float, help="the first frontier point reaching X tok/s/user")
     where.add_argument("--peak", action="store_true", help="the frontier's peak throughput")
@@ -510,12 +510,12 @@ def _register_attribute(sub) -> None:
     p = sub.add_parser("attribute", help="Shapley split of a ratio into hardware groups and software parts")
     p.add_argument("--from", dest="from_", required=True, metavar="H1[:P1]")
     p.add_argument("--to", required=True, metavar="H2[:P2]")
-    _workload_args(p)
+    add_workload_args(p)
     where = p.add_mutually_exclusive_group()
     where.add_argument("--at-tps-per-user", type=finite_float, help="compare at this interactivity")
     where.add_argument("--peak", action="store_true", help="compare peak throughput")
     p.add_argument("--metric", default="total_tps_per_gpu", choices=METRICS)
-    _space_args(p, multi_weights=False)
+    add_space_args(p, multi_weights=False)
     p.add_argument("--layouts", type=positive_int, default=16, help="best deployments taken from each side (default 16)")
     p.add_argument("--plot", metavar="FILE.png", help="waterfall plot")
     p.add_argument("--csv", metavar="FILE")

@@ -20,8 +20,8 @@ class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (``perfmodel: error: ...``, status 2) like every other bad input."""
 
     def error(self, message):
-        from ..errors import _cut
-        self.exit(2, f"{self.prog}: error: {_cut(message, 400)} (see {self.prog} --help)\n")
+        from ..errors import cut_value
+        self.exit(2, f"{self.prog}: error: {cut_value(message, 400)} (see {self.prog} --help)\n")
 
 
 def finite_float(text: str) -> float:

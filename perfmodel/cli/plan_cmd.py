@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
-from .analyses_cmd import _frontier_kw, _space_args, _table, _workload, _workload_args
+from .analyses_cmd import add_space_args, add_workload_args, format_table, frontier_kwargs, workload_of
 from .main import finite_float
 
 TABLE = ["system", "demand_value", "serving", "gpus_per_instance", "tp", "ep", "spec_tokens", "batch", "units", "gpus",
@@ -19,8 +19,8 @@ def register(sub):
     p = sub.add_parser("plan", help="capacity plan: demand + SLOs -> deployment, GPUs, racks, MW, USD per system")
     p.add_argument("--system", action="append", required=True, metavar="H[:PROFILE]",
                    help="candidate system (repeatable); profile default as in frontier")
-    _workload_args(p)
-    _space_args(p)
+    add_workload_args(p)
+    add_space_args(p)
     d = p.add_argument_group("demand (one of)")
     d.add_argument("--rate", type=finite_float, metavar="R", help="requests/s of the workload")
     d.add_argument("--output-tps", type=finite_float, metavar="T", help="output tokens/s")
@@ -81,8 +81,8 @@ def run_plan(args):
     limits = Limits(gpus=args.gpu_limit, mw=args.mw_limit, usd_per_hour=args.usd_per_hour_limit,
                     headroom=args.headroom)
     systems = [s if ":" in s else f"{s}:{args.profile}" for s in args.system]
-    kw = _frontier_kw(args)
-    df = plan(args.model, _workload(args), systems, _demand(args), slo, _scales(args.demand_scale), limits, **kw)
+    kw = frontier_kwargs(args)
+    df = plan(args.model, workload_of(args), systems, _demand(args), slo, _scales(args.demand_scale), limits, **kw)
     if args.csv:
         from ..csvout import write_csv
         write_csv(df, ensure_parent(args.csv), PLAN_COLUMNS)
@@ -100,6 +100,6 @@ def run_plan(args):
     print(f"  price basis: {'; '.join(sorted(set(df['price_basis'])))} (USD/month = USD/h x 730)")
     for e in df.attrs.get("errors", []):
         print(f"  not planned: {e}")
-    print(_table(df.assign(binding=df["binding"] + df["status"].where(df["status"] != "ok", "").radd(" ")
+    print(format_table(df.assign(binding=df["binding"] + df["status"].where(df["status"] != "ok", "").radd(" ")
                            .where(df["status"] != "ok", "")), TABLE))
     return 0

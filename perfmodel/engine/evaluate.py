@@ -80,7 +80,7 @@ class Setup:
         return hardware_fields(self.hardware, self.hw_overrides).get("price_usd_per_gpu_hour")
 
 
-def _arrays(points: dict) -> dict[str, np.ndarray]:
+def point_arrays(points: dict) -> dict[str, np.ndarray]:
     n = max((np.size(v) for v in points.values()), default=1)
     out = {k: np.broadcast_to(np.asarray(points[k], dtype=float), (n,)) for k in POINT_COLUMNS}
     for k, default in OPTIONAL_COLUMNS.items():

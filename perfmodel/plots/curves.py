@@ -28,7 +28,7 @@ def _ylabel(metric: str, frontiers) -> str:
     return label
 
 
-def _figure(rows: int = 1, height: float = 5.0):
+def new_figure(rows: int = 1, height: float = 5.0):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     fig = Figure(figsize=(9, height), dpi=110, layout="constrained")
@@ -37,7 +37,7 @@ def _figure(rows: int = 1, height: float = 5.0):
     return fig, [ax[0] for ax in axes]
 
 
-def _save(fig, path) -> Path:
+def save_figure(fig, path) -> Path:
     p = Path(path)
     if p.suffix.lower() != ".png":
         raise SpecError(f"plot file must end in .png, got {str(p)!r}", field="--plot")
@@ -62,7 +62,7 @@ def frontier_plot(frontiers, path, metric: str = "total_tps_per_gpu", title: str
 
     x: tokens/s per user; y: ``metric`` (default total tokens/s per GPU). ``path`` must end in .png."""
     frontiers = list(frontiers)
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     for i, f in enumerate(frontiers):
         line = _curve(ax, f, metric, _label(f, i))
         top = f["tps_per_user"].max()
@@ -77,14 +77,14 @@ def frontier_plot(frontiers, path, metric: str = "total_tps_per_gpu", title: str
     lengths = f"isl {f0.attrs.get('isl', 0):g}, osl {f0.attrs.get('osl', 0):g}"
     ax.set_title(title or f"{f0['model'].iloc[0]} - {wl} ({lengths}) - dotted: where each curve ends")
     ax.legend(loc="upper right", fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def comparison_plot(cmp, path, metric: str = "total_tps_per_gpu", title: str | None = None) -> Path:
     """Both frontiers (top) and the ratio A/B along interactivity (bottom). Returns the path written (.png).
 
     x: tokens/s per user; top y: ``metric`` (default total tokens/s per GPU); bottom: A/B per GPU and per MW."""
-    fig, (ax, axr) = _figure(2, 7.0)
+    fig, (ax, axr) = new_figure(2, 7.0)
     for i, f in enumerate((cmp.a, cmp.b)):
         line = _curve(ax, f, metric, ("A: " if i == 0 else "B: ") + _label(f, i))
         ax.axvline(f["tps_per_user"].max(), color=line.get_color(), linestyle=":", linewidth=0.8)
@@ -108,4 +108,4 @@ def comparison_plot(cmp, path, metric: str = "total_tps_per_gpu", title: str | N
     axr.set_ylabel("ratio A/B")
     axr.grid(True, which="both", alpha=0.3)
     axr.legend(loc="upper left", fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import SpecError
-from .curves import _figure, _save
+from .curves import new_figure, save_figure
 
 PLAN_METRICS = {"gpus": "GPUs needed", "mw": "MW (all-in power)", "usd_per_hour": "USD per hour"}
 DEMAND_LABELS = {"requests_per_s": "requests/s", "output_tps": "output tokens/s", "tokens_per_day":
@@ -20,7 +20,7 @@ def plan_plot(df, path, metric: str = "gpus") -> Path:
     each demand scale); rows over a limit are drawn hollow. Returns the PNG path."""
     if metric not in PLAN_METRICS:
         raise SpecError(f"unknown plot metric {metric!r}; choose from {list(PLAN_METRICS)}", field="--plot-metric")
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     x_col = "demand_value" if df["demand_value"].notna().all() else "demand_scale"
     for system, g in df.groupby("system", sort=False):
         g = g.sort_values(x_col)
@@ -40,4 +40,4 @@ def plan_plot(df, path, metric: str = "gpus") -> Path:
     slo = df.attrs.get("slo")
     ax.set_title(f"{df['model'].iloc[0]} on {df['workload'].iloc[0]}" + (f" (SLO: {slo})" if slo else ""),
                  fontsize=9)
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -7,7 +7,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 
-from .curves import _figure, _save
+from .curves import new_figure, save_figure
 
 COLORS = {"hardware": "tab:blue", "profile": "tab:orange"}
 MAX_BARS = 20     # the largest |elasticity| first; a longer list is unreadable
@@ -21,7 +21,7 @@ def sensitivity_plot(df: pd.DataFrame, path, title: str | None = None):
     col = "elasticity_at_capacity" if df.attrs.get("at_capacity") and "elasticity_at_capacity" in df else "elasticity"
     d = df[df[col].abs() > 1e-9]
     d = d.iloc[np.argsort(-d[col].abs().to_numpy(), kind="stable")[:MAX_BARS]][::-1]
-    fig, (ax,) = _figure(1, max(3.0, 0.32 * len(d) + 1.6))
+    fig, (ax,) = new_figure(1, max(3.0, 0.32 * len(d) + 1.6))
     y = np.arange(len(d))
     ax.barh(y, d[col], color=[COLORS.get(k, "grey") for k in d["kind"]], edgecolor="black", linewidth=0.5)
     for yi, v in zip(y, d[col]):
@@ -39,4 +39,4 @@ def sensitivity_plot(df: pd.DataFrame, path, title: str | None = None):
                                                         if len(df) > len(d) else ""))
     ax.set_title("\n".join(textwrap.wrap(text, 110)), fontsize=9)
     ax.grid(True, axis="x", alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)

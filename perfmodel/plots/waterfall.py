@@ -7,7 +7,7 @@ import textwrap
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from .curves import _figure, _save
+from .curves import new_figure, save_figure
 
 COLORS = {"hardware": "tab:blue", "software": "tab:orange"}
 
@@ -18,7 +18,7 @@ def waterfall_plot(attr, path, title: str | None = None):
     Blue: hardware groups, orange: software parts. Returns the path written.
     """
     parts = attr.parts
-    fig, (ax,) = _figure(1, 5.0)
+    fig, (ax,) = new_figure(1, 5.0)
     level = 1.0
     names = list(parts["name"]) + ["total"]
     for i, r in enumerate(parts.itertuples()):
@@ -51,4 +51,4 @@ def waterfall_plot(attr, path, title: str | None = None):
                      f"at {m.get('at')}" + (f" ({key})" if key else ""))
     ax.set_title("\n".join(textwrap.wrap(text, 110)), fontsize=9)
     ax.grid(True, axis="y", which="both", alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..engine.bind import attention_format
 from ..engine.compiled import compiled
-from ..engine.evaluate import Setup, _arrays, prefill_inputs, symbol_inputs
+from ..engine.evaluate import Setup, point_arrays, prefill_inputs, symbol_inputs
 from ..formats import COMPUTE_RATE
 from . import prefill_first
 from .queueing import serving_load, tpot_quantile
@@ -53,7 +53,7 @@ def evaluate_columns(setup: Setup, points: dict, which: str = "value",
     """
     cm = compiled(setup.model)
     vals = symbol_values if symbol_values is not None else setup.symbol_values(which)
-    p = _arrays(points)
+    p = point_arrays(points)
     pf = cm.prefill(prefill_inputs(p, vals))
     t_pf = np.asarray(pf["prefill_s"], float) * np.ones_like(p["batch"])
     solve = np.isnan(p["batch"])

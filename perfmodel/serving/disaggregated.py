@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
 from ..engine.compiled import compiled
-from ..engine.evaluate import Setup, _arrays, prefill_inputs, prefill_step
+from ..engine.evaluate import Setup, point_arrays, prefill_inputs, prefill_step
 from .aggregated import evaluate
 from .queueing import closed_loop
 
@@ -64,13 +64,13 @@ def disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances,
     ``extra_prefill_s``: seconds added to each request's own prefill latency (e.g. a host-tier prefix reload
     overlapped with other requests' prefill: TTFT only, not the prefill pool's rate)."""
     vals = symbol_values if symbol_values is not None else setup.symbol_values()
-    p = _arrays({**points, "mix": 0.0})
+    p = point_arrays({**points, "mix": 0.0})
     dec = evaluate(setup, p, symbol_values=vals)      # a NaN batch is solved there (capacity, concurrency)
     p["batch"] = dec["batch"].to_numpy(float)
-    return _pooled(setup, p, dec, pf, instances, pf_instances, vals, extra_prefill_s)
+    return closed_loop_pools(setup, p, dec, pf, instances, pf_instances, vals, extra_prefill_s)
 
 
-def _pooled(setup: Setup, p: dict, dec: pd.DataFrame, pf: dict, instances, pf_instances, vals,
+def closed_loop_pools(setup: Setup, p: dict, dec: pd.DataFrame, pf: dict, instances, pf_instances, vals,
             extra_prefill_s=0.0) -> pd.DataFrame:
     """The closed loop of ``instances`` decode instances (frame ``dec``) fed by ``pf_instances`` prefill ones."""
     n = len(dec)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..engine.evaluate import PREFILL_TOKENS_PER_GPU, Setup, _arrays, prefill_step
+from ..engine.evaluate import PREFILL_TOKENS_PER_GPU, Setup, point_arrays, prefill_step
 from ..errors import SpecError
 from .aggregated import evaluate
 from .disaggregated import disaggregated
@@ -97,7 +97,7 @@ def prefill_throughput(setup: Setup, points: dict, symbol_values: dict | None = 
                        tokens_per_gpu: float = PREFILL_TOKENS_PER_GPU) -> np.ndarray:
     """Input tokens/s per GPU of prefill steps of max(tokens_per_gpu x gpus, new) tokens:
     T / t_prefill(T) / G per point (``engine.evaluate.prefill_step``)."""
-    p = _arrays(points)
+    p = point_arrays(points)
     vals = symbol_values if symbol_values is not None else setup.symbol_values()
     tokens, seconds = prefill_step(setup, p, vals, tokens_per_gpu)
     return tokens / seconds / p["gpus"]

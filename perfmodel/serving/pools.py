@@ -45,10 +45,10 @@ import numpy as np
 import pandas as pd
 
 from ..engine.compiled import compiled
-from ..engine.evaluate import Setup, _arrays, prefill_inputs, prefill_step
+from ..engine.evaluate import Setup, point_arrays, prefill_inputs, prefill_step
 from ..errors import SpecError
 from .aggregated import evaluate
-from .disaggregated import _pooled, request_kv_bytes, transfer_bandwidth
+from .disaggregated import closed_loop_pools, request_kv_bytes, transfer_bandwidth
 
 DECODE_COUNTS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
 TTFT_EXTRA_PREFILL = (1, 2, 4, 8)   # prefill instances added, in turn, until the closed-loop TTFT meets a limit
@@ -83,7 +83,7 @@ def prefill_capability(setup: Setup, layouts: pd.DataFrame, lengths: dict, vals:
     vals = vals if vals is not None else setup.symbol_values()
     n = len(layouts)
     g, tp, ep = (layouts[c].to_numpy(float) for c in ("gpus", "tp", "ep"))
-    pts = _arrays({"batch": g / tp, "gpus": g, "tp": tp, "ep": ep, "pp": 1.0, "spec_tokens": 0.0, "acc": 1.0,
+    pts = point_arrays({"batch": g / tp, "gpus": g, "tp": tp, "ep": ep, "pp": 1.0, "spec_tokens": 0.0, "acc": 1.0,
                    "mix": 0.0, **lengths})
     probe = evaluate(setup, pts, symbol_values=vals)
     one = np.broadcast_to(np.asarray(compiled(setup.model).prefill(prefill_inputs(pts, vals))["prefill_s"], float),
@@ -156,7 +156,7 @@ def disaggregated_search(setup: Setup, points: dict, search: PoolSearch, symbol_
     pools' counts chosen by ``size_pools``; TTFT, throughput and bound from the closed loop on the chosen counts.
     Adds ``pool_fits`` (a split within the budget exists) and folds it into ``fits``/``fit_reason``."""
     vals = symbol_values if symbol_values is not None else setup.symbol_values()
-    p = _arrays({**points, "mix": 0.0})
+    p = point_arrays({**points, "mix": 0.0})
     dec = evaluate(setup, p, symbol_values=vals)
     p["batch"] = dec["batch"].to_numpy(float)
     lengths = {k: float(np.asarray(p[k]).flat[0]) for k in ("isl", "osl", "new")}
@@ -184,7 +184,7 @@ def disaggregated_search(setup: Setup, points: dict, search: PoolSearch, symbol_
     ok = np.isfinite(y)
     nd, npf = np.where(ok, nd, 1.0), np.where(ok, npf, 1.0)
     pf = {k: front[k].to_numpy(float)[j] for k in ("gpus", "tp", "ep")}
-    out = _pooled(setup, p, dec, pf, nd, npf, vals)
+    out = closed_loop_pools(setup, p, dec, pf, nd, npf, vals)
     if search.max_ttft_s is not None:
         # the prefill queue grows as rho -> 1: try a few more prefill instances (within the budget) and keep,
         # per point, the highest throughput per GPU whose closed-loop TTFT meets the limit
@@ -195,7 +195,7 @@ def disaggregated_search(setup: Setup, points: dict, search: PoolSearch, symbol_
             room = nd * p["gpus"] + more * pf["gpus"] <= search.budget
             if not (room & ~meets).any():
                 continue
-            alt = _pooled(setup, p, dec, pf, nd, np.where(room, more, npf), vals)
+            alt = closed_loop_pools(setup, p, dec, pf, nd, np.where(room, more, npf), vals)
             take = room & ~meets & (alt["ttft_ms"].to_numpy() <= limit_ms)
             if take.any():
                 out = out.where(~pd.Series(take, index=out.index), alt, axis=0)

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..arch.kv import kv_bytes_per_token
 from ..engine.compiled import compiled
-from ..engine.evaluate import Setup, _arrays, prefill_inputs
+from ..engine.evaluate import Setup, point_arrays, prefill_inputs
 from .aggregated import evaluate
 from .disaggregated import disaggregated, request_kv_bytes
 from .prefill_spread import prefill_cv2
@@ -55,7 +55,7 @@ def _moved(a, b, scale=1.0) -> np.ndarray:
     return np.abs(np.asarray(a, float) - np.asarray(b, float)) > 1e-6 * np.asarray(scale, float)
 
 
-def _snapshots(setup: Setup, isl, osl):
+def snapshot_policy(setup: Setup, isl, osl):
     """(snapshot bytes factor, tokens lost per hit) of the model's fixed state under the profile's policy."""
     m, fmt, pc = setup.model, setup.kv_cache, setup.profile.prefix_cache
     states = fixed_states(m, fmt, pc.window_snapshot_interval_tokens, pc.linear_snapshot_interval_tokens)
@@ -100,7 +100,7 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     new50 = min(dists.new_tokens_per_turn.median, L50)
     osl50 = dists.output_tokens.median
     f = lambda v: np.broadcast_to(np.asarray(v, float), (n,))  # noqa: E731
-    _, lost = _snapshots(setup, f(L50), f(osl50))
+    _, lost = snapshot_policy(setup, f(L50), f(osl50))
     hit50 = uncached_input(f(L50), f(new50), f(osl50), np.zeros(n), workers, routing, lost)
     u50 = np.where(f(evicted) > 0.5, f(L50), hit50)
     mean_isl = f(layout["isl"])
@@ -143,10 +143,10 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     source says lost prefix reuse, or a published hit rate): every request prefills isl (1 - prefix_hit) tokens whatever the cache model gives; the
     residency shares (and the host-tier reload of the hit part) are still computed.
     """
-    p = _arrays(points)
+    p = point_arrays(points)
     routing = routing or setup.profile.prefix_cache.routing
     base_new, isl, osl = p["new"].copy(), p["isl"], p["osl"]
-    f_snap, lost = _snapshots(setup, isl, osl)
+    f_snap, lost = snapshot_policy(setup, isl, osl)
     clients = np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"])
     zeros = np.zeros_like(base_new)
     evicted, reload, pool_reload = zeros, zeros, zeros
@@ -244,12 +244,12 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     (``median_request_ttft_ms``, on one prefill instance; the mean request's is ``ttft_mean_request_ms``).
     ``prefix_hit``: a measured hit forced, as in ``agentic``; lanes pausing between requests as in ``agentic``.
     """
-    p = _arrays(points)
+    p = point_arrays(points)
     vals = symbol_values if symbol_values is not None else setup.symbol_values()
     routing = routing or setup.profile.prefix_cache.routing
     base_new, isl, osl = p["new"].copy(), p["isl"], p["osl"]
     n = len(base_new)
-    f_snap, lost = _snapshots(setup, isl, osl)
+    f_snap, lost = snapshot_policy(setup, isl, osl)
     clients = np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"])
     inst = np.broadcast_to(np.asarray(instances, float), (n,))
     pinst = np.broadcast_to(np.asarray(pf_instances, float), (n,))
@@ -391,7 +391,7 @@ def sessions_to_batch(setup: Setup, points: dict, pause_s: float, sessions, host
 
     C(B) rises with B, so a vectorized bisection over all points at once (no loop per point) finds B.
     """
-    p = _arrays({**points, "batch": np.ones_like(np.asarray(sessions, float))})
+    p = point_arrays({**points, "batch": np.ones_like(np.asarray(sessions, float))})
     target = np.broadcast_to(np.asarray(sessions, float), p["batch"].shape)
     points = {**points, **{k: p[k] for k in ("gpus", "tp", "ep", "pp", "spec_tokens", "acc", "isl", "osl", "new", "mix")}}
     lo, hi = np.ones_like(target), np.maximum(target, 1.0)

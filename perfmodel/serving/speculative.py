@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..engine.evaluate import Setup, _arrays
+from ..engine.evaluate import Setup, point_arrays
 from ..spec_decoding import acceptance_length
 from .aggregated import evaluate
 
@@ -18,7 +18,7 @@ def best_spec_tokens(setup: Setup, points: dict, drafts=(0, 1, 2, 3, 4, 5, 6, 7)
     Acceptance length per k from the per-draft rate p: a = (1 - p^(k+1)) / (1 - p). All (point, k) pairs are
     evaluated in one vectorized call. Returns the best row per point with its ``spec_tokens``.
     """
-    p = _arrays(points)
+    p = point_arrays(points)
     n, ks = len(p["batch"]), np.asarray(drafts, float)
     rep = {k: np.repeat(v, len(ks)) for k, v in p.items()}
     kk = np.tile(ks, n)

@@ -24,7 +24,7 @@ from ... import catalog
 from ...errors import SpecError
 from ..aggregated import evaluate
 from ..lengths import workload_lengths
-from ..sessions import _snapshots
+from ..sessions import snapshot_policy
 from .engine import Engine
 from .requests import Lengths
 from .steps import StepTables
@@ -72,7 +72,7 @@ def simulate(setup, points: dict, dep, workload, requests: int = 10_000, seed: i
     tables = StepTables(setup, {k: pts[k] for k in ("gpus", "tp", "ep", "pp", "spec_tokens", "acc", "osl")},
                         vals, max_batch=max(min(cap, kv_tokens / max(float(np.median(L.isl)), 1.0)), 2.0),
                         max_context=ctx_max, budget=budget, request_tokens=float(np.median(L.first_new)))
-    _f, lost = _snapshots(setup, np.asarray(lengths["isl"], float), np.asarray(lengths["osl"], float))
+    _f, lost = snapshot_policy(setup, np.asarray(lengths["isl"], float), np.asarray(lengths["osl"], float))
     eng = Engine(tables, L, acc=acc, cap=cap, kv_tokens=kv_tokens, budget=budget, ranks=ranks,
                  mixed=bool(vals.get("mixed_pf", 1.0) > 0.5), t_req=float(vals["t_req"]), q_res=q_res, rng=rng,
                  lost=float(lost))

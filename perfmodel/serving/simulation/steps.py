@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...engine.compiled import compiled
-from ...engine.evaluate import Setup, _arrays, prefill_inputs, symbol_inputs
+from ...engine.evaluate import Setup, point_arrays, prefill_inputs, symbol_inputs
 
 N_B, N_L, N_K, N_C = 28, 14, 9, 9      # grid sizes: batch, context, chunk tokens, cached prefix
 
@@ -66,7 +66,7 @@ class StepTables:
         b, l_ = np.meshgrid(self.b_ax.points(), self.l_ax.points(), indexing="ij")
         base = {**point, "mix": 0.0, "concurrency": np.nan, "arrival_rate": np.nan}
         # decode: L = isl + osl / 2 -> isl = L - osl / 2
-        dec = _arrays({**base, "batch": b.ravel(), "isl": np.maximum(l_.ravel() - osl / 2, 1.0), "new": 1.0})
+        dec = point_arrays({**base, "batch": b.ravel(), "isl": np.maximum(l_.ravel() - osl / 2, 1.0), "new": 1.0})
         self.decode = np.asarray(cm.decode(symbol_inputs(dec, vals))["step_s"], float).reshape(b.shape)
         # mixed: n_pf = mix (B - 1) acc new / osl = k with new = k (one request's chunk), B >= 2
         k = self.k_ax.points()
@@ -74,7 +74,7 @@ class StepTables:
         req = float(request_tokens) if request_tokens else self.budget    # one request's tokens (S_pf)
         newk = np.minimum(np.maximum(kk, 1.0), max(req, 1.0))
         mix = kk / ((bb - 1) * float(point["acc"]) * newk / osl)
-        mx = _arrays({**base, "batch": bb.ravel(), "isl": np.maximum(ll.ravel() - osl / 2, 1.0) + newk.ravel() / 2,
+        mx = point_arrays({**base, "batch": bb.ravel(), "isl": np.maximum(ll.ravel() - osl / 2, 1.0) + newk.ravel() / 2,
                       "new": newk.ravel(), "mix": mix.ravel()})
         mixed = np.asarray(cm.decode(symbol_inputs(mx, vals))["step_s"], float).reshape(bb.shape)
         d2 = self.decode[np.searchsorted(self.b_ax.points(), 2.0 - 1e-9).clip(0, N_B - 1)]
@@ -84,7 +84,7 @@ class StepTables:
         # prefill passes: k tokens after a cached prefix of c tokens
         kk2, cc = np.meshgrid(np.maximum(k, 1.0), self.c_ax.points(), indexing="ij")
         new2 = np.minimum(kk2, max(req, 1.0)).ravel()
-        pf = _arrays({**base, "batch": 1.0, "new": new2, "isl": cc.ravel() + new2})
+        pf = point_arrays({**base, "batch": 1.0, "new": new2, "isl": cc.ravel() + new2})
         self.prefill = np.asarray(cm.prefill(prefill_inputs(pf, vals, tokens=kk2.ravel()))["prefill_s"],
                                   float).reshape(kk2.shape)
         for name in ("decode", "mixed", "prefill"):
