@@ -18,11 +18,11 @@ def test_default_weights_is_fp8_or_the_narrower_native_format():
 def test_predict_and_analyses_share_the_defaults(capsys):
     assert main(["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--batch", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["profile"] == "vllm"
-    from perfmodel.cli.analyses_cmd import _frontier_kw
+    from perfmodel.cli.analyses_cmd import frontier_kwargs
     args = build_parser().parse_args(["frontier", "--hardware", "gb300-nvl72", "--model", "deepseek-v4.1-flash"])
-    assert args.profile == "vllm" and _frontier_kw(args)["weights"] == ("mxfp4",)
+    assert args.profile == "vllm" and frontier_kwargs(args)["weights"] == ("mxfp4",)
     args = build_parser().parse_args(["attribute", "--from", "a", "--to", "b", "--model", "deepseek-v3", "--peak"])
-    assert _frontier_kw(args, multi_weights=False)["weights"] == ("fp8",)
+    assert frontier_kwargs(args, multi_weights=False)["weights"] == ("fp8",)
 
 
 def test_the_rule_is_in_the_help(capsys):

@@ -7,7 +7,7 @@ import pytest
 from perfmodel import catalog
 from perfmodel.analyses.deployments import DeploymentSpace, prefill_layouts
 from perfmodel.analyses.frontier import candidates, frontier
-from perfmodel.engine.evaluate import Setup, _arrays, prefill_step
+from perfmodel.engine.evaluate import Setup, point_arrays, prefill_step
 from perfmodel.errors import SpecError
 from perfmodel.serving.disaggregated import disaggregated
 from perfmodel.serving.pools import PoolSearch, cluster_budget, prefill_front, size_pools
@@ -47,7 +47,7 @@ def test_rate_matching_hand_check_prefill_supply_and_decode_demand():
     pts = dict(batch=np.array([64.0]), gpus=2, tp=2, ep=1, pp=1, spec_tokens=0, acc=1.0, isl=1024, osl=1024,
                new=1024, mix=0.0)
     pf = dict(gpus=1, tp=1, ep=1)
-    tok, step = prefill_step(s, _arrays({**pts, **pf}), s.symbol_values())
+    tok, step = prefill_step(s, point_arrays({**pts, **pf}), s.symbol_values())
     t_per_s = float(tok[0] / step[0])                                  # prefill tokens/s of one instance
     for n_p, n_d in ((1, 16), (2, 16)):
         d = disaggregated(s, pts, pf, instances=n_d, pf_instances=n_p)

@@ -7,7 +7,7 @@ import pytest
 
 from perfmodel import api, catalog
 from perfmodel.engine import compiled as C
-from perfmodel.engine.evaluate import Setup, _arrays, symbol_inputs
+from perfmodel.engine.evaluate import Setup, point_arrays, symbol_inputs
 from perfmodel.specs.deployment import Scenario
 
 
@@ -46,7 +46,7 @@ def test_one_point_on_floats_equals_numpy_and_falls_back_where_floats_raise():
     s = Setup(catalog.hardware("gb200-nvl72"), m, catalog.profile("sglang"))
     cm, vals = C.compiled(m), s.symbol_values()
     for batch, tp, ep in ((1, 1, 1), (64, 8, 8), (4096, 1, 72)):
-        p = _arrays(dict(batch=batch, gpus=max(tp, ep), tp=tp, ep=ep, pp=1, spec_tokens=2, acc=2.2, isl=9000,
+        p = point_arrays(dict(batch=batch, gpus=max(tp, ep), tp=tp, ep=ep, pp=1, spec_tokens=2, acc=2.2, isl=9000,
                          osl=700, new=3000, mix=1.0))
         x = symbol_inputs(p, vals)
         one = cm.decode(x)
@@ -54,7 +54,7 @@ def test_one_point_on_floats_equals_numpy_and_falls_back_where_floats_raise():
         for k in ref:
             np.testing.assert_allclose(np.asarray(one[k], float), np.asarray(ref[k], float).reshape(-1)[0],
                                        rtol=1e-14, err_msg=k)
-    x = symbol_inputs(_arrays(dict(batch=1, gpus=0, tp=8, ep=8, pp=1, spec_tokens=0, acc=1, isl=1000, osl=100,
+    x = symbol_inputs(point_arrays(dict(batch=1, gpus=0, tp=8, ep=8, pp=1, spec_tokens=0, acc=1, isl=1000, osl=100,
                                    new=100, mix=0.0)), vals)
     assert cm.decode._one_point([x[a] for a in cm.decode.args]) is None      # 1 / 0: numpy gives inf
     ref = cm.decode(x, kernel="numpy")

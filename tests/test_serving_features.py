@@ -53,10 +53,10 @@ def test_disaggregated_with_huge_link_matches_pool_rooflines():
     # one small prefill instance feeding 100 decode instances: prefill-limited, so the system rate is the
     # prefill pool's roofline (tokens per step / prefill step time), over all GPUs of both pools
     from perfmodel.engine.compiled import compiled
-    from perfmodel.engine.evaluate import PREFILL_TOKENS_PER_GPU, _arrays, prefill_inputs
+    from perfmodel.engine.evaluate import PREFILL_TOKENS_PER_GPU, point_arrays, prefill_inputs
     d2 = disaggregated(s, {**PTS, "mix": 0.0}, dict(gpus=8, tp=8, ep=8), instances=100, pf_instances=1)
     tok = PREFILL_TOKENS_PER_GPU * 8
-    step = compiled(s.model).prefill(prefill_inputs(_arrays({**PTS, "mix": 0.0}), s.symbol_values(),
+    step = compiled(s.model).prefill(prefill_inputs(point_arrays({**PTS, "mix": 0.0}), s.symbol_values(),
                                                     tokens=tok))["prefill_s"]
     req_rate = tok / PTS["new"] / np.asarray(step)
     limited = (d2["bound"] == "prefill_pool").to_numpy()

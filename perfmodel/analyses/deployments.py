@@ -32,9 +32,10 @@ import pandas as pd
 from ..arch.layout import expert_problem, layout_problem
 from ..engine.evaluate import POINT_COLUMNS
 from ..errors import SpecError
+from ..specs.deployment import ENUMERABLE_MODES
 from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, ModelSpec, MoE
 
-SERVING_MIX = {"aggregated": 1.0, "decode_only": 0.0, "disaggregated": 0.0}
+SERVING_MIX = {m: 1.0 if m == "aggregated" else 0.0 for m in ENUMERABLE_MODES}   # prefill mixed into decode steps
 LAYOUT_COLUMNS = ["serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio", "kv_host_tier",
                   "pf_gpus", "pf_tp", "pf_ep", "pf_dp", "instances", "pf_instances"]
 

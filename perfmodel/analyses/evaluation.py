@@ -13,6 +13,7 @@ import pandas as pd
 
 from .. import catalog
 from ..serving.dispatch import Pools, Sessions, serve
+from ..specs.deployment import ENUMERABLE_MODES
 from ..specs.workload import WorkloadSpec
 from .deployments import points
 from .systems import lengths_for
@@ -38,7 +39,7 @@ def workload_info(workload) -> WorkloadInfo:
     return WorkloadInfo(lengths, False, 0.0, "custom")
 
 
-MODE_NAMES = ("aggregated", "decode_only", "disaggregated")
+MODE_NAMES = ENUMERABLE_MODES
 POOL_COLUMNS = ("pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances")
 
 

@@ -29,12 +29,11 @@ import pandas as pd
 
 from ..engine.evaluate import PREFILL_TOKENS_PER_GPU, Setup, point_arrays, prefill_step
 from ..errors import SpecError
+from ..specs.deployment import SERVING_MODES
 from .aggregated import evaluate
 from .disaggregated import disaggregated
 from .pools import PoolSearch, disaggregated_search
 from .sessions import agentic, agentic_disaggregated
-
-SERVING_MODES = ("aggregated", "decode_only", "prefill_only", "disaggregated")
 
 
 @dataclass(frozen=True)

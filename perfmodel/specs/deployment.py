@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, PositiveInt, model_validator
 
@@ -10,6 +10,8 @@ from ..formats import WEIGHT_BYTES, weight_format_problem
 from .common import Strict
 
 Serving = Literal["aggregated", "disaggregated", "decode_only", "prefill_only"]
+SERVING_MODES: tuple[str, ...] = get_args(Serving)   # the one vocabulary of serving modes (specs, records, dispatch)
+ENUMERABLE_MODES = ("aggregated", "decode_only", "disaggregated")   # what a deployment search enumerates
 
 
 class PrefillPool(Strict):

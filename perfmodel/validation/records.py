@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from ..errors import SpecError, short
 from ..fileio import read_text
 from ..specs.common import Strict
+from ..specs.deployment import Serving
 
 KINDS = ("point", "frontier", "ratio")
 SERVING = ("aggregated", "disaggregated", "prefill_only", "decode_only")
@@ -36,7 +37,7 @@ class Record(Strict):
     weights: str | None = Field(None, description="weight format of the heavy layers (default fp8)")
     kv_cache: str | None = Field(None, description="KV-cache format (default fp8)")
     engine: str | None = Field(None, description="engine family as published")
-    serving: Literal["aggregated", "disaggregated", "prefill_only", "decode_only"] | None = None
+    serving: Serving | None = None
     gpus: int | None = Field(None, ge=1, le=100_000)
     prefill_gpus: int | None = Field(None, ge=1, le=100_000)
     decode_gpus: int | None = Field(None, ge=1, le=100_000)
