@@ -28,16 +28,16 @@ def test_sensitivity_plot_bars_are_the_largest_elasticities(tmp_path):
                        "elasticity": [(-1) ** i * i / 10 for i in range(30)]})
     df.attrs.update(metric="total_tps_per_gpu", system="x", at_capacity=False)
     drawn = {}
-    real = sp._figure
+    real = sp.new_figure
 
     def spy(*a, **k):
         fig, axes = real(*a, **k)
         drawn["ax"] = axes[0]
         return fig, axes
-    sp._figure = spy
+    sp.new_figure = spy
     try:
         sp.sensitivity_plot(df, tmp_path / "t.png")
     finally:
-        sp._figure = real
+        sp.new_figure = real
     labels = [t.get_text() for t in drawn["ax"].get_yticklabels()]
     assert len(labels) == sp.MAX_BARS and labels[-1] == "p29" and "p0" not in labels

@@ -49,7 +49,7 @@ from .frontier import X, candidates
 from .systems import DEFAULT_PROFILE, HW_GROUPS, System, as_model, as_system
 
 METRICS = ("total_tps_per_gpu", "output_tps_per_gpu", "total_tps_per_mw", "total_tokens_per_usd")
-MAX_EXACT = 11          # players: 2^11 coalitions x deployments per evaluate call
+MAX_EXACT = 12          # players: 2^12 coalitions x deployments per evaluate call (the fixed-step parts are players too)
 KERNEL_SYMBOLS = tuple(kernel_defaults(0.0))   # the symbols engine/kernel_bind.py binds from kernel fits
 CARRY = ["pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances"]
 

@@ -294,4 +294,4 @@ def _markdown(results, claims_df, attr, figs, fr_md, at_md, acc=None, sentences=
     the shared conditions solved once per source (``claims.shared``)."""
     from ..claims.shared import solve
     from .text import render_compact
-    return render_compact(results, figs, acc, solve(results), assumptions=_assumptions(results))
+    return render_compact(results, figs, acc, solve(results), assumptions=_assumptions(results), sentences=sentences)

@@ -72,7 +72,7 @@ def _plan_lines(rs: list[dict]) -> list[str]:
     return L if n else []
 
 
-def render_compact(results, figs, acc=None, shared=None, assumptions=None) -> str:
+def render_compact(results, figs, acc=None, shared=None, assumptions=None, sentences=None) -> str:
     """claims.md: counts, a first screen per source article, one line per claim, a short section per claim."""
     from ..claims.shared import source_key
     from ..claims.shared import text as shared_text
@@ -135,6 +135,8 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None) -> st
             L.append(f"- {tag}: {c.get('text', '')}.")
         if r.get("condition") and not conds:
             L.append(f"- Condition: {r['condition']}.")
+        if sentences is not None:
+            L += _share_lines(r, sentences)
         if r.get("candidate_range"):
             L.append("- Per candidate model: " + "; ".join(
                 f"{m}: {_fmt((p.get('model') or {}).get('value'))}, {p['verdict']}"
@@ -147,3 +149,22 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None) -> st
         L.append("## Figures\n")
         L += [f"![{Path(f).stem}](claims/{Path(f).name})" for f in figs] + [""]
     return "\n".join(L)
+
+
+def _share_lines(r: dict, sentences) -> list[str]:
+    """For a claim whose source states each system's share of its own peak (its arithmetic has two 'share of its
+    peak' lines): the generated sentences comparing the model's shares and curve ends with the seed's
+    (report/sentences.py records each with its sources in claims/sentences.csv)."""
+    sysd = r.get("systems") or []
+    seed = [(x["expression"], x) for x in r.get("arithmetic") or [] if "share of its peak" in (x.get("meaning") or "")]
+    if len(sysd) != 2 or len(seed) != 2 or any(s.get("share_of_peak") is None for s in sysd):
+        return []
+    (ka, xa), (kb, xb) = seed
+    a, b, cid = sysd[0], sysd[1], r["id"]
+    return ["- " + " ".join([
+        sentences.share(a["hardware"], a["share_of_peak"], f"claims.csv:{cid}:a_share_of_peak",
+                        xa["computed"], f"claims.json:{cid}:arithmetic:{ka}"),
+        sentences.share(b["hardware"], b["share_of_peak"], f"claims.csv:{cid}:b_share_of_peak",
+                        xb["computed"], f"claims.json:{cid}:arithmetic:{kb}"),
+        sentences.ends(a["hardware"], a["max_tps_per_user"], f"claims.csv:{cid}:a_max_tps_per_user",
+                       b["hardware"], b["max_tps_per_user"], f"claims.csv:{cid}:b_max_tps_per_user")])]
