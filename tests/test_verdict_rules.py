@@ -4,8 +4,8 @@ where a rule needs one (fast: pure functions and synthetic envelopes)."""
 import importlib
 import math
 
-import numpy as np
 import pandas as pd
+from test_claims_verdicts import _Store as SyntheticEnvelopes  # the same synthetic envelopes
 
 from perfmodel.claims.curves import Side
 from perfmodel.claims.interval import distance, interval
@@ -79,19 +79,7 @@ def test_rule4_shared_unknown_solved_once_per_source():
     assert g["solved"] == [1.6, 2.5] and [c[0] for c in g["not_alone"]] == ["c"]
 
 
-class _Store:
-    """A: f = 1e6 / x on [10, 400]; B: f = 5e5 / x^2 on [10, 200], a cliff at its end (log-log linear)."""
-
-    def __init__(self):
-        xa, xb = np.geomspace(10, 400, 31), np.geomspace(10, 200, 23)
-        self.e = {"vr200-nvl72": self._env(xa, 1e6 / xa), "gb300-nvl72": self._env(xb, 5e5 / xb ** 2)}
-
-    @staticmethod
-    def _env(x, y):
-        return pd.DataFrame({"tps_per_user": x, "total_tps_per_gpu": y, "ttft_ms": 100.0, "concurrency": 1e4 / x})
-
-    def envelope(self, side, model, wl, axis, metric):
-        return self.e[side.hardware]
+_Store = SyntheticEnvelopes   # A: f = 1e6 / x on [10, 400]; B: f = 5e5 / x^2 on [10, 200], a cliff at its end
 
 
 class _C:
