@@ -27,8 +27,8 @@ def format_check(r: dict) -> str:
     m = r.get("model") or {}
     if m.get("value") is not None or m.get("band"):
         lo, hi = (m.get("band") or [None, None])
-        lines.append(f"  model: {_num(m.get('value'))} (band {_num(lo)} - {_num(hi)} under the profile ranges); "
-                     f"claimed {r['claimed']:g}")
+        lines.append(f"  model: {_num(m.get('value'))} (at the profile's slow / fast corners {_num(lo)} / {_num(hi)}: "
+                     f"not part of the interval; the fast corner is the software headroom); claimed {r['claimed']:g}")
     iv, d = r.get("interval"), r.get("distance") or {}
     if iv and iv.get("value") is not None:
         b = iv["by_source"]
