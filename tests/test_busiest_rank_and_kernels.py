@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sp
+from deepseek_floors import trtllm_step_floors_us
 
 from perfmodel import catalog
 from perfmodel.equations.ffn import FFNCost
@@ -82,13 +83,7 @@ def test_kernel_overhead_adds_per_kernel_per_layer():
     t = [evaluate(Setup(hw, m, prof, profile_overrides={"kernel_overhead_us": v, "layer_floor_us": 0.0}),
                   pt)["tpot_ms"].iloc[0] for v in (1.0, 3.0)]
     assert t[1] - t[0] == pytest.approx(2e-3 * (3 * 13 + 58 * 20), rel=1e-6)
-    import numpy as np
-    fam = fitted.kernel_fits.families
-    t_g = np.median([c.params["t0_us"] for v, c in fam["gemm"]["trtllm"].items() if v.endswith("/bfloat16")])
-    t_a = np.median([c.params["t0_us"] for v, c in fam["mla"]["trtllm"].items() if v.endswith("/fp8")])
-    t_m = np.median([c.params["t0_us"] for v, c in fam["moe"]["trtllm"].items()
-                     if v.split("/", 1)[1] in ("fp8", "fp8_block")])
-    floors_us = 3 * (13 * t_g + t_a - t_g) + 58 * (20 * t_g + t_a - t_g + t_m - 7 * t_g)
+    floors_us = trtllm_step_floors_us(fitted.kernel_fits)
     t = [evaluate(Setup(fitted, m, prof, profile_overrides={"kernel_overhead_us": 1.0, "layer_floor_us": 0.0,
                                                             "kernel_floor_share": r}), pt)["tpot_ms"].iloc[0]
          for r in (0.0, 0.5)]

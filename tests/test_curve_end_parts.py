@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import sympy as sp
+from deepseek_floors import trtllm_step_floors_us
 
 from perfmodel import catalog
 from perfmodel.engine.evaluate import Setup
@@ -28,12 +28,7 @@ def test_graph_replayed_step_of_n_kernels_costs_n_gaps_plus_the_floors():
     hw = catalog.hardware("h200-sxm")
     r = _row(hw, kernel_overhead_us=2.0, kernel_floor_share=1.0)
     assert r["t_kernel_gap_ms"] == pytest.approx(1199 * 2.0e-3, rel=1e-9)
-    fam = hw.kernel_fits.families
-    t_g = np.median([c.params["t0_us"] for v, c in fam["gemm"]["trtllm"].items() if v.endswith("/bfloat16")])
-    t_a = np.median([c.params["t0_us"] for v, c in fam["mla"]["trtllm"].items() if v.endswith("/fp8")])
-    t_m = np.median([c.params["t0_us"] for v, c in fam["moe"]["trtllm"].items()
-                     if v.split("/", 1)[1] in ("fp8", "fp8_block")])
-    floors_us = 3 * (13 * t_g + t_a - t_g) + 58 * (20 * t_g + t_a - t_g + t_m - 7 * t_g)
+    floors_us = trtllm_step_floors_us(hw.kernel_fits)
     assert r["t_kernel_floor_ms"] == pytest.approx(floors_us * 1e-3, rel=1e-9)
     assert r["t_launch_ms"] == pytest.approx(r["t_kernel_gap_ms"] + r["t_kernel_floor_ms"], rel=1e-12)
 
