@@ -26,10 +26,11 @@ def main(argv=None) -> int:
         return 2
     cv = pd.read_csv(src)
     val = Path(argv[1] if len(argv) > 1 else "reports/validation.csv")
-    ag = None
+    ag, ag_src = None, f"{src} (held out by configuration)"
     if "file" in cv.columns and (cv["file"] == AGENTIC_FILE).any():
         ag = cv[cv["file"] == AGENTIC_FILE]          # held out by configuration (agentic.csv is fitted now)
     elif val.is_file():
+        ag_src = f"{val} (in sample)"
         v = pd.read_csv(val)
         ag = v[v["file"] == AGENTIC_FILE] if "file" in v.columns else None
     out = catalog.builtin_root() / TABLE
@@ -38,7 +39,8 @@ def main(argv=None) -> int:
     t = class_table(cv, *record_setups(files), agentic=ag)
     t.to_csv(out, index=False, float_format="%.5g")
     n_ag = 0 if ag is None else len(ag)
-    print(f"wrote {TABLE.as_posix()} ({len(t)} rows from {len(cv)} crossval rows of {src}, {n_ag} of them agentic)")
+    print(f"wrote {TABLE.as_posix()} ({len(t)} rows from {len(cv)} crossval rows of {src}; agentic class from {n_ag} "
+          f"rows of {ag_src})")
     return 0
 
 
