@@ -449,6 +449,10 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
                        f"{abs(noop['factor'] - 1) * 100:.1f}% {'faster' if noop['factor'] < 1 else 'slower'} than "
                        "modeled reach it, far inside the model's speed error")
         return _verdict(out, "consistent", None, text + "; " + out["flag"])
+    if not any(c["allowed"] and c.get("tag") == "within error" for c in conds):
+        from .joint import joint_steps          # one unknown at a time does not do it: both systems' steps
+        j = joint_steps(C, fig, ev)
+        conds += [j] if j else []
     ok = sorted((c for c in conds if c["allowed"]), key=_rank)
     if C.col == "tps_per_user" and conds:
         st = next((c for c in conds if c["kind"] == "steps"), None)
@@ -481,7 +485,7 @@ TAG_RANK = ("within error", "supported by records", "beyond error, records allow
 def _rank(c: dict) -> int:
     """Order of the allowed conditions a verdict names: a power or price ratio (a basis, checkable) first, then
     step conditions from the best evidenced (within the model's error) to the least (contradicted by records)."""
-    if c["kind"] != "steps":
+    if c["kind"] not in ("steps", "joint_steps"):
         return -1
     return TAG_RANK.index(c["tag"]) if c.get("tag") in TAG_RANK else len(TAG_RANK)
 

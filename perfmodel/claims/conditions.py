@@ -88,6 +88,16 @@ def _solve(q_of, q0: float, target: float) -> float | None:
     return best
 
 
+def lands(q: float | None, c: float, iv: dict) -> bool:
+    """Whether the claim c lies inside the model's interval around the figure q a solution gives (the solver's
+    read-back: q exp(-down) <= c <= q exp(up), a hair of slack for the bisection's last step); False for a q of 0,
+    infinity or NaN (a solution on a jump of the figure)."""
+    if q is None or not math.isfinite(q) or q <= 0 or not c or c <= 0:
+        return False
+    d = math.log(c / q)
+    return -iv["down"] - 1e-3 <= d <= iv["up"] + 1e-3
+
+
 def sol_factor(C, fig, hw: str) -> float | None:
     """k of the speed-of-light profile for ``hw`` at the claim's kind of point: the model's curve end (or peak)
     over the speed-of-light one."""
@@ -115,7 +125,7 @@ def _measured_speed(C, hw: str) -> float | None:
             continue
         pts = [c.to, c.from_] if c.kind == "delta" else [c.at]
         v += [p.tps_per_user * (0.9 if p.approx else 1.0) for p in pts if p is not None and p.point == "speed"]
-        if (c.id != C.claim.id and c.kind == "absolute" and c.metric.quantity == "tps_per_user" and c.at is not None
+        if (c.id != C.claim.id and c.metric.quantity == "tps_per_user" and c.at is not None
                 and c.at.point == "max_speed" and c.system_ids[0] == hw):
             v.append(c.claimed)          # the source's own fastest run on hw bounds its other claims
     pts = [C.claim.to, C.claim.from_] if C.claim.kind == "delta" else [C.claim.at]
@@ -177,6 +187,18 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
         return r["q"] if not r["unreached"] else (0.0 if _dir_down(fig, hw) else math.inf)
     k_edge = _solve(q_of, q0, edge_t)
     k_need = _solve(q_of, q0, centre_t)
+    jump = k_need is not None and not lands(q_of(k_need), c, iv)
+    if jump:        # the figure jumps past the claim (a curve ending at the point): no solution at the claim
+        k_need = None
+    if k_edge is not None and not lands(q_of(k_edge), c, iv):
+        k_edge = None
+    if k_edge is None and k_need is None and jump:
+        return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": None, "edge": None,
+                "allowed": False, "bound": "a jump of the figure", "within_model_error": False, "sol_factor": None,
+                "evidence": "no step factor alone", "jump": True,
+                "short": f"{hw}'s steps alone (the figure jumps past the claim where {hw}'s curve ends at the point)",
+                "text": f"no step factor of {hw} alone gives the claim: its figure jumps past it where {hw}'s curve "
+                        "ends at the claim's point"}
     if k_edge is None and k_need is None:
         faster = (centre_t > q0) == _dir_down(fig, hw)
         k_sol = sol_factor(C, fig, hw) if faster else None
@@ -227,6 +249,8 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
                "consistent with records": "beyond error, records allow",
                "vendor's word": "vendor's word"}[rec["tag"]]
         ev_text = f"beyond {_band_text(band)}; " + rec["text"]
+    if not allowed and k > 1:
+        tag = "below the source's own speeds"
     if not at_claim:
         ev_text = (f"no step factor gives the claim itself; {k_edge:.3g}x only brings it to the interval's edge; "
                    + ev_text)
