@@ -478,8 +478,8 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     return _verdict(out, "not decidable by this model", why, text)
 
 
-TAG_RANK = ("within error", "supported by records", "beyond error, records allow", "vendor's word",
-            "contradicts records")
+TAG_RANK = ("within error", "supported by records", "beyond the fitted ranges", "beyond error, records allow",
+            "vendor's word", "beyond error", "contradicts records")
 
 
 def _rank(c: dict) -> int:

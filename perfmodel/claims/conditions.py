@@ -215,7 +215,7 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
     assert k is not None       # both None returned above
     k_edge = k_edge if k_edge is not None else k
     band = region_band(C, fig, ev, hw)
-    within_err = at_claim and band["lo"] <= k <= band["hi"]
+    in_band = at_claim and band["lo"] <= k <= band["hi"]
     noop = at_claim and abs(math.log(k)) < math.log(1 + NOOP)
     k_sol = sol_factor(C, fig, hw) if k < 1 else None
     end = ev["ends"].get(hw, {}).get("end")
@@ -224,6 +224,7 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
     opt_k = fast_corner(ev, fig, hw)
     rec = on_steps(hw, C.model, k, _itl_end(C, hw))
     beyond_fit = k < 1 and opt_k is not None and k < opt_k
+    within_err = in_band and not beyond_fit          # never 'within error' beside 'beyond the fitted ranges'
     if k < 1:
         allowed = k_sol is None or k >= k_sol
         bound = f"speed of light {1 / k_sol:.2g}x the modeled speed" if k_sol else "speed of light not evaluated"
@@ -234,13 +235,16 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
         allowed = k_max is None or k <= k_max * (1 + 0.01)      # 1%: the stated speed itself, rounded
         bound = (f"{hw} must still reach the {fmt(v)} tok/s/user the source states it reached (k <= {k_max:.2g})"
                  if k_max else "no stated speed bounds it")
-    on_evidence = (allowed and not within_err and beyond_fit and rec["tag"] != "supported by records")
+    on_evidence = (allowed and not in_band and beyond_fit and rec["tag"] != "supported by records")
     if on_evidence:
         allowed = False
     if within_err and rec["tag"] == "contradicts records":
         tag, ev_text = "contradicts records", _band_text(band) + "; " + rec["text"]
     elif within_err:
         tag, ev_text = "within error", _band_text(band) + "; " + rec["text"]
+    elif in_band and beyond_fit:
+        tag = "beyond the fitted ranges"
+        ev_text = f"inside {_band_text(band)}, beyond the profile's fitted fast corner; " + rec["text"]
     elif on_evidence:
         tag = "implausible on the evidence"
         ev_text = f"beyond {_band_text(band)} and the fitted fast corner; " + rec["text"]
@@ -310,8 +314,10 @@ def steps_range(C, fig, ev: dict, hw: str) -> dict | None:
     lo = min([k for k in ks if k < 1], default=0.0)
     hi = max([k for k in ks if k > 1], default=math.inf)
     at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw)
+    from .evidence import on_steps
     return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})",
-            "range_needed": [lo, hi], "allowed": True, "evidence": evidence(hw), "inside": True}
+            "range_needed": [lo, hi], "allowed": True, "evidence": evidence(hw), "inside": True,
+            "records": on_steps(hw, C.model, 1.0, None)}
 
 
 def _dir_down(fig, hw: str) -> bool:

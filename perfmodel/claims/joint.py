@@ -85,11 +85,11 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
     opt = {h: fast_corner(ev, fig, h) for h in (ha, hb)}
     beyond_fit = any(k < 1 and opt[h] is not None and k < opt[h] and recs[h]["tag"] != "supported by records"
                      for h, k in ((ha, ka), (hb, kb)))
-    within = z <= 1
+    within = z <= 1 and not beyond_fit        # never 'within error' beside 'beyond the fitted ranges'
     contradicted = any(r["tag"] == "contradicts records" for r in recs.values())
-    allowed = within or not beyond_fit
+    allowed = z <= 1 or not beyond_fit
     tag = ("contradicts records" if contradicted else "within error" if within else
-           "implausible on the evidence" if not allowed else "beyond error")
+           "beyond the fitted ranges" if z <= 1 else "implausible on the evidence" if not allowed else "beyond error")
 
     def part(h: str, k: float) -> str:
         e = ends[h]
