@@ -450,7 +450,7 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
                        "modeled reach it, far inside the model's speed error")
         return _verdict(out, "consistent", None, text + "; " + out["flag"])
     if not any(c["allowed"] and c.get("tag") == "within error" for c in conds):
-        from .joint import joint_steps          # one unknown at a time does not do it: both systems' steps
+        from .joint import joint_steps  # one unknown at a time does not do it: both systems' steps
         j = joint_steps(C, fig, ev)
         conds += [j] if j else []
     ok = sorted((c for c in conds if c["allowed"]), key=_rank)

@@ -20,8 +20,7 @@ import math
 
 import numpy as np
 
-from .conditions import (_dir_down, _itl_end, _measured_speed, _solve, fast_corner, lands, region_band,
-                         sol_factor)
+from .conditions import _dir_down, _itl_end, _measured_speed, _solve, fast_corner, lands, region_band, sol_factor
 from .evidence import on_steps
 from .fmt import fmt
 
@@ -64,13 +63,10 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
             return 0.0 if all(_dir_down(fig, h) for h in r["unreached"]) else math.inf
         return r["q"]
     best = None
-    for ka in np.geomspace(1.0, lim_a, STEPS_A + 1)[1:]:
-        ka = float(ka)
+    for ka in (float(v) for v in np.geomspace(1.0, lim_a, STEPS_A + 1)[1:]):
         qa = q_of(ka, 1.0)
-        if lands(qa, c, iv) and abs(math.log(c / qa)) < 1e-9:
-            kb = 1.0
-        else:
-            kb = _solve(lambda k: q_of(ka, k), qa, c)
+        kb: float | None = (1.0 if lands(qa, c, iv) and abs(math.log(c / qa)) < 1e-9 else
+                            _solve(lambda k, ka=ka: q_of(ka, k), qa, c))
         if kb is None or not ((kb >= lim_b * (1 - 1e-9)) if b_fast else (kb <= lim_b)):
             continue
         if not lands(q_of(ka, kb), c, iv):
@@ -83,7 +79,7 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
     z, ka, kb = best
     recs = {h: on_steps(h, C.model, k, _itl_end(C, h)) for h, k in ((ha, ka), (hb, kb))}
     opt = {h: fast_corner(ev, fig, h) for h in (ha, hb)}
-    beyond_fit = any(k < 1 and opt[h] is not None and k < opt[h] and recs[h]["tag"] != "supported by records"
+    beyond_fit = any(k < 1 and (o := opt[h]) is not None and k < o and recs[h]["tag"] != "supported by records"
                      for h, k in ((ha, ka), (hb, kb)))
     within = z <= 1 and not beyond_fit        # never 'within error' beside 'beyond the fitted ranges'
     contradicted = any(r["tag"] == "contradicts records" for r in recs.values())

@@ -42,6 +42,17 @@ def _pair(rs: list[dict]) -> tuple[tuple[str, str], tuple[str, str]] | None:
     return None
 
 
+def _floor(rs: list[dict], model: str) -> float | None:
+    """The slowest per-user speed the seed names or sets as an SLO floor for ``model`` (tok/s/user), or None."""
+    v = [x for x, _ in _named(rs, model)]
+    for r in rs:
+        if r.get("model_id") == model and r["kind"] != "spec_ratio":
+            at = catalog.claim(r["id"]).at
+            if at is not None and at.min_tps_per_user:
+                v.append(float(at.min_tps_per_user))
+    return min(v) if v else None
+
+
 def _named(rs: list[dict], model: str) -> list[tuple[float, str]]:
     """The per-user speeds the seed names for ``model`` (tok/s/user) with the axis each is read on."""
     out = set()
@@ -91,7 +102,7 @@ def tables(store: CurveStore, results: list[dict]) -> pd.DataFrame:
             cls = "agentic" if getattr(w, "kind", "fixed") == "agentic" else "all"
             h = half_widths("rate-ratio", "all", cls)
             named = _named(rs, model)
-            floor = min((x for x, _ in named), default=None)
+            floor = _floor(rs, model)
             for x, ax in [(None, "itl"), *named]:
                 ea, eb = (store.envelope(S, model, wl, ax, METRIC) for S in (A, B))
                 if x is None:
@@ -107,6 +118,7 @@ def tables(store: CurveStore, results: list[dict]) -> pd.DataFrame:
                              "per_gpu_high": m * math.exp(h["up"]), "per_mw": m * p_ratio, "per_usd": m * d_ratio,
                              "a_sessions_per_rack": _sessions(store, A, model, wl, slo_speed, rack_a),
                              "b_sessions_per_rack": _sessions(store, B, model, wl, slo_speed, rack_b),
+                             "slo_tps_per_user": slo_speed,
                              "slo": (f">= {slo_speed:g} tok/s/user, TTFT <= {PLAN_TTFT_MS / 1e3:g} s"
                                      if slo_speed else "")})
     return pd.DataFrame(rows)
@@ -131,8 +143,14 @@ def _abs(v, end, x) -> str:
     return f"{v:,.0f}"
 
 
-def _sess(v) -> str:
-    return "no deployment meets it" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:,.0f}"
+def _sess(r) -> str:
+    """'6,961 / 1,494 at >= 120': sessions per rack of A and B at the row's SLO speed floor."""
+    x = r.get("slo_tps_per_user")
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a (no speed named)"
+    v = [r["a_sessions_per_rack"], r["b_sessions_per_rack"]]
+    t = [("none meets it" if a is None or (isinstance(a, float) and math.isnan(a)) else f"{a:,.0f}") for a in v]
+    return f"{t[0]} / {t[1]} at >= {x:g}"
 
 
 def markdown(df: pd.DataFrame, src: str) -> list[str]:
@@ -151,7 +169,8 @@ def markdown(df: pd.DataFrame, src: str) -> list[str]:
          f"Per MW divides by catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} {pb.value:,.0f} W; "
          f"{pa.status}/{pb.status}); per dollar by catalog price per GPU-hour ({ha} ${da.value:g}, {hb} "
          f"${db.value:g}; {da.status}/{db.status}). Interval: the held-out ratio error. Sessions per rack at the "
-         f"SLO shown (TTFT at the workload's SLO percentile; {PLAN_TTFT_MS / 1e3:g} s is a planning choice).\n",
+         f"speed floor shown (decode tok/s/user) with TTFT <= {PLAN_TTFT_MS / 1e3:g} s (a planning choice) at the "
+         "workload's SLO percentiles.\n",
          "| model | point (tok/s/user) | tok/s/GPU A / B | per GPU (interval) | per MW | per $ | sessions/rack A / B |",
          "|---|---|---|---|---|---|---|"]
     for _, r in d.iterrows():
@@ -160,5 +179,5 @@ def markdown(df: pd.DataFrame, src: str) -> list[str]:
                  f"{_abs(r['b_tps_per_gpu'], r['b_end'], r['point'])} | "
                  f"{_x(r['per_gpu'], r['per_gpu_low'], r['per_gpu_high'])} | {_x(*_scaled(r, 'per_mw'))} | "
                  f"{_x(*_scaled(r, 'per_usd'))} | "
-                 f"{_sess(r['a_sessions_per_rack'])} / {_sess(r['b_sessions_per_rack'])} |")
+                 f"{_sess(r)} |")
     return L + [""]
