@@ -653,7 +653,7 @@ def _needs(C: _Claim, fig: Figure, ev: dict, sw: dict) -> list[dict]:
         if x0 is not None and x1 is not None:    # the fall between two stated speeds (none from a peak or curve end)
             needs.append(delta_speed(C.store, C.sides[0], C.model, C.wl, C.axis, C.col, em, x0, x1, claim.claimed,
                                      C.sides[0].hardware))
-    if claim.kind == "absolute" and C.col == "tps_per_user" and finite:
+    if claim.kind in ("absolute", "max_interactivity") and C.col == "tps_per_user" and finite:
         needs += [n for n in [_curve_end_need(C, q, claim.claimed)] if n]
     if sw.get("speedup") is not None and sw["speedup"] > 1:
         needs.append({"kind": "kernels", "speedup": sw["speedup"],

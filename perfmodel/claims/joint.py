@@ -63,7 +63,12 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
             return 0.0 if all(_dir_down(fig, h) for h in r["unreached"]) else math.inf
         return r["q"]
     best = None
-    for ka in (float(v) for v in np.geomspace(1.0, lim_a, STEPS_A + 1)[1:]):
+    # k_A: a grid out to its bound, a finer one out to its band's end, and the fitted fast corner itself
+    opt_a = fast_corner(ev, fig, ha) if a_fast else None
+    end_a = ba["lo"] if a_fast else ba["hi"]
+    grid = {*np.geomspace(1.0, lim_a, STEPS_A + 1)[1:], *np.geomspace(1.0, end_a, STEPS_A // 2 + 1)[1:]}
+    grid |= {opt_a} if opt_a and lim_a <= opt_a < 1 else set()
+    for ka in sorted(float(v) for v in grid):
         qa = q_of(ka, 1.0)
         kb: float | None = (1.0 if lands(qa, c, iv) and abs(math.log(c / qa)) < 1e-9 else
                             _solve(lambda k, ka=ka: q_of(ka, k), qa, c))
