@@ -65,6 +65,7 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
     best = None
     # k_A: a grid out to its bound, a finer one out to its band's end, and the fitted fast corner itself
     opt_a = fast_corner(ev, fig, ha) if a_fast else None
+    opt_b = fast_corner(ev, fig, hb) if b_fast else None
     end_a = ba["lo"] if a_fast else ba["hi"]
     grid = {*np.geomspace(1.0, lim_a, STEPS_A + 1)[1:], *np.geomspace(1.0, end_a, STEPS_A // 2 + 1)[1:]}
     grid |= {opt_a} if opt_a and lim_a <= opt_a < 1 else set()
@@ -77,11 +78,12 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
         if not lands(q_of(ka, kb), c, iv):
             continue
         z = math.hypot(_z(ka, ba), _z(kb, bb))
-        if best is None or z < best[0]:
-            best = (z, ka, kb)
+        fit = (a_fast and opt_a is not None and ka < opt_a) or (b_fast and opt_b is not None and kb < opt_b)
+        if best is None or (fit, z) < best[:2]:            # inside the fitted ranges first, then the least z
+            best = (fit, z, ka, kb)
     if best is None:
         return None
-    z, ka, kb = best
+    _, z, ka, kb = best
     recs = {h: on_steps(h, C.model, k, _itl_end(C, h)) for h, k in ((ha, ka), (hb, kb))}
     opt = {h: fast_corner(ev, fig, h) for h in (ha, hb)}
     beyond_fit = any(k < 1 and (o := opt[h]) is not None and k < o and recs[h]["tag"] != "supported by records"
