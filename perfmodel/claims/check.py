@@ -408,6 +408,8 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
         return _check_agents(C, out)
     fig = C.figure()
     ev = _evaluate(C, fig)
+    from .story import grid
+    out["story_grid"] = grid(C, fig, ev)       # the figure over both systems' step factors (story.py)
     dist, g = _graded(C, ev)
     _record(out, C, fig, ev, dist)
     sw = ({"speedup": None, "text": f"not searched: {g['verdict']}"} if g is not None else

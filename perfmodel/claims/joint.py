@@ -52,7 +52,7 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
             s = sol_factor(C, fig, h)
             return max(s, 1 / 20) if s else 1 / 20
         v, e = _measured_speed(C, h), ends[h]
-        return min(e / v * 1.01, 20.0) if v and e and math.isfinite(e) else 20.0
+        return max(1.0, min(e / v * 1.01, 20.0)) if v and e and math.isfinite(e) else 20.0
     lim_a = limits(ha, a_fast)
     b_fast = not a_fast                         # B moves the same way on Q: slower when A is faster
     lim_b = limits(hb, b_fast)

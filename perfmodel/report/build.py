@@ -272,6 +272,8 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     (d / "claims.json").write_text(json.dumps(json_safe(results), indent=1))
     from ..claims.shared import solve
     (d / "shared_conditions.json").write_text(json.dumps(json_safe(solve(results)), indent=1))
+    from ..claims.story import solve as stories
+    (d / "stories.json").write_text(json.dumps(json_safe(stories(results)), indent=1))
     from ..claims.model_error import table as accuracy
     from .sentences import Sentences
     acc = accuracy()
@@ -297,5 +299,6 @@ def _markdown(results, claims_df, attr, figs, fr_md, at_md, acc=None, sentences=
     the shared conditions solved once per source (``claims.shared``)."""
     from ..claims.shared import solve
     from .text import render_compact
+    from ..claims.story import solve as stories
     return render_compact(results, figs, acc, solve(results), assumptions=_assumptions(results), sentences=sentences,
-                          plan=plan)
+                          plan=plan, stories=stories(results))

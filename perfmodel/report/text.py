@@ -57,7 +57,8 @@ def _num(v, unit="") -> str:
     return "n/a" if v is None else f"{fmt(v)}{unit}"
 
 
-def render_compact(results, figs, acc=None, shared=None, assumptions=None, sentences=None, plan=None) -> str:
+def render_compact(results, figs, acc=None, shared=None, assumptions=None, sentences=None, plan=None,
+                   stories=None) -> str:
     """claims.md: counts, a first screen per source article, one line per claim, a short section per claim."""
     from ..claims.shared import source_key
     from ..claims.shared import text as shared_text
@@ -86,9 +87,12 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
                                                     if any(r["verdict"] == k for r in rs)) + ".\n")
         from .planner import markdown as planner_md
         L += planner_md(plan, src)
-        if shared.get(src):
-            L.append("Shared conditions, solved once for this source:\n")
-            L += [shared_text(g) for g in shared[src]] + [""]
+        if stories and stories.get(src):
+            L += [stories[src]["text"], ""]
+        solved = [g for g in shared.get(src) or [] if g.get("solved")]
+        if solved:      # one unknown that one value serves (where it does not, the story above takes two)
+            L.append("One unknown that one value serves:\n")
+            L += [shared_text(g) for g in solved] + [""]
         L.append("| claim | claimed | model (interval) | verdict |")
         L.append("|---|---|---|---|")
         for r in rs:
