@@ -114,11 +114,13 @@ def _model_fit(claims: list[tuple[str, dict]], a: str, b: str, opt: tuple[str, .
     i1 = n // 2
     ia = range(n) if "A" in opt else [i1]
     ib = range(n) if "B" in opt else [i1]
-    best = None
+    best: dict | None = None
+    best_key: tuple[int, float] = (0, 0.0)
     for i in ia:
         for j in ib:
             ka, kb = float(KS[i]), float(KS[j])
-            ok, ivs, zs = [], [], []
+            ok: list[str] = []
+            ivs: list[tuple[str, tuple[float, float]]] = []
             bad = False
             for cid, g in claims:
                 ks = {a: ka, b: kb}
@@ -144,9 +146,9 @@ def _model_fit(claims: list[tuple[str, dict]], a: str, b: str, opt: tuple[str, .
             band = next((g["bands"] for _, g in claims if a in g["bands"] and b in g["bands"]), None) or {}
             z = math.hypot(_z(ka, band.get(a, [0.5, 2])), _z(kb, band.get(b, [0.5, 2])))
             key = (len(ok), -z)
-            if best is None or key > best["key"]:
-                best = {"key": key, "ka": ka, "kb": kb, "r": r_best, "explained": ok, "z": z}
-    return best or {"key": (0, 0.0), "ka": 1.0, "kb": 1.0, "r": None, "explained": [], "z": 0.0}
+            if best is None or key > best_key:
+                best, best_key = {"ka": ka, "kb": kb, "r": r_best, "explained": ok, "z": z}, key
+    return best or {"ka": 1.0, "kb": 1.0, "r": None, "explained": [], "z": 0.0}
 
 
 def solve(results: list[dict]) -> dict[str, dict]:

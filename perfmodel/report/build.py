@@ -298,7 +298,7 @@ def _markdown(results, claims_df, attr, figs, fr_md, at_md, acc=None, sentences=
     """The compact report (issue 32): a first screen per source, one line per claim, a short section per claim;
     the shared conditions solved once per source (``claims.shared``)."""
     from ..claims.shared import solve
-    from .text import render_compact
     from ..claims.story import solve as stories
+    from .text import render_compact
     return render_compact(results, figs, acc, solve(results), assumptions=_assumptions(results), sentences=sentences,
                           plan=plan, stories=stories(results))
