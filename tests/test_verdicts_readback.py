@@ -254,3 +254,42 @@ def test_every_printed_within_error_condition_reads_back_seed(cid, real_store):
 def real_store():
     from perfmodel.claims import CurveStore
     return CurveStore(space=dict(batch_points=8, spec_tokens=(0, 3)))
+
+
+# ------------------------------------------------------------------ rule: one story per seed, at most two unknowns
+def test_one_story_solves_two_shared_unknowns_jointly_and_names_what_it_leaves():
+    from perfmodel.claims.story import KS, solve
+    n = len(KS)
+
+    def g(c, fn):       # a ratio claim whose figure is fn(k_A, k_B) on the grid
+        return {"systems": [A, B], "model": "m", "q": [[fn(ka, kb) for kb in KS] for ka in KS], "c": c,
+                "down": 0.1, "up": 0.1, "qualifier": "about", "per_mw": False, "r0": None,
+                "bands": {A: [0.5, 2.0], B: [0.5, 2.0]}, "bounds": {A: [0.0, 99.0], B: [0.0, 99.0]}}
+    ka, kb = float(KS[n // 2 - 2]), float(KS[n // 2 + 3])       # the true story: A faster, B slower
+    src = "as reported in seeds/s.txt"
+    res = [{"id": "x", "source": src, "verdict": "consistent only if", "story_grid": g(2 * kb / ka, lambda a, b: 2 * b / a)},
+           {"id": "y", "source": src, "verdict": "consistent only if", "story_grid": g(3 / ka, lambda a, b: 3 / a)},
+           {"id": "z", "source": src, "verdict": "consistent only if", "story_grid": g(50.0, lambda a, b: 1.0)}]
+    st = solve(res)["s"]
+    f = st["per_model"]["m"]
+    assert sorted(st["unknowns"]) == ["A", "B"] and len(st["unknowns"]) <= 2
+    assert f["ka"] == pytest.approx(ka) and f["kb"] == pytest.approx(kb)
+    assert sorted(st["explained"]) == ["x", "y"] and st["left"] == ["z"] and "`z`" in st["text"]
+
+
+def test_the_planners_table_states_its_bases_and_never_a_cliff_maximum():
+    from perfmodel.report.planner import markdown
+    df = pd.DataFrame([{"source": "s", "model": "m", "point": "peak", "axis": "itl", "a": f"{A} (vllm)",
+                        "b": f"{B} (vllm)", "a_tps_per_gpu": 3000.0, "b_tps_per_gpu": 1000.0, "a_end": 400.0,
+                        "b_end": 200.0, "per_gpu": 3.0, "per_gpu_low": 2.0, "per_gpu_high": 4.0, "per_mw": 2.4,
+                        "per_usd": 1.8, "a_sessions_per_rack": 700.0, "b_sessions_per_rack": 300.0,
+                        "slo_tps_per_user": 20.0},
+                       {"source": "s", "model": "m", "point": "300", "axis": "itl", "a": f"{A} (vllm)",
+                        "b": f"{B} (vllm)", "a_tps_per_gpu": 500.0, "b_tps_per_gpu": math.nan, "a_end": 400.0,
+                        "b_end": 200.0, "per_gpu": math.nan, "per_gpu_low": math.nan, "per_gpu_high": math.nan,
+                        "per_mw": math.nan, "per_usd": math.nan, "a_sessions_per_rack": 50.0,
+                        "b_sessions_per_rack": None, "slo_tps_per_user": 300.0}])
+    md = "\n".join(markdown(df, "s"))
+    assert "W;" in md and "per GPU-hour" in md and "TTFT <=" in md            # the power, price and SLO bases
+    assert "| 3x (2-4) | 2.4x (1.6-3.2) | 1.8x (1.2-2.4) | 700 / 300 at >= 20 |" in md
+    assert "beyond its end (200)" in md and "none meets it" in md and "up to" not in md.split("\n", 1)[1]
