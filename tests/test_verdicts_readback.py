@@ -194,7 +194,7 @@ def test_records_of_that_hardware_and_model_are_the_evidence_named_by_id():
 def test_a_sources_own_fastest_run_bounds_its_other_claims():
     c = catalog.claim("aa-1.26x-peak-per-mw-kimi-k3")
     C = type("C", (), {"claim": c, "model": "kimi-k3"})()
-    assert cond._measured_speed(C, A) == pytest.approx(catalog.claim("aa-255-tps-kimi-k3").claimed)
+    assert cond.measured_speed(C, A) == pytest.approx(catalog.claim("aa-255-tps-kimi-k3").claimed)
 
 
 # ------------------------------------------------------------------ the read-back of every '[within error]'

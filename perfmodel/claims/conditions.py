@@ -62,7 +62,7 @@ def evidence(hw: str, k: float | None = None, err: tuple[float, float] | None = 
     return f"third-party measured ({n} calibration records of {hw})"
 
 
-def _solve(q_of, q0: float, target: float) -> float | None:
+def solve_factor(q_of, q0: float, target: float) -> float | None:
     """The k nearest 1 (in ln) at which q_of(k) crosses ``target``: the grid K_GRID walked out from k = 1 in
     each direction until q passes the target, then bisection in ln k (q may be 0 or infinity where a system
     cannot reach the point: those count as below / above any target)."""
@@ -114,7 +114,7 @@ def sol_factor(C, fig, hw: str) -> float | None:
     return curve_end(e0, fig.axis) / curve_end(e1, fig.axis)
 
 
-def _measured_speed(C, hw: str) -> float | None:
+def measured_speed(C, hw: str) -> float | None:
     """The fastest per-user speed the source says ``hw`` was measured at, for rule 2: the stated speeds of every
     claim of the same source on ``hw`` and the same model (the slow end of an approximate one), and the source's
     own fastest runs (a maximum per-user speed it states for ``hw``, e.g. 255 tok/s/user on Kimi K3)."""
@@ -160,7 +160,7 @@ def _band_text(b: dict) -> str:
     return f"its region's ({b['region']}) {what} error: {1 / b['lo']:.3g}x faster to {b['hi']:.3g}x slower"
 
 
-def _itl_end(C, hw: str) -> float | None:
+def itl_end(C, hw: str) -> float | None:
     """``hw``'s modeled curve end on the decode (1/ITL) axis, the axis its speed records are on."""
     s = next(s for s in C.sides if s.hardware == hw)
     e = C.store.envelope(s, C.model, C.wl, "itl", env_metric(C.col))
@@ -184,9 +184,9 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
 
     def q_of(k):
         r = fig.read(shifts={hw: k}, diagonal=True)
-        return r["q"] if not r["unreached"] else (0.0 if _dir_down(fig, hw) else math.inf)
-    k_edge = _solve(q_of, q0, edge_t)
-    k_need = _solve(q_of, q0, centre_t)
+        return r["q"] if not r["unreached"] else (0.0 if dir_down(fig, hw) else math.inf)
+    k_edge = solve_factor(q_of, q0, edge_t)
+    k_need = solve_factor(q_of, q0, centre_t)
     jump = k_need is not None and not lands(q_of(k_need), c, iv)
     if jump:        # the figure jumps past the claim (a curve ending at the point): no solution at the claim
         k_need = None
@@ -200,7 +200,7 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
                 "text": f"no step factor of {hw} alone gives the claim: its figure jumps past it where {hw}'s curve "
                         "ends at the claim's point"}
     if k_edge is None and k_need is None:
-        faster = (centre_t > q0) == _dir_down(fig, hw)
+        faster = (centre_t > q0) == dir_down(fig, hw)
         k_sol = sol_factor(C, fig, hw) if faster else None
         lim = K_GRID[0] if faster else K_GRID[-1]
         what = (f"{hw}'s decode steps more than {1 / lim:.0f}x faster than modeled" if faster else
@@ -219,10 +219,10 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
     noop = at_claim and abs(math.log(k)) < math.log(1 + NOOP)
     k_sol = sol_factor(C, fig, hw) if k < 1 else None
     end = ev["ends"].get(hw, {}).get("end")
-    v = _measured_speed(C, hw)
+    v = measured_speed(C, hw)
     k_max = end / v if (v and end and math.isfinite(end)) else None
     opt_k = fast_corner(ev, fig, hw)
-    rec = on_steps(hw, C.model, k, _itl_end(C, hw))
+    rec = on_steps(hw, C.model, k, itl_end(C, hw))
     beyond_fit = k < 1 and opt_k is not None and k < opt_k
     within_err = in_band and not beyond_fit          # never 'within error' beside 'beyond the fitted ranges'
     if k < 1:
@@ -307,9 +307,9 @@ def steps_range(C, fig, ev: dict, hw: str) -> dict | None:
 
     def q_of(k):
         r = fig.read(shifts={hw: k}, diagonal=True)
-        return r["q"] if not r["unreached"] else (0.0 if _dir_down(fig, hw) else math.inf)
-    k_lo_q = _solve(q_of, q0, c * math.exp(-iv["up"]))      # where the figure falls to the low edge
-    k_hi_q = _solve(q_of, q0, c * math.exp(iv["down"]))     # ... rises to the high edge
+        return r["q"] if not r["unreached"] else (0.0 if dir_down(fig, hw) else math.inf)
+    k_lo_q = solve_factor(q_of, q0, c * math.exp(-iv["up"]))      # where the figure falls to the low edge
+    k_hi_q = solve_factor(q_of, q0, c * math.exp(iv["down"]))     # ... rises to the high edge
     ks = [k for k in (k_lo_q, k_hi_q) if k is not None]
     lo = min([k for k in ks if k < 1], default=0.0)
     hi = max([k for k in ks if k > 1], default=math.inf)
@@ -320,7 +320,7 @@ def steps_range(C, fig, ev: dict, hw: str) -> dict | None:
             "records": on_steps(hw, C.model, 1.0, None)}
 
 
-def _dir_down(fig, hw: str) -> bool:
+def dir_down(fig, hw: str) -> bool:
     t = next(t for t in fig.terms if t.side.hardware == hw)
     return (t.sign > 0) != (fig.col == "ttft_s")
 

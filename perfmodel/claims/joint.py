@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .conditions import _dir_down, _itl_end, _measured_speed, _solve, fast_corner, lands, region_band, sol_factor
+from .conditions import dir_down, fast_corner, itl_end, lands, measured_speed, region_band, sol_factor, solve_factor
 from .evidence import on_steps
 from .fmt import fmt
 
@@ -43,7 +43,7 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
     if ha == hb or not (q0 and math.isfinite(q0) and q0 > 0 and c and c > 0):
         return None
     up = c > q0
-    a_fast = up == _dir_down(fig, ha)          # A faster raises Q when A is a numerator
+    a_fast = up == dir_down(fig, ha)          # A faster raises Q when A is a numerator
     ba, bb = region_band(C, fig, ev, ha), region_band(C, fig, ev, hb)
     ends = {h: ev["ends"].get(h, {}).get("end") for h in (ha, hb)}
 
@@ -51,7 +51,7 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
         if faster:
             s = sol_factor(C, fig, h)
             return max(s, 1 / 20) if s else 1 / 20
-        v, e = _measured_speed(C, h), ends[h]
+        v, e = measured_speed(C, h), ends[h]
         return max(1.0, min(e / v * 1.01, 20.0)) if v and e and math.isfinite(e) else 20.0
     lim_a = limits(ha, a_fast)
     b_fast = not a_fast                         # B moves the same way on Q: slower when A is faster
@@ -60,7 +60,7 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
     def q_of(ka: float, kb: float) -> float:
         r = fig.read(shifts={ha: ka, hb: kb}, diagonal=True)
         if r["unreached"]:
-            return 0.0 if all(_dir_down(fig, h) for h in r["unreached"]) else math.inf
+            return 0.0 if all(dir_down(fig, h) for h in r["unreached"]) else math.inf
         return r["q"]
     best = None
     # k_A: a grid out to its bound, a finer one out to its band's end, and the fitted fast corner itself
@@ -72,7 +72,7 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
     for ka in sorted(float(v) for v in grid):
         qa = q_of(ka, 1.0)
         kb: float | None = (1.0 if lands(qa, c, iv) and abs(math.log(c / qa)) < 1e-9 else
-                            _solve(lambda k, ka=ka: q_of(ka, k), qa, c))
+                            solve_factor(lambda k, ka=ka: q_of(ka, k), qa, c))
         if kb is None or not ((kb >= lim_b * (1 - 1e-9)) if b_fast else (kb <= lim_b)):
             continue
         if not lands(q_of(ka, kb), c, iv):
@@ -84,7 +84,7 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
     if best is None:
         return None
     _, z, ka, kb = best
-    recs = {h: on_steps(h, C.model, k, _itl_end(C, h)) for h, k in ((ha, ka), (hb, kb))}
+    recs = {h: on_steps(h, C.model, k, itl_end(C, h)) for h, k in ((ha, ka), (hb, kb))}
     opt = {h: fast_corner(ev, fig, h) for h in (ha, hb)}
     beyond_fit = any(k < 1 and (o := opt[h]) is not None and k < o and recs[h]["tag"] != "supported by records"
                      for h, k in ((ha, ka), (hb, kb)))

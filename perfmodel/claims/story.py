@@ -30,7 +30,7 @@ KS = np.exp(np.linspace(-math.log(2.5), math.log(2.5), 13))
 def grid(C, fig, ev: dict) -> dict | None:
     """The claim's figure over the step-factor grid of its systems (module docstring); None for a TTFT figure or
     a figure the model cannot read."""
-    from .conditions import _measured_speed, region_band, sol_factor
+    from .conditions import measured_speed, region_band, sol_factor
     q0, c, iv = ev["q"], ev["c"], ev["iv"]
     if C.col == "ttft_s" or not (q0 and math.isfinite(q0) and q0 > 0 and c and c > 0):
         return None
@@ -47,7 +47,7 @@ def grid(C, fig, ev: dict) -> dict | None:
     for h in hws:
         b = region_band(C, fig, ev, h)
         bands[h] = [b["lo"], b["hi"]]
-        end, v = ev["ends"].get(h, {}).get("end"), _measured_speed(C, h)
+        end, v = ev["ends"].get(h, {}).get("end"), measured_speed(C, h)
         s = sol_factor(C, fig, h)
         # slower only as far as the speeds the source states it reached (a stated speed above the modeled end:
         # no slower than modeled); faster only to the speed of light
