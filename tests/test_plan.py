@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from perfmodel.analyses.deployments import DeploymentSpace
-from perfmodel.analyses.frontier import frontier, read_at
+from perfmodel.analyses.frontier import frontier
 from perfmodel.analyses.plan import PLAN_COLUMNS, Demand, Limits, PlanSLO, plan
 from perfmodel.analyses.systems import System
 from perfmodel.cli.main import main

@@ -462,6 +462,8 @@ def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, f
             outs = [(float(instance), 1.0, float(rec.ep or instance))] if moe else []
             outs += [(float(instance), float(t), float(rec.ep or (instance if moe else 1)))
                      for t in (1, 2, 4, 8) if instance % t == 0 and (moe or t == instance)]
+            if not outs:     # dense on a whole domain (an NVL72) with no layout: instances of up to 8 GPUs (TP)
+                outs = [(float(t), float(t), 1.0) for t in (1, 2, 4, 8) if instance % t == 0]
             return sorted(set(outs))
         return [layout(rec, model, instance)]
     outs = [(float(t), float(t), float(t if moe else 1)) for t in (1, 2, 4, 8)]
@@ -545,7 +547,7 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
     problems = {c: _valid(m, *c) for c in (cands_override or _candidates(rec, m, inst))}
     cands = [c for c, why in problems.items() if not why]
     if not cands:
-        raise Unsupported(f"layout: {next(iter(problems.values()))}")
+        raise Unsupported(f"layout: {next(iter(problems.values()), f'no candidate layout on {inst} GPUs')}")
     split = disagg and bool(rec.prefill_gpus and rec.decode_gpus)
     search = None
     if disagg and not split:
