@@ -62,7 +62,7 @@ from ..serving.dispatch import Pools, Sessions, prefill_throughput, serve
 from ..serving.lengths import workload_lengths
 from ..specs.model import MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
-from .benchmark_runs import record_arrival_rate, record_instance_gpus, record_latency_limits
+from .benchmark_runs import record_arrival_rate, record_instance_gpus, record_latency_limits, record_percentile
 from .records import Record
 from .workload_versions import record_host_tier, record_statistic, record_workload_spec, resolve_record
 
@@ -286,6 +286,8 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
     metric = "tps_per_user" if rec.metric == "max_tps_per_user" else rec.metric
     if agentic_wl is not None:
         metric = agentic_metric(rec, df)
+    elif record_percentile(rec) == 99.0 and metric in ("ttft_ms", "tpot_ms"):
+        metric = metric.replace("_ms", "_p99_ms")          # the queue's P99 (validation/percentiles.py)
     out = df[metric].to_numpy(float)
     if rec.gpus and rec.serving == "disaggregated" and metric.endswith("_per_gpu") and not pooled:
         out = out * pts["gpus"] / rec.gpus
