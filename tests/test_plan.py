@@ -94,6 +94,14 @@ def test_power_and_price_follow_the_gpus(chat):
     assert r["scaleup_domains"] == np.ceil(r["gpus"] / r["scaleup_domain_gpus"])
 
 
+def test_cost_and_energy_per_token_hand_checked(chat):
+    r = chat.iloc[0]
+    # USD/h over output tokens per hour; 1k in / 1k out: half of it per token counted both ways; J = W / (tok/s)
+    assert np.isclose(r["usd_per_m_output_tokens"], r["usd_per_hour"] / (3600 * r["demand_output_tps"]) * 1e6)
+    assert np.isclose(r["usd_per_m_tokens"], r["usd_per_m_output_tokens"] / 2)
+    assert np.isclose(r["joules_per_output_token"], r["mw"] * 1e6 / r["demand_output_tps"])
+
+
 def test_demand_kinds_agree():
     kw = dict(scales=(1,), space=SPACE)
     a = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 10), SLO, **kw)

@@ -52,7 +52,8 @@ PLAN_COLUMNS = [
     "gpus", "scaleup_domain_gpus", "scaleup_domains", "output_tps_per_gpu", "tps_per_user", "tpot_ms",
     "tpot_p99_ms", "ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_s", "capacity_requests_per_s",
     "capacity_output_tps", "utilization", "mw", "mw_low", "mw_high", "power_basis", "usd_per_hour",
-    "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_basis", "binding"]
+    "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_basis", "usd_per_m_output_tokens",
+    "usd_per_m_tokens", "joules_per_output_token", "binding"]
 """The plan CSV (``perfmodel plan --csv``): these columns in this order on every run (docs/plan.md gives units)."""
 
 
@@ -243,12 +244,26 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
                    usd_per_hour=g * price if price else np.nan, usd_per_hour_low=g * c_low,
                    usd_per_hour_high=g * c_high, usd_per_month=g * price * HOURS_PER_MONTH if price else np.nan,
                    price_basis=c_basis)
+        row.update(_per_token(row, wl))
         per_gpu = y if demand is None or demand.kind not in ("users", "sessions") else \
             np.where(np.isfinite(units) & (units > 0), 1.0 / np.maximum(gpus, 1e-300), 0.0)
         row["binding"] = _binding(j, per_gpu, ok, terms, front)
         row["status"] = _limit_status(row, limits) if demand is not None else "ok"
         out.append(row)
     return out
+
+
+def _per_token(row: dict, wl) -> dict:
+    """Cost and energy per token served at the demand (idle headroom included, as it is paid for):
+        usd_per_m_output_tokens = USD/h / (3600 T_out) x 1e6          T_out output tokens/s of the demand
+        usd_per_m_tokens        = USD/h / (3600 T_out (isl + osl) / osl) x 1e6   input + output tokens
+        joules_per_output_token = MW x 1e6 / T_out                    all-in W over output tokens/s"""
+    t_out = row["demand_output_tps"]
+    both = t_out * (wl.lengths["isl"] + wl.lengths["osl"]) / wl.lengths["osl"]
+    usd = row["usd_per_hour"]
+    return {"usd_per_m_output_tokens": usd / (3600.0 * t_out) * 1e6 if t_out > 0 else np.nan,
+            "usd_per_m_tokens": usd / (3600.0 * both) * 1e6 if both > 0 else np.nan,
+            "joules_per_output_token": row["mw"] * 1e6 / t_out if t_out > 0 else np.nan}
 
 
 def _units_within(limits: Limits, u, power, price) -> np.ndarray:
