@@ -153,3 +153,12 @@ def test_cli_writes_csv_and_png(tmp_path, capsys):
     import pandas as pd
     df = pd.read_csv(csv)
     assert list(df.columns) == PLAN_COLUMNS and len(df) == 2 and png.stat().st_size > 1000
+
+
+def test_what_has_no_measured_record_is_named(capsys):
+    from perfmodel.cli.plan_cmd import unmeasured
+    base = {"hardware": ["h100-sxm"], "profile": ["vllm"], "model": ["llama-3.3-70b"]}
+    import pandas as pd
+    assert unmeasured(pd.DataFrame(base)) is None
+    line = unmeasured(pd.DataFrame({**base, "hardware": ["mi355x"]}))
+    assert line is not None and "hardware mi355x" in line and "\n" not in line
