@@ -175,7 +175,35 @@ def simulate(scenario: Scenario, requests: int = 10_000, seed: int = 0) -> tuple
     wl = catalog.workload(scenario.workload) if isinstance(scenario.workload, str) else scenario.workload
     pts = deployment_points(dep, workload_lengths(wl), dep.accepted_tokens(rate.value if rate else None))
     with progress.bar(desc="simulate", total=requests, unit="request") as b:
-        return _simulate(setup, pts, dep, wl, requests=requests, seed=seed, progress=b.update)
+        summary, df = _simulate(setup, pts, dep, wl, requests=requests, seed=seed, progress=b.update)
+    return _overload(summary, dep, setup, pts), df
+
+
+def _overload(summary: dict, dep, setup, pts: dict) -> dict:
+    """An open loop offered more than the instance serves has no steady state: its TTFT (and E2E) grow with the
+    run's length. Overloaded is the closed form's verdict at the offered rate (the check with which ``predict``
+    refuses the same set-up: prefill queue rho >= 1, or the batch the rate needs over the capacity; a short run's
+    completion rate is too noisy to judge it: 0.85/s measured on 300 requests at 1/s offered). Then ``overloaded`` is True, ``offered_rate_per_s`` the offered rate (requests/s),
+    ``saturated_rate_per_s`` the simulated completion rate (the saturated throughput, requests/s; the throughput
+    columns are at it), the TTFT / E2E / in-system columns NaN, and ``overload`` one line saying so."""
+    summary = {**summary, "overloaded": False}
+    if dep.arrival_rate is None:
+        return summary
+    from .serving.aggregated import evaluate
+    offered = float(dep.arrival_rate)
+    closed = evaluate(setup, {**pts, "batch": np.nan, "concurrency": np.nan, "arrival_rate": offered})
+    unstable = str(closed["fit_reason"].iloc[0]).startswith("arrival_rate")
+    served = float(summary.get("request_rate_per_s", np.nan))
+    if not unstable:
+        return summary
+    for k in list(summary):
+        if k.startswith(("ttft", "e2e", "in_system")):
+            summary[k] = float("nan")
+    summary.update(overloaded=True, offered_rate_per_s=offered, saturated_rate_per_s=served,
+                   overload=f"overloaded: {offered:.4g} requests/s offered, {served:.4g}/s served at saturation "
+                            f"(the queue grows without bound: TTFT has no steady state and grows with the run's "
+                            f"length; the throughput shown is the saturated one)")
+    return summary
 
 
 def predict_point_cache_clear() -> None:

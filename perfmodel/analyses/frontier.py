@@ -24,6 +24,7 @@ from ..serving.load import capacity
 from ..serving.pools import PoolSearch, cluster_budget
 from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points, prefill_layouts
 from .evaluation import evaluate_rows, workload_info
+from .slo import SLO, poisson
 from .systems import DEFAULT_PROFILE, System, as_model, as_system
 
 X = "tps_per_user"
@@ -59,6 +60,7 @@ class _Block:
     weights: str
     pools: PoolSearch | None = None
     max_ttft_ms: float | None = None
+    slo: SLO | None = None
 
 
 def _slo(df: pd.DataFrame, max_ttft_ms: float | None) -> pd.DataFrame:
@@ -71,6 +73,48 @@ def _slo(df: pd.DataFrame, max_ttft_ms: float | None) -> pd.DataFrame:
         df.loc[over, "fits"] = False
         df.loc[over, "fit_reason"] = [f"TTFT {t:.0f} ms above max_ttft_ms {max_ttft_ms:g}"
                                       for t in df["ttft_ms"].to_numpy()[over]]
+    return df
+
+
+def _slo_cut(df: pd.DataFrame, grid: pd.DataFrame, setup, wl, slo: SLO | None, metric: str,
+             stats: dict) -> pd.DataFrame:
+    """Points failing the SLO at its percentiles under Poisson arrivals (analyses/slo.py) do not count: fits False,
+    with the reason. ``stats`` gathers, per SLO term, the best value any fitting point reaches (``best``) and the
+    highest ``metric`` among the fitting points that fail it (``dropped``: what the term costs; key ``queue`` for
+    points with no steady state)."""
+    if slo is None or not slo.any or df.empty:
+        return df
+    fits = df["fits"].to_numpy(bool)
+    if not fits.any():
+        return df
+    served = pd.DataFrame(np.nan, index=range(len(df)), columns=["ttft_ms", "ttft_p90_ms", "ttft_p99_ms",
+                                                                   "tpot_ms", "tpot_p99_ms", "in_flight"])
+    serving = grid["serving"].to_numpy() if "serving" in grid else np.full(len(grid), "aggregated")
+    for mode in np.unique(serving[fits]):
+        sel = np.nonzero(fits & (serving == mode))[0]
+        sub = grid.iloc[sel]
+        got = poisson(setup, points(sub, wl.lengths), df.iloc[sel].reset_index(drop=True), str(mode), wl.agentic,
+                      sub["gpus"].to_numpy(float), wl.lengths["osl"])
+        served.iloc[sel] = got[served.columns].to_numpy(float)
+    ok, terms = slo.mask(served, wl.lengths["osl"])
+    y = df[metric].to_numpy(float)
+    for k, (v, lim) in terms.items():
+        s = stats.setdefault(k, {"best": np.inf, "dropped": -np.inf})
+        fin = fits & np.isfinite(v)
+        if fin.any():
+            s["best"] = min(s["best"], float(v[fin].min()))
+        failed = fits & (v > lim)
+        if failed.any():
+            s["dropped"] = max(s["dropped"], float(np.nanmax(y[failed])))
+        nan = fits & ~np.isfinite(v)
+        if nan.any():
+            q = stats.setdefault("queue", {"best": np.inf, "dropped": -np.inf})
+            q["dropped"] = max(q["dropped"], float(np.nanmax(y[nan])))
+    drop = fits & ~ok
+    if drop.any():
+        df = df.copy()
+        df.loc[drop, "fits"] = False
+        df.loc[drop, "fit_reason"] = f"SLO not met ({slo.text()})"
     return df
 
 
@@ -89,11 +133,14 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
     rows, notes = layouts(m, domain, sysm.spec_rate(), space, disaggregation=feats.disaggregation,
                           kv_host_tier=feats.kv_host_tier, agentic=wl.agentic)
     pools = None
+    keep_up_ms = space.max_ttft_ms if space.max_ttft_ms is not None else (
+        space.slo.ttft_ms if space.slo is not None else None)
     if (rows["serving"] == "disaggregated").any():
         pools = PoolSearch(prefill_layouts(m, domain, space), cluster_budget(domain, space.max_disagg_gpus),
-                           keep_up=space.max_ttft_ms is not None,
-                           max_ttft_s=None if space.max_ttft_ms is None else space.max_ttft_ms / 1e3)
+                           keep_up=keep_up_ms is not None,
+                           max_ttft_s=None if keep_up_ms is None else keep_up_ms / 1e3)
     blocks, n_cand, n_fit, best_ttft = [], 0, 0, np.inf
+    slo_stats: dict = {}
     budget_reason: list[str] = []
     for w in _formats(weights):
         setup = sysm.setup(m, weights=w, kv_cache=kv_cache, attention_weights=attention_weights)
@@ -107,7 +154,7 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
             fits_mem = df["fits"].to_numpy()
             if fits_mem.any():
                 best_ttft = min(best_ttft, float(np.nanmin(np.where(fits_mem, df["ttft_ms"].to_numpy(), np.inf))))
-            df = _slo(df, space.max_ttft_ms)
+            df = _slo_cut(_slo(df, space.max_ttft_ms), grid, setup, wl, space.slo, reduce or Y, slo_stats)
             fits = df["fits"].to_numpy()
             if "pool_fits" in df and not budget_reason and df["pool_fits"].eq(False).any():
                 budget_reason.append(df["fit_reason"][df["pool_fits"].eq(False).to_numpy()].iloc[0])
@@ -116,12 +163,13 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
                 keep = pareto_index(np.where(fits, df[X].to_numpy(), np.nan),
                                     np.where(fits, df[reduce].to_numpy(), np.nan))
                 df, grid = df.iloc[keep].reset_index(drop=True), grid.iloc[keep].reset_index(drop=True)
-            blocks.append(_Block(df, grid, w, pools, space.max_ttft_ms))
+            blocks.append(_Block(df, grid, w, pools, space.max_ttft_ms, space.slo))
     if not blocks:
         raise SpecError(f"{m.id} does not fit on {sysm.name} in any enumerated deployment "
                         f"(up to {space.max_gpus or domain} GPUs per instance)", field="model")
     meta = dict(candidates=n_cand, fitting=n_fit, deployments=len(rows) * len(_formats(weights)),
-                notes=notes, pool_budget=budget_reason[:1], lowest_ttft_ms=best_ttft, isl=wl.lengths["isl"], osl=wl.lengths["osl"], workload=wl.name)
+                notes=notes, pool_budget=budget_reason[:1], lowest_ttft_ms=best_ttft, isl=wl.lengths["isl"],
+                osl=wl.lengths["osl"], workload=wl.name, slo_stats=slo_stats)
     return blocks, meta
 
 
@@ -229,6 +277,9 @@ def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
     if not np.isfinite(ys).any():
         budget = meta.get("pool_budget")
         limit = (space or DeploymentSpace()).max_ttft_ms
+        slo = (space or DeploymentSpace()).slo
+        if slo is not None and meta["slo_stats"] and np.isfinite(meta["lowest_ttft_ms"]):
+            raise SpecError(slo_infeasible(slo, meta["slo_stats"], sysm.name), field="slo")
         if limit is not None and np.isfinite(meta["lowest_ttft_ms"]) and meta["lowest_ttft_ms"] > limit:
             raise SpecError(f"no deployment of {m.id} on {sysm.name} meets TTFT <= {limit:g} ms (the lowest "
                             f"modeled is {meta['lowest_ttft_ms']:.0f} ms)", field="max_ttft_ms")
@@ -239,7 +290,7 @@ def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
     n_fit = meta["fitting"]
     if refine:
         n_blocks = len(blocks)
-        blocks += _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, refine)
+        blocks += _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, refine, metric)
         xs, ys, fits = _xy(blocks, metric)
         keep = pareto_index(xs, ys)
         meta["refined"] = sum(len(b.df) for b in blocks[n_blocks:])
@@ -279,7 +330,14 @@ def _xy(blocks, metric):
     return xs, ys, fits
 
 
-def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n) -> list[_Block]:
+def slo_infeasible(slo: SLO, stats: dict, name: str) -> str:
+    """One line: the SLO no deployment meets, and the best value any fitting deployment reaches per term."""
+    best = [f"{k} best {s['best']:.4g} {'s' if k == 'e2e' else 'ms'}" for k, s in stats.items()
+            if k != "queue" and np.isfinite(s["best"])]
+    return f"no deployment on {name} meets the SLO ({slo.text()}): " + "; ".join(best or ["no steady state"])
+
+
+def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n, metric=Y) -> list[_Block]:
     """Dense batch grids for the deployments on the envelope (one evaluate call per format and mode)."""
     wl = workload_info(workload)
     starts = np.cumsum([0] + [len(b.df) for b in blocks])
@@ -297,7 +355,8 @@ def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n) -> 
         df, order = evaluate_rows(lambda mask: setup, grid, wl, b.pools)
         if not (order == np.arange(len(order))).all():
             grid = grid.iloc[order].reset_index(drop=True)
-        out.append(_Block(_slo(df, b.max_ttft_ms), grid, b.weights, b.pools, b.max_ttft_ms))
+        out.append(_Block(_slo_cut(_slo(df, b.max_ttft_ms), grid, setup, wl, b.slo, metric, {}), grid, b.weights,
+                          b.pools, b.max_ttft_ms, b.slo))
     return out
 
 

@@ -9,6 +9,8 @@ system ran, the Poisson arrival rate of the run, and the latency limits it had t
   * ``record_latency_limits`` "Scenario constraints (p99): TTFT <= A ms, TPOT <= B ms" -> (A, B, 99); else the
                               scenario the notes name ("<benchmark> Server, result VALID") in the workload's catalog
                               ``scenarios``; None for Offline runs (every sample queued at once: the peak)
+  * ``record_percentile``     a row whose notes begin "P99 " (validation/percentiles.py derives such rows from
+                              "measured p50/p99 TTFT a/b ms, p50/p99 TPOT c/d ms") -> 99: its value is that percentile
 Units: GPUs, requests/s, milliseconds.
 """
 
@@ -21,6 +23,7 @@ _INSTANCES = re.compile(r"\b([0-9]+) instance\(s\) on ([0-9]+) GPUs", re.IGNOREC
 _PP = re.compile(r"\bPP([0-9]+)\b")
 _POISSON = re.compile(r"Poisson arrivals at target_qps [0-9.]+ \(completed ([0-9.]+) samples/s\)", re.IGNORECASE)
 _LIMITS = re.compile(r"constraints \(p([0-9]+)\): TTFT <= ([0-9.]+) ms, TPOT <= ([0-9.]+) ms", re.IGNORECASE)
+_PERCENTILE = re.compile(r"^P(90|95|99) ")
 _SCENARIO = re.compile(r"\b(Offline|Server|Interactive), result VALID")
 
 
@@ -79,3 +82,10 @@ def record_latency_limits(rec) -> LatencyLimits | None:
     if lim is None or lim.arrivals == "offline":
         return None
     return LatencyLimits(lim.ttft_ms, lim.tpot_ms, lim.percentile)
+
+
+def record_percentile(rec) -> float | None:
+    """The percentile a derived latency row quotes (its notes begin "P99 "), else None (the record's own
+    statistic, validation/workload_versions.record_statistic)."""
+    m = _PERCENTILE.match(rec.notes or "")
+    return float(m.group(1)) if m else None

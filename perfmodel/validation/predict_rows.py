@@ -62,7 +62,7 @@ from ..serving.dispatch import Pools, Sessions, prefill_throughput, serve
 from ..serving.lengths import workload_lengths
 from ..specs.model import MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
-from .benchmark_runs import record_arrival_rate, record_instance_gpus, record_latency_limits
+from .benchmark_runs import record_arrival_rate, record_instance_gpus, record_latency_limits, record_percentile
 from .records import Record
 from .workload_versions import record_host_tier, record_statistic, record_workload_spec, resolve_record
 
@@ -286,6 +286,8 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
     metric = "tps_per_user" if rec.metric == "max_tps_per_user" else rec.metric
     if agentic_wl is not None:
         metric = agentic_metric(rec, df)
+    elif record_percentile(rec) == 99.0 and metric in ("ttft_ms", "tpot_ms"):
+        metric = metric.replace("_ms", "_p99_ms")          # the queue's P99 (validation/percentiles.py)
     out = df[metric].to_numpy(float)
     if rec.gpus and rec.serving == "disaggregated" and metric.endswith("_per_gpu") and not pooled:
         out = out * pts["gpus"] / rec.gpus
@@ -462,6 +464,8 @@ def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, f
             outs = [(float(instance), 1.0, float(rec.ep or instance))] if moe else []
             outs += [(float(instance), float(t), float(rec.ep or (instance if moe else 1)))
                      for t in (1, 2, 4, 8) if instance % t == 0 and (moe or t == instance)]
+            if not outs:     # dense on a whole domain (an NVL72) with no layout: instances of up to 8 GPUs (TP)
+                outs = [(float(t), float(t), 1.0) for t in (1, 2, 4, 8) if instance % t == 0]
             return sorted(set(outs))
         return [layout(rec, model, instance)]
     outs = [(float(t), float(t), float(t if moe else 1)) for t in (1, 2, 4, 8)]
@@ -545,7 +549,7 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
     problems = {c: _valid(m, *c) for c in (cands_override or _candidates(rec, m, inst))}
     cands = [c for c, why in problems.items() if not why]
     if not cands:
-        raise Unsupported(f"layout: {next(iter(problems.values()))}")
+        raise Unsupported(f"layout: {next(iter(problems.values()), f'no candidate layout on {inst} GPUs')}")
     split = disagg and bool(rec.prefill_gpus and rec.decode_gpus)
     search = None
     if disagg and not split:
