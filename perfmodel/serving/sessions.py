@@ -17,7 +17,15 @@ from ..engine.evaluate import Setup, point_arrays, prefill_inputs
 from .aggregated import evaluate
 from .disaggregated import disaggregated, request_kv_bytes
 from .prefill_spread import prefill_cv2
-from .prefix_cache import competing, fixed_states, snapshot_factor, snapshot_lost_tokens, tier_shares, uncached_input
+from .prefix_cache import (
+    ReuseGaps,
+    competing,
+    fixed_states,
+    snapshot_factor,
+    snapshot_lost_tokens,
+    tier_shares,
+    uncached_input,
+)
 
 
 def _take(d: dict, idx, n: int) -> dict:
@@ -112,6 +120,21 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     return np.asarray(ttft_ms, float) + (t(f(L50), u50) - t(mean_isl, f(mean_new))) * 1e3
 
 
+def idle_gaps(dists, pause_s: float, sessions, batch, t_busy, routing: str) -> ReuseGaps | None:
+    """The idle gap of a session's prefix between its requests (prefix_cache.ReuseGaps): the workload's tool
+    pause (its log-normal spread, scaled to mean ``pause_s``) plus the mean wait for admission,
+        w = E[idle] - pause,   E[idle] = (S - B) t_busy / B     (Little's law: S - B idle sessions, B / t_busy
+                                                                requests a second)
+    None (the exponential working-set law) without a pause distribution, or under random routing (a worker's
+    copy is W visits old, a sum of gaps)."""
+    pause = getattr(dists, "tool_pause_s", None)
+    if pause is None or routing == "random" or pause_s <= 0:
+        return None
+    scale = pause_s / pause.mean_value
+    idle = (np.asarray(sessions, float) - batch) * t_busy / np.maximum(batch, 1e-9)
+    return ReuseGaps(pause.median * scale, pause.sigma, wait=np.maximum(idle - pause_s, 0.0))
+
+
 LANE_ITERATIONS = 8      # fixed-point passes when benchmark lanes pause between requests (converges in ~5)
 
 
@@ -179,7 +202,8 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         host_sessions = np.maximum(host_bytes - active_host, 0) / per_session * dp if host_tier else zeros
         pool_sessions = pool_gb_per_gpu * 1e9 / per_session * dp
         (s_hbm, s_pool, s_host), evicted = tier_shares(competing(paused, workers, routing),
-                                                       [spare_hbm, pool_sessions, host_sessions])
+                                                       [spare_hbm, pool_sessions, host_sessions],
+                                                       idle_gaps(dists, pause_s, sessions, batch, t_busy, routing))
         new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, workers, routing, lost), isl,
                                    prefix_hit)
         if it == iterations - 1:
@@ -283,7 +307,8 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
         in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_busy / (t_busy + pause_s), 1.0), lanes)
         sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)        # per decode instance
         paused = inst * (sessions - batch) / np.maximum(pinst, 1e-9)                # per prefill instance
-        (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes])
+        (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes],
+                                               idle_gaps(dists, pause_s, sessions, batch, t_busy, routing))
         new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, pinst, routing, lost), isl,
                                    prefix_hit)
         reload_next = s_host * request_kv_bytes(setup, isl - new_next) / (pfp["gpus"] * bw_host)
