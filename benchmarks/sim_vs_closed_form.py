@@ -55,11 +55,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=4000)
     ap.add_argument("--csv")
+    ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated subset of the engines")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset of the workloads")
+    ap.add_argument("--concurrency", default=",".join(map(str, CONCURRENCY)), help="comma-separated clients")
     args = ap.parse_args()
     rows = []
-    for engine in ENGINES:
-        for name, wl in WORKLOADS.items():
-            for c in CONCURRENCY:
+    for engine in args.engines.split(","):
+        for name in args.workloads.split(","):
+            wl = WORKLOADS[name]
+            for c in (int(x) for x in args.concurrency.split(",")):
                 sc = scenario(engine, wl, c)
                 try:
                     cf = api.predict(sc).iloc[0]

@@ -65,7 +65,11 @@ def predict(scenario: Scenario) -> pd.DataFrame:
     pts = deployment_points(dep, workload_lengths(wl), acc)
     sessions = None
     if isinstance(wl, WorkloadSpec) and wl.kind == "agentic":
-        pts["concurrency"] = np.nan        # live sessions set the batch below; they are not queued clients
+        # aggregated: concurrency counts the benchmark's lanes (live sessions that pause between requests), a
+        # closed loop whose running batch the step evaluation solves, capped at the capacity, the excess waiting
+        # for a slot (serving/sessions.agentic); disaggregated: the live sessions set the batch below
+        pts["concurrency"] = (float(dep.concurrency) if dep.concurrency is not None and dep.serving == "aggregated"
+                              else np.nan)
         if dep.arrival_rate is not None:
             raise SpecError("an agentic workload runs sessions, not an arrival rate: give concurrency (live "
                             "sessions per instance)", field="deployment.arrival_rate")
