@@ -135,6 +135,16 @@ def idle_gaps(dists, pause_s: float, sessions, batch, t_busy, routing: str) -> R
     return ReuseGaps(pause.median * scale, pause.sigma, wait=np.maximum(idle - pause_s, 0.0))
 
 
+def admitted_prefilling(df: pd.DataFrame, osl) -> np.ndarray:
+    """Requests admitted but not yet decoding (waiting for or running their prefill), per instance:
+        n_pf = X (W_q + T_pf),  X = B / (osl TPOT)          (Little's law; W_q the prefill queue, T_pf the own
+                                                            prefill, s; X requests a second)
+    They hold their KV from admission, so they take HBM the idle sessions' prefixes could keep."""
+    x = df["batch"].to_numpy(float) / np.maximum(np.asarray(osl, float) * df["tpot_ms"].to_numpy(float) / 1e3, 1e-12)
+    wait = np.nan_to_num(df["prefill_queue_ms"].to_numpy(float)) + np.nan_to_num(df["prefill_ms"].to_numpy(float))
+    return x * wait / 1e3
+
+
 LANE_ITERATIONS = 8      # fixed-point passes when benchmark lanes pause between requests (converges in ~5)
 
 
@@ -185,7 +195,11 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop,
            "prefill_cv2": spread(zeros)}
     df = evaluate(setup, pts, symbol_values=hw)
-    for it in range(iterations):
+    # two passes: the fixed point first with only the decoding batch holding KV, then continued with the requests
+    # admitted to prefill holding theirs too (``admitted_prefilling``): past the KV cliff the loop has two stable
+    # states (warm cache, short queue; cold cache, long queue), and a warm engine sits in the first while it exists
+    admit_on = False
+    for it in range(2 * iterations):
         batch = df["batch"].to_numpy(float)
         tpot = df["tpot_ms"].to_numpy() / 1e3
         t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
@@ -196,7 +210,12 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_cyc / (t_cyc + pause_s), 1.0), lanes)
         paused = sessions - batch
         per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
-        spare_hbm = np.maximum(df["kv_max_batch"].to_numpy() - batch, 0) / f_snap   # prefixes' worth of spare HBM
+        # requests admitted and waiting for (or in) their prefill hold their KV too (engines reserve it at
+        # admission): n_pf = X (prefill queue + own prefill), X = B / (osl TPOT) requests a second (Little)
+        # (at most the clients in the loop not decoding; none where no lanes are given: the batch is the load)
+        prefilling = np.minimum(admitted_prefilling(df, osl), np.maximum(np.nan_to_num(in_loop) - batch, 0.0))
+        admitted = np.minimum(batch + (prefilling if admit_on else 0.0), df["kv_max_batch"].to_numpy())
+        spare_hbm = np.maximum(df["kv_max_batch"].to_numpy() - admitted, 0) / f_snap   # prefixes' worth of spare HBM
         dp = p["gpus"] / (p["tp"] * p["pp"])
         active_host = df["host_kv_gb_per_gpu"].to_numpy() * 1e9       # cold KV of generating sessions
         host_sessions = np.maximum(host_bytes - active_host, 0) / per_session * dp if host_tier else zeros
@@ -206,13 +225,16 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
                                                        idle_gaps(dists, pause_s, sessions, batch, t_busy, routing))
         new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, workers, routing, lost), isl,
                                    prefix_hit)
-        if it == iterations - 1:
+        if it == 2 * iterations - 1:
             break
         changed = (_moved(new_next, new, isl) | _moved(s_host, reload) | _moved(s_pool, pool_reload)
                    | _moved(np.nan_to_num(in_loop_next), np.nan_to_num(in_loop), np.nan_to_num(lanes) * 1e3))
         new, reload, pool_reload, in_loop = new_next, s_host, s_pool, in_loop_next
-        if not changed.any():
-            break
+        if not changed.any() or (it == iterations - 1 and not admit_on):
+            if admit_on:
+                break
+            admit_on = True                   # the second pass, from the first pass's state
+            continue
         idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
         sub = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop,
                "prefill_cv2": spread(evicted)}
