@@ -40,3 +40,14 @@ def test_the_cliff_falls_where_the_simulation_falls(c, warm):
     if not warm:
         assert cf["total_tps_per_gpu"] == pytest.approx(s["total_tps_per_gpu"], rel=0.10)
         assert cf["ttft_ms"] == pytest.approx(s["ttft_ms"], rel=0.10)
+
+
+def test_ceiling_floor_by_hand():
+    """agentx-trace: contexts 254,000 tokens, hit ceiling 0.983 -> no request prefills fewer than 254,000 x 0.017 =
+    4,318 tokens (the simulation draws so, requests.py): the median draw 1,664 is raised to 4,318, a 9,000-token
+    draw stays, a 300,000-token draw is cut at the context."""
+    from perfmodel import catalog
+    from perfmodel.serving.sessions import ceiling_floor
+    a = catalog.workload("agentx-trace").agentic
+    np.testing.assert_allclose(ceiling_floor(a, np.array([1664.0, 9000.0, 3e5]), 254000.0), [4318.0, 9000.0, 254000.0])
+    np.testing.assert_allclose(ceiling_floor(None, np.array([1664.0, 3e5]), 254000.0), [1664.0, 254000.0])
