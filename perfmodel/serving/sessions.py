@@ -224,7 +224,11 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         # admission): n_pf = X (prefill queue + own prefill), X = B / (osl TPOT) requests a second (Little)
         # (at most the clients in the loop not decoding; none where no lanes are given: the batch is the load)
         prefilling = np.minimum(admitted_prefilling(df, osl), np.maximum(np.nan_to_num(in_loop) - batch, 0.0))
-        admitted = np.minimum(batch + (prefilling if admit_on else 0.0), df["kv_max_batch"].to_numpy())
+        # more requests in the loop than the engine admits (a solved batch: its running cap max_batch, the KV or
+        # the running-request limit): the admitted ones fill that cap, leaving idle prefixes only the KV beyond it
+        full = (np.nan_to_num(in_loop) > df["max_batch"].to_numpy(float)) & np.isnan(p["batch"]) & admit_on
+        admitted = np.where(full, df["max_batch"].to_numpy(float),
+                            np.minimum(batch + (prefilling if admit_on else 0.0), df["kv_max_batch"].to_numpy()))
         spare_hbm = np.maximum(df["kv_max_batch"].to_numpy() - admitted, 0) / f_snap   # prefixes' worth of spare HBM
         dp = p["gpus"] / (p["tp"] * p["pp"])
         active_host = df["host_kv_gb_per_gpu"].to_numpy() * 1e9       # cold KV of generating sessions
