@@ -5,6 +5,8 @@ Agentic workloads: each client runs sessions of T turns (T ~ the turns distribut
 the context reached (isl), the new tokens (<= isl) and the output (capped at max_output_tokens) are drawn from
 their log-normal distributions (median, mean -> sigma; Dist). The first turn of a session prefills its initial
 context c0 = isl - (E[T] - 1) / 2 (E[new] + E[osl]) (at least its new tokens), as ``serving/lengths.py`` counts it;
+a harness that replays each session from a uniform start fraction r in ``replay_start_ratio`` (AgentX from
+2026-07-29) replays T (1 - r) turns, the first prefilling the whole context reached there (lengths.py likewise);
 later turns prefill only their new tokens, if the session's prefix is still cached (engine.py decides), and
 at least isl (1 - max_hit_rate) where the workload publishes a ceiling. A tool pause published without a spread
 is drawn exponential with that mean: identical pauses and lengths lock the clients into synchronized waves, and
@@ -48,7 +50,11 @@ class Lengths:
         self.osl = np.minimum(drawn_osl, a.max_output_tokens) if a.max_output_tokens else drawn_osl
         if a.max_hit_rate is not None:
             self.new = np.minimum(np.maximum(self.new, self.isl * (1 - a.max_hit_rate)), self.isl)
-        if a.turns is not None:          # first turns prefill the initial context
+        self._replay = a.replay_start_ratio if a.replayed_turns is not None else None
+        if self._replay is not None:     # replayed from a mid-trajectory start: the first replayed request
+            self.turns_mean = float(a.replayed_turns)      # prefills the whole context reached there, cold
+            self.first_new = self.isl.copy()
+        elif a.turns is not None:        # first turns prefill the initial context
             self.turns_mean = a.turns.mean_value
             grow = (self.turns_mean - 1) / 2 * (a.new_tokens_per_turn.mean_value + self.osl.mean())
             self.first_new = np.clip(self.isl - grow, self.new, self.isl)
@@ -68,4 +74,7 @@ class Lengths:
         """Turns of a new session (fixed workloads: 1)."""
         if not self.agentic or self._turns_dist is None:
             return 1 if not self.agentic else 10 ** 9
-        return max(int(round(_lognormal(rng, self._turns_dist, 1)[0])), 1)
+        turns = _lognormal(rng, self._turns_dist, 1)[0]
+        if self._replay is not None:     # the harness starts the trace at a uniform fraction r and replays the rest
+            turns *= 1.0 - rng.uniform(*self._replay)
+        return max(int(round(turns)), 1)
