@@ -74,9 +74,10 @@ def predict(scenario: Scenario) -> pd.DataFrame:
             raise SpecError("an agentic workload runs sessions, not an arrival rate: give concurrency (live "
                             "sessions per instance)", field="deployment.arrival_rate")
         assert wl.agentic is not None  # an agentic workload has its agentic block (WorkloadSpec._kind)
+        agg = dep.serving != "disaggregated"
         sessions = Sessions(wl.agentic.pause_s, dep.kv_host_tier, wl.agentic,
-                            wl.interactivity_percentile if dep.serving != "disaggregated" else None,
-                            dep.kv_pool_gb_per_gpu)
+                            wl.interactivity_percentile if agg else None, dep.kv_pool_gb_per_gpu,
+                            ttft_percentiles=(90.0,) if agg else ())   # ttft_p90_request_ms: P90 over requests
     pools = None
     if dep.serving == "disaggregated":
         assert dep.prefill is not None  # disaggregated serving has its prefill pool (Deployment validator)

@@ -103,6 +103,24 @@ def ceiling_floor(dists, new, context) -> np.ndarray:
     return np.minimum(np.maximum(np.asarray(new, float), floor), ctx)
 
 
+def first_turn_share(dists) -> float:
+    """Share of requests that open a (replayed) session: 1 / replayed turns (a mid-trajectory replay start),
+    1 / turns, 0 without a turn count (serving/lengths.py, serving/prefill_spread.py count them the same way)."""
+    if dists.replayed_turns is not None:
+        return 1.0 / dists.replayed_turns
+    return 1.0 / max(dists.turns.mean_value, 1.0) if dists.turns is not None else 0.0
+
+
+def first_turn_tokens(dists, context, new) -> np.ndarray:
+    """Tokens a session's first request prefills: the whole context reached at a replay start, else the initial
+    context c0 = max(context - (T - 1) / 2 (E[new] + E[osl]), new) (serving/lengths.py), at most the context."""
+    ctx = np.asarray(context, float)
+    if dists.replayed_turns is not None or dists.turns is None:
+        return ctx if dists.replayed_turns is not None else np.asarray(new, float)
+    grow = (dists.turns.mean_value - 1) / 2 * (dists.new_tokens_per_turn.mean_value + dists.output_tokens.mean_value)
+    return np.minimum(np.maximum(ctx - grow, new), ctx)
+
+
 def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists, evicted, workers, routing,
                            symbol_values: dict, prefix_hit=None) -> np.ndarray:
     """P50 TTFT of the median request, ms. The closed loop's P50 TTFT is built around the MEAN request's own
@@ -415,7 +433,8 @@ def request_ttft_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists, perc
 def _request_samples(setup: Setup, p: dict, df: pd.DataFrame, dists, evicted=0.0,
                      symbol_values: dict | None = None, prefix_hit=None):
     """(TTFT_i s (points x N_SAMPLES), OSL_i (N_SAMPLES,), TPOT s (points x 1)): the request draws of
-    ``e2e_interactivity_percentile``. Request i misses its prefix (prefills its whole context) with
+    ``e2e_interactivity_percentile``. A share ``first_turn_share`` of the requests open a session (they prefill
+    ``first_turn_tokens``, as the mean and the simulation count them). Request i misses its prefix (prefills its whole context) with
     probability ``evicted`` (a forced hit enters as its miss share, ``miss_share``); ``prefix_hit`` is unused."""
     rng = np.random.default_rng(12345)
     z = rng.standard_normal((3, N_SAMPLES))
@@ -425,6 +444,8 @@ def _request_samples(setup: Setup, p: dict, df: pd.DataFrame, dists, evicted=0.0
     osl = _lognormal_samples(dists.output_tokens, z[2])
     if dists.max_output_tokens:
         osl = np.minimum(osl, dists.max_output_tokens)
+    new = np.where(np.random.default_rng(13579).uniform(size=N_SAMPLES) < first_turn_share(dists),
+                   first_turn_tokens(dists, ctx, new), new)
     n = len(df)
     ev = np.broadcast_to(np.asarray(evicted, float), (n,))[:, None]
     miss = np.random.default_rng(24680).uniform(size=N_SAMPLES)[None, :] < ev    # re-prefills its whole context
