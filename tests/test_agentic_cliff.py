@@ -42,12 +42,18 @@ def test_the_cliff_falls_where_the_simulation_falls(c, warm):
         assert cf["ttft_ms"] == pytest.approx(s["ttft_ms"], rel=0.10)
 
 
-def test_ceiling_floor_by_hand():
-    """agentx-trace: contexts 254,000 tokens, hit ceiling 0.983 -> no request prefills fewer than 254,000 x 0.017 =
-    4,318 tokens (the simulation draws so, requests.py): the median draw 1,664 is raised to 4,318, a 9,000-token
-    draw stays, a 300,000-token draw is cut at the context."""
+def test_ceiling_scale_by_hand():
+    """The published hit ceiling bounds the trace-wide hit, as the mean request counts it (lengths.py): later
+    turns' new tokens are scaled by k = max(1, (E[ctx](1 - h) - w_1 E[first]) / E[new]). agentx-trace: 254,000 x
+    0.017 = 4,318; first turns 1/65 of 254,000 - 32 x (3,792 + 616) = 112,944 -> 1,737.6; (4,318 - 1,737.6) / 3,792
+    = 0.68 -> k = 1 (the means already meet the ceiling: no draw raised, in the closed form or the simulation).
+    Without turns and with new tokens of mean 2,000: k = 4,318 / 2,000 = 2.159."""
     from perfmodel import catalog
-    from perfmodel.serving.sessions import ceiling_floor
+    from perfmodel.serving.sessions import ceiling_scale, ceiling_scaled
+    from perfmodel.specs.workload import Dist
     a = catalog.workload("agentx-trace").agentic
-    np.testing.assert_allclose(ceiling_floor(a, np.array([1664.0, 9000.0, 3e5]), 254000.0), [4318.0, 9000.0, 254000.0])
-    np.testing.assert_allclose(ceiling_floor(None, np.array([1664.0, 3e5]), 254000.0), [1664.0, 254000.0])
+    assert ceiling_scale(a) == 1.0
+    b = a.model_copy(update={"turns": None, "new_tokens_per_turn": Dist(median=1000, mean=2000)})
+    assert ceiling_scale(b) == pytest.approx(254000 * (1 - 0.983) / 2000)
+    np.testing.assert_allclose(ceiling_scaled(b, np.array([1000.0, 3e5]), 254000.0), [2159.0, 254000.0])
+    np.testing.assert_allclose(ceiling_scaled(None, np.array([1664.0, 3e5]), 254000.0), [1664.0, 254000.0])

@@ -93,14 +93,27 @@ def forced_uncached(uncached, isl, prefix_hit=None) -> np.ndarray:
     return np.where(np.isfinite(hit), np.asarray(isl, float) * (1.0 - np.nan_to_num(hit)), uncached)
 
 
-def ceiling_floor(dists, new, context) -> np.ndarray:
-    """A request's uncached input with the published hit ceiling h_max applied per request, as the mean
-    (serving/lengths.py) and the simulation (simulation/requests.py) apply it:
-        new' = min(max(new, context (1 - h_max)), context)      (tokens; no ceiling: min(new, context))"""
-    ctx = np.asarray(context, float)
+def ceiling_scale(dists) -> float:
+    """The factor k on every later turn's new tokens that keeps the trace-wide hit at or below its published
+    ceiling h_max, as the mean request counts it (serving/lengths.py: mean uncached = E[new] + w_1 E[first],
+    raised to E[ctx] (1 - h_max)):
+        k = max(1, (E[ctx] (1 - h_max) - w_1 E[first]) / E[new])
+    (w_1 = ``first_turn_share``, E[first] = ``first_turn_tokens`` at the mean context). The ceiling bounds the
+    trace's token-weighted hit, not each request's, so the draws are scaled (their shape kept), not floored.
+    1 without a ceiling or a spec."""
     ceiling = getattr(dists, "max_hit_rate", None)
-    floor = ctx * (1.0 - ceiling) if ceiling is not None else 0.0
-    return np.minimum(np.maximum(np.asarray(new, float), floor), ctx)
+    if ceiling is None:
+        return 1.0
+    ctx, new = dists.context_tokens.mean_value, dists.new_tokens_per_turn.mean_value
+    first = first_turn_share(dists) * float(first_turn_tokens(dists, ctx, new))
+    return max(1.0, (ctx * (1.0 - ceiling) - first) / new)
+
+
+def ceiling_scaled(dists, new, context) -> np.ndarray:
+    """A later turn's uncached input with the hit ceiling applied: min(k new, context), k = ``ceiling_scale``
+    (tokens; no ceiling: min(new, context))."""
+    k = ceiling_scale(dists) if dists is not None else 1.0
+    return np.minimum(np.asarray(new, float) * k, np.asarray(context, float))
 
 
 def first_turn_share(dists) -> float:
@@ -125,7 +138,7 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
                            symbol_values: dict, prefix_hit=None) -> np.ndarray:
     """P50 TTFT of the median request, ms. The closed loop's P50 TTFT is built around the MEAN request's own
     prefill (throughput needs means); a median is read at the median request: context L50 = the context
-    median, new50 = the new-token median raised to the hit ceiling (``ceiling_floor``). A request either finds its prefix (uncached: uncached_input(L50, new50, osl50, 0), prefix_cache.py,
+    median, new50 = the new-token median scaled to the hit ceiling (``ceiling_scaled``). A request either finds its prefix (uncached: uncached_input(L50, new50, osl50, 0), prefix_cache.py,
     same routing and snapshot losses) or re-prefills its whole context (share ``evicted``, a mixture, not a
     blend), so the median request misses only when more than half do: u50 = L50 if evicted > 1/2.
     P50 = TTFT_p50 - prefill(mean request) + prefill(median request), on ``layout`` (the instance that
@@ -133,7 +146,7 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     as its miss share, ``miss_share``)."""
     n = len(np.asarray(ttft_ms))
     L50 = dists.context_tokens.median
-    new50 = float(ceiling_floor(dists, dists.new_tokens_per_turn.median, L50))
+    new50 = float(ceiling_scaled(dists, dists.new_tokens_per_turn.median, L50))
     osl50 = dists.output_tokens.median
     f = lambda v: np.broadcast_to(np.asarray(v, float), (n,))  # noqa: E731
     _, lost = snapshot_policy(setup, f(L50), f(osl50))
@@ -440,7 +453,7 @@ def _request_samples(setup: Setup, p: dict, df: pd.DataFrame, dists, evicted=0.0
     z = rng.standard_normal((3, N_SAMPLES))
     u = np.random.default_rng(54321).uniform(size=N_SAMPLES)
     ctx = _lognormal_samples(dists.context_tokens, z[0])
-    new = ceiling_floor(dists, _lognormal_samples(dists.new_tokens_per_turn, z[1]), ctx)
+    new = ceiling_scaled(dists, _lognormal_samples(dists.new_tokens_per_turn, z[1]), ctx)
     osl = _lognormal_samples(dists.output_tokens, z[2])
     if dists.max_output_tokens:
         osl = np.minimum(osl, dists.max_output_tokens)

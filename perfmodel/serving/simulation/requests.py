@@ -7,8 +7,9 @@ their log-normal distributions (median, mean -> sigma; Dist). The first turn of 
 context c0 = isl - (E[T] - 1) / 2 (E[new] + E[osl]) (at least its new tokens), as ``serving/lengths.py`` counts it;
 a harness that replays each session from a uniform start fraction r in ``replay_start_ratio`` (AgentX from
 2026-07-29) replays T (1 - r) turns, the first prefilling the whole context reached there (lengths.py likewise);
-later turns prefill only their new tokens, if the session's prefix is still cached (engine.py decides), and
-at least isl (1 - max_hit_rate) where the workload publishes a ceiling. A tool pause published without a spread
+later turns prefill only their new tokens, if the session's prefix is still cached (engine.py decides), scaled
+where the workload publishes a hit ceiling so the trace-wide hit stays at or below it (``sessions.ceiling_scale``,
+as the mean request counts it). A tool pause published without a spread
 is drawn exponential with that mean: identical pauses and lengths lock the clients into synchronized waves, and
 the closed form's queueing assumes random arrivals. Contexts are drawn per request, not
 grown turn by turn: the distributions are the workload's statistics over all requests.
@@ -20,6 +21,7 @@ import numpy as np
 
 from ...specs.deployment import FixedWorkload
 from ...specs.workload import WorkloadSpec
+from ..sessions import ceiling_scale
 
 
 def _lognormal(rng, dist, n: int) -> np.ndarray:
@@ -48,8 +50,8 @@ class Lengths:
         self.new = np.minimum(np.maximum(np.round(_lognormal(rng, a.new_tokens_per_turn, n)), 1.0), self.isl)
         drawn_osl = np.maximum(np.round(_lognormal(rng, a.output_tokens, n)), 1.0)
         self.osl = np.minimum(drawn_osl, a.max_output_tokens) if a.max_output_tokens else drawn_osl
-        if a.max_hit_rate is not None:
-            self.new = np.minimum(np.maximum(self.new, self.isl * (1 - a.max_hit_rate)), self.isl)
+        if a.max_hit_rate is not None:   # the trace-wide hit ceiling: later turns' new tokens scaled (sessions.py)
+            self.new = np.minimum(np.maximum(np.round(self.new * ceiling_scale(a)), 1.0), self.isl)
         self._replay = a.replay_start_ratio if a.replayed_turns is not None else None
         if self._replay is not None:     # replayed from a mid-trajectory start: the first replayed request
             self.turns_mean = float(a.replayed_turns)      # prefills the whole context reached there, cold
