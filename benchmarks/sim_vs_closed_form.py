@@ -10,10 +10,10 @@ line per point and the share within tolerance per metric; ``--csv FILE`` writes 
 ``--workloads``, ``--concurrency`` run a subset.
 Run: python benchmarks/sim_vs_closed_form.py [--requests N] [--csv FILE]   (about 1 minute; 120 points)
 
-Last run (issue 38, 3,000 requests per point, 120 points): throughput within 5% at 80% of the points (median
-|error| 1.3%), TPOT 55% (3.0%), TTFT P50 within 15% at 72% (5.9%), P90 50% (14.7%). The agentic points alone (72):
-throughput 71% (2.4%), TPOT 32% (6.3%), TTFT P50 83% (4.4%), P90 49% (15.6%); at 256-1024 sessions, past the KV
-cliff: 42%, 4%, 71%, 83%. Before issue 38 (the 96 points without agentx-0730): agentic throughput 50% (5.0%),
+Last run (issue 38, 3,000 requests per point, 120 points): throughput within 5% at 84% of the points (median
+|error| 1.3%), TPOT 58% (2.8%), TTFT P50 within 15% at 73% (6.1%), P90 58% (10.6%). The agentic points alone (72):
+throughput 78% (2.2%), TPOT 38% (7.5%), TTFT P50 85% (3.8%), P90 62% (8.6%); at 256-1024 sessions, past the KV
+cliff: 50%, 0%, 79%, 83%. Before issue 38 (the 96 points without agentx-0730): agentic throughput 50% (5.0%),
 TPOT 48% (5.4%), TTFT P50 38% (27.6%), P90 19% (37.6%), past the cliff 6%, 31%, 0%, 0%.
 Where they still part: TPOT past the KV cliff (-18 to -32%: every simulated step there carries a full prefill
 chunk and the decode batch the admitted requests leave, the closed form's chunk share stays below 1), the TTFT P90
