@@ -65,14 +65,19 @@ def predict(scenario: Scenario) -> pd.DataFrame:
     pts = deployment_points(dep, workload_lengths(wl), acc)
     sessions = None
     if isinstance(wl, WorkloadSpec) and wl.kind == "agentic":
-        pts["concurrency"] = np.nan        # live sessions set the batch below; they are not queued clients
+        # aggregated: concurrency counts the benchmark's lanes (live sessions that pause between requests), a
+        # closed loop whose running batch the step evaluation solves, capped at the capacity, the excess waiting
+        # for a slot (serving/sessions.agentic); disaggregated: the live sessions set the batch below
+        pts["concurrency"] = (float(dep.concurrency) if dep.concurrency is not None and dep.serving == "aggregated"
+                              else np.nan)
         if dep.arrival_rate is not None:
             raise SpecError("an agentic workload runs sessions, not an arrival rate: give concurrency (live "
                             "sessions per instance)", field="deployment.arrival_rate")
         assert wl.agentic is not None  # an agentic workload has its agentic block (WorkloadSpec._kind)
+        agg = dep.serving != "disaggregated"
         sessions = Sessions(wl.agentic.pause_s, dep.kv_host_tier, wl.agentic,
-                            wl.interactivity_percentile if dep.serving != "disaggregated" else None,
-                            dep.kv_pool_gb_per_gpu)
+                            wl.interactivity_percentile if agg else None, dep.kv_pool_gb_per_gpu,
+                            ttft_percentiles=(90.0,) if agg else ())   # ttft_p90_request_ms: P90 over requests
     pools = None
     if dep.serving == "disaggregated":
         assert dep.prefill is not None  # disaggregated serving has its prefill pool (Deployment validator)

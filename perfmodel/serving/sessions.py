@@ -17,7 +17,15 @@ from ..engine.evaluate import Setup, point_arrays, prefill_inputs
 from .aggregated import evaluate
 from .disaggregated import disaggregated, request_kv_bytes
 from .prefill_spread import prefill_cv2
-from .prefix_cache import competing, fixed_states, snapshot_factor, snapshot_lost_tokens, tier_shares, uncached_input
+from .prefix_cache import (
+    ReuseGaps,
+    competing,
+    fixed_states,
+    snapshot_factor,
+    snapshot_lost_tokens,
+    tier_shares,
+    uncached_input,
+)
 
 
 def _take(d: dict, idx, n: int) -> dict:
@@ -85,11 +93,52 @@ def forced_uncached(uncached, isl, prefix_hit=None) -> np.ndarray:
     return np.where(np.isfinite(hit), np.asarray(isl, float) * (1.0 - np.nan_to_num(hit)), uncached)
 
 
+def ceiling_scale(dists) -> float:
+    """The factor k on every later turn's new tokens that keeps the trace-wide hit at or below its published
+    ceiling h_max, as the mean request counts it (serving/lengths.py: mean uncached = E[new] + w_1 E[first],
+    raised to E[ctx] (1 - h_max)):
+        k = max(1, (E[ctx] (1 - h_max) - w_1 E[first]) / E[new])
+    (w_1 = ``first_turn_share``, E[first] = ``first_turn_tokens`` at the mean context). The ceiling bounds the
+    trace's token-weighted hit, not each request's, so the draws are scaled (their shape kept), not floored.
+    1 without a ceiling or a spec."""
+    ceiling = getattr(dists, "max_hit_rate", None)
+    if ceiling is None:
+        return 1.0
+    ctx, new = dists.context_tokens.mean_value, dists.new_tokens_per_turn.mean_value
+    first = first_turn_share(dists) * float(first_turn_tokens(dists, ctx, new))
+    return max(1.0, (ctx * (1.0 - ceiling) - first) / new)
+
+
+def ceiling_scaled(dists, new, context) -> np.ndarray:
+    """A later turn's uncached input with the hit ceiling applied: min(k new, context), k = ``ceiling_scale``
+    (tokens; no ceiling: min(new, context))."""
+    k = ceiling_scale(dists) if dists is not None else 1.0
+    return np.minimum(np.asarray(new, float) * k, np.asarray(context, float))
+
+
+def first_turn_share(dists) -> float:
+    """Share of requests that open a (replayed) session: 1 / replayed turns (a mid-trajectory replay start),
+    1 / turns, 0 without a turn count (serving/lengths.py, serving/prefill_spread.py count them the same way)."""
+    if dists.replayed_turns is not None:
+        return 1.0 / dists.replayed_turns
+    return 1.0 / max(dists.turns.mean_value, 1.0) if dists.turns is not None else 0.0
+
+
+def first_turn_tokens(dists, context, new) -> np.ndarray:
+    """Tokens a session's first request prefills: the whole context reached at a replay start, else the initial
+    context c0 = max(context - (T - 1) / 2 (E[new] + E[osl]), new) (serving/lengths.py), at most the context."""
+    ctx = np.asarray(context, float)
+    if dists.replayed_turns is not None or dists.turns is None:
+        return ctx if dists.replayed_turns is not None else np.asarray(new, float)
+    grow = (dists.turns.mean_value - 1) / 2 * (dists.new_tokens_per_turn.mean_value + dists.output_tokens.mean_value)
+    return np.minimum(np.maximum(ctx - grow, new), ctx)
+
+
 def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists, evicted, workers, routing,
                            symbol_values: dict, prefix_hit=None) -> np.ndarray:
     """P50 TTFT of the median request, ms. The closed loop's P50 TTFT is built around the MEAN request's own
     prefill (throughput needs means); a median is read at the median request: context L50 = the context
-    median. A request either finds its prefix (uncached: uncached_input(L50, new50, osl50, 0), prefix_cache.py,
+    median, new50 = the new-token median scaled to the hit ceiling (``ceiling_scaled``). A request either finds its prefix (uncached: uncached_input(L50, new50, osl50, 0), prefix_cache.py,
     same routing and snapshot losses) or re-prefills its whole context (share ``evicted``, a mixture, not a
     blend), so the median request misses only when more than half do: u50 = L50 if evicted > 1/2.
     P50 = TTFT_p50 - prefill(mean request) + prefill(median request), on ``layout`` (the instance that
@@ -97,7 +146,7 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     as its miss share, ``miss_share``)."""
     n = len(np.asarray(ttft_ms))
     L50 = dists.context_tokens.median
-    new50 = min(dists.new_tokens_per_turn.median, L50)
+    new50 = float(ceiling_scaled(dists, dists.new_tokens_per_turn.median, L50))
     osl50 = dists.output_tokens.median
     f = lambda v: np.broadcast_to(np.asarray(v, float), (n,))  # noqa: E731
     _, lost = snapshot_policy(setup, f(L50), f(osl50))
@@ -110,6 +159,31 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     t = lambda isl, new: np.broadcast_to(np.asarray(cm.prefill(prefill_inputs(  # noqa: E731
         {**base, "isl": isl, "new": new}, symbol_values))["prefill_s"], float), (n,))
     return np.asarray(ttft_ms, float) + (t(f(L50), u50) - t(mean_isl, f(mean_new))) * 1e3
+
+
+def idle_gaps(dists, pause_s: float, sessions, batch, t_busy, routing: str) -> ReuseGaps | None:
+    """The idle gap of a session's prefix between its requests (prefix_cache.ReuseGaps): the workload's tool
+    pause (its log-normal spread, scaled to mean ``pause_s``) plus the mean wait for admission,
+        w = E[idle] - pause,   E[idle] = (S - B) t_busy / B     (Little's law: S - B idle sessions, B / t_busy
+                                                                requests a second)
+    None (the exponential working-set law) without a pause distribution, or under random routing (a worker's
+    copy is W visits old, a sum of gaps)."""
+    pause = getattr(dists, "tool_pause_s", None)
+    if pause is None or routing == "random" or pause_s <= 0:
+        return None
+    scale = pause_s / pause.mean_value
+    idle = (np.asarray(sessions, float) - batch) * t_busy / np.maximum(batch, 1e-9)
+    return ReuseGaps(pause.median * scale, pause.sigma, wait=np.maximum(idle - pause_s, 0.0))
+
+
+def admitted_prefilling(df: pd.DataFrame, osl) -> np.ndarray:
+    """Requests admitted but not yet decoding (waiting for or running their prefill), per instance:
+        n_pf = X (W_q + T_pf),  X = B / (osl TPOT)          (Little's law; W_q the prefill queue, T_pf the own
+                                                            prefill, s; X requests a second)
+    They hold their KV from admission, so they take HBM the idle sessions' prefixes could keep."""
+    x = df["batch"].to_numpy(float) / np.maximum(np.asarray(osl, float) * df["tpot_ms"].to_numpy(float) / 1e3, 1e-12)
+    wait = np.nan_to_num(df["prefill_queue_ms"].to_numpy(float)) + np.nan_to_num(df["prefill_ms"].to_numpy(float))
+    return x * wait / 1e3
 
 
 LANE_ITERATIONS = 8      # fixed-point passes when benchmark lanes pause between requests (converges in ~5)
@@ -162,7 +236,11 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop,
            "prefill_cv2": spread(zeros)}
     df = evaluate(setup, pts, symbol_values=hw)
-    for it in range(iterations):
+    # two passes: the fixed point first with only the decoding batch holding KV, then continued with the requests
+    # admitted to prefill holding theirs too (``admitted_prefilling``): past the KV cliff the loop has two stable
+    # states (warm cache, short queue; cold cache, long queue), and a warm engine sits in the first while it exists
+    admit_on = False
+    for it in range(2 * iterations):
         batch = df["batch"].to_numpy(float)
         tpot = df["tpot_ms"].to_numpy() / 1e3
         t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
@@ -173,22 +251,35 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
         in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_cyc / (t_cyc + pause_s), 1.0), lanes)
         paused = sessions - batch
         per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
-        spare_hbm = np.maximum(df["kv_max_batch"].to_numpy() - batch, 0) / f_snap   # prefixes' worth of spare HBM
+        # requests admitted and waiting for (or in) their prefill hold their KV too (engines reserve it at
+        # admission): n_pf = X (prefill queue + own prefill), X = B / (osl TPOT) requests a second (Little)
+        # (at most the clients in the loop not decoding; none where no lanes are given: the batch is the load)
+        prefilling = np.minimum(admitted_prefilling(df, osl), np.maximum(np.nan_to_num(in_loop) - batch, 0.0))
+        # more requests in the loop than the engine admits (a solved batch: its running cap max_batch, the KV or
+        # the running-request limit): the admitted ones fill that cap, leaving idle prefixes only the KV beyond it
+        full = (np.nan_to_num(in_loop) > df["max_batch"].to_numpy(float)) & np.isnan(p["batch"]) & admit_on
+        admitted = np.where(full, df["max_batch"].to_numpy(float),
+                            np.minimum(batch + (prefilling if admit_on else 0.0), df["kv_max_batch"].to_numpy()))
+        spare_hbm = np.maximum(df["kv_max_batch"].to_numpy() - admitted, 0) / f_snap   # prefixes' worth of spare HBM
         dp = p["gpus"] / (p["tp"] * p["pp"])
         active_host = df["host_kv_gb_per_gpu"].to_numpy() * 1e9       # cold KV of generating sessions
         host_sessions = np.maximum(host_bytes - active_host, 0) / per_session * dp if host_tier else zeros
         pool_sessions = pool_gb_per_gpu * 1e9 / per_session * dp
         (s_hbm, s_pool, s_host), evicted = tier_shares(competing(paused, workers, routing),
-                                                       [spare_hbm, pool_sessions, host_sessions])
+                                                       [spare_hbm, pool_sessions, host_sessions],
+                                                       idle_gaps(dists, pause_s, sessions, batch, t_busy, routing))
         new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, workers, routing, lost), isl,
                                    prefix_hit)
-        if it == iterations - 1:
+        if it == 2 * iterations - 1:
             break
         changed = (_moved(new_next, new, isl) | _moved(s_host, reload) | _moved(s_pool, pool_reload)
                    | _moved(np.nan_to_num(in_loop_next), np.nan_to_num(in_loop), np.nan_to_num(lanes) * 1e3))
         new, reload, pool_reload, in_loop = new_next, s_host, s_pool, in_loop_next
-        if not changed.any():
-            break
+        if not changed.any() or (it == iterations - 1 and not admit_on):
+            if admit_on:
+                break
+            admit_on = True                   # the second pass, from the first pass's state
+            continue
         idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
         sub = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop,
                "prefill_cv2": spread(evicted)}
@@ -283,7 +374,8 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
         in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_busy / (t_busy + pause_s), 1.0), lanes)
         sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)        # per decode instance
         paused = inst * (sessions - batch) / np.maximum(pinst, 1e-9)                # per prefill instance
-        (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes])
+        (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes],
+                                               idle_gaps(dists, pause_s, sessions, batch, t_busy, routing))
         new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, pinst, routing, lost), isl,
                                    prefix_hit)
         reload_next = s_host * request_kv_bytes(setup, isl - new_next) / (pfp["gpus"] * bw_host)
@@ -354,16 +446,19 @@ def request_ttft_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists, perc
 def _request_samples(setup: Setup, p: dict, df: pd.DataFrame, dists, evicted=0.0,
                      symbol_values: dict | None = None, prefix_hit=None):
     """(TTFT_i s (points x N_SAMPLES), OSL_i (N_SAMPLES,), TPOT s (points x 1)): the request draws of
-    ``e2e_interactivity_percentile``. Request i misses its prefix (prefills its whole context) with
+    ``e2e_interactivity_percentile``. A share ``first_turn_share`` of the requests open a session (they prefill
+    ``first_turn_tokens``, as the mean and the simulation count them). Request i misses its prefix (prefills its whole context) with
     probability ``evicted`` (a forced hit enters as its miss share, ``miss_share``); ``prefix_hit`` is unused."""
     rng = np.random.default_rng(12345)
     z = rng.standard_normal((3, N_SAMPLES))
     u = np.random.default_rng(54321).uniform(size=N_SAMPLES)
     ctx = _lognormal_samples(dists.context_tokens, z[0])
-    new = np.minimum(_lognormal_samples(dists.new_tokens_per_turn, z[1]), ctx)
+    new = ceiling_scaled(dists, _lognormal_samples(dists.new_tokens_per_turn, z[1]), ctx)
     osl = _lognormal_samples(dists.output_tokens, z[2])
     if dists.max_output_tokens:
         osl = np.minimum(osl, dists.max_output_tokens)
+    new = np.where(np.random.default_rng(13579).uniform(size=N_SAMPLES) < first_turn_share(dists),
+                   first_turn_tokens(dists, ctx, new), new)
     n = len(df)
     ev = np.broadcast_to(np.asarray(evicted, float), (n,))[:, None]
     miss = np.random.default_rng(24680).uniform(size=N_SAMPLES)[None, :] < ev    # re-prefills its whole context

@@ -64,7 +64,13 @@ from ..specs.model import MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .benchmark_runs import record_arrival_rate, record_instance_gpus, record_latency_limits, record_percentile
 from .records import Record
-from .workload_versions import record_host_tier, record_statistic, record_workload_spec, resolve_record
+from .workload_versions import (
+    record_host_tier,
+    record_interactivity,
+    record_statistic,
+    record_workload_spec,
+    resolve_record,
+)
 
 ENGINE_PROFILE = {"sglang": "sglang", "vllm": "vllm", "trtllm": "trtllm", "dynamo-trtllm": "dynamo-trtllm",
                   "dynamo-sglang": "dynamo-sglang", "dynamo-vllm": "dynamo-vllm", "deepseek": "sglang",
@@ -429,7 +435,7 @@ def agentic_inputs(rec: Record, model, pts: dict, w) -> AgenticInputs:
     workers = max((rec.gpus or G) / G, 1.0)
     conc = rec.concurrency / workers if rec.concurrency is not None else np.nan
     stat = record_statistic(rec)
-    e2e = rec.metric == "tps_per_user" and w.interactivity == "e2e"
+    e2e = rec.metric == "tps_per_user" and record_interactivity(rec, w) == "e2e"
     return AgenticInputs({**pts, "concurrency": conc}, workers, record_host_tier(rec),
                          np.nan if rec.prefix_hit is None else float(rec.prefix_hit),
                          (50.0 if stat in ("mean", "p50") else float(stat[1:])) if e2e else None,
