@@ -135,3 +135,30 @@ def test_parallel_folds_give_the_in_process_predictions(monkeypatch):
         out[n] = crossval.cross_validate(recs, by="family")["predicted"].to_numpy()
     assert np.array_equal(out["1"], out["2"])
     assert out["1"][0] == pytest.approx(4.0)      # r0 (family a) predicted by a fit on the 4 records outside a
+
+
+def test_no_shipped_row_weighs_more_than_one_percent_of_its_engines_fit():
+    """On the shipped records: every engine family with an own fit (at least 100 rows) weighs no row above 1%,
+    and the lone agents_per_gpu row (an SLO search) is not in any fit."""
+    from perfmodel.validation.fit_weights import fit_weights, shares, speed_fit_row
+    from perfmodel.validation.predict_rows import Unsupported, profile_id
+    from perfmodel.validation.records import project_measured_files, read_records, shared_data_files
+    by: dict[str, list] = {}
+    for f in [*shared_data_files(), *project_measured_files()]:
+        for r in read_records(f):
+            try:
+                by.setdefault(profile_id(r), []).append(r)
+            except Unsupported:
+                continue
+    checked = 0
+    for pid, recs in by.items():
+        fitted = [r for r in recs if speed_fit_row(r)]
+        assert not any(r.metric == "agents_per_gpu" for r in fitted)
+        if len(fitted) < 100:
+            continue
+        w = fit_weights(fitted)
+        assert (w / w.sum()).max() <= 0.01 + 1e-12, pid
+        if pid == "trtllm":   # MLPerf (52 rows, one source) holds sqrt(52) / sum of sqrt(n) of the fit, not 1/8
+            assert shares(fitted, w)["mlperf"] < 0.2
+        checked += 1
+    assert checked >= 3
