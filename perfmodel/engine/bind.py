@@ -35,7 +35,7 @@ HW_SYMBOLS = {
 PROFILE_SYMBOLS = {
     "eff_weights": ("e_w", 1.0), "eff_kv": ("e_kv", 1.0), "eff_gemm": ("e_mm", 1.0), "eff_gemm_fp4": ("e_mm4", 1.0),
     "eff_grouped_gemm": ("e_gg", 1.0),
-    "eff_attention": ("e_at", 1.0), "eff_link": ("e_ln", 1.0), "overlap": ("ovl", 1.0),
+    "eff_attention": ("e_at", 1.0), "eff_attention_decode": ("e_atd", 1.0), "eff_link": ("e_ln", 1.0), "overlap": ("ovl", 1.0),
     "collective_latency_us": ("t_coll", 1e-6),
     "custom_allreduce_max_gpus": ("n_cus", 1.0), "gemm_tile_m": ("M_t", 1.0), "gemm_tile_m_min": ("m_min", 1.0), "gemm_tile_n": ("N_t", 1.0), "layer_floor_us": ("t_floor", 1e-6),
     "kernel_overhead_us": ("t_kern", 1e-6), "kernel_floor_share": ("r_kf", 1.0),

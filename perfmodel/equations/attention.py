@@ -8,6 +8,12 @@ Per query token attending ``n`` keys (FLOPs = 2 x MACs; ../shared/reference/mode
 - DeepSeek-V4 (dsv4): 4 H d per attended entry; entries per query: CSA min(k, L/4) + W, HCA L/128 + W,
   SWA-only min(L, W); indexer 2 H_i d_i L/4 on CSA layers.
 - Linear (GDN/KDA): 4 H_v d_k d_v per token (state update and read-out), independent of L.
+- Issued decode FLOPs of MLA (absorbed and sparse): the decode kernels (FlashMLA, FlashInfer MLA, TensorRT-LLM's
+  MLA kernels) put the q_len x H/tp query rows of a sequence (all heads share the latent KV) in MMA tiles of
+  MLA_ROW_TILE = 64 rows, so a rank with fewer rows issues a whole tile:
+      issued / useful = 64 ceil(r / 64) / r,   r = q_len H / tp
+  (DeepSeek-V3 at TP8 without drafts: r = 16, 4x; with attention-DP, r = 128, 1x). The measured MLA decode tables
+  (../shared/data/kernels, generation_mla) are fitted with this padding (kernels/mla.py, HEAD_TILE).
 
 KV bytes (entry sizes E_j, I_j, R_j are bound per number format from perfmodel.arch.kv):
 - read per sequence per decode step: GQA min(L, W) E; MLA L E; DSA min(L, k) E + L I;
@@ -22,8 +28,10 @@ from __future__ import annotations
 import sympy as sp
 
 from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention
-from .roofline import smin
+from .roofline import ceil_, smin
 from .symbols import kv_symbols
+
+MLA_ROW_TILE = 64   # query rows per MMA tile of the MLA decode kernels (FlashMLA: 64; kernels/mla.py HEAD_TILE)
 
 
 class AttentionCost:
@@ -72,6 +80,15 @@ class AttentionCost:
         if isinstance(a, LinearAttention):
             return 4 * a.v_heads * a.head_k_dim * a.head_v_dim + 0 * n_ctx
         raise TypeError(type(a))
+
+    def decode_row_padding(self, q_len, tp):
+        """Issued over useful decode attention FLOPs (module docstring): 64 ceil(r / 64) / r for MLA with
+        r = q_len H / tp query rows per sequence and rank; 1 for the other kinds."""
+        a = self.a
+        if not isinstance(a, MLA):
+            return sp.Integer(1)
+        rows = q_len * a.heads / tp
+        return MLA_ROW_TILE * ceil_(rows / MLA_ROW_TILE) / rows
 
     def _entries(self, n_ctx):
         a = self.a

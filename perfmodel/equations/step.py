@@ -117,9 +117,14 @@ class StepBuilder:
                         p_a * s["b_a"] / tp / hbm_w))
         tally.count("flops_gemm_attn", 2 * p_a * T_gpu / tp, weight)
         tally.count("bytes_weights", p_a * s["b_a"] / tp, weight)
-        core = (ph.dec_tokens / dp * A.core_flops(ph.L_dec, "decode")
-                + ph.pf_tokens / dp_pf * A.core_flops(ph.L_pf, "prefill"))        # per rank, busiest
-        idx = ph.dec_tokens / dp * A.index_flops(ph.L_dec) + ph.pf_tokens / dp_pf * A.index_flops(ph.L_pf)
+        core_dec = ph.dec_tokens / dp * A.core_flops(ph.L_dec, "decode")       # per rank, busiest
+        core_pf = ph.pf_tokens / dp_pf * A.core_flops(ph.L_pf, "prefill")
+        core = core_dec + core_pf
+        idx_dec = ph.dec_tokens / dp * A.index_flops(ph.L_dec)
+        idx_pf = ph.pf_tokens / dp_pf * A.index_flops(ph.L_pf)
+        idx = idx_dec + idx_pf
+        # decode attention issues whole MMA row tiles (MLA: q_len x H/tp rows per sequence, 64 a tile)
+        pad_dec = sp.Integer(1) if ph.dec_tokens == 0 else A.decode_row_padding(ph.dec_tokens / ph.seqs, tp)
         shard = A.shard(tp)
         # a share f_cold of each sequence's KV is read from the host tier (over the host link) instead of HBM
         kv_hbm = ph.seqs / dp * A.kv_read(ph.kv_ctx) * (1 - ph.cold)
@@ -129,8 +134,10 @@ class StepBuilder:
         tally.count("flops_indexer", idx / tp, weight)
         tally.count("bytes_kv_read", kv_hbm / shard, weight)
         tally.count("bytes_kv_write", T_gpu * A.kv_write() / shard, weight)
+        # decode and prefill attention at their own efficiencies (profile eff_attention_decode, eff_attention)
         kernels.append(("attn_core",
-                        core / tp / (s["F_bf16"] * s["e_at"]) + idx / tp / (s["F_fp8"] * s["e_at"]),
+                        (core_dec * pad_dec / s["e_atd"] + core_pf / s["e_at"]) / (tp * s["F_bf16"])
+                        + (idx_dec / s["e_atd"] + idx_pf / s["e_at"]) / (tp * s["F_fp8"]),
                         kv_bytes / hbm_kv))
         if F.dense_params:
             kernels.append(("ffn", dense_issued_flops(F.dense_params / tp, T_gpu, self.h) / rate_mm(s["F_x"]),

@@ -1,0 +1,60 @@
+"""Decode and prefill attention at their own efficiencies, and the MLA decode kernels' row tiles (issue 41 item 1)."""
+
+import pytest
+import sympy as sp
+
+from perfmodel import catalog
+from perfmodel.equations.attention import MLA_ROW_TILE, AttentionCost
+from perfmodel.kernels import mla as mla_kernels
+
+
+def _mla_cost():
+    m = catalog.model("deepseek-v3")
+    name, a = next((n, a) for n, a in m.attention.items() if type(a).__name__ == "MLA")
+    return AttentionCost(a, name), a.heads
+
+
+def test_mla_decode_issues_whole_64_row_tiles():
+    """By hand, DeepSeek-V3 (128 heads): TP8, one query token: 16 rows per rank in a 64-row tile, 4x the useful
+    FLOPs; two tokens (one draft): 32 rows, 2x; attention-DP (TP1): 128 rows, 1x; TP16: 8 rows, 8x."""
+    cost, heads = _mla_cost()
+    assert heads == 128
+    for q, tp, want in [(1, 8, 4.0), (2, 8, 2.0), (1, 1, 1.0), (4, 8, 1.0), (1, 16, 8.0), (3, 8, 64 / 48)]:
+        assert float(cost.decode_row_padding(sp.Integer(q), sp.Integer(tp))) == pytest.approx(want)
+
+
+def test_the_row_tile_is_the_one_the_kernel_tables_are_fitted_with():
+    assert MLA_ROW_TILE == mla_kernels.HEAD_TILE
+
+
+def test_gqa_decode_is_not_padded_here():
+    m = catalog.model("llama-3.3-70b")
+    name, a = next(iter(m.attention.items()))
+    assert AttentionCost(a, name).decode_row_padding(sp.Integer(1), sp.Integer(8)) == 1
+
+
+def _tpot(serving, **profile):
+    from perfmodel import api
+    from perfmodel.specs.deployment import Scenario
+    sc = Scenario.model_validate({
+        "hardware": "h200-sxm", "model": "deepseek-v3", "profile": "speed-of-light",
+        "deployment": {"gpus": 8, "tp": 8, "ep": 8, "dp_attention": False, "weights": "fp8", "kv_cache": "fp8",
+                       "batch": 64, "spec_tokens": 0, "serving": serving},
+        "workload": {"isl": 8192, "osl": 1024, "prefix_hit": 0.0},
+        "overrides": {"hardware": {}, "profile": profile}})
+    row = api.predict(sc).iloc[0]
+    return row
+
+
+def test_decode_attention_efficiency_moves_decode_not_prefill():
+    """Halving eff_attention_decode slows a decode-only step (DeepSeek-V3 TP8, 8k context: the padded MLA
+    attention binds); halving the prefill efficiency eff_attention leaves it unchanged."""
+    base = _tpot("decode_only")["tpot_ms"]
+    assert _tpot("decode_only", eff_attention_decode=0.5)["tpot_ms"] > 1.05 * base
+    assert _tpot("decode_only", eff_attention=0.5)["tpot_ms"] == pytest.approx(base, rel=1e-12)
+
+
+def test_prefill_attention_efficiency_moves_prefill_not_decode():
+    base = _tpot("prefill_only")["input_tps_per_gpu"]
+    assert _tpot("prefill_only", eff_attention=0.5)["input_tps_per_gpu"] < 0.95 * base
+    assert _tpot("prefill_only", eff_attention_decode=0.5)["input_tps_per_gpu"] == pytest.approx(base, rel=1e-12)
