@@ -14,6 +14,15 @@ Where the hardware has curves for the profile's engine (``dynamo-X`` runs engine
                collective_latency_us on all-reduces and e_ggk its eff_grouped_gemm (calibration no longer sees
                those on such hardware). The launch floors count with the profile's kernel_floor_share
                (calibrated: the share of isolated-kernel floors a CUDA-graph step pays in series).
+Where the hardware's kernel_fits also carry ``launch`` (perfmodel/kernels/launch.py), the fixed part of a kernel is
+the GPU's, not the profile's:
+    t_kern   = graph_node_us                (the period of one kernel node of a replayed CUDA graph on this GPU;
+                                             replaces the profile's kernel_overhead_us)
+    t_X0     = max(t0_X - harness_call_us, 0) for X in gemm, attn, moe (the curves' floors net of the collector's
+                                             own per-call node period)
+    r_kf     = 1                            (every kernel's execution floor is paid in series in a graph; replaces
+                                             the profile's kernel_floor_share)
+so that a kernel's fixed cost is t_node + its net floor, and the curve end differs per GPU as the tables do.
 Without curves (other hardware, the speed-of-light profile, engine 'none') the defaults of ``defaults`` leave
 the equations as they were: no kernel floors, one-shot 2 lat_link, two-shot 3 lat_link, the profile's
 kernel_overhead_us, collective_latency_us and eff_grouped_gemm.
@@ -57,6 +66,19 @@ def _dtype_of(variant: str) -> str:
     return variant.split("/", 1)[1] if "/" in variant else ""
 
 
+def launch_values(fits) -> dict[str, float]:
+    """The GPU's per-kernel fixed cost (SI): {'t_kern': graph node period, 'r_kf': 1}, or {} without a launch
+    block. ``fits``: the hardware's kernel_fits."""
+    if fits is None or fits.launch is None:
+        return {}
+    return {"t_kern": fits.launch.graph_node_us.value * 1e-6, "r_kf": 1.0}
+
+
+def harness_s(fits) -> float:
+    """The per-call overhead inside the tables' latencies, s (0 without a launch block)."""
+    return fits.launch.harness_call_us.value * 1e-6 if fits is not None and fits.launch is not None else 0.0
+
+
 def kernel_values(hardware, profile, weights: str, kv_cache: str, mla: bool, lat_link_s: float,
                   lat_link_catalog_s: float | None = None) -> dict[str, float]:
     """Kernel-symbol values for one setup (SI units): the fitted ones where they exist, else ``defaults``."""
@@ -64,18 +86,20 @@ def kernel_values(hardware, profile, weights: str, kv_cache: str, mla: bool, lat
     fits, engine = hardware.kernel_fits, engine_of(profile)
     if fits is None or not any(engine in e for e in fits.families.values()):
         return out
+    out.update(launch_values(fits))
+    net = harness_s(fits)
     gemm_bf16 = _curves(fits, "gemm", engine, lambda v: _dtype_of(v) == "bfloat16")
     if (t := _median(gemm_bf16, "t0_us")) is not None:
-        out["t_gemm0"] = t * 1e-6
+        out["t_gemm0"] = max(t * 1e-6 - net, 0.0)
     kvd = KV_DTYPE.get(kv_cache, "fp8")
     att = _curves(fits, "mla" if mla else "attention", engine, lambda v: v.endswith("/" + kvd)) or \
         _curves(fits, "mla" if mla else "attention", engine)
     if (t := _median(att, "t0_us")) is not None:
-        out["t_attn0"] = t * 1e-6
+        out["t_attn0"] = max(t * 1e-6 - net, 0.0)
     moe = _curves(fits, "moe", engine, lambda v: _dtype_of(v) in MOE_DTYPE.get(weights, ())) or \
         _curves(fits, "moe", engine)
     if (t := _median(moe, "t0_us")) is not None:
-        out["t_moe0"] = t * 1e-6
+        out["t_moe0"] = max(t * 1e-6 - net, 0.0)
         gemm_fmt = _curves(fits, "gemm", engine, lambda v: _dtype_of(v) in GEMM_DTYPE.get(weights, ())) or gemm_bf16
         e_moe, e_gemm = _median(moe, "eff_c"), _median(gemm_fmt, "eff_c")
         if e_moe and e_gemm:
