@@ -72,7 +72,8 @@ def setup_sources(setup) -> dict[str, str]:
                                 f"{prof.kernel_floor_share.value:g}" if curves else "none (no kernel tables)")
     out["collective latency"] = (f"{hw.id} " + _sourced("scaleup_latency_us", sp.scaleup_latency_us, "us")
                                  + ("; the engine's custom all-reduce fit (kernel tables)" if curves else ""))
-    out["layer floors"] = f"profile {prof.id}: layer_floor_us {prof.layer_floor_us.value:g} us"
+    out["layer floors"] = ("none: the layer's fixed part is its kernels' node periods and net floors" if launch
+                           else f"profile {prof.id}: layer_floor_us {prof.layer_floor_us.value:g} us")
     out["CPU per step"] = (f"{fitted}: step_overhead_ms {prof.step_overhead_ms.value:g}, seq_overhead_us "
                            f"{prof.seq_overhead_us.value:g}, scheduler_overlap {prof.scheduler_overlap.value:g}")
     out["draft passes"] = f"{setup.model.id} draft head at the same per-kernel costs"

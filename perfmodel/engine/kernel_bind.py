@@ -22,6 +22,9 @@ the GPU's, not the profile's:
                                              own per-call node period)
     r_kf     = 1                            (every kernel's execution floor is paid in series in a graph; replaces
                                              the profile's kernel_floor_share)
+    t_floor  = 0                            (no per-layer floor on top: the layer's fixed part is its kernels' node
+                                             periods and net floors; replaces the profile's layer_floor_us, whose
+                                             20 us prior otherwise absorbs what a faster GPU's HBM saves)
 so that a kernel's fixed cost is t_node + its net floor, and the curve end differs per GPU as the tables do.
 Without curves (other hardware, the speed-of-light profile, engine 'none') the defaults of ``defaults`` leave
 the equations as they were: no kernel floors, one-shot 2 lat_link, two-shot 3 lat_link, the profile's
@@ -67,11 +70,11 @@ def _dtype_of(variant: str) -> str:
 
 
 def launch_values(fits) -> dict[str, float]:
-    """The GPU's per-kernel fixed cost (SI): {'t_kern': graph node period, 'r_kf': 1}, or {} without a launch
-    block. ``fits``: the hardware's kernel_fits."""
+    """The GPU's per-kernel fixed cost (SI): {'t_kern': graph node period, 'r_kf': 1, 't_floor': 0}, or {}
+    without a launch block. ``fits``: the hardware's kernel_fits."""
     if fits is None or fits.launch is None:
         return {}
-    return {"t_kern": fits.launch.graph_node_us.value * 1e-6, "r_kf": 1.0}
+    return {"t_kern": fits.launch.graph_node_us.value * 1e-6, "r_kf": 1.0, "t_floor": 0.0}
 
 
 def harness_s(fits) -> float:
