@@ -71,3 +71,25 @@ def test_binding_puts_the_gpu_node_period_in_place_of_the_profile_gap():
     assert v["t_gemm0"] == pytest.approx(max(t0[len(t0) // 2] - 1.75, 0.0) * 1e-6)
     # the speed-of-light profile (engine none) keeps its zero gap: no engine curves, no launch costs
     assert "t_kern" not in kernel_values(hw, catalog.profile("speed-of-light"), "fp8", "fp8", True, 1.5e-6)
+
+
+def test_curve_end_parts_name_each_gpus_figure_and_the_doc_table_is_current():
+    """The step at a batch-1 DeepSeek-R1 curve end on GB300 and Rubin (trtllm): the kernel gaps are 1199 kernels x
+    each GPU's node period (2.098 and 1.787 ms), each part's set_by names that figure, Rubin's floors are GB300's
+    curves carried over; docs/curve-end.md holds the generated per-GPU table with the catalog's launch costs (the
+    step columns move with a refit of the profiles: regenerate with python -m perfmodel.analyses.curve_end_table
+    --write)."""
+    from perfmodel.analyses.curve_end import at_deployment, step_parts
+    from perfmodel.analyses.curve_end_table import DOC, END, START, table
+    for hw, node in (("gb300-nvl72", 1.75), ("vr200-nvl72", 1.49)):
+        row = at_deployment(dict(hardware=hw, profile="trtllm", model="deepseek-r1", weights="nvfp4", kv_cache="fp8",
+                                 batch=1, gpus=8, tp=8, ep=8), 1024, 1024)
+        parts = {p["part"]: p for p in step_parts(row)}
+        assert parts["kernel gaps"]["ms"] == pytest.approx(1199 * node * 1e-3, rel=1e-9)
+        assert f"CUDA-graph node period {node:g} us (estimate" in parts["kernel gaps"]["set_by"]
+        assert parts["layer floors"]["ms"] == 0.0
+        assert ("carried from another GPU's tables" in parts["kernel floors"]["set_by"]) == (hw == "vr200-nvl72")
+    def hardware_cells(block: str) -> list[list[str]]:
+        return [line.split("|")[1:5] for line in block.strip().splitlines()]
+    doc = DOC.read_text().split(START, 1)[1].split(END, 1)[0]
+    assert hardware_cells(doc) == hardware_cells(table())
