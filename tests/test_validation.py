@@ -67,9 +67,9 @@ def _synthetic(profile, truth):
 
 def test_calibration_recovers_known_parameters():
     prof = catalog.profile("trtllm")
-    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
+    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "step_overhead_ms": 0.3, "moe_imbalance": 1.5}
     recs = _synthetic(prof, truth)
-    bounds = {"eff_weights": (0.3, 1.0), "eff_gemm": (0.2, 1.0), "kernel_overhead_us": (0.0, 4.0),
+    bounds = {"eff_weights": (0.3, 1.0), "eff_gemm": (0.2, 1.0), "step_overhead_ms": (0.0, 1.0),
               "moe_imbalance": (1.0, 3.0)}
     res = cal.fit_family(recs, {"trtllm": prof}, fit=list(truth), bounds=bounds)
     assert res["rms_log_error"] < 0.05
@@ -176,7 +176,7 @@ def test_a_layout_the_model_cannot_be_split_into_is_reported_unsupported(tmp_pat
 def test_too_few_records_per_parameter_take_the_pooled_fit():
     """A family with fewer than ROWS_PER_PARAM records per parameter does not get an own fit."""
     prof = catalog.profile("trtllm")
-    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
+    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "step_overhead_ms": 0.3, "moe_imbalance": 1.5}
     recs = _synthetic(prof, truth)[:6]             # 6 < 2 x 4 parameters
     res = cal.calibrate(recs, fit=list(truth))
     assert res["trtllm"]["basis"].startswith("6 records: the pooled fit over all 6 records")
@@ -193,10 +193,10 @@ def test_cross_validation_never_trains_on_a_held_out_configuration(monkeypatch):
 
     def spy(records, *a, **k):
         seen.append({r.id for r in records})
-        return real(records, *a, fit=["eff_weights", "eff_gemm", "kernel_overhead_us", "moe_imbalance"], **k)
+        return real(records, *a, fit=["eff_weights", "eff_gemm", "step_overhead_ms", "moe_imbalance"], **k)
     monkeypatch.setattr(crossval, "calibrate", spy)
     prof = catalog.profile("trtllm")
-    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
+    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "step_overhead_ms": 0.3, "moe_imbalance": 1.5}
     recs = _synthetic(prof, truth)
     params = central_params(prof)
     params.update({k: np.array([v]) for k, v in truth.items()})

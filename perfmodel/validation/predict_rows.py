@@ -734,15 +734,24 @@ def predict_values(rec: Record, hardware: str, profile: ProfileSpec, params: dic
     ctx = make_ctx(hardware, rec, profile, params)
     if rec.kind == "point":
         return predict_point(rec, ctx, note)
-    if rec.engine or not _ENVELOPE.get() or not any(v in profile.variants for v in ENVELOPE_VARIANTS):
+    if rec.engine or not _ENVELOPE.get():
         return frontier_value(rec, ctx, note)
     return envelope_value(rec, hardware, profile, params, ctx, note)
 
 
-ENVELOPE_VARIANTS = ("min-latency",)
-"""Latency-tuned stack configurations (profile variants) a frontier row with no engine named is also read on: such a
-frontier (InferenceX's) is the envelope over engines and their configurations, and at its high-interactivity end
-the latency-tuned configuration is the one on it."""
+ENVELOPE_PROFILES = ("trtllm", "sglang", "vllm")
+"""The default profiles a frontier row that names no engine is read on, as their envelope: such a frontier
+(InferenceX's) is the best over engines and their configurations."""
+VARIANT_SCOPE = {"min-latency": "curve-end"}
+"""Profile variant -> the kind of records it was fitted or validated on: 'curve-end' (fitted on the
+high-interactivity end of frontier reads only: ``python -m perfmodel.validation.variant_fit``) or 'mid-curve'
+(validated along the curve). A variant joins the envelope of rows naming no engine only when validated mid-curve
+(``ENVELOPE_SCOPE``): a configuration fitted on the curve end alone reads the rest of the curve far too fast (the
+min-latency variant did, by +100-700% on the InferenceX reads); it stays selectable by name
+(``engine: trtllm@min-latency``)."""
+ENVELOPE_SCOPE = ("mid-curve",)
+ENVELOPE_VARIANTS = tuple(v for v, scope in VARIANT_SCOPE.items() if scope in ENVELOPE_SCOPE)
+"""The variants that join the envelope (none while every variant is fitted on the curve end only)."""
 
 
 _ENVELOPE = contextvars.ContextVar("frontier_envelope", default=True)
@@ -765,20 +774,36 @@ def variant_params(profile: ProfileSpec, variant: str, params: dict[str, np.ndar
     return {**params, **{k: np.full(n, p.value) for k, p in profile.variants[variant].params.items()}}
 
 
+def envelope_members(profile: ProfileSpec, params: dict[str, np.ndarray]) -> list[tuple[str, ProfileSpec, dict]]:
+    """(label, profile, parameter samples) of every member of a no-engine row's envelope: ``profile`` with
+    ``params``, the other ENVELOPE_PROFILES (central values for one sample, else draws at the fixed seed), and each
+    member's ENVELOPE_VARIANTS."""
+    n = len(next(iter(params.values())))
+    members = [(profile.id, profile, params)]
+    for pid in ENVELOPE_PROFILES:
+        if pid != profile.id:
+            p = catalog.profile(pid)
+            members.append((pid, p, central_params(p) if n == 1 else sample_params(p, n)))
+    out = []
+    for label, p, prm in members:
+        out.append((label, p, prm))
+        out += [(f"{label}@{v}", p, variant_params(p, v, prm)) for v in ENVELOPE_VARIANTS if v in p.variants]
+    return out
+
+
 def envelope_value(rec: Record, hardware: str, profile: ProfileSpec, params: dict[str, np.ndarray], ctx: Ctx,
                    note: list) -> np.ndarray:
-    """Best value per sample over the profile and its ENVELOPE_VARIANTS (each read on its own frontier)."""
+    """Best value per sample over ``envelope_members`` (each read on its own frontier)."""
     values: dict[str, np.ndarray] = {}
     why: Unsupported | None = None
-    for variant in (None, *(v for v in ENVELOPE_VARIANTS if v in profile.variants)):
-        label = profile.id if variant is None else f"{profile.id}@{variant}"
+    for label, p, prm in envelope_members(profile, params):
         try:
-            c = ctx if variant is None else make_ctx(hardware, rec, profile, variant_params(profile, variant, params))
+            c = ctx if label == profile.id else make_ctx(hardware, rec, p, prm)
             values[label] = frontier_value(rec, c, [])
         except Unsupported as exc:
             why = why or exc
     if not values:
-        assert why is not None  # no value: every variant (the profile itself at least) raised
+        assert why is not None  # no value: every member (the profile itself at least) raised
         raise why
     top = max(values, key=lambda k: np.nanmedian(values[k]))
     note.append(f"frontier envelope over {', '.join(values)}: {top} on top")
@@ -815,7 +840,8 @@ def predict_rows(records: list[Record], n_samples: int = N_SAMPLES, seed: int = 
             lo, hi = (np.nanpercentile(mc, BAND) if np.isfinite(mc).any() else (np.nan, np.nan))
             lo, hi = min(lo, pred), max(hi, pred)
             rows.append({**base, "profile": pid, "predicted": pred, "low": lo, "high": hi,
-                         "error_pct": (pred / rec.value - 1) * 100, "status": "ok", "note": "; ".join(note)})
+                         "error_pct": (pred / rec.value - 1) * 100, "status": "ok", "note": "; ".join(note),
+                         "horizontal_error_pct": horizontal_of(rec, prof)})
         except Unsupported as exc:
             rows.append({**base, "profile": "", "predicted": np.nan, "low": np.nan, "high": np.nan,
                          "error_pct": np.nan, "status": f"unsupported: {exc}", "note": ""})
@@ -823,8 +849,29 @@ def predict_rows(records: list[Record], n_samples: int = N_SAMPLES, seed: int = 
             rows.append({**base, "profile": "", "predicted": np.nan, "low": np.nan, "high": np.nan,
                          "error_pct": np.nan, "status": f"unsupported: {exc.line()}", "note": ""})
     cols = ["id", "metric", "measured", "predicted", "low", "high", "error_pct", "status", "kind", "hardware",
-            "model", "engine", "profile", "note"]
-    return pd.DataFrame(rows)[cols]
+            "model", "engine", "profile", "note", "horizontal_error_pct"]
+    return pd.DataFrame(rows).reindex(columns=cols)
+
+
+HORIZONTAL_METRICS = ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw")
+
+
+def horizontal_of(rec: Record, profile: ProfileSpec) -> float:
+    """The horizontal error of a frontier row read at a speed (validation/horizontal.py): the modeled speed at the
+    measured throughput against at_tps_per_user, %, at the central profile; NaN for other rows (points, peaks,
+    rows read under latency limits)."""
+    from .horizontal import horizontal_error_pct
+    if (rec.kind != "frontier" or rec.at_tps_per_user is None or rec.metric not in HORIZONTAL_METRICS
+            or record_latency_limits(rec) is not None):
+        return float("nan")
+    central = central_params(profile)
+
+    def value_at(speed: float) -> float:
+        try:
+            return float(predict_record(rec.model_copy(update={"at_tps_per_user": speed}), profile, central)[0])
+        except Unsupported:
+            return float("nan")
+    return horizontal_error_pct(value_at, rec.at_tps_per_user, rec.value)
 
 
 def summary(df: pd.DataFrame) -> dict:
@@ -837,4 +884,10 @@ def summary(df: pd.DataFrame) -> dict:
     if "low" in df and "high" in df:   # rows with an uncertainty band
         inside = (ok["measured"] >= ok["low"]) & (ok["measured"] <= ok["high"])
         out["inside_band"] = float(inside.mean()) if len(ok) else float("nan")
+    if "kind" in ok and "horizontal_error_pct" in ok:   # frontier reads at a speed, scored both ways
+        fr = ok[(ok["kind"] == "frontier") & ok["horizontal_error_pct"].notna()]
+        if len(fr):
+            out["frontier_rows"] = len(fr)
+            out["frontier_vertical_median_abs_pct"] = float(fr["error_pct"].abs().median())
+            out["frontier_horizontal_median_abs_pct"] = float(fr["horizontal_error_pct"].abs().median())
     return out
