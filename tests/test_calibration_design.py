@@ -162,3 +162,23 @@ def test_no_shipped_row_weighs_more_than_one_percent_of_its_engines_fit():
             assert shares(fitted, w)["mlperf"] < 0.2
         checked += 1
     assert checked >= 3
+
+
+def test_launch_params_leave_the_fit_on_tabled_gpus():
+    """kernel_overhead_us and kernel_floor_share are replaced by the launch tables on every catalog GPU that has
+    them (engine/kernel_bind.launch_values), so a family on such GPUs does not fit them."""
+    from types import SimpleNamespace
+
+    from perfmodel.validation.calibrate import LAUNCH_PARAMS, all_launch_tabled, default_fit
+    tabled = [SimpleNamespace(hardware="h100-sxm", family="x", spec_tokens=0, acceptance_length=None,
+                              weights="fp8", engine="vllm")]
+    assert all_launch_tabled(tabled)
+    assert catalog_has_launch("h100-sxm")
+    names = default_fit(tabled)
+    assert not set(LAUNCH_PARAMS) & set(names)
+    assert "step_overhead_ms" in names
+
+
+def catalog_has_launch(hw: str) -> bool:
+    from perfmodel import catalog
+    return catalog.hardware(hw).kernel_fits.launch is not None

@@ -270,7 +270,7 @@ def _fit_stage(ln_errors, base: dict, fit: list[str], bounds: dict, rows: np.nda
 def default_fit(records: list[Record]) -> list[str]:
     """Parameters a family's own fit estimates: FIT_PARAMS, plus eff_gemm_fp4 and the acceptance rate where
     the records can inform them."""
-    names = list(FIT_PARAMS)
+    names = [n for n in FIT_PARAMS if n not in LAUNCH_PARAMS or not all_launch_tabled(records)]
     try:
         mem = MEMORY_FIT.get(base_engine(profile_id(records[0])))
     except Unsupported:
@@ -279,6 +279,23 @@ def default_fit(records: list[Record]) -> list[str]:
         names = [n for n in names if n != "workspace_gb"] + list(mem)
     return names + (list(FORMAT_FIT) if needs_fp4_fit(records) else []) \
         + (list(SPEC_FIT) if needs_acceptance_fit(records) else [])
+
+
+# parameters the GPU's launch tables replace (engine/kernel_bind.launch_values): on a family whose records all run
+# on GPUs with kernel_fits.launch they do not enter any prediction, so fitting them would only walk to an edge
+LAUNCH_PARAMS = ("kernel_overhead_us", "kernel_floor_share")
+
+
+def all_launch_tabled(records: list[Record]) -> bool:
+    """True if every record's hardware carries the launch block of its kernel tables (or is unknown)."""
+    for r in records:
+        try:
+            fits = catalog.hardware(r.hardware).kernel_fits
+        except (SpecError, KeyError):
+            continue
+        if fits is None or fits.launch is None:
+            return False
+    return True
 
 
 def needs_fp4_fit(records: list[Record]) -> bool:
