@@ -177,8 +177,20 @@ def test_launch_params_leave_the_fit_on_tabled_gpus():
     names = default_fit(tabled)
     assert not set(LAUNCH_PARAMS) & set(names)
     assert "step_overhead_ms" in names
+    # one row on an untabled GPU (H800) does not bring them back; MIN_ROWS such rows do
+    from perfmodel.validation.calibrate import MIN_ROWS
+    h800 = SimpleNamespace(**{**vars(tabled[0]), "hardware": "h800-sxm"})
+    assert not catalog_has_launch_or_none("h800-sxm")
+    assert all_launch_tabled(tabled * 50 + [h800])
+    assert not all_launch_tabled(tabled + [h800] * MIN_ROWS)
 
 
 def catalog_has_launch(hw: str) -> bool:
     from perfmodel import catalog
     return catalog.hardware(hw).kernel_fits.launch is not None
+
+
+def catalog_has_launch_or_none(hw: str) -> bool:
+    from perfmodel import catalog
+    fits = catalog.hardware(hw).kernel_fits
+    return fits is not None and fits.launch is not None

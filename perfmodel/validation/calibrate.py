@@ -281,21 +281,28 @@ def default_fit(records: list[Record]) -> list[str]:
         + (list(SPEC_FIT) if needs_acceptance_fit(records) else [])
 
 
-# parameters the GPU's launch tables replace (engine/kernel_bind.launch_values): on a family whose records all run
-# on GPUs with kernel_fits.launch they do not enter any prediction, so fitting them would only walk to an edge
+# parameters the GPU's launch tables replace (engine/kernel_bind.launch_values): they enter only the predictions of
+# records on GPUs without kernel_fits.launch, so a family fits them only where at least MIN_ROWS of its records run
+# on such GPUs (one H800 row among 982 otherwise walks kernel_overhead_us to the edge of its range)
 LAUNCH_PARAMS = ("kernel_overhead_us", "kernel_floor_share")
 
 
-def all_launch_tabled(records: list[Record]) -> bool:
-    """True if every record's hardware carries the launch block of its kernel tables (or is unknown)."""
+def untabled_rows(records: list[Record]) -> int:
+    """Records whose hardware is in the catalog but carries no launch block in its kernel tables."""
+    n = 0
     for r in records:
         try:
             fits = catalog.hardware(r.hardware).kernel_fits
         except (SpecError, KeyError):
             continue
-        if fits is None or fits.launch is None:
-            return False
-    return True
+        n += fits is None or fits.launch is None
+    return n
+
+
+def all_launch_tabled(records: list[Record]) -> bool:
+    """True if fewer than MIN_ROWS records run on catalog GPUs without launch tables (the launch parameters are
+    then not fitted)."""
+    return untabled_rows(records) < MIN_ROWS
 
 
 def needs_fp4_fit(records: list[Record]) -> bool:
