@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from .pick import best
 from .slo import SLO
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -37,7 +39,7 @@ class Best:
     fit_any: bool
 
 
-def best_over(candidates: Iterable, read: Callable[[object], Read | None], samples: int, slo: SLO | None = None,
+def best_over(candidates: Iterable[T], read: Callable[[T], Read | None], samples: int, slo: SLO | None = None,
               min_speed: float | None = None, osl: float = math.nan) -> Best:
     """The search: for each candidate, ``read(candidate)`` (None: skipped); admissible points fit, have a finite
     value and meet ``slo`` (else, with ``min_speed``, run at least that many tokens/s per user); keep the best per

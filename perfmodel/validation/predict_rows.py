@@ -629,13 +629,42 @@ def _read(row: FrontierRow, ctx: Ctx, cand) -> Read | None:
     return Read(df["fits"].to_numpy().reshape(ctx.n, nb), _objective(row, df, user), user, df)
 
 
+def _closed_loop_reads(row: FrontierRow, ctx: Ctx, cands: list) -> list[Read]:
+    """Every candidate of an aggregated row without latency limits through ONE closed-loop evaluation: each
+    candidate's points tiled as ``_read`` tiles them (``_tile``), concatenated, served once, and split back (the
+    evaluation is elementwise, so each candidate's numbers are those of its own call)."""
+    rec, S = row.rec, ctx.n
+    isl, osl, new = row.lengths
+    parts, sizes = [], []
+    for (G, tp, ep), k in cands:
+        kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
+        grid = _batch_grid(row, G)
+        parts.append(_tile(kctx, dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=row.pp if G % (tp * row.pp) == 0 else 1.0,
+                                      spec_tokens=float(k), isl=isl, osl=osl, new=new, mix=1.0), len(grid))[0])
+        sizes.append(len(grid))
+    p = {key: np.concatenate([q[key] for q in parts]) for key in parts[0]}
+    vals = {key: (np.concatenate([np.repeat(v, m) for m in sizes]) if isinstance(v, np.ndarray) and v.size == S
+                  and S > 1 else v) for key, v in ctx.vals.items()}
+    df = serve(ctx.setup, p, "aggregated", symbol_values=vals)
+    out, start = [], 0
+    for nb in sizes:
+        sub = df.iloc[start:start + S * nb].reset_index(drop=True)
+        start += S * nb
+        user = sub["tps_per_user"].to_numpy(float).reshape(S, nb)
+        out.append(Read(sub["fits"].to_numpy().reshape(S, nb), _objective(row, sub, user), user, sub))
+    return out
+
+
 def _scan(row: FrontierRow, ctx: Ctx, cands: list) -> Best:
     """The search (search.best_over) over the candidate layouts x draft depths: the best value per sample among
-    the points that fit and meet the row's SLO (or its at_tps_per_user)."""
+    the points that fit and meet the row's SLO (or its at_tps_per_user). An aggregated row without latency limits
+    evaluates all its candidates in one call (``_closed_loop_reads``)."""
     rec = row.rec
     target = rec.at_tps_per_user if rec.metric not in SPEED_METRICS else None
-    return best_over(itertools.product(cands, spec_depths(rec, row.model)), lambda c: _read(row, ctx, c), ctx.n,
-                     slo=row.slo, min_speed=target)
+    todo = list(itertools.product(cands, spec_depths(rec, row.model)))
+    if todo and not row.disagg and row.slo is None:
+        return best_over(_closed_loop_reads(row, ctx, todo), lambda r: r, ctx.n, min_speed=target)
+    return best_over(todo, lambda c: _read(row, ctx, c), ctx.n, slo=row.slo, min_speed=target)
 
 
 def _multi_domain_scan(row: FrontierRow, ctx: Ctx, note: list) -> Best:
