@@ -158,11 +158,12 @@ def predict_point(scenario: Scenario) -> dict:
 def plan(model, workload, systems, demand=None, slo=None, scales=(1.0,), limits=None, *, weights=("fp8",),
          kv_cache: str = "fp8", space=None) -> pd.DataFrame:
     """Capacity plan (``perfmodel plan``): per system and demand scale the deployment, units, GPUs, scale-up domains,
-    MW and USD that carry ``demand`` (analyses.plan.Demand) under ``slo`` (analyses.plan.PlanSLO) within ``limits``
+    MW and USD that carry ``demand`` (analyses.plan.Demand) under ``slo`` (search.SLO) within ``limits``
     (analyses.plan.Limits). Returns a DataFrame with analyses.plan.PLAN_COLUMNS (units in docs/plan.md)."""
-    from .analyses.plan import Limits, PlanSLO
+    from .analyses.plan import Limits
     from .analyses.plan import plan as _plan
-    return _plan(model, workload, systems, demand, slo or PlanSLO(), scales, limits or Limits(), weights=weights,
+    from .search import SLO
+    return _plan(model, workload, systems, demand, slo or SLO(), scales, limits or Limits(), weights=weights,
                  kv_cache=kv_cache, space=space)
 
 

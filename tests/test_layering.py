@@ -1,4 +1,5 @@
-"""The package's layering: specs/arch -> equations -> engine -> serving -> analyses/validation -> api -> cli.
+"""The package's layering: specs/arch -> equations -> engine -> serving -> search -> analyses/validation -> api
+-> cli.
 No import cycles (module-level or inside functions); nothing below the facade imports ``api``; no layer imports a
 layer above it."""
 
@@ -13,8 +14,11 @@ LAYER_ABOVE = {   # a module under the key may not import any module under these
     # equations/queueing.py compiles its expressions with engine/compiled (a known upward import, left while the
     # equations are being changed for the kernel tables)
     "perfmodel.equations": ("perfmodel.serving", "perfmodel.analyses", "perfmodel.api"),
-    "perfmodel.serving": ("perfmodel.analyses", "perfmodel.validation", "perfmodel.api", "perfmodel.cli",
-                          "perfmodel.claims", "perfmodel.report"),
+    "perfmodel.serving": ("perfmodel.search", "perfmodel.analyses", "perfmodel.validation", "perfmodel.api",
+                          "perfmodel.cli", "perfmodel.claims", "perfmodel.report"),
+    # the one deployment search sits on serving and under every caller (analyses, validation, claims)
+    "perfmodel.search": ("perfmodel.analyses", "perfmodel.validation", "perfmodel.api", "perfmodel.cli",
+                         "perfmodel.claims", "perfmodel.report"),
     "perfmodel.arch": ("perfmodel.engine", "perfmodel.serving", "perfmodel.analyses", "perfmodel.api"),
 }
 

@@ -8,20 +8,21 @@ import pytest
 
 from perfmodel.analyses.deployments import DeploymentSpace
 from perfmodel.analyses.frontier import frontier
-from perfmodel.analyses.plan import PLAN_COLUMNS, Demand, Limits, PlanSLO, plan
+from perfmodel.analyses.plan import PLAN_COLUMNS, Demand, Limits, plan
 from perfmodel.analyses.systems import System
 from perfmodel.cli.main import main
 from perfmodel.errors import SpecError
+from perfmodel.search import SLO
 
 SPACE = DeploymentSpace(spec_tokens=(0,), batch_points=12, max_gpus=8, disaggregation=False)
 MODEL, WL = "llama-3.3-70b", "fixed-1k1k"
 SYSTEMS = ("h100-sxm:vllm", "b200:vllm")
-SLO = PlanSLO(ttft_ms=1500, ttft_percentile=99, tps_per_user=20)
+CHAT_SLO = SLO(ttft_ms=1500, ttft_percentile=99, tps_per_user=20)
 
 
 @pytest.fixture(scope="module")
 def chat():
-    return plan(MODEL, WL, SYSTEMS, Demand("requests_per_s", 30), SLO, scales=(1, 4), space=SPACE)
+    return plan(MODEL, WL, SYSTEMS, Demand("requests_per_s", 30), CHAT_SLO, scales=(1, 4), space=SPACE)
 
 
 def test_columns_are_the_documented_set(chat):
@@ -48,7 +49,7 @@ def test_slo_is_met_at_the_named_percentiles(chat):
 def test_plan_agrees_with_frontier_at_the_chosen_points(chat):
     """The SLO is inside the one search: the frontier under the same SLO holds each chosen point; the plan's
     per-user speed is the point's under Poisson arrivals (1000 / its TPOT), the one the SLO judged."""
-    space = DeploymentSpace(**{**SPACE.__dict__, "slo": SLO})
+    space = DeploymentSpace(**{**SPACE.__dict__, "slo": CHAT_SLO})
     for name, rows in chat.groupby("system"):
         front = frontier(System.parse(name), MODEL, WL, space=space, metric="output_tps_per_gpu")
         for _, r in rows.iterrows():
@@ -64,8 +65,8 @@ def test_a_p99_limit_is_not_lost_to_a_p50_cut():
     """The README tour's question: where the P50 plan's P99 TTFT already meets the limit, the P99 plan needs
     no more than 20% more GPUs (before the SLO moved inside the search it asked for 600 H100s against 36)."""
     kw = dict(space=DeploymentSpace(spec_tokens=(0, 1, 2), batch_points=16, max_gpus=8, disaggregation=False))
-    p50 = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 50), PlanSLO(1000, 50, 20), **kw).iloc[0]
-    p99 = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 50), PlanSLO(1000, 99, 20), **kw).iloc[0]
+    p50 = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 50), SLO(1000, 50, 20), **kw).iloc[0]
+    p99 = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 50), SLO(1000, 99, 20), **kw).iloc[0]
     assert p50["ttft_p99_ms"] <= 1000
     assert p99["gpus"] <= 1.2 * p50["gpus"], (p50["gpus"], p99["gpus"])
     assert p99["ttft_p99_ms"] <= 1000 and p99["tpot_ms"] <= 50
@@ -75,10 +76,10 @@ def test_the_search_keeps_only_points_meeting_the_slo():
     from perfmodel.analyses.plan import serve_points
     from perfmodel.analyses.systems import as_model, as_system
     sysm, m = as_system("h100-sxm:vllm"), as_model(MODEL)
-    front = frontier(sysm, m, WL, space=DeploymentSpace(**{**SPACE.__dict__, "slo": SLO}),
+    front = frontier(sysm, m, WL, space=DeploymentSpace(**{**SPACE.__dict__, "slo": CHAT_SLO}),
                      metric="output_tps_per_gpu")
     served = serve_points(sysm, m, WL, front, "fp8")
-    ok, terms = SLO.mask(served, 1024)
+    ok, terms = CHAT_SLO.mask(served, 1024)
     assert ok.all() and set(terms) == {"ttft_p99", "tpot_p50"}
     free = frontier(sysm, m, WL, space=SPACE, metric="output_tps_per_gpu")
     assert front["output_tps_per_gpu"].max() <= free["output_tps_per_gpu"].max()
@@ -104,17 +105,17 @@ def test_cost_and_energy_per_token_hand_checked(chat):
 
 def test_demand_kinds_agree():
     kw = dict(scales=(1,), space=SPACE)
-    a = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 10), SLO, **kw)
-    b = plan(MODEL, WL, SYSTEMS[:1], Demand("output_tps", 10 * 1024), SLO, **kw)
-    c = plan(MODEL, WL, SYSTEMS[:1], Demand("tokens_per_day", 10 * 1024 * 86400), SLO, **kw)
+    a = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 10), CHAT_SLO, **kw)
+    b = plan(MODEL, WL, SYSTEMS[:1], Demand("output_tps", 10 * 1024), CHAT_SLO, **kw)
+    c = plan(MODEL, WL, SYSTEMS[:1], Demand("tokens_per_day", 10 * 1024 * 86400), CHAT_SLO, **kw)
     assert a["gpus"].iloc[0] == b["gpus"].iloc[0] == c["gpus"].iloc[0]
-    h = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 10), SLO, limits=Limits(headroom=0.5), **kw)
+    h = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 10), CHAT_SLO, limits=Limits(headroom=0.5), **kw)
     assert h["gpus"].iloc[0] >= 2 * a["gpus"].iloc[0] - a["unit_gpus"].iloc[0]
     assert (h["utilization"] <= 0.5 + 1e-9).all()
 
 
 def test_a_power_limit_fills_the_hall():
-    df = plan(MODEL, WL, SYSTEMS, None, SLO, limits=Limits(mw=1.0), space=SPACE)
+    df = plan(MODEL, WL, SYSTEMS, None, CHAT_SLO, limits=Limits(mw=1.0), space=SPACE)
     assert (df["mw"] <= 1.0 + 1e-12).all()
     # one unit more would not fit under the MW limit
     for _, r in df.iterrows():
@@ -124,7 +125,7 @@ def test_a_power_limit_fills_the_hall():
 
 def test_an_infeasible_slo_names_it_and_the_best_value():
     with pytest.raises(SpecError, match=r"TTFT P99 <= 1 ms.*ttft_p99 best [0-9.]+ ms"):
-        plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 1), PlanSLO(ttft_ms=1, ttft_percentile=99),
+        plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 1), SLO(ttft_ms=1, ttft_percentile=99),
              space=SPACE)
 
 

@@ -32,9 +32,9 @@ import pandas as pd
 from ..arch.layout import expert_problem, layout_problem
 from ..engine.evaluate import POINT_COLUMNS
 from ..errors import SpecError
+from ..search import SLO
 from ..specs.deployment import ENUMERABLE_MODES
 from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, ModelSpec, MoE
-from .slo import SLO
 
 SERVING_MIX = {m: 1.0 if m == "aggregated" else 0.0 for m in ENUMERABLE_MODES}   # prefill mixed into decode steps
 LAYOUT_COLUMNS = ["serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio", "kv_host_tier",
@@ -49,7 +49,7 @@ class DeploymentSpace:
     ``ep``, ``pp``, ``pf_tp``, ``pf_ep``), draft tokens per step (``spec_tokens``), batch-grid points per
     deployment (``batch_points``) and sequences in flight per instance (``max_batch``); ``max_ttft_ms`` is a
     P50 time-to-first-token limit in ms (of the closed loop); ``slo`` the service-level objective at its
-    percentiles, judged under Poisson arrivals inside the search (analyses/slo.py): points failing it do not
+    percentiles, judged under Poisson arrivals inside the search (search/cut.py): points failing it do not
     count, before the Pareto cut. Raises SpecError on an invalid choice."""
 
     gpus: tuple[int, ...] | None = None
@@ -69,7 +69,7 @@ class DeploymentSpace:
     kv_host_tier: bool = True                # enumerate on (and off) when the profile supports it
     batch_points: int = 64                   # log-grid points per deployment, 1 .. capacity
     max_batch: int | None = None             # optional cap on sequences in flight per instance
-    slo: SLO | None = None                   # SLO at its percentiles, inside the search (analyses/slo.py)
+    slo: SLO | None = None                   # SLO at its percentiles, inside the search (search/)
 
     def __post_init__(self):
         for s in self.serving:

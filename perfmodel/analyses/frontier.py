@@ -20,11 +20,11 @@ import pandas as pd
 from ..engine.bind import attention_format
 from ..errors import SpecError
 from ..formats import check_formats
+from ..search import SLO, pareto_index, poisson, slo_cut, slo_infeasible, ttft_cut
 from ..serving.load import capacity
 from ..serving.pools import PoolSearch, cluster_budget
 from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points, prefill_layouts
 from .evaluation import evaluate_rows, workload_info
-from .slo import SLO, poisson
 from .systems import DEFAULT_PROFILE, System, as_model, as_system
 
 X = "tps_per_user"
@@ -63,59 +63,18 @@ class _Block:
     slo: SLO | None = None
 
 
-def _slo(df: pd.DataFrame, max_ttft_ms: float | None) -> pd.DataFrame:
-    """Points above the TTFT limit (P50 ``ttft_ms``) do not count: fits False, with the reason."""
-    if max_ttft_ms is None or df.empty:
-        return df
-    over = df["fits"].to_numpy() & ~(df["ttft_ms"].to_numpy() <= max_ttft_ms)
-    if over.any():
-        df = df.copy()
-        df.loc[over, "fits"] = False
-        df.loc[over, "fit_reason"] = [f"TTFT {t:.0f} ms above max_ttft_ms {max_ttft_ms:g}"
-                                      for t in df["ttft_ms"].to_numpy()[over]]
-    return df
-
-
-def _slo_cut(df: pd.DataFrame, grid: pd.DataFrame, setup, wl, slo: SLO | None, metric: str,
-             stats: dict) -> pd.DataFrame:
-    """Points failing the SLO at its percentiles under Poisson arrivals (analyses/slo.py) do not count: fits False,
-    with the reason. ``stats`` gathers, per SLO term, the best value any fitting point reaches (``best``) and the
-    highest ``metric`` among the fitting points that fail it (``dropped``: what the term costs; key ``queue`` for
-    points with no steady state)."""
-    if slo is None or not slo.any or df.empty:
-        return df
-    fits = df["fits"].to_numpy(bool)
-    if not fits.any():
-        return df
-    served = pd.DataFrame(np.nan, index=range(len(df)), columns=["ttft_ms", "ttft_p90_ms", "ttft_p99_ms",
-                                                                   "tpot_ms", "tpot_p99_ms", "in_flight"])
+def _cut(df: pd.DataFrame, grid: pd.DataFrame, setup, wl, max_ttft_ms: float | None, slo: SLO | None,
+         metric: str, stats: dict) -> pd.DataFrame:
+    """The SLO inside the search (search/cut.py): the closed loop's P50 TTFT limit, then the SLO at its
+    percentiles on the points served under Poisson arrivals (search/served.poisson)."""
+    df = ttft_cut(df, max_ttft_ms)
     serving = grid["serving"].to_numpy() if "serving" in grid else np.full(len(grid), "aggregated")
-    for mode in np.unique(serving[fits]):
-        sel = np.nonzero(fits & (serving == mode))[0]
+
+    def serve_mode(sel: np.ndarray, mode: str) -> pd.DataFrame:
         sub = grid.iloc[sel]
-        got = poisson(setup, points(sub, wl.lengths), df.iloc[sel].reset_index(drop=True), str(mode), wl.agentic,
-                      sub["gpus"].to_numpy(float), wl.lengths["osl"])
-        served.iloc[sel] = got[served.columns].to_numpy(float)
-    ok, terms = slo.mask(served, wl.lengths["osl"])
-    y = df[metric].to_numpy(float)
-    for k, (v, lim) in terms.items():
-        s = stats.setdefault(k, {"best": np.inf, "dropped": -np.inf})
-        fin = fits & np.isfinite(v)
-        if fin.any():
-            s["best"] = min(s["best"], float(v[fin].min()))
-        failed = fits & (v > lim)
-        if failed.any():
-            s["dropped"] = max(s["dropped"], float(np.nanmax(y[failed])))
-        nan = fits & ~np.isfinite(v)
-        if nan.any():
-            q = stats.setdefault("queue", {"best": np.inf, "dropped": -np.inf})
-            q["dropped"] = max(q["dropped"], float(np.nanmax(y[nan])))
-    drop = fits & ~ok
-    if drop.any():
-        df = df.copy()
-        df.loc[drop, "fits"] = False
-        df.loc[drop, "fit_reason"] = f"SLO not met ({slo.text()})"
-    return df
+        return poisson(setup, points(sub, wl.lengths), df.iloc[sel].reset_index(drop=True), mode, wl.agentic,
+                       sub["gpus"].to_numpy(float), wl.lengths["osl"])
+    return slo_cut(df, serving, serve_mode, slo, wl.lengths["osl"], metric, stats)
 
 
 CHUNK = 250_000   # operating points per evaluate call: bounded memory for any grid size
@@ -154,7 +113,7 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
             fits_mem = df["fits"].to_numpy()
             if fits_mem.any():
                 best_ttft = min(best_ttft, float(np.nanmin(np.where(fits_mem, df["ttft_ms"].to_numpy(), np.inf))))
-            df = _slo_cut(_slo(df, space.max_ttft_ms), grid, setup, wl, space.slo, reduce or Y, slo_stats)
+            df = _cut(df, grid, setup, wl, space.max_ttft_ms, space.slo, reduce or Y, slo_stats)
             fits = df["fits"].to_numpy()
             if "pool_fits" in df and not budget_reason and df["pool_fits"].eq(False).any():
                 budget_reason.append(df["fit_reason"][df["pool_fits"].eq(False).to_numpy()].iloc[0])
@@ -212,29 +171,6 @@ def candidates(system: System | str, model, workload="fixed-1k1k", *, profile=DE
     out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     out.attrs.update(meta)
     return out
-
-
-def pareto_index(x: np.ndarray, y: np.ndarray, bins: int = 4096) -> np.ndarray:
-    """Indices of the upper-right envelope, ordered by x ascending (y strictly decreasing).
-
-    A linear pre-pass drops points beaten by the best point of a higher log-x bin; the exact sweep runs on
-    the few that remain.
-    """
-    ok = np.nonzero(np.isfinite(x) & np.isfinite(y) & (x > 0))[0]
-    if len(ok) == 0:
-        return ok
-    if len(ok) > 4 * bins:
-        lx = np.log(x[ok])
-        lo, hi = lx.min(), lx.max()
-        b = np.minimum(((lx - lo) / max(hi - lo, 1e-300) * bins).astype(np.int64), bins - 1)
-        best = np.full(bins + 1, -np.inf)
-        np.maximum.at(best, b, y[ok])
-        above = np.maximum.accumulate(best[::-1])[::-1]      # best y in bins >= k
-        ok = ok[y[ok] > above[b + 1]]
-    order = ok[np.lexsort((-y[ok], -x[ok]))]          # x descending, ties: y descending
-    ys = y[order]
-    best_before = np.concatenate(([-np.inf], np.maximum.accumulate(ys)[:-1]))
-    return order[ys > best_before][::-1]
 
 
 def pareto(df: pd.DataFrame, x: str = X, y: str = Y) -> pd.DataFrame:
@@ -330,13 +266,6 @@ def _xy(blocks, metric):
     return xs, ys, fits
 
 
-def slo_infeasible(slo: SLO, stats: dict, name: str) -> str:
-    """One line: the SLO no deployment meets, and the best value any fitting deployment reaches per term."""
-    best = [f"{k} best {s['best']:.4g} {'s' if k == 'e2e' else 'ms'}" for k, s in stats.items()
-            if k != "queue" and np.isfinite(s["best"])]
-    return f"no deployment on {name} meets the SLO ({slo.text()}): " + "; ".join(best or ["no steady state"])
-
-
 def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n, metric=Y) -> list[_Block]:
     """Dense batch grids for the deployments on the envelope (one evaluate call per format and mode)."""
     wl = workload_info(workload)
@@ -355,8 +284,8 @@ def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n, met
         df, order = evaluate_rows(lambda mask: setup, grid, wl, b.pools)
         if not (order == np.arange(len(order))).all():
             grid = grid.iloc[order].reset_index(drop=True)
-        out.append(_Block(_slo_cut(_slo(df, b.max_ttft_ms), grid, setup, wl, b.slo, metric, {}), grid, b.weights,
-                          b.pools, b.max_ttft_ms, b.slo))
+        out.append(_Block(_cut(df, grid, setup, wl, b.max_ttft_ms, b.slo, metric, {}), grid, b.weights, b.pools,
+                          b.max_ttft_ms, b.slo))
     return out
 
 

@@ -17,7 +17,7 @@ Demand D in requests/s (``Demand``): requests/s as given; output tokens/s T -> T
 -> T / 86400 / osl; concurrent users N -> per point, N / c_j units' worth, c_j = requests in flight per unit
 (Little: lambda (E[TTFT] + osl TPOT)); live agent sessions N -> N / (sessions_per_gpu_j u_j).
     n_j      = ceil(D / (r_j (1 - h)))   units;  G_j = n_j u_j GPUs
-The SLO (``PlanSLO``) keeps the points whose TTFT, TPOT (or per-user speed) and E2E at the named percentiles meet
+The SLO (search.SLO, the search's own) keeps the points whose TTFT, TPOT (or per-user speed) and E2E at the named percentiles meet
 it; among them the plan takes the fewest GPUs (ties: the higher y_j). Then
     domains  = ceil(G / D_dom)                     whole scale-up domains (nodes, or NVL racks)
     MW       = G P_allin / 1e6                     all-in W per GPU (hardware allin_power_w; GPU TDP if absent)
@@ -36,11 +36,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SpecError
+from ..search import SERVED_COLUMNS, SLO, poisson, slo_infeasible
 from ..serving.dispatch import Pools, serve
 from .deployments import SERVING_MIX, DeploymentSpace, points
 from .evaluation import workload_info
-from .frontier import frontier, slo_infeasible
-from .slo import SERVED_COLUMNS, SLO, poisson
+from .frontier import frontier
 from .systems import as_model, as_system
 
 HOURS_PER_MONTH = 730.0
@@ -73,10 +73,6 @@ class Demand:
             raise SpecError(f"must be a positive number, got {self.value!r}", field=f"demand.{self.kind}")
 
 
-PlanSLO = SLO
-"""The plan's SLO is the search's (analyses/slo.SLO): one type for plan and frontier."""
-
-
 @dataclass(frozen=True)
 class Limits:
     """Optional caps on the whole plan: ``gpus``, ``mw`` (all-in MW), ``usd_per_hour``; ``headroom`` the share of
@@ -101,8 +97,8 @@ class Limits:
 
 
 def serve_points(sysm, m, workload, front: pd.DataFrame, kv_cache: str) -> pd.DataFrame:
-    """The frontier's points served under Poisson arrivals (analyses/slo.poisson, the function the search's SLO
-    cut uses): TTFT P50/P90/P99, TPOT mean and P99, and the requests in flight per unit, at each point's own
+    """The frontier's points served under Poisson arrivals (search/served.poisson, the function the search's
+    SLO cut uses): TTFT P50/P90/P99, TPOT mean and P99, and the requests in flight per unit, at each point's own
     request rate. One call per weight format and serving mode; returns a frame aligned with ``front``."""
     wl = workload_info(workload)
     out = pd.DataFrame(index=front.index, columns=list(SERVED_COLUMNS), dtype=float)
@@ -146,7 +142,7 @@ def _hw_range(sysm, field: str, value: float) -> tuple[float, float, str]:
     return float(low), float(high), f"{field} {value:g} ({status})"
 
 
-def plan(model, workload, systems, demand: Demand | None = None, slo: PlanSLO = PlanSLO(),
+def plan(model, workload, systems, demand: Demand | None = None, slo: SLO = SLO(),
          scales=(1.0,), limits: Limits = Limits(), *, weights=("fp8",), kv_cache: str = "fp8",
          space: DeploymentSpace | None = None) -> pd.DataFrame:
     """One row per (system, demand scale): PLAN_COLUMNS (module docstring). ``systems``: ``System`` objects or

@@ -89,10 +89,11 @@ def unmeasured(df) -> str | None:
 
 
 def run_plan(args):
-    from ..analyses.plan import PLAN_COLUMNS, Limits, PlanSLO, plan
+    from ..analyses.plan import PLAN_COLUMNS, Limits, plan
+    from ..search import SLO
     check_output(args.plot, "--plot", (".png",))
     check_output(args.csv, "--csv")
-    slo = PlanSLO(ttft_ms=args.ttft_ms, ttft_percentile=args.ttft_percentile, tps_per_user=args.min_tps_per_user,
+    slo = SLO(ttft_ms=args.ttft_ms, ttft_percentile=args.ttft_percentile, tps_per_user=args.min_tps_per_user,
                   tpot_ms=args.tpot_ms, tpot_percentile=args.tpot_percentile, e2e_s=args.e2e_s)
     limits = Limits(gpus=args.gpu_limit, mw=args.mw_limit, usd_per_hour=args.usd_per_hour_limit,
                     headroom=args.headroom)

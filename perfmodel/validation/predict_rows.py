@@ -58,6 +58,8 @@ from ..acceptance_priors import record_acceptance
 from ..arch.layout import expert_problem, layout_problem
 from ..engine.evaluate import POINT_COLUMNS, Setup
 from ..errors import SpecError
+from ..search import SLO, Best, best_over
+from ..search.loop import Read
 from ..serving.dispatch import Pools, Sessions, prefill_throughput, serve
 from ..serving.lengths import workload_lengths
 from ..specs.model import MoE
@@ -502,18 +504,6 @@ def open_loop_points(ctx: Ctx, pts: dict, m: int) -> pd.DataFrame:
     return serve(ctx.setup, p, "aggregated", symbol_values=vals)
 
 
-def meets_limits(df: pd.DataFrame, limits, shape) -> np.ndarray:
-    """Points whose TTFT and TPOT at the limits' percentile (P99: ``ttft_p99_ms``, ``tpot_p99_ms``) meet them."""
-    col = {99.0: ("ttft_p99_ms", "tpot_p99_ms"), 90.0: ("ttft_p90_ms", "tpot_ms")}.get(
-        float(limits.percentile), ("ttft_ms", "tpot_ms"))
-    ok = np.ones(shape, dtype=bool)
-    if limits.ttft_ms is not None:
-        ok &= df[col[0]].to_numpy(float).reshape(shape) <= limits.ttft_ms
-    if limits.tpot_ms is not None:
-        ok &= df[col[1]].to_numpy(float).reshape(shape) <= limits.tpot_ms
-    return ok
-
-
 def spec_depths(rec: Record, m) -> tuple[int, ...]:
     """Draft depths a frontier row searches: the published spec_tokens; blank on a model that ships a draft
     head (the curve is the best over configurations, depth unstated) -> FRONTIER_SPEC_DEPTHS; else 0."""
@@ -532,6 +522,167 @@ def multi_domain_candidates(model, domain: int) -> list[tuple[float, float, floa
     return [c for c in outs if not _valid(model, *c)]
 
 
+SPEED_METRICS = ("tps_per_user", "max_tps_per_user")
+THROUGHPUT_METRICS = ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw")
+
+
+@dataclass(frozen=True)
+class FrontierRow:
+    """What a frontier row searches: its model, the decode instance size it publishes (``inst`` GPUs, ``pp``
+    stages; None: not published), the benchmark's latency limits as an ``slo`` (search.SLO; read under Poisson
+    arrivals), whether a disaggregated row publishes its pool ``split``, and the prefill-pool search (``pools``,
+    set once the row has a valid layout) of a disaggregated row that does not."""
+
+    rec: Record
+    model: Any
+    inst: int | None
+    pp: float
+    slo: SLO | None
+    split: bool
+    lengths: tuple[float, float, float]     # isl, osl, new input tokens per request
+    pools: Any = None
+
+    @property
+    def disagg(self) -> bool:
+        return self.rec.serving == "disaggregated"
+
+
+def frontier_row(rec: Record, ctx: Ctx) -> FrontierRow:
+    """The search a frontier row asks for (``FrontierRow``)."""
+    lens = lengths(rec)
+    disagg = rec.serving == "disaggregated"
+    inst = rec.decode_gpus if disagg else rec.gpus
+    pp = 1.0
+    if not disagg and (named := record_instance_gpus(rec)) is not None:
+        inst, pp = named[0], float(named[1])     # "N instance(s) on G GPUs": instances of G / N GPUs
+    if disagg and rec.dp_attention and rec.ep and rec.decode_gpus and rec.decode_gpus % rec.ep == 0:
+        # a decode worker spans its EP group (attention-DP over the same GPUs): D20 EP4 = 5 workers of 4 GPUs
+        # (one 20-GPU instance would need expert-TP 5, which does not divide the expert width)
+        inst = rec.ep
+    split = disagg and bool(rec.prefill_gpus and rec.decode_gpus)
+    return FrontierRow(rec, ctx.setup.model, inst, pp, record_latency_limits(rec) if not disagg else None, split,
+                       lens)
+
+
+def _pool_search(rec: Record, ctx: Ctx):
+    """The prefill-pool search (serving/pools.py) of a disaggregated row that publishes no split."""
+    from ..analyses.deployments import DeploymentSpace, prefill_layouts
+    from ..serving.pools import PoolSearch, cluster_budget
+    domain = int(ctx.setup.symbol_values()["D_dom"])
+    return PoolSearch(prefill_layouts(ctx.setup.model, domain, DeploymentSpace(
+        pf_tp=(rec.prefill_tp,) if rec.prefill_tp else None, pf_ep=(rec.prefill_ep,) if rec.prefill_ep else None)),
+        cluster_budget(domain, rec.gpus))
+
+
+def _batch_grid(row: FrontierRow, G: float) -> np.ndarray:
+    """Batches (sequences in flight per decode instance of G GPUs) a candidate is read at: BATCH_GRID, up to a
+    published concurrency where FRONTIER_HINTS constrain."""
+    rec, grid = row.rec, BATCH_GRID
+    if FRONTIER_HINTS == "constrain" and rec.concurrency is not None:
+        if row.split:
+            assert rec.decode_gpus is not None  # split: both pools given
+            cap = rec.concurrency * G / rec.decode_gpus          # concurrency spread over the decode workers
+        elif row.disagg:
+            cap = rec.concurrency
+        else:
+            cap = rec.concurrency * (G / rec.gpus if (rec.gpus and rec.gpus > G) else 1.0)
+        grid = np.unique(np.append(grid[grid < cap], cap))
+    return grid
+
+
+def _objective(row: FrontierRow, df: pd.DataFrame, user: np.ndarray) -> np.ndarray:
+    """The row's metric at each point, shaped like ``user`` (tokens/s per user, or per GPU / MW)."""
+    rec = row.rec
+    if rec.metric in SPEED_METRICS:
+        return user
+    if rec.metric not in THROUGHPUT_METRICS:
+        raise Unsupported(f"metric {rec.metric} on a frontier row")
+    # disaggregated: every GPU of both pools counted (serving/disaggregated._pooled); a published gpus that
+    # differs from prefill_gpus + decode_gpus is the denominator of the measured figure
+    val = df[rec.metric].to_numpy(float).reshape(user.shape)
+    if row.split and rec.gpus:
+        assert rec.prefill_gpus is not None and rec.decode_gpus is not None  # split: both given
+        val = val * (rec.prefill_gpus + rec.decode_gpus) / rec.gpus
+    return val
+
+
+def _read(row: FrontierRow, ctx: Ctx, cand) -> Read | None:
+    """One candidate ((G, tp, ep), draft depth k) over its batch grid x S samples (None: it cannot tile the
+    published decode pool): closed loop, the published or searched pools, or Poisson arrivals under an SLO."""
+    (G, tp, ep), k = cand
+    rec = row.rec
+    if row.split and rec.decode_gpus % G:
+        return None                                                 # decode workers of G GPUs must tile decode_gpus
+    kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
+    grid = _batch_grid(row, G)
+    nb = len(grid)
+    isl, osl, new = row.lengths
+    pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=row.pp if G % (tp * row.pp) == 0 else 1.0,
+               spec_tokens=float(k), isl=isl, osl=osl, new=new, mix=0.0 if row.disagg else 1.0)
+    if row.disagg:
+        df = _eval_disaggregated_grid(rec, kctx, pts, nb, G, row.model, row.pools)
+    elif row.slo is not None:
+        df = open_loop_points(kctx, pts, nb)
+    else:
+        df = eval_points(kctx, pts, nb)
+    user = df["tps_per_user"].to_numpy(float).reshape(ctx.n, nb)
+    return Read(df["fits"].to_numpy().reshape(ctx.n, nb), _objective(row, df, user), user, df)
+
+
+def _closed_loop_reads(row: FrontierRow, ctx: Ctx, cands: list) -> list[Read]:
+    """Every candidate of an aggregated row without latency limits through ONE closed-loop evaluation: each
+    candidate's points tiled as ``_read`` tiles them (``_tile``), concatenated, served once, and split back (the
+    evaluation is elementwise, so each candidate's numbers are those of its own call)."""
+    rec, S = row.rec, ctx.n
+    isl, osl, new = row.lengths
+    parts, sizes = [], []
+    for (G, tp, ep), k in cands:
+        kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
+        grid = _batch_grid(row, G)
+        parts.append(_tile(kctx, dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=row.pp if G % (tp * row.pp) == 0 else 1.0,
+                                      spec_tokens=float(k), isl=isl, osl=osl, new=new, mix=1.0), len(grid))[0])
+        sizes.append(len(grid))
+    p = {key: np.concatenate([q[key] for q in parts]) for key in parts[0]}
+    vals = {key: (np.concatenate([np.repeat(v, m) for m in sizes]) if isinstance(v, np.ndarray) and v.size == S
+                  and S > 1 else v) for key, v in ctx.vals.items()}
+    df = serve(ctx.setup, p, "aggregated", symbol_values=vals)
+    out, start = [], 0
+    for nb in sizes:
+        sub = df.iloc[start:start + S * nb].reset_index(drop=True)
+        start += S * nb
+        user = sub["tps_per_user"].to_numpy(float).reshape(S, nb)
+        out.append(Read(sub["fits"].to_numpy().reshape(S, nb), _objective(row, sub, user), user, sub))
+    return out
+
+
+def _scan(row: FrontierRow, ctx: Ctx, cands: list) -> Best:
+    """The search (search.best_over) over the candidate layouts x draft depths: the best value per sample among
+    the points that fit and meet the row's SLO (or its at_tps_per_user). An aggregated row without latency limits
+    evaluates all its candidates in one call (``_closed_loop_reads``)."""
+    rec = row.rec
+    target = rec.at_tps_per_user if rec.metric not in SPEED_METRICS else None
+    todo = list(itertools.product(cands, spec_depths(rec, row.model)))
+    if todo and not row.disagg and row.slo is None:
+        return best_over(_closed_loop_reads(row, ctx, todo), lambda r: r, ctx.n, min_speed=target)
+    return best_over(todo, lambda c: _read(row, ctx, c), ctx.n, slo=row.slo, min_speed=target)
+
+
+def _multi_domain_scan(row: FrontierRow, ctx: Ctx, note: list) -> Best:
+    """Nothing on one scale-up domain holds the weights (DeepSeek-R1 FP8 on 8 x H100): an engine runs the instance
+    over the fewest whole domains that do (2, 4, 8), its collectives crossing the NIC (equations/collectives)."""
+    m = row.model
+    domain = int(ctx.setup.symbol_values()["D_dom"])
+    for nodes in (2, 4, 8):
+        G = float(nodes * domain)
+        multi = [(G, float(t), G if is_moe(m) else 1.0) for t in (1, 2, 4, 8, G) if G % t == 0
+                 and (is_moe(m) or t == G)]
+        found = _scan(row, ctx, [c for c in dict.fromkeys(multi) if not _valid(m, *c)])
+        if found.fit_any:
+            note.append(f"no layout on one {domain}-GPU domain fits the weights; instances of {nodes} domains")
+            break
+    return found
+
+
 def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
                    cands_override: list | None = None) -> np.ndarray:
     """Best modeled value per sample (S,) on the frontier, read at at_tps_per_user (or the peak).
@@ -540,112 +691,29 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
     again over instances of 2 and 4 scale-up domains (``multi_domain_candidates``: e.g. DeepSeek-R1 FP8, 671 GB
     of weights, needs two 8 x 80 GB H100 nodes)."""
     note = [] if note is None else note
-    isl, osl, new = lengths(rec)
-    m = ctx.setup.model
-    disagg = rec.serving == "disaggregated"
-    inst = rec.decode_gpus if disagg else rec.gpus
-    pp = 1.0
-    if not disagg and (named := record_instance_gpus(rec)) is not None:
-        inst, pp = named[0], float(named[1])     # "N instance(s) on G GPUs": instances of G / N GPUs
-    limits = record_latency_limits(rec) if not disagg else None
-    if disagg and rec.dp_attention and rec.ep and rec.decode_gpus and rec.decode_gpus % rec.ep == 0:
-        # a decode worker spans its EP group (attention-DP over the same GPUs): D20 EP4 = 5 workers of 4 GPUs
-        # (one 20-GPU instance would need expert-TP 5, which does not divide the expert width)
-        inst = rec.ep
-    problems = {c: _valid(m, *c) for c in (cands_override or _candidates(rec, m, inst))}
+    row = frontier_row(rec, ctx)
+    problems = {c: _valid(row.model, *c) for c in (cands_override or _candidates(rec, row.model, row.inst))}
     cands = [c for c, why in problems.items() if not why]
     if not cands:
-        raise Unsupported(f"layout: {next(iter(problems.values()), f'no candidate layout on {inst} GPUs')}")
-    split = disagg and bool(rec.prefill_gpus and rec.decode_gpus)
-    search = None
-    if disagg and not split:
-        from ..analyses.deployments import DeploymentSpace, prefill_layouts
-        from ..serving.pools import PoolSearch, cluster_budget
-        domain = int(ctx.setup.symbol_values()["D_dom"])
-        search = PoolSearch(prefill_layouts(m, domain, DeploymentSpace(
-            pf_tp=(rec.prefill_tp,) if rec.prefill_tp else None, pf_ep=(rec.prefill_ep,) if rec.prefill_ep else None)),
-            cluster_budget(domain, rec.gpus))
-    metric = rec.metric
-    S = ctx.n
-    target = rec.at_tps_per_user
-
-    def scan(cands):
-        best = np.full(S, -np.inf)
-        peak_user = np.full(S, -np.inf)
-        fit_any = False
-        for (G, tp, ep), k in itertools.product(cands, spec_depths(rec, m)):
-            kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
-            grid = BATCH_GRID
-            if split and rec.decode_gpus % G:
-                continue                                                 # decode workers of G GPUs must tile decode_gpus
-            if FRONTIER_HINTS == "constrain" and rec.concurrency is not None:
-                if split:
-                    cap = rec.concurrency * G / rec.decode_gpus          # concurrency spread over the decode workers
-                elif disagg:
-                    cap = rec.concurrency
-                else:
-                    cap = rec.concurrency * (G / rec.gpus if (rec.gpus and rec.gpus > G) else 1.0)
-                grid = np.unique(np.append(grid[grid < cap], cap))
-            nb = len(grid)
-            pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=pp if G % (tp * pp) == 0 else 1.0,
-                       spec_tokens=float(k), isl=isl, osl=osl, new=new, mix=0.0 if disagg else 1.0)
-            if disagg:
-                df = _eval_disaggregated_grid(rec, kctx, pts, nb, G, m, search)
-            elif limits is not None:
-                df = open_loop_points(kctx, pts, nb)
-            else:
-                df = eval_points(kctx, pts, nb)
-            fits = df["fits"].to_numpy().reshape(S, nb)
-            user = df["tps_per_user"].to_numpy(float).reshape(S, nb)
-            if metric in ("tps_per_user", "max_tps_per_user"):
-                val = user
-            elif metric in ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw"):
-                # disaggregated: every GPU of both pools counted (serving/disaggregated._pooled); a published gpus that
-                # differs from prefill_gpus + decode_gpus is the denominator of the measured figure
-                val = df[metric].to_numpy(float).reshape(S, nb)
-                if split and rec.gpus:
-                    assert rec.prefill_gpus is not None and rec.decode_gpus is not None  # split: both given
-                    val = val * (rec.prefill_gpus + rec.decode_gpus) / rec.gpus
-            else:
-                raise Unsupported(f"metric {metric} on a frontier row")
-            ok = fits & np.isfinite(val)
-            fit_any = fit_any or bool(fits.any())
-            peak_user = np.maximum(peak_user, np.where(ok, user, -np.inf).max(axis=1))
-            if limits is not None:
-                ok = ok & meets_limits(df, limits, (S, nb))
-            elif target is not None and metric not in ("tps_per_user", "max_tps_per_user"):
-                ok = ok & (user >= target)
-            best = np.maximum(best, np.where(ok, val, -np.inf).max(axis=1))
-        return best, peak_user, fit_any
-
-    best, peak_user, fit_any = scan(cands)
-    if not fit_any and not (inst or rec.gpus or rec.tp or rec.ep):
-        # nothing on one scale-up domain holds the weights (DeepSeek-R1 FP8 on 8 x H100): an engine runs the
-        # instance over the fewest whole domains that do, its collectives crossing the NIC (equations/collectives)
-        domain = int(ctx.setup.symbol_values()["D_dom"])
-        for nodes in (2, 4, 8):
-            G = float(nodes * domain)
-            multi = [(G, float(t), G if is_moe(m) else 1.0) for t in (1, 2, 4, 8, G) if G % t == 0
-                     and (is_moe(m) or t == G)]
-            multi = [c for c in dict.fromkeys(multi) if not _valid(m, *c)]
-            best, peak_user, fit_any = scan(multi)
-            if fit_any:
-                note.append(f"no layout on one {domain}-GPU domain fits the weights; instances of {nodes} domains")
-                break
-    best = np.where(np.isfinite(best), best, np.nan)
-    if np.isnan(best).all():
-        if target is not None and np.isfinite(peak_user).any():
-            raise Unsupported(f"modeled frontier ends at {np.nanmax(peak_user):.0f} tok/s/user, below the "
-                              f"target {target:g}")
-        unpublished = inst is None and rec.tp is None and rec.ep is None
-        if cands_override is None and unpublished and not np.isfinite(peak_user).any():
-            domain = int(ctx.setup.symbol_values()["D_dom"])
-            more = multi_domain_candidates(m, domain)
-            if more:
-                return frontier_value(rec, ctx, note, cands_override=more)
-        raise Unsupported("no candidate deployment fits in memory" + (
-            f" (up to {4 * int(ctx.setup.symbol_values()['D_dom'])} GPUs)" if cands_override else ""))
-    return best
+        raise Unsupported(f"layout: {next(iter(problems.values()), f'no candidate layout on {row.inst} GPUs')}")
+    if row.disagg and not row.split:
+        row = dataclasses.replace(row, pools=_pool_search(rec, ctx))
+    found = _scan(row, ctx, cands)
+    if not found.fit_any and not (row.inst or rec.gpus or rec.tp or rec.ep):
+        found = _multi_domain_scan(row, ctx, note)
+    best = np.where(np.isfinite(found.value), found.value, np.nan)
+    if not np.isnan(best).all():
+        return best
+    if rec.at_tps_per_user is not None and np.isfinite(found.peak_speed).any():
+        raise Unsupported(f"modeled frontier ends at {np.nanmax(found.peak_speed):.0f} tok/s/user, below the "
+                          f"target {rec.at_tps_per_user:g}")
+    unpublished = row.inst is None and rec.tp is None and rec.ep is None
+    if cands_override is None and unpublished and not np.isfinite(found.peak_speed).any():
+        more = multi_domain_candidates(row.model, int(ctx.setup.symbol_values()["D_dom"]))
+        if more:
+            return frontier_value(rec, ctx, note, cands_override=more)
+    raise Unsupported("no candidate deployment fits in memory" + (
+        f" (up to {4 * int(ctx.setup.symbol_values()['D_dom'])} GPUs)" if cands_override else ""))
 
 
 TTFT_LIMIT = re.compile(r"TTFT[^0-9<>=]{0,24}?(?:<=|<|\u2264|under|below|within|limit(?:\s+of)?)\s*"

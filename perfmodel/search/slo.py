@@ -1,18 +1,13 @@
-"""The service-level objective: ONE type, applied inside the deployment search (analyses/frontier.py) and read by
-the plan (analyses/plan.py), so ``plan`` and ``frontier`` with the same limits keep the same points.
-
-An operating point is judged as a service under Poisson arrivals (``poisson``): an aggregated fixed-length point
-is offered its own closed-loop request rate lambda = y G / osl (y output tokens/s per GPU, G GPUs of the instance)
-as an open loop (serving/queueing.py: running batch B = lambda S, the prefill queue M/D/c, TTFT P50/P90/P99 as
-the queue's quantiles, the TPOT tail from the prefill chunks a request's steps meet); a disaggregated point keeps
-its pools' closed loop; an agentic point its sessions (TTFT P90/P99 not modeled: NaN, so a P90/P99 TTFT limit
-fails there).
+"""The service-level objective: ONE type (``SLO``), the constraint inside the deployment search (search/), used by
+the frontier (analyses/frontier.py), the plan (analyses/plan.py) and the frontier rows read under a benchmark's
+latency limits (validation/predict_rows.py), so they keep the same points for the same limits.
 
 A point meets the SLO when every term holds (``SLO.terms``):
     TTFT_q  <= ttft_ms                  q = ttft_percentile (50, 90, 99), ms
     TPOT_q  <= min(tpot_ms, 1000 / tps_per_user)     q = tpot_percentile (50: the mean; 99), ms
     TTFT_q / 1e3 + osl TPOT_mean / 1e3 <= e2e_s      s
-A NaN value (no steady state under Poisson arrivals, or a percentile not modeled) fails its term.
+A NaN value (no steady state under Poisson arrivals, or a percentile not modeled) fails its term. The served
+columns the terms read (SERVED_COLUMNS) come from search/served.py (Poisson arrivals) or from a closed loop.
 """
 
 from __future__ import annotations
@@ -24,9 +19,6 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SpecError
-from ..serving.dispatch import serve
-
-SERVED_COLUMNS = ("ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "tpot_ms", "tpot_p99_ms", "in_flight")
 
 
 @dataclass(frozen=True)
@@ -83,6 +75,22 @@ class SLO:
             parts.append(f"E2E P{self.ttft_percentile:g} <= {self.e2e_s:g} s")
         return ", ".join(parts) or "none (peak)"
 
+    @classmethod
+    def from_limits(cls, ttft_ms: float | None, tpot_ms: float | None, percentile: float) -> "SLO":
+        """A benchmark run's latency limits (MLPerf LoadGen: TTFT and TPOT, ms, both at ``percentile``) as read
+        on the modeled columns: P99 -> TTFT P99 and TPOT P99; P90 -> TTFT P90 and the mean TPOT (no TPOT P90 is
+        modeled); any other percentile -> the P50 TTFT and the mean TPOT."""
+        q = float(percentile)
+        return cls(ttft_ms=ttft_ms, ttft_percentile=q if q in (90.0, 99.0) else 50.0, tpot_ms=tpot_ms,
+                   tpot_percentile=99.0 if q == 99.0 else 50.0)
+
+    def meets(self, served: pd.DataFrame, osl: float = math.nan) -> np.ndarray:
+        """Points meeting every term (NaN fails); ``served`` has the columns the terms read (SERVED_COLUMNS)."""
+        ok = np.ones(len(served), dtype=bool)
+        for v, lim in self.terms(served, osl).values():
+            ok &= v <= lim
+        return ok
+
     def terms(self, served: pd.DataFrame, osl: float) -> dict[str, tuple[np.ndarray, float]]:
         """Per SLO term: (the modeled value at each point, the limit); ``served`` has SERVED_COLUMNS."""
         terms = {}
@@ -97,7 +105,8 @@ class SLO:
         return terms
 
     def mask(self, served: pd.DataFrame, osl: float) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, float]]]:
-        """Points meeting every term (NaN fails), and the terms."""
+        """Points in a steady state (finite mean TPOT) meeting every term (NaN fails), and the terms: the cut of
+        points served under Poisson arrivals (search/served.poisson)."""
         terms = self.terms(served, osl)
         ok = np.isfinite(served["tpot_ms"].to_numpy(float))
         for v, lim in terms.values():
@@ -105,24 +114,9 @@ class SLO:
         return ok, terms
 
 
-def poisson(setup, pts: dict, closed: pd.DataFrame, serving: str, agentic: bool, gpus: np.ndarray,
-            osl: float) -> pd.DataFrame:
-    """Points of ONE serving mode served under Poisson arrivals (module docstring): SERVED_COLUMNS, aligned with
-    ``closed`` (the closed-loop frame of the same points). ``gpus``: GPUs per instance; ``in_flight`` requests (or
-    agentic sessions) in flight per instance."""
-    out = pd.DataFrame(index=range(len(closed)), columns=list(SERVED_COLUMNS), dtype=float)
-    if agentic:                   # sessions: the closed loop's own columns
-        out["ttft_ms"] = closed["ttft_ms"].to_numpy(float)
-        out["tpot_ms"] = out["tpot_p99_ms"] = closed["tpot_ms"].to_numpy(float)
-        if "sessions_per_gpu" in closed:
-            out["in_flight"] = closed["sessions_per_gpu"].to_numpy(float) * gpus
-        return out
-    if serving == "disaggregated" or serving == "decode_only":
-        df = closed
-    else:
-        rate = closed["output_tps_per_gpu"].to_numpy(float) * gpus / osl
-        df = serve(setup, {**pts, "batch": np.nan, "arrival_rate": rate}, serving)
-    for c in SERVED_COLUMNS[:-1]:
-        out[c] = df[c].to_numpy(float)
-    out["in_flight"] = df["concurrency"].to_numpy(float)
-    return out
+def slo_infeasible(slo: SLO, stats: dict, name: str) -> str:
+    """One line: the SLO no deployment meets, and the best value any fitting deployment reaches per term
+    (``stats``: per term, ``best``, as search/cut.slo_cut gathers it)."""
+    best = [f"{k} best {s['best']:.4g} {'s' if k == 'e2e' else 'ms'}" for k, s in stats.items()
+            if k != "queue" and np.isfinite(s["best"])]
+    return f"no deployment on {name} meets the SLO ({slo.text()}): " + "; ".join(best or ["no steady state"])
