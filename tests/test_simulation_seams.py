@@ -1,0 +1,84 @@
+"""The seams of the event simulation (serving/simulation): KV cache manager and scheduler policy, each on a case
+worked by hand."""
+
+import numpy as np
+
+from perfmodel.serving.simulation.kv_cache import KVCacheManager
+from perfmodel.serving.simulation.ledger import RequestLog
+from perfmodel.serving.simulation.requests import Lengths
+from perfmodel.serving.simulation.scheduler import Scheduler
+from perfmodel.specs.deployment import FixedWorkload
+
+
+def _log(isl=1000.0, osl=100.0, hit=0.0, n=8):
+    return RequestLog(Lengths(FixedWorkload(isl=isl, osl=osl, prefix_hit=hit), n, np.random.default_rng(0)), 0.0,
+                      np.random.default_rng(0))
+
+
+# --- KV cache manager ---------------------------------------------------------------------------------------------
+
+def test_kv_refuses_a_reservation_beyond_its_capacity():
+    kv = KVCacheManager(1000.0)
+    assert not kv.over(1000.0) and kv.over(1000.5)
+    assert kv.allocate(-1, True, 600.0, 600.0, 600.0) == 600.0      # no session: its drawn new tokens
+    assert kv.over(401.0) and not kv.over(400.0)
+    kv.free(-1, 600.0, 50.0, 600.0)
+    assert kv.held == 0.0 and not kv.cache                          # no session: nothing cached
+
+
+def test_kv_prefix_reuse_and_lru_eviction():
+    kv = KVCacheManager(1000.0, lost=10.0)
+    for sess in (1, 2):                                              # two turns end: 300 + 100 tokens cached each
+        kv.allocate(sess, True, 300.0, 300.0, 350.0)
+        kv.free(sess, 300.0, 100.0, 350.0)
+    assert list(kv.cache) == [1, 2] and kv.cache_tokens == 800.0
+    assert not kv.over(1000.0)                                       # the cache yields to a reservation
+    # a first turn reserving 300 passes 1000 with the cache: the oldest prefix (session 1) goes
+    assert kv.allocate(3, True, 300.0, 300.0, 300.0) == 300.0
+    assert list(kv.cache) == [2] and kv.cache_tokens == 400.0 and kv.held == 300.0
+    # session 2's next turn (context 500, 100 new): a hit, prefills new + lost; its prefix leaves the cache
+    assert kv.allocate(2, False, 500.0, 100.0, 550.0) == 110.0
+    assert not kv.cache and kv.held == 850.0 and kv.cache_tokens == 0.0
+    # session 1's next turn was evicted: it prefills its whole context
+    assert kv.allocate(1, False, 700.0, 50.0, 0.0) == 700.0
+
+
+# --- scheduler policy ---------------------------------------------------------------------------------------------
+
+def test_scheduler_admits_fifo_under_the_cap_and_kv_room():
+    log = _log(isl=1000.0, osl=100.0)                                # hold 1000 + 100 - 100 / 2 = 1050 tokens
+    kv = KVCacheManager(2500.0)
+    sched = Scheduler(cap=3, budget=512.0, ranks=1)
+    for c in range(4):
+        sched.waiting.append(log.add(c, 0.0))
+    sched.admit(log, kv)
+    assert list(sched.pf_queue) == [0, 1] and list(sched.waiting) == [2, 3]     # a third 1050 passes 2500
+    assert sched.running == 2 and kv.held == 2100.0
+    idle = Scheduler(cap=3, budget=512.0, ranks=1)                   # an idle engine admits what does not fit
+    idle.waiting.append(log.add(9, 0.0))
+    idle.admit(log, KVCacheManager(10.0))
+    assert idle.running == 1
+
+
+def test_scheduler_packs_prefill_by_the_token_budget():
+    log = _log(isl=60.0, osl=10.0)
+    sched = Scheduler(cap=8, budget=100.0, ranks=1)
+    for c, new in enumerate((60.0, 60.0, 30.0)):
+        i = log.add(c, 0.0)
+        log.new[i] = new
+        sched.waiting.append(i)
+    sched.admit(log, KVCacheManager(1e9))
+    # pass 1: all 60 of request 0, then a 40-token chunk of request 1 (budget 100)
+    assert sched.take_prefill(log) == (100.0, 0.0, [0])
+    # pass 2: request 1's last 20 (40 of its tokens now in front of the chunk) and request 2's 30
+    assert sched.take_prefill(log) == (50.0, 40.0, [1, 2])
+    assert not sched.pf_queue
+
+
+def test_scheduler_splits_prefill_over_attention_dp_ranks():
+    log = _log(isl=100.0, osl=10.0)
+    sched = Scheduler(cap=8, budget=100.0, ranks=2)
+    for c in range(3):
+        sched.waiting.append(log.add(c, 0.0))
+    sched.admit(log, KVCacheManager(1e9))
+    assert sched.take_prefill(log) == (100.0, 0.0, [0, 1])           # one request per rank, the busiest 100
