@@ -1,13 +1,32 @@
-"""The seams of the event simulation (serving/simulation): KV cache manager and scheduler policy, each on a case
-worked by hand."""
+"""The seams of the event simulation (serving/simulation): KV cache manager, scheduler policy, cost oracle, decode
+batch, and clients, each on a case worked by hand."""
 
 import numpy as np
+import pytest
 
+from perfmodel.serving.simulation.clients import Clients
+from perfmodel.serving.simulation.cost import CostOracle
+from perfmodel.serving.simulation.decode_batch import DecodeBatch
 from perfmodel.serving.simulation.kv_cache import KVCacheManager
 from perfmodel.serving.simulation.ledger import RequestLog
 from perfmodel.serving.simulation.requests import Lengths
 from perfmodel.serving.simulation.scheduler import Scheduler
+from perfmodel.serving.simulation.steps import Axis
 from perfmodel.specs.deployment import FixedWorkload
+
+
+class FakeTables:
+    """Step tables with hand-readable costs (s): decode 1 ms + 1 us per sequence; mixed: decode + 10 us per
+    prefill token; prefill: 10 us per token + 1 us per cached token."""
+
+    def decode_s(self, b, ctx):
+        return 1e-3 + 1e-6 * b
+
+    def mixed_s(self, b, ctx, k):
+        return self.decode_s(b, ctx) + 1e-5 * k
+
+    def prefill_s(self, k, cached):
+        return 1e-5 * k + 1e-6 * cached
 
 
 def _log(isl=1000.0, osl=100.0, hit=0.0, n=8):
@@ -82,3 +101,40 @@ def test_scheduler_splits_prefill_over_attention_dp_ranks():
         sched.waiting.append(log.add(c, 0.0))
     sched.admit(log, KVCacheManager(1e9))
     assert sched.take_prefill(log) == (100.0, 0.0, [0, 1])           # one request per rank, the busiest 100
+
+
+# --- cost oracle --------------------------------------------------------------------------------------------------
+
+def test_cost_oracle_mixed_and_prefill_first():
+    mixed, first = CostOracle(FakeTables(), True), CostOracle(FakeTables(), False)  # type: ignore[arg-type]
+    assert mixed.prefill_step(4, 4000.0, 100.0, 50.0) == (pytest.approx(1e-3 + 4e-6 + 1e-3), True)
+    assert first.prefill_step(4, 4000.0, 100.0, 50.0) == (pytest.approx(1e-3 + 5e-5), False)
+    assert mixed.prefill_step(0, 0.0, 100.0, 0.0) == (pytest.approx(1e-3), False)   # nothing decoding
+    assert mixed.decode_step(4, 4000.0) == pytest.approx(1.004e-3)
+
+
+def test_axis_locates_on_log_and_linear_grids():
+    assert Axis(0.0, 100.0, 5, False).locate(30.0) == (1, pytest.approx(0.2))
+    i, t = Axis(1.0, 100.0, 3, True).locate(10.0)                    # ln 10 / ln 100 = 1/2 -> point 1 of 0..2
+    assert i + t == pytest.approx(1.0)
+    assert Axis(1.0, 100.0, 3, True).locate(1e6) == (1, 1.0)        # clamped
+    assert Axis(5.0, 5.0, 3, True).locate(7.0) == (0, 0.0)          # a flat axis
+
+
+# --- decode batch and clients -------------------------------------------------------------------------------------
+
+def test_decode_batch_advances_and_releases_the_first_done():
+    b = DecodeBatch(4)
+    b.add(0, 100.0, 10.0)
+    b.add(1, 200.0, 4.0)
+    assert b.steps_to_finish(3.0) == 2 and b.ctx_sum == 300.0       # 4 tokens at 3 a step: 2 steps
+    assert b.advance(3.0, 2) == [1]                                  # request 1 done (2 tokens past its end)
+    assert b.n == 1 and b.ctx_sum == 106.0 and b.rem[0] == 4.0       # request 0: 100 + 6 context, 4 left
+
+
+def test_clients_reach_the_scheduler_after_the_request_overhead():
+    src = Clients(t_req=0.5)
+    src.send(1, 2.0)
+    src.send(0, 1.0)
+    assert src.next_at() == 1.5
+    assert src.due(2.0) == [(0, 1.0)] and src.due(2.5) == [(1, 2.0)] and src.next_at() is None
