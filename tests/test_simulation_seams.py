@@ -1,5 +1,5 @@
 """The seams of the event simulation (serving/simulation): KV cache manager, scheduler policy, cost oracle, decode
-batch, and clients, each on a case worked by hand."""
+batch, clients, and the clock loop wiring them, each on a case worked by hand."""
 
 import numpy as np
 import pytest
@@ -7,6 +7,7 @@ import pytest
 from perfmodel.serving.simulation.clients import Clients
 from perfmodel.serving.simulation.cost import CostOracle
 from perfmodel.serving.simulation.decode_batch import DecodeBatch
+from perfmodel.serving.simulation.engine import Engine
 from perfmodel.serving.simulation.kv_cache import KVCacheManager
 from perfmodel.serving.simulation.ledger import RequestLog
 from perfmodel.serving.simulation.requests import Lengths
@@ -138,3 +139,19 @@ def test_clients_reach_the_scheduler_after_the_request_overhead():
     src.send(0, 1.0)
     assert src.next_at() == 1.5
     assert src.due(2.0) == [(0, 1.0)] and src.due(2.5) == [(1, 2.0)] and src.next_at() is None
+
+
+# --- the clock loop -----------------------------------------------------------------------------------------------
+
+def test_engine_single_client_by_hand():
+    """One client, 1000 input tokens in two passes of a 512 budget (512 + 488 tokens, 10 us each, the second after a
+    512-token prefix: +0.512 ms), 100 output tokens at one accepted token per 1.001 ms step; 50 ms request overhead."""
+    L = Lengths(FixedWorkload(isl=1000, osl=100), 16, np.random.default_rng(0))
+    eng = Engine(FakeTables(), L, acc=1.0, cap=4, kv_tokens=1e6, budget=512.0, ranks=1,  # type: ignore[arg-type]
+                 mixed=True, t_req=0.05, q_res=0.0, rng=np.random.default_rng(0))
+    out = eng.run(3, clients=1)
+    ttft = 0.05 + 1000 * 1e-5 + 512 * 1e-6
+    assert out["ttft_s"] == pytest.approx([ttft] * 3, rel=1e-9)
+    assert out["tpot_s"] == pytest.approx([1.001e-3] * 3, rel=1e-9)
+    e2e = ttft + 100 * 1.001e-3
+    assert out["done_s"] == pytest.approx([e2e, 2 * e2e, 3 * e2e], rel=1e-9)   # the next request sent at done
