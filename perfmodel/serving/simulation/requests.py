@@ -7,7 +7,7 @@ their log-normal distributions (median, mean -> sigma; Dist). The first turn of 
 context c0 = isl - (E[T] - 1) / 2 (E[new] + E[osl]) (at least its new tokens), as ``serving/lengths.py`` counts it;
 a harness that replays each session from a uniform start fraction r in ``replay_start_ratio`` (AgentX from
 2026-07-29) replays T (1 - r) turns, the first prefilling the whole context reached there (lengths.py likewise);
-later turns prefill only their new tokens, if the session's prefix is still cached (engine.py decides), scaled
+later turns prefill only their new tokens, if the session's prefix is still cached (kv_cache.py decides), scaled
 where the workload publishes a hit ceiling so the trace-wide hit stays at or below it (``sessions.ceiling_scale``,
 as the mean request counts it). A tool pause published without a spread
 is drawn exponential with that mean: identical pauses and lengths lock the clients into synchronized waves, and
