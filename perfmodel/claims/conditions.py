@@ -181,7 +181,48 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
     edge_t, centre_t = _target(c, iv)
     if q0 is None or math.isnan(q0):
         return None
+    k_need, k_edge, jump = _solve_steps(fig, hw, q0, c, iv, edge_t, centre_t)
+    if k_edge is None and k_need is None:
+        return _jump_result(C, hw) if jump else _unreached_result(C, fig, hw, q0, centre_t)
+    at_claim = k_need is not None
+    k = k_need if at_claim else k_edge
+    assert k is not None       # both None returned above
+    k_edge = k_edge if k_edge is not None else k
+    band = region_band(C, fig, ev, hw)
+    in_band = at_claim and band["lo"] <= k <= band["hi"]
+    k_sol = sol_factor(C, fig, hw) if k < 1 else None
+    end = ev["ends"].get(hw, {}).get("end")
+    v = measured_speed(C, hw)
+    k_max = end / v if (v and end and math.isfinite(end)) else None
+    opt_k = fast_corner(ev, fig, hw)
+    rec = on_steps(hw, C.model, k, itl_end(C, hw))
+    beyond_fit = k < 1 and opt_k is not None and k < opt_k
+    within_err = in_band and not beyond_fit          # never 'within error' beside 'beyond the fitted ranges'
+    allowed, bound = _step_bound(hw, k, k_sol, opt_k, beyond_fit, k_max, v)
+    tag, ev_text, allowed = _step_tag(k, allowed, in_band, beyond_fit, within_err, band, rec)
+    if not at_claim:
+        ev_text = (f"no step factor gives the claim itself; {k_edge:.3g}x only brings it to the interval's edge; "
+                   + ev_text)
+    what, short, new_end = _step_words(hw, k, end)
+    at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw)
+    short += f" [{tag}]"
+    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})",
+            "needed": k_need, "edge": k_edge, "factor": k, "at_claim": at_claim,
+            "range_needed": _range_needed(C, k_edge, k, (centre_t > q0) == (k > 1)),
+            "allowed": bool(allowed), "bound": bound, "within_model_error": bool(within_err),
+            "noop": bool(at_claim and abs(math.log(k)) < math.log(1 + NOOP)),
+            "band": [band["lo"], band["hi"]], "band_region": band["region"], "band_quantity": band["quantity"],
+            "sol_factor": k_sol, "fast_corner": opt_k, "beyond_fit": beyond_fit, "new_end": new_end,
+            "records": rec, "tag": tag, "evidence": ev_text, "short": short,
+            "text": f"{what} at the claim [{tag}: {ev_text}; bound: {bound}]"}
 
+
+def _solve_steps(fig, hw: str, q0: float, c: float, iv: dict, edge_t: float,
+                 centre_t: float) -> tuple[float | None, float | None, bool]:
+    """(k at the claim, k at the interval's edge, jump): ``hw``'s step factors at which the figure, read with
+    ``hw``'s operating points moved along the diagonal, reaches the claim's centre and edge (``solve_factor``).
+    A solution whose read-back does not land inside the interval (``lands``) is dropped; ``jump``: the figure
+    jumps past the claim itself (a curve ending at the point)."""
     def q_of(k):
         r = fig.read(shifts={hw: k}, diagonal=True)
         return r["q"] if not r["unreached"] else (0.0 if dir_down(fig, hw) else math.inf)
@@ -192,49 +233,58 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
         k_need = None
     if k_edge is not None and not lands(q_of(k_edge), c, iv):
         k_edge = None
-    if k_edge is None and k_need is None and jump:
-        return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": None, "edge": None,
-                "allowed": False, "bound": "a jump of the figure", "within_model_error": False, "sol_factor": None,
-                "evidence": "no step factor alone", "jump": True,
-                "short": f"{hw}'s steps alone (the figure jumps past the claim where {hw}'s curve ends at the point)",
-                "text": f"no step factor of {hw} alone gives the claim: its figure jumps past it where {hw}'s curve "
-                        "ends at the claim's point"}
-    if k_edge is None and k_need is None:
-        faster = (centre_t > q0) == dir_down(fig, hw)
-        k_sol = sol_factor(C, fig, hw) if faster else None
-        lim = K_GRID[0] if faster else K_GRID[-1]
-        what = (f"{hw}'s decode steps more than {1 / lim:.0f}x faster than modeled" if faster else
-                f"{hw}'s decode steps more than {lim:.0f}x slower than modeled")
-        bound = f"speed of light {1 / k_sol:.2g}x the modeled speed" if k_sol else "beyond the range searched"
-        return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": None, "edge": None,
-                "allowed": False, "bound": bound, "within_model_error": False, "sol_factor": k_sol,
-                "evidence": "beyond physics" if k_sol and k_sol > lim else "beyond the range searched",
-                "short": what, "text": f"{what} [bound: {bound}]"}
-    at_claim = k_need is not None
-    k = k_need if at_claim else k_edge
-    assert k is not None       # both None returned above
-    k_edge = k_edge if k_edge is not None else k
-    band = region_band(C, fig, ev, hw)
-    in_band = at_claim and band["lo"] <= k <= band["hi"]
-    noop = at_claim and abs(math.log(k)) < math.log(1 + NOOP)
-    k_sol = sol_factor(C, fig, hw) if k < 1 else None
-    end = ev["ends"].get(hw, {}).get("end")
-    v = measured_speed(C, hw)
-    k_max = end / v if (v and end and math.isfinite(end)) else None
-    opt_k = fast_corner(ev, fig, hw)
-    rec = on_steps(hw, C.model, k, itl_end(C, hw))
-    beyond_fit = k < 1 and opt_k is not None and k < opt_k
-    within_err = in_band and not beyond_fit          # never 'within error' beside 'beyond the fitted ranges'
+    return k_need, k_edge, jump
+
+
+def _jump_result(C, hw: str) -> dict:
+    """The ``steps`` condition when no step factor alone gives the claim: the figure jumps past it."""
+    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": None, "edge": None,
+            "allowed": False, "bound": "a jump of the figure", "within_model_error": False, "sol_factor": None,
+            "evidence": "no step factor alone", "jump": True,
+            "short": f"{hw}'s steps alone (the figure jumps past the claim where {hw}'s curve ends at the point)",
+            "text": f"no step factor of {hw} alone gives the claim: its figure jumps past it where {hw}'s curve "
+                    "ends at the claim's point"}
+
+
+def _unreached_result(C, fig, hw: str, q0: float, centre_t: float) -> dict:
+    """The ``steps`` condition when no k in K_GRID reaches the claim: more than 1/K_GRID[0] x faster (bounded by
+    the speed-of-light factor, ``sol_factor``) or K_GRID[-1] x slower than modeled."""
+    faster = (centre_t > q0) == dir_down(fig, hw)
+    k_sol = sol_factor(C, fig, hw) if faster else None
+    lim = K_GRID[0] if faster else K_GRID[-1]
+    what = (f"{hw}'s decode steps more than {1 / lim:.0f}x faster than modeled" if faster else
+            f"{hw}'s decode steps more than {lim:.0f}x slower than modeled")
+    bound = f"speed of light {1 / k_sol:.2g}x the modeled speed" if k_sol else "beyond the range searched"
+    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": None, "edge": None,
+            "allowed": False, "bound": bound, "within_model_error": False, "sol_factor": k_sol,
+            "evidence": "beyond physics" if k_sol and k_sol > lim else "beyond the range searched",
+            "short": what, "text": f"{what} [bound: {bound}]"}
+
+
+def _step_bound(hw: str, k: float, k_sol: float | None, opt_k: float | None, beyond_fit: bool,
+                k_max: float | None, v: float | None) -> tuple[bool, str]:
+    """(allowed by physics and the source, bound text) of step factor k: a faster step (k < 1) no faster than
+    the speed-of-light profile, k >= k_sol (the fitted fast corner opt_k named beside it); a slower one leaving
+    ``hw`` the fastest speed v the source states, k <= k_max (1 + 1%) with k_max = curve end / v (rule 2)."""
     if k < 1:
         allowed = k_sol is None or k >= k_sol
         bound = f"speed of light {1 / k_sol:.2g}x the modeled speed" if k_sol else "speed of light not evaluated"
         if opt_k:
             bound += (f"; the profile's fitted fast corner gives {1 / opt_k:.2g}x" +
                       (", not enough: beyond the fitted ranges" if beyond_fit else ", enough"))
-    else:
-        allowed = k_max is None or k <= k_max * (1 + 0.01)      # 1%: the stated speed itself, rounded
-        bound = (f"{hw} must still reach the {fmt(v)} tok/s/user the source states it reached (k <= {k_max:.2g})"
-                 if k_max else "no stated speed bounds it")
+        return allowed, bound
+    allowed = k_max is None or k <= k_max * (1 + 0.01)      # 1%: the stated speed itself, rounded
+    bound = (f"{hw} must still reach the {fmt(v)} tok/s/user the source states it reached (k <= {k_max:.2g})"
+             if k_max else "no stated speed bounds it")
+    return allowed, bound
+
+
+def _step_tag(k: float, allowed: bool, in_band: bool, beyond_fit: bool, within_err: bool, band: dict,
+              rec: dict) -> tuple[str, str, bool]:
+    """(tag, evidence text, allowed) of step factor k, from its region's error band (``in_band``), the fitted
+    fast corner (``beyond_fit``) and the records of ``hw`` on the model (``rec``). Allowed but beyond the band and
+    the fast corner with no record supporting it: *implausible on the evidence*, not allowed; a slower step the
+    source's own speeds rule out: *below the source's own speeds*."""
     on_evidence = (allowed and not in_band and beyond_fit and rec["tag"] != "supported by records")
     if on_evidence:
         allowed = False
@@ -255,9 +305,11 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
         ev_text = f"beyond {_band_text(band)}; " + rec["text"]
     if not allowed and k > 1:
         tag = "below the source's own speeds"
-    if not at_claim:
-        ev_text = (f"no step factor gives the claim itself; {k_edge:.3g}x only brings it to the interval's edge; "
-                   + ev_text)
+    return tag, ev_text, allowed
+
+
+def _step_words(hw: str, k: float, end: float | None) -> tuple[str, str, float | None]:
+    """(sentence, short form, curve end after the change in tok/s/user = end / k) of step factor k on ``hw``."""
     new_end = end / k if end and math.isfinite(end) else None
     kk = 1 / k if k < 1 else k
     kt = f"{kk:.3g}" if kk < 1.1 else f"{kk:.2f}" if kk < 10 else f"{kk:.3g}"
@@ -267,20 +319,17 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
     if new_end:
         what += f" (curve end {fmt(new_end)} tok/s/user; modeled {fmt(end)})"
         short += f" (end {fmt(new_end)}, modeled {fmt(end)})"
-    rng = sorted([k_edge, k])
-    rising = (centre_t > q0) == (k > 1)          # Q rises with k (k on a denominator system)
+    return what, short, new_end
+
+
+def _range_needed(C, k_edge: float, k: float, rising: bool) -> list[float]:
+    """The step factors that bring the claim inside: [k_edge, k] sorted; for an ``at_most`` / ``at_least``
+    claim a whole side of k ([0, k] or [k, inf]), as the figure rises with k (``rising``: k on a denominator
+    system) or falls."""
     if C.claim.qualifier in ("at_most", "at_least"):    # a bound is met on a whole side of the claim
         below = (C.claim.qualifier == "at_most") == rising
-        rng = [0.0, k] if below else [k, math.inf]
-    at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw)
-    short += f" [{tag}]"
-    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})",
-            "needed": k_need, "edge": k_edge, "factor": k, "at_claim": at_claim, "range_needed": rng,
-            "allowed": bool(allowed), "bound": bound, "within_model_error": bool(within_err), "noop": bool(noop),
-            "band": [band["lo"], band["hi"]], "band_region": band["region"], "band_quantity": band["quantity"],
-            "sol_factor": k_sol, "fast_corner": opt_k, "beyond_fit": beyond_fit, "new_end": new_end,
-            "records": rec, "tag": tag, "evidence": ev_text, "short": short,
-            "text": f"{what} at the claim [{tag}: {ev_text}; bound: {bound}]"}
+        return [0.0, k] if below else [k, math.inf]
+    return sorted([k_edge, k])
 
 
 def fast_corner(ev: dict, fig, hw: str) -> float | None:

@@ -8,6 +8,9 @@ Agentic sessions (decode batch B = sessions currently generating):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -189,6 +192,118 @@ def admitted_prefilling(df: pd.DataFrame, osl) -> np.ndarray:
 LANE_ITERATIONS = 8      # fixed-point passes when benchmark lanes pause between requests (converges in ~5)
 
 
+@dataclass
+class _SessionLoop:
+    """What the aggregated agentic fixed point holds fixed, per point (arrays) or per call."""
+
+    p: dict                  # the points (point_arrays)
+    osl: np.ndarray          # output tokens per request
+    pause_s: float           # mean tool pause between a session's requests, s
+    clients: np.ndarray      # the closed loop's concurrency (0 where the batch sets the sessions)
+    lanes: np.ndarray        # the benchmark's lanes (NaN: the batch sets the sessions)
+    f_snap: np.ndarray       # bytes of a cached prefix over its KV bytes (state snapshots)
+    host_tier: bool
+    host_bytes: Any          # host-tier bytes per GPU, C_host f_mem (a float or per point)
+    pool_gb_per_gpu: float   # spare HBM elsewhere in the domain, pooled, GB per GPU
+    workers: Any             # instances the routing spreads a session over
+    routing: str
+    dists: Any               # the workload's length distributions, or None
+
+
+@dataclass
+class _Residency:
+    """Where one fixed-point pass puts the sessions and their prefixes, per instance (arrays)."""
+
+    batch: np.ndarray        # sessions generating (the decode batch B)
+    sessions: np.ndarray     # live sessions S
+    in_loop: np.ndarray      # lanes not in a tool pause, the next iterate
+    paused: np.ndarray       # S - B, the non-running prefixes
+    per_session: np.ndarray  # bytes per GPU of one cached prefix (snapshots included)
+    dp: np.ndarray           # attention-DP ranks, G / (tp pp)
+    active_host: np.ndarray  # host-tier bytes per GPU of the generating sessions' cold KV
+    spare_hbm: np.ndarray    # prefixes' worth of spare HBM
+    pool_sessions: np.ndarray
+    host_sessions: np.ndarray
+    s_hbm: np.ndarray        # shares of the paused prefixes in each tier (tier_shares)
+    s_pool: np.ndarray
+    s_host: np.ndarray
+    evicted: np.ndarray      # share of paused prefixes evicted (re-prefilled whole)
+
+
+def live_sessions(df: pd.DataFrame, osl, pause_s: float, clients, lanes):
+    """(B, t_busy s, live sessions S, lanes in the loop) of an evaluated frame:
+        t_busy = TTFT + osl TPOT,   S = max(B (t_busy + pause) / t_busy, clients)
+    and the interactive response-time law: a lane cycles request (t_cyc = mean TTFT + osl TPOT) then pause Z, so
+    max(1, lanes t_cyc / (t_cyc + Z)) of them are in the serving loop at a time (NaN lanes stay NaN)."""
+    batch = df["batch"].to_numpy(float)
+    tpot = df["tpot_ms"].to_numpy() / 1e3
+    t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
+    sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)
+    t_cyc = df["ttft_mean_ms"].to_numpy() / 1e3 + osl * tpot
+    in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_cyc / (t_cyc + pause_s), 1.0), lanes)
+    return batch, t_busy, sessions, in_loop_next
+
+
+def spare_hbm_prefixes(df: pd.DataFrame, batch, osl, in_loop, fixed_batch, f_snap, admit_on: bool) -> np.ndarray:
+    """Cached prefixes' worth of HBM the admitted requests leave free, per instance:
+        max(kv_max_batch - admitted, 0) / f_snap
+    admitted = B, plus (second pass, ``admit_on``) the requests waiting for or in their prefill, which hold their
+    KV from admission: n_pf = X (prefill queue + own prefill), X = B / (osl TPOT) requests a second (Little), at
+    most the clients in the loop not decoding (none where no lanes are given: the batch is the load). More
+    requests in the loop than the engine admits (a solved batch, NaN ``fixed_batch``: its running cap max_batch,
+    the KV or the running-request limit): the admitted ones fill that cap."""
+    prefilling = np.minimum(admitted_prefilling(df, osl), np.maximum(np.nan_to_num(in_loop) - batch, 0.0))
+    full = (np.nan_to_num(in_loop) > df["max_batch"].to_numpy(float)) & np.isnan(fixed_batch) & admit_on
+    admitted = np.where(full, df["max_batch"].to_numpy(float),
+                        np.minimum(batch + (prefilling if admit_on else 0.0), df["kv_max_batch"].to_numpy()))
+    return np.maximum(df["kv_max_batch"].to_numpy() - admitted, 0) / f_snap
+
+
+def residency(loop: _SessionLoop, df: pd.DataFrame, in_loop, admit_on: bool) -> _Residency:
+    """One pass of the agentic fixed point: the live sessions of the evaluated frame ``df`` (``live_sessions``)
+    and the shares of their S - B paused prefixes in each cache tier, in order spare HBM
+    (``spare_hbm_prefixes``), the domain's pooled HBM (pool_gb_per_gpu / per_session dp prefixes), the host tier
+    ((C_host f_mem - active host KV) / per_session dp prefixes, with ``host_tier``), else evicted
+    (prefix_cache.tier_shares: the LRU working-set law under the routing, with the idle gaps of ``idle_gaps``)."""
+    p, zeros = loop.p, np.zeros_like(loop.p["new"])
+    batch, t_busy, sessions, in_loop_next = live_sessions(df, loop.osl, loop.pause_s, loop.clients, loop.lanes)
+    paused = sessions - batch
+    per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * loop.f_snap
+    spare_hbm = spare_hbm_prefixes(df, batch, loop.osl, in_loop, p["batch"], loop.f_snap, admit_on)
+    dp = p["gpus"] / (p["tp"] * p["pp"])
+    active_host = df["host_kv_gb_per_gpu"].to_numpy() * 1e9       # cold KV of generating sessions
+    host_sessions = (np.maximum(loop.host_bytes - active_host, 0) / per_session * dp if loop.host_tier
+                     else zeros)
+    pool_sessions = loop.pool_gb_per_gpu * 1e9 / per_session * dp
+    (s_hbm, s_pool, s_host), evicted = tier_shares(
+        competing(paused, loop.workers, loop.routing), [spare_hbm, pool_sessions, host_sessions],
+        idle_gaps(loop.dists, loop.pause_s, sessions, batch, t_busy, loop.routing))
+    return _Residency(batch, sessions, in_loop_next, paused, per_session, dp, active_host, spare_hbm,
+                      pool_sessions, host_sessions, s_hbm, s_pool, s_host, evicted)
+
+
+def residency_columns(df: pd.DataFrame, loop: _SessionLoop, r: _Residency, isl) -> None:
+    """Adds the sessions and their KV residency to ``df`` (in place): host KV and capacity per GPU, GB; live
+    sessions (per instance, per GPU); the share of the sessions' KV in HBM (the batch plus the paused ones kept
+    there), the pool and the host tier, and evicted; the prefix hit 1 - uncached / isl; the cache's working set
+    and capacity per GPU, GB."""
+    p, sessions = loop.p, r.sessions
+    in_host = r.s_host * r.paused
+    df["host_kv_gb_per_gpu"] = (r.active_host + in_host * r.per_session / r.dp) / 1e9
+    df["host_capacity_gb_per_gpu"] = loop.host_bytes / 1e9 if loop.host_tier else 0.0
+    safe = np.where(sessions > 0, sessions, 1.0)
+    df["sessions"] = sessions
+    df["sessions_per_gpu"] = sessions / p["gpus"]
+    df["kv_in_hbm_share"] = np.where(sessions > 0, (r.batch + r.s_hbm * r.paused) / safe, 1.0)
+    df["kv_in_pool_share"] = np.where(sessions > 0, r.s_pool * r.paused / safe, 0.0)
+    df["kv_in_host_share"] = np.where(sessions > 0, in_host / safe, 0.0)
+    df["evicted_share"] = np.where(sessions > 0, r.evicted * r.paused / safe, 0.0)
+    df["prefix_hit"] = 1 - df["uncached_input"] / isl
+    df["cache_working_set_gb_per_gpu"] = competing(r.paused, loop.workers, loop.routing) * r.per_session / r.dp / 1e9
+    df["cache_capacity_gb_per_gpu"] = (r.spare_hbm + r.pool_sessions + r.host_sessions) * r.per_session / r.dp / 1e9
+    df["routing"] = loop.routing
+
+
 def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterations: int = 3,
             dists=None, percentile: float | None = None, symbol_values: dict | None = None,
             pool_gb_per_gpu: float = 0.0, workers=1.0, routing: str | None = None,
@@ -221,16 +336,16 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     routing = routing or setup.profile.prefix_cache.routing
     base_new, isl, osl = p["new"].copy(), p["isl"], p["osl"]
     f_snap, lost = snapshot_policy(setup, isl, osl)
-    clients = np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"])
     zeros = np.zeros_like(base_new)
-    evicted, reload, pool_reload = zeros, zeros, zeros
+    reload, pool_reload = zeros, zeros
     new = forced_uncached(uncached_input(isl, base_new, osl, zeros, workers, routing, lost), isl, prefix_hit)
     hw = symbol_values if symbol_values is not None else setup.symbol_values()
-    host_bytes = hw["C_host"] * hw["f_mem"]
     n = len(base_new)
-    lanes = p["concurrency"]                       # the benchmark's lanes (NaN: the batch sets the sessions)
-    in_loop = lanes.copy()                         # lanes not in a tool pause: the closed loop's clients
-    if pause_s > 0 and np.isfinite(lanes).any():
+    loop = _SessionLoop(p, osl, pause_s, np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"]),
+                        p["concurrency"], f_snap, host_tier, hw["C_host"] * hw["f_mem"], pool_gb_per_gpu, workers,
+                        routing, dists)
+    in_loop = loop.lanes.copy()                    # lanes not in a tool pause: the closed loop's clients
+    if pause_s > 0 and np.isfinite(loop.lanes).any():
         iterations = max(iterations, LANE_ITERATIONS)
     spread = (lambda ev: prefill_cv2(dists, ev)) if dists is not None else (lambda ev: zeros)  # noqa: E731
     pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop,
@@ -241,40 +356,14 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     # states (warm cache, short queue; cold cache, long queue), and a warm engine sits in the first while it exists
     admit_on = False
     for it in range(2 * iterations):
-        batch = df["batch"].to_numpy(float)
-        tpot = df["tpot_ms"].to_numpy() / 1e3
-        t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
-        sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)
-        # interactive response-time law: a lane cycles request (t_cyc = mean TTFT + osl TPOT) then pause Z, so
-        # lanes t_cyc / (t_cyc + Z) of them are in the serving loop at a time
-        t_cyc = df["ttft_mean_ms"].to_numpy() / 1e3 + osl * tpot
-        in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_cyc / (t_cyc + pause_s), 1.0), lanes)
-        paused = sessions - batch
-        per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
-        # requests admitted and waiting for (or in) their prefill hold their KV too (engines reserve it at
-        # admission): n_pf = X (prefill queue + own prefill), X = B / (osl TPOT) requests a second (Little)
-        # (at most the clients in the loop not decoding; none where no lanes are given: the batch is the load)
-        prefilling = np.minimum(admitted_prefilling(df, osl), np.maximum(np.nan_to_num(in_loop) - batch, 0.0))
-        # more requests in the loop than the engine admits (a solved batch: its running cap max_batch, the KV or
-        # the running-request limit): the admitted ones fill that cap, leaving idle prefixes only the KV beyond it
-        full = (np.nan_to_num(in_loop) > df["max_batch"].to_numpy(float)) & np.isnan(p["batch"]) & admit_on
-        admitted = np.where(full, df["max_batch"].to_numpy(float),
-                            np.minimum(batch + (prefilling if admit_on else 0.0), df["kv_max_batch"].to_numpy()))
-        spare_hbm = np.maximum(df["kv_max_batch"].to_numpy() - admitted, 0) / f_snap   # prefixes' worth of spare HBM
-        dp = p["gpus"] / (p["tp"] * p["pp"])
-        active_host = df["host_kv_gb_per_gpu"].to_numpy() * 1e9       # cold KV of generating sessions
-        host_sessions = np.maximum(host_bytes - active_host, 0) / per_session * dp if host_tier else zeros
-        pool_sessions = pool_gb_per_gpu * 1e9 / per_session * dp
-        (s_hbm, s_pool, s_host), evicted = tier_shares(competing(paused, workers, routing),
-                                                       [spare_hbm, pool_sessions, host_sessions],
-                                                       idle_gaps(dists, pause_s, sessions, batch, t_busy, routing))
-        new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, workers, routing, lost), isl,
+        r = residency(loop, df, in_loop, admit_on)
+        new_next = forced_uncached(uncached_input(isl, base_new, osl, r.evicted, workers, routing, lost), isl,
                                    prefix_hit)
         if it == 2 * iterations - 1:
             break
-        changed = (_moved(new_next, new, isl) | _moved(s_host, reload) | _moved(s_pool, pool_reload)
-                   | _moved(np.nan_to_num(in_loop_next), np.nan_to_num(in_loop), np.nan_to_num(lanes) * 1e3))
-        new, reload, pool_reload, in_loop = new_next, s_host, s_pool, in_loop_next
+        changed = (_moved(new_next, new, isl) | _moved(r.s_host, reload) | _moved(r.s_pool, pool_reload)
+                   | _moved(np.nan_to_num(r.in_loop), np.nan_to_num(in_loop), np.nan_to_num(loop.lanes) * 1e3))
+        new, reload, pool_reload, in_loop = new_next, r.s_host, r.s_pool, r.in_loop
         if not changed.any() or (it == iterations - 1 and not admit_on):
             if admit_on:
                 break
@@ -282,40 +371,55 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
             continue
         idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
         sub = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop,
-               "prefill_cv2": spread(evicted)}
+               "prefill_cv2": spread(r.evicted)}
         df = _merge(df, evaluate(setup, _take(sub, idx, n), symbol_values=_take(hw, idx, n)), idx)
     df = df.copy()
-    in_host = s_host * paused
-    df["host_kv_gb_per_gpu"] = (active_host + in_host * per_session / dp) / 1e9
-    df["host_capacity_gb_per_gpu"] = host_bytes / 1e9 if host_tier else 0.0
-    safe = np.where(sessions > 0, sessions, 1.0)
-    df["sessions"] = sessions
-    df["sessions_per_gpu"] = sessions / p["gpus"]
-    df["kv_in_hbm_share"] = np.where(sessions > 0, (batch + s_hbm * paused) / safe, 1.0)
-    df["kv_in_pool_share"] = np.where(sessions > 0, s_pool * paused / safe, 0.0)
-    df["kv_in_host_share"] = np.where(sessions > 0, in_host / safe, 0.0)
-    df["evicted_share"] = np.where(sessions > 0, evicted * paused / safe, 0.0)
-    df["prefix_hit"] = 1 - df["uncached_input"] / isl
-    df["cache_working_set_gb_per_gpu"] = competing(paused, workers, routing) * per_session / dp / 1e9
-    df["cache_capacity_gb_per_gpu"] = (spare_hbm + pool_sessions + host_sessions) * per_session / dp / 1e9
-    df["routing"] = routing
+    residency_columns(df, loop, r, isl)
+    evicted = r.evicted
     if prefix_hit is not None:           # a forced hit: its miss share of the hit/miss mixture
         evicted = miss_share(evicted, isl, uncached_input(isl, base_new, osl, zeros, workers, routing, lost),
                              prefix_hit)
         held = np.isfinite(np.broadcast_to(np.asarray(prefix_hit, float), isl.shape))
-        df["evicted_share"] = np.where(held, evicted * paused / np.where(sessions > 0, sessions, 1.0),
+        df["evicted_share"] = np.where(held, evicted * r.paused / np.where(r.sessions > 0, r.sessions, 1.0),
                                        df["evicted_share"].to_numpy())
-    if dists is not None and percentile is not None:
+    if dists is not None:
+        request_columns(setup, p, df, dists, percentile, ttft_percentiles, evicted, workers, routing, hw)
+    return df
+
+
+def request_columns(setup: Setup, p: dict, df: pd.DataFrame, dists, percentile: float | None, ttft_percentiles,
+                    evicted, workers, routing: str, hw: dict) -> None:
+    """Adds the statistics over requests that the workload's length distributions ``dists`` give (in place):
+    with ``percentile``, the end-to-end interactivity at that percentile (tok/s/user,
+    ``e2e_interactivity_percentile``); ``ttft_ms`` becomes the median request's P50 (``median_request_ttft_ms``,
+    the mean request's kept as ``ttft_mean_request_ms``); ``ttft_p{q}_request_ms`` per ``ttft_percentiles`` (ms,
+    ``request_ttft_percentile``)."""
+    if percentile is not None:
         q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw)
         df[f"tps_per_user_e2e_p{percentile:g}"] = q
         df[f"e2e_norm_intvty_p{percentile:g}"] = q
-    if dists is not None:
-        df["ttft_mean_request_ms"] = df["ttft_ms"]
-        df["ttft_ms"] = median_request_ttft_ms(setup, p, df["ttft_ms"].to_numpy(), df["uncached_input"].to_numpy(),
-                                               dists, evicted, workers, routing, hw)
-        for q in ttft_percentiles:
-            df[f"ttft_p{q:g}_request_ms"] = request_ttft_percentile(setup, p, df, dists, q, evicted, hw)
-    return df
+    df["ttft_mean_request_ms"] = df["ttft_ms"]
+    df["ttft_ms"] = median_request_ttft_ms(setup, p, df["ttft_ms"].to_numpy(), df["uncached_input"].to_numpy(),
+                                           dists, evicted, workers, routing, hw)
+    for q in ttft_percentiles:
+        df[f"ttft_p{q:g}_request_ms"] = request_ttft_percentile(setup, p, df, dists, q, evicted, hw)
+
+
+def prefill_pool_cache(setup: Setup, p: dict, pf: dict, vals: dict, f_snap, host_tier: bool):
+    """The prefix cache of one prefill instance (``agentic_disaggregated``), per point:
+    (prefill points, bytes per GPU of one cached prefix, attention-DP ranks G_pf / tp_pf, prefixes' worth of
+    spare HBM, prefixes' worth of host tier). The prefill layout ``pf`` is evaluated at batch 1 (one request in
+    flight): spare HBM = max(kv_max_batch - 1, 0) / f_snap prefixes; host tier (with ``host_tier``)
+    C_host f_mem / per_session x dp prefixes; per_session = max(KV bytes per sequence per GPU, 1) f_snap."""
+    n = len(p["new"])
+    pfp = {**{k: p[k] for k in p}, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()},
+           "batch": np.ones(n), "mix": np.zeros(n), "pp": np.ones(n), "concurrency": np.full(n, np.nan)}
+    cap = _evaluate_unique(setup, pfp, vals, ("gpus", "tp", "ep", "isl", "osl", "spec_tokens", "acc"))
+    per_session = np.maximum(cap["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
+    pf_dp = pfp["gpus"] / pfp["tp"]
+    hbm_prefixes = np.maximum(cap["kv_max_batch"].to_numpy() - 1.0, 0.0) / f_snap
+    host_prefixes = vals["C_host"] * vals["f_mem"] / per_session * pf_dp if host_tier else np.zeros(n)
+    return pfp, per_session, pf_dp, hbm_prefixes, host_prefixes
 
 
 def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances, pause_s: float,
@@ -344,13 +448,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     clients = np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"])
     inst = np.broadcast_to(np.asarray(instances, float), (n,))
     pinst = np.broadcast_to(np.asarray(pf_instances, float), (n,))
-    pfp = {**{k: p[k] for k in p}, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()},
-           "batch": np.ones(n), "mix": np.zeros(n), "pp": np.ones(n), "concurrency": np.full(n, np.nan)}
-    cap = _evaluate_unique(setup, pfp, vals, ("gpus", "tp", "ep", "isl", "osl", "spec_tokens", "acc"))
-    per_session = np.maximum(cap["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
-    pf_dp = pfp["gpus"] / pfp["tp"]
-    hbm_prefixes = np.maximum(cap["kv_max_batch"].to_numpy() - 1.0, 0.0) / f_snap
-    host_prefixes = vals["C_host"] * vals["f_mem"] / per_session * pf_dp if host_tier else np.zeros(n)
+    pfp, per_session, pf_dp, hbm_prefixes, host_prefixes = prefill_pool_cache(setup, p, pf, vals, f_snap, host_tier)
     bw_host = np.minimum(vals["BW_host"], vals["BW_hmem"]) * vals["e_ln"]
     evicted, s_host = np.zeros(n), np.zeros(n)
     new = forced_uncached(uncached_input(isl, base_new, osl, evicted, pinst, routing, lost), isl, prefix_hit)
