@@ -1,6 +1,7 @@
-"""The one deployment search (perfmodel/search): no module outside it defines its own SLO type, and the callers
-moved onto it (MIGRATED) keep no copy of the search: no pick of the best admissible point
-(``np.where(ok, value, -np.inf).max(...)``) and no SLO comparison on the served latency columns. The checker is
+"""The one deployment search (perfmodel/search): no module outside it defines its own SLO type (only the YAML input
+schemas, each converted to search.SLO in one place), and the callers moved onto it (MIGRATED) keep no copy of the
+search: no masked pick of the best admissible point (``np.where(ok, value, -np.inf)``), no latency limit compared on
+the served columns and no per-user speed floor compared. The checker is
 exercised on a planted violation so it cannot pass vacuously."""
 
 import ast
@@ -9,17 +10,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "perfmodel"
 MIGRATED = ("perfmodel/analyses/frontier.py", "perfmodel/analyses/plan.py", "perfmodel/analyses/deployments.py",
-            "perfmodel/validation/predict_rows.py", "perfmodel/validation/benchmark_runs.py")
+            "perfmodel/validation/predict_rows.py", "perfmodel/validation/benchmark_runs.py",
+            "perfmodel/analyses/agents.py", "perfmodel/analyses/attribution.py", "perfmodel/claims/check.py",
+            "perfmodel/claims/reading.py", "perfmodel/claims/fields.py", "perfmodel/report/planner.py",
+            "perfmodel/cli/analyses_cmd.py", "perfmodel/cli/plan_cmd.py")
 SLO_LIKE_ALLOWED = {
-    # not yet on search.SLO (issue 39): the agents capacity's speed floor at any percentile
-    ("perfmodel/analyses/agents.py", "SLO"),
-    # the workload catalog's YAML schema of a benchmark scenario (read into search.SLO by benchmark_runs)
+    # YAML input schemas, each converted to search.SLO in exactly one place (their docstrings say where):
+    # a benchmark scenario's latency limits (validation/benchmark_runs.record_latency_limits) ...
     ("perfmodel/specs/workload.py", "LatencyLimits"),
-    # a claim's operating point (YAML schema): its TTFT limit and speed floor, read by claims/reading.py (issue 39:
-    # claims onto search.SLO is still to do)
+    # ... and a claim's operating point: its TTFT limit and speed floor (claims/fields.slo)
     ("perfmodel/specs/claim.py", "OperatingPoint"),
 }
 SERVED_LATENCY = {"ttft_ms", "ttft_p90_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_ms", "tpot_p99_ms"}
+SPEED = {"tps_per_user", "min_tps_per_user"}
 
 
 def slo_like_classes(src: str) -> list[str]:
@@ -33,26 +36,38 @@ def slo_like_classes(src: str) -> list[str]:
     return out
 
 
-def _neg_inf(n: ast.AST) -> bool:
-    return (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and isinstance(n.operand, ast.Attribute)
-            and n.operand.attr == "inf")
+def _masked(n: ast.AST, sign: int) -> bool:
+    """``np.where(ok, value, -np.inf)`` (sign -1: a pick of the highest) or ``np.where(ok, value, np.inf)`` (+1)."""
+    if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "where"
+            and len(n.args) == 3):
+        return False
+    fill = n.args[2]
+    neg = isinstance(fill, ast.UnaryOp) and isinstance(fill.op, ast.USub)
+    fill = fill.operand if isinstance(fill, ast.UnaryOp) else fill
+    return isinstance(fill, ast.Attribute) and fill.attr == "inf" and neg == (sign < 0)
+
+
+def _mentions(side: ast.AST, names: set[str]) -> bool:
+    """Whether an expression names one of ``names`` as a string (a column) or an attribute."""
+    return any((isinstance(c, ast.Constant) and c.value in names) or (isinstance(c, ast.Attribute) and c.attr in names)
+               for c in ast.walk(side))
 
 
 def search_copies(src: str) -> list[str]:
-    """Lines (as 'line N: what') where a module searches deployments itself."""
+    """Lines (as 'line N: what') where a module searches deployments itself: a masked pick
+    (``np.where(ok, value, -np.inf)``, the best admissible point: search.best / best_index / fewest_index), a
+    latency limit compared on the served columns, or a per-user speed floor compared (search.SLO does both)."""
     out = []
     for n in ast.walk(ast.parse(src)):
-        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "max"
-                and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Attribute)
-                and n.func.value.func.attr == "where" and len(n.func.value.args) == 3
-                and _neg_inf(n.func.value.args[2])):
-            out.append(f"line {n.lineno}: best-admissible pick (search.best)")
+        if _masked(n, -1) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                               and n.func.attr == "argmin" and n.args and _masked(n.args[0], +1)):
+            out.append(f"line {n.lineno}: masked pick of the best admissible point (search.best)")
         if isinstance(n, ast.Compare) and n.ops and isinstance(n.ops[0], (ast.LtE, ast.Lt)):
-            for side in (n.left, *n.comparators):
-                names = {c.value for c in ast.walk(side) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
-                if names & SERVED_LATENCY:
-                    out.append(f"line {n.lineno}: latency limit compared outside search.SLO")
-                    break
+            if any(_mentions(side, SERVED_LATENCY) for side in (n.left, *n.comparators)):
+                out.append(f"line {n.lineno}: latency limit compared outside search.SLO")
+        if isinstance(n, ast.Compare) and n.ops and isinstance(n.ops[0], (ast.GtE, ast.Gt)):
+            if any(_mentions(side, SPEED) for side in (n.left, *n.comparators)):
+                out.append(f"line {n.lineno}: speed floor compared outside search.SLO")
     return out
 
 
@@ -80,6 +95,10 @@ class ServiceTarget:
 def my_frontier(df, limit, val, ok):
     ok = ok & (df["ttft_p99_ms"].to_numpy() <= limit)
     return np.maximum(0, np.where(ok, val, -np.inf).max(axis=1))
+
+def my_agents(points, slo, sessions):
+    ok = points["tps_per_user"].to_numpy() >= slo.tps_per_user
+    return int(np.argmin(np.where(ok, -sessions, np.inf)))
 '''
 
 
@@ -88,4 +107,15 @@ def test_the_checker_flags_a_planted_copy(tmp_path):
     f.write_text(PLANTED)
     assert slo_like_classes(f.read_text()) == ["ServiceTarget"]
     found = search_copies(f.read_text())
-    assert any("best-admissible pick" in x for x in found) and any("latency limit" in x for x in found)
+    assert sum("masked pick" in x for x in found) == 2
+    assert any("latency limit" in x for x in found) and any("speed floor" in x for x in found)
+
+
+def test_the_checker_flags_the_removed_slo_types(tmp_path):
+    """The SLO types folded into search.SLO (analyses/agents.SLO: a speed floor at any percentile; a claim's limits
+    as a class of their own) are no longer allowed: a definition of either outside search/ fails the contract."""
+    agents_slo = ("@dataclass(frozen=True)\nclass SLO:\n    tps_per_user: float\n    ttft_ms: float | None = None\n"
+                  "    percentile: float = 50.0\n")
+    assert slo_like_classes(agents_slo) == ["SLO"]
+    assert ("perfmodel/analyses/agents.py", "SLO") not in SLO_LIKE_ALLOWED
+    assert {f for f, _ in SLO_LIKE_ALLOWED} == {"perfmodel/specs/workload.py", "perfmodel/specs/claim.py"}

@@ -83,6 +83,8 @@ class DeploymentSpace:
         if self.max_ttft_ms is not None and not (np.isfinite(self.max_ttft_ms) and self.max_ttft_ms > 0):
             raise SpecError(f"max_ttft_ms must be a positive number of ms, got {self.max_ttft_ms!r}",
                             field="max_ttft_ms")
+        if self.slo is not None:
+            self.slo.check_served()
         if self.max_disagg_gpus is not None and self.max_disagg_gpus < 2:
             raise SpecError(f"max_disagg_gpus={self.max_disagg_gpus}: a prefill and a decode instance need at "
                             "least 2 GPUs", field="max_disagg_gpus")

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SpecError
-from ..search import SERVED_COLUMNS, SLO, poisson, slo_infeasible
+from ..search import SERVED_COLUMNS, SLO, best_index, fewest_index, poisson, slo_infeasible
 from ..serving.dispatch import Pools, serve
 from .deployments import SERVING_MIX, DeploymentSpace, points
 from .evaluation import workload_info
@@ -226,11 +226,9 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
         gpus = units * u
         cand = ok & np.isfinite(gpus) & (units >= 1)
         if demand is None:
-            score = np.where(cand, units * r, -np.inf)                # the most traffic within the limit
-            j = int(np.argmax(score))
+            j = best_index(units * r, cand)                           # the most traffic within the limit
         else:
-            score = np.where(cand, gpus - 1e-6 * y / max(best_y, 1e-300), np.inf)
-            j = int(np.argmin(score))
+            j = fewest_index(gpus - 1e-6 * y / max(best_y, 1e-300), cand)
         g = float(gpus[j])
         row = _row(sysm, front.iloc[j], served.iloc[j], wl, demand, scale, units[j], u[j], g, domain, r[j])
         dem_req = float(req[j]) if req is not None else float(units[j] * r[j])

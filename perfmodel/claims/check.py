@@ -32,6 +32,7 @@ from .basis import basis
 from .conditions import conditions
 from .curves import AXES, CurveStore, Side, end_deployment, peak
 from .fields import metric, point, speed
+from .fields import slo as claim_slo
 from .fmt import fmt as _fmt
 from .interval import distance, interval, spread_part, summary, width
 from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
@@ -685,9 +686,10 @@ def _load_stated(C: _Claim) -> bool:
 def _check_agents(C: _Claim, out: dict) -> dict:
     """agents_per_gpu: the most sessions per GPU within the SLO (analyses/agents.py) at each profile corner, with
     the rate error; graded by the same rules."""
-    from ..analyses.agents import SLO, agents_per_gpu
+    from ..analyses.agents import agents_per_gpu
     at, S = point(C.claim, "at"), C.sides[0]
-    slo = SLO(speed(at, "at"), at.ttft_ms, at.percentile or 50.0)
+    speed(at, "at")                                       # the SLO's floor: a point 'speed' states it
+    slo = claim_slo(at)
     vals = {c: agents_per_gpu(C.store.points(S.but(corner=c), C.model, C.wl), slo) for c in ("value", "pess", "opt")}
     res = vals["value"]
     out["systems"] = [{"name": S.name, "hardware": S.hardware, "profile": S.profile,

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..specs.claim import OperatingPoint
 from .curves import AXES, CurveStore, Side, curve_end, read
+from .fields import slo as claim_slo
 from .fields import speed
 
 GRID_START = 64          # grid points to start with
@@ -102,13 +103,7 @@ class Figure:
 
     def _usable(self, t: Term, env, k: float):
         """The envelope rows usable at a peak (speed floor, TTFT limit), and the floor/limit applied."""
-        ok = np.ones(len(env), bool)
-        p = t.point
-        if p.min_tps_per_user:
-            ok &= env[AXES[self.axis]].to_numpy(float) >= p.min_tps_per_user * k
-        if p.ttft_ms:
-            ok &= env["ttft_ms"].to_numpy(float) <= p.ttft_ms
-        return env[ok]
+        return env[claim_slo(t.point, AXES[self.axis], k).meets(env)]
 
     # ---------------------------------------------------------------- the reading
     _diag = False

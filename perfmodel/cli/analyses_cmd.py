@@ -240,12 +240,12 @@ def _ttft_text(ttft_ms, limit_ms) -> str:
 
 def _slo(args):
     """The --slo-* options as an SLO (None without --slo-tps-per-user)."""
-    from ..analyses.agents import SLO
+    from ..search import SLO
     if args.slo_tps_per_user is None:
         if args.slo_ttft_ms is not None:
             raise SpecError("a TTFT limit needs the speed floor --slo-tps-per-user", field="--slo-ttft-ms")
         return None
-    return SLO(args.slo_tps_per_user, args.slo_ttft_ms, args.slo_percentile)
+    return SLO.speed_floor(args.slo_tps_per_user, args.slo_ttft_ms, args.slo_percentile)
 
 
 def _agents(h, args, wl, kw, slo):

@@ -68,13 +68,14 @@ def _named(rs: list[dict], model: str) -> list[tuple[float, str]]:
 
 
 def _sessions(store: CurveStore, side: Side, model: str, wl: str, speed: float | None, rack: float) -> float | None:
-    from ..analyses.agents import SLO, agents_per_gpu
+    from ..analyses.agents import agents_per_gpu
+    from ..search import SLO
     w = catalog.workload(wl)
     pts = store._envelope_points(side, model, wl)
     if speed is None or not len(pts):
         return None
-    slo = SLO(speed, PLAN_TTFT_MS, getattr(w, "slo_speed_percentile", None) or 50.0,
-              getattr(w, "slo_ttft_percentile", None))
+    slo = SLO.speed_floor(speed, PLAN_TTFT_MS, getattr(w, "slo_speed_percentile", None) or 50.0,
+                          getattr(w, "slo_ttft_percentile", None))
     res = agents_per_gpu(pts, slo)
     return None if res.value is None else res.value * rack
 

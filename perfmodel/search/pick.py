@@ -1,15 +1,33 @@
-"""Picks over admissible points (fitting, finite, meeting the SLO): the best value per sample, or the envelope of an
-objective against tokens/s per user."""
+"""Picks over admissible points (fitting, finite, meeting the SLO): the best value per sample (``best``), the best
+point (``best_index``), the best distinct layouts (``top_k``), or the envelope of an objective against tokens/s per
+user (``pareto_index``). Values in the objective's unit."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 
 def best(value: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """Best ``value`` over the last axis among the ``ok`` points (shape value.shape[:-1]; -inf where none is ok),
     in ``value``'s unit."""
     return np.where(ok, value, -np.inf).max(axis=-1)
+
+
+def best_index(value: np.ndarray, ok: np.ndarray) -> int:
+    """Index of the best ``value`` among the ``ok`` points of a 1-D array (the first on ties; 0 where none is ok)."""
+    return int(np.argmax(np.where(ok, value, -np.inf)))
+
+
+def fewest_index(value: np.ndarray, ok: np.ndarray) -> int:
+    """Index of the lowest ``value`` among the ``ok`` points of a 1-D array (the first on ties; 0 where none is ok)."""
+    return int(np.argmin(np.where(ok, value, np.inf)))
+
+
+def top_k(frame: pd.DataFrame, score: pd.Series, key: list[str], k: int) -> pd.DataFrame:
+    """The ``k`` rows of ``frame`` with the highest ``score`` (NaN: not admissible), one per distinct ``key``."""
+    c = frame.assign(_score=score).dropna(subset=["_score"])
+    return c.sort_values("_score", ascending=False).drop_duplicates(key).head(k)
 
 
 def pareto_index(x: np.ndarray, y: np.ndarray, bins: int = 4096) -> np.ndarray:

@@ -722,11 +722,10 @@ TTFT_LIMIT_AFTER = re.compile(r"\band\s+([0-9][0-9,]*(?:\.[0-9]+)?)\s*(ms|s)\s+T
 """An SLO tier written value first ("20 tok/s output speed and 10 s TTFT", the AA wording)."""
 
 
-def slo_of(rec: Record):
+def slo_of(rec: Record) -> SLO:
     """The SLO of an agents_per_gpu row: speed floor at_tps_per_user, TTFT limit from the notes ('TTFT < 5 s'),
     at the percentiles the workload's benchmark applies (aa-agentperf: speed P25, TTFT P95), else at P90 when the
     notes say p90, else P50 (the record format's default percentile)."""
-    from ..analyses.agents import SLO
     if rec.at_tps_per_user is None:
         raise Unsupported("agents_per_gpu row without at_tps_per_user (the SLO's speed floor)")
     m = TTFT_LIMIT.search(rec.notes or "") or TTFT_LIMIT_AFTER.search(rec.notes or "")
@@ -736,8 +735,8 @@ def slo_of(rec: Record):
     q = 90.0 if re.search(r"\bp90\b", rec.notes or "", re.IGNORECASE) else 50.0
     w = catalog.workload(rec.workload) if rec.workload else None
     if w is not None and w.slo_speed_percentile is not None:       # the benchmark's own percentiles
-        return SLO(rec.at_tps_per_user, limit, w.slo_speed_percentile, w.slo_ttft_percentile)
-    return SLO(rec.at_tps_per_user, limit, q)
+        return SLO.speed_floor(rec.at_tps_per_user, limit, w.slo_speed_percentile, w.slo_ttft_percentile)
+    return SLO.speed_floor(rec.at_tps_per_user, limit, q)
 
 
 _AGENTS_CACHE: dict = {}
