@@ -4,14 +4,15 @@ import pytest
 import sympy as sp
 
 from perfmodel import catalog
-from perfmodel.equations.attention import MLA_ROW_TILE, AttentionCost
 from perfmodel.kernels import mla as mla_kernels
+from perfmodel.model import attention_family
+from perfmodel.model.mla import MLA_ROW_TILE
 
 
 def _mla_cost():
     m = catalog.model("deepseek-v3")
     name, a = next((n, a) for n, a in m.attention.items() if type(a).__name__ == "MLA")
-    return AttentionCost(a, name), a.heads
+    return attention_family(a, name), a.heads
 
 
 def test_mla_decode_issues_whole_64_row_tiles():
@@ -30,7 +31,7 @@ def test_the_row_tile_is_the_one_the_kernel_tables_are_fitted_with():
 def test_gqa_decode_is_not_padded_here():
     m = catalog.model("llama-3.3-70b")
     name, a = next(iter(m.attention.items()))
-    assert AttentionCost(a, name).decode_row_padding(sp.Integer(1), sp.Integer(8)) == 1
+    assert attention_family(a, name).decode_row_padding(sp.Integer(1), sp.Integer(8)) == 1
 
 
 def _tpot(serving, **profile):

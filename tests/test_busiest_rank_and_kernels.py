@@ -8,9 +8,9 @@ import sympy as sp
 from deepseek_floors import trtllm_step_floors_us
 
 from perfmodel import catalog
-from perfmodel.equations.ffn import FFNCost
 from perfmodel.equations.roofline import expected_max_normal
 from perfmodel.equations.step import StepBuilder
+from perfmodel.model import ffn_family
 
 
 @pytest.mark.parametrize("n", [1, 2, 4, 8, 32, 256])
@@ -22,7 +22,7 @@ def test_expected_max_normal_matches_monte_carlo(n):
 def _ffn(model="deepseek-v3"):
     m = catalog.model(model)
     f = next(f for f in m.ffn.values() if getattr(f, "experts", 0))
-    return FFNCost(f, m.hidden_size)
+    return ffn_family(f, m.hidden_size)
 
 
 def test_one_rank_is_the_mean():

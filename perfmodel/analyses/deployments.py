@@ -32,9 +32,10 @@ import pandas as pd
 from ..arch.layout import expert_problem, layout_problem
 from ..engine.evaluate import POINT_COLUMNS
 from ..errors import SpecError
+from ..model import max_experts, tp_heads
 from ..search import SLO
 from ..specs.deployment import ENUMERABLE_MODES
-from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, ModelSpec, MoE
+from ..specs.model import ModelSpec
 
 SERVING_MIX = {m: 1.0 if m == "aggregated" else 0.0 for m in ENUMERABLE_MODES}   # prefill mixed into decode steps
 LAYOUT_COLUMNS = ["serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio", "kv_host_tier",
@@ -116,13 +117,7 @@ def _pow2_divisors(n: int) -> list[int]:
 
 
 def _heads(m: ModelSpec) -> list[int]:
-    heads = []
-    for a in m.attention.values():
-        if isinstance(a, (GQA, MLA, CompressedAttention)):
-            heads.append(a.heads)
-        elif isinstance(a, LinearAttention):
-            heads.append(a.v_heads)
-    return heads or [1]
+    return tp_heads(m)
 
 
 def _tp_ok(m: ModelSpec, tp: int) -> bool:
@@ -131,7 +126,7 @@ def _tp_ok(m: ModelSpec, tp: int) -> bool:
 
 
 def _experts(m: ModelSpec) -> int:
-    return max((f.experts for f in m.ffn.values() if isinstance(f, MoE)), default=0)
+    return max_experts(m)
 
 
 def gpu_choices(ctx: Context) -> list[int]:

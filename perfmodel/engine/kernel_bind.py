@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..equations.collectives import default_custom_latencies
-from ..equations.ffn import MOE_KERNELS
+from ..model.moe import MOE_KERNELS
 
 GEMM_DTYPE = {"bf16": ("bfloat16",), "fp16": ("bfloat16",), "fp8": ("fp8", "fp8_block"), "nvfp4": ("nvfp4",),
               "fp4": ("nvfp4",), "mxfp4": ("nvfp4",), "int4": ("bfloat16",)}

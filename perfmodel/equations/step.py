@@ -53,11 +53,12 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..arch.params import attention_params
+from ..model import FFNFamily, attention_families, ffn_families
+from ..model.ffn import RoutedExperts
+from ..model.moe import MOE_KERNELS
 from ..specs.model import ModelSpec
-from .attention import AttentionCost
 from .collectives import allreduce_latency, alltoall_latency
-from .ffn import MOE_KERNELS, FFNCost, grouped_gemm_efficiency
+from .ffn import grouped_gemm_efficiency
 from .gemm_shape import dense_issued_flops, grouped_issued_flops
 from .roofline import Tally, allreduce_bytes, collective_bandwidth, indicator_gt1, smax, smin
 from .symbols import S
@@ -105,9 +106,9 @@ class StepBuilder:
     def __init__(self, m: ModelSpec):
         self.m = m
         self.h = m.hidden_size
-        self.attn = {n: AttentionCost(a, n) for n, a in m.attention.items()}
-        self.attn_params = {n: attention_params(a, self.h) for n, a in m.attention.items()}
-        self.ffn = {n: FFNCost(f, self.h) for n, f in m.ffn.items()}
+        self.attn = attention_families(m)
+        self.attn_params = {n: A.params(self.h) for n, A in self.attn.items()}
+        self.ffn = ffn_families(m)
         s = S
         self.dp = s["G"] / (s["tp"] * s["pp"])
         self.moe_tp = s["G"] / (s["pp"] * s["ep"])
@@ -129,9 +130,10 @@ class StepBuilder:
         if F.dense_params:
             kernels.append(self.dense_ffn_kernel(F, T_gpu, tally, weight))
         links = self.tp_allreduce(T_gpu)
-        if F.is_moe:
-            kernels.append(self.expert_kernel(F, ph, tally, weight))
-            links = links.plus(self.moe_exchange(F, ph, T_gpu))
+        moe = F.routed()
+        if moe is not None:
+            kernels.append(self.expert_kernel(moe, ph, tally, weight))
+            links = links.plus(self.moe_exchange(moe, ph, T_gpu))
         if self.m.residual.kind == "mhc":
             kernels.append(self.mhc_kernel(T_gpu, tally, weight))
         kern_time = 0
@@ -182,7 +184,7 @@ class StepBuilder:
                         kv_bytes / (s["BW_hbm"] * s["e_kv"])))
         return kernels
 
-    def dense_ffn_kernel(self, F: FFNCost, T_gpu, tally: Tally, weight) -> tuple:
+    def dense_ffn_kernel(self, F: FFNFamily, T_gpu, tally: Tally, weight) -> tuple:
         """The dense FFN (or shared experts) of one layer, (name, compute s, memory s), and its tallies:
         issued GEMM work of P_d/tp weights over T_gpu rows at F_x e (useful 2 P_d T_gpu / tp FLOPs);
         P_d b_x / tp bytes at BW_hbm e_w."""
@@ -193,7 +195,7 @@ class StepBuilder:
         tally.count("bytes_weights", F.dense_params * s["b_x"] / tp, weight)
         return kernel
 
-    def expert_kernel(self, F: FFNCost, ph: Phase, tally: Tally, weight) -> tuple:
+    def expert_kernel(self, F: RoutedExperts, ph: Phase, tally: Tally, weight) -> tuple:
         """The routed experts on the busiest EP rank, (name, compute s, memory s), and their tallies.
 
         Routed pairs there: T k imb' l(T) / ep, imb' = 1 + (imb - 1)[ep > 1] (the hot-expert skew exists only
@@ -230,7 +232,7 @@ class StepBuilder:
         return Links(nbytes, nbytes / (self.bw_coll * s["e_ln"]), 2 * indicator_gt1(tp),
                      2 * allreduce_latency(tp, T_gpu * self.h * s["b_act"]))
 
-    def moe_exchange(self, F: FFNCost, ph: Phase, T_gpu) -> Links:
+    def moe_exchange(self, F: RoutedExperts, ph: Phase, T_gpu) -> Links:
         """The MoE all-to-all (dispatch and combine), which exists only with attention-DP (dp > 1).
 
         Tokens live on their attention-DP rank; with dp = 1 (TP attention) every GPU already holds every token
@@ -324,7 +326,7 @@ class StepBuilder:
         """
         return smin(self.dp, smax(1, ph.pf_tokens / ph.pf_unit))
 
-    def remote_domains(self, F: FFNCost):
+    def remote_domains(self, F: RoutedExperts):
         """Expected scale-up domains other than its own that one token is sent to (throughput all-to-all).
 
         The instance spans n = max(1, G / D_dom) domains. A token's experts are m draws over them,

@@ -86,13 +86,13 @@ def snapshot_count(context, interval) -> np.ndarray:
 def fixed_states(model, fmt: str, window_interval=None, linear_interval=None) -> list[tuple[float, int | None]]:
     """[(fixed bytes per sequence, snapshot interval)] of the model's fixed-state kinds: sliding-window rings
     (GQA windows, DeepSeek-V4 window entries) and linear-attention recurrent + conv state (whole model)."""
-    from ..arch.kv import layer_kv_fixed
-    from ..specs.model import LinearAttention
+    from ..model import attention_families
+    fams = attention_families(model)
     win = lin = 0.0
     for g in model.layers:
-        a = model.attention[g.attention]
-        b = g.count * layer_kv_fixed(a, fmt)
-        if isinstance(a, LinearAttention):
+        A = fams[g.attention]
+        b = g.count * A.kv_fixed(fmt)
+        if A.has_linear_state:
             lin += b
         else:
             win += b

@@ -58,11 +58,11 @@ from ..acceptance_priors import record_acceptance
 from ..arch.layout import expert_problem, layout_problem
 from ..engine.evaluate import POINT_COLUMNS, Setup
 from ..errors import SpecError
+from ..model import is_moe
 from ..search import SLO, Best, best_over
 from ..search.loop import Read
 from ..serving.dispatch import Pools, Sessions, prefill_throughput, serve
 from ..serving.lengths import workload_lengths
-from ..specs.model import MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .benchmark_runs import record_arrival_rate, record_instance_gpus, record_latency_limits, record_percentile
 from .records import Record
@@ -97,10 +97,6 @@ def profile_id(rec: Record) -> str:
     if eng not in ENGINE_PROFILE:
         raise Unsupported(f"no profile for engine {rec.engine!r}")
     return ENGINE_PROFILE[eng]
-
-
-def is_moe(model) -> bool:
-    return any(isinstance(f, MoE) for f in model.ffn.values())
 
 
 # --------------------------------------------------------------------------------------------- parameters
