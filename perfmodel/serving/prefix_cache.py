@@ -142,25 +142,33 @@ class ReuseGaps:
         self.wait = np.maximum(np.asarray(wait, float), 0.0)
         self.cap = np.inf if cap is None else np.asarray(cap, float)
 
-    def _pause(self, t):
-        """(P(X <= t), E[min(X, t)]) of the cut pause at t >= 0."""
+    def _pause(self, t, cdf: bool = True):
+        """(P(X <= t), E[min(X, t)]) of the cut pause at t >= 0 (``cdf`` False: (None, E[min(X, t)]))."""
         from scipy.special import ndtr
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            return self._pause_at(np.maximum(np.asarray(t, float), 0.0), ndtr)
+            return self._pause_at(np.maximum(np.asarray(t, float), 0.0), ndtr, cdf)
 
-    def _pause_at(self, t, ndtr):
+    def _pause_at(self, t, ndtr, want_cdf: bool = True):
         tc = np.minimum(t, self.cap)
         m, s = np.maximum(self.median, 1e-12), np.maximum(self.sigma, 1e-9)
-        z = np.log(np.maximum(tc, 1e-300) / m) / s
-        mean_ln = m * np.exp(s * s / 2)
-        tail = np.where(np.isfinite(tc), tc * (1 - ndtr(z)), 0.0)
-        part_ln = mean_ln * ndtr(z - s) + tail                          # E[min(X, tc)], log-normal
-        cdf_ln = ndtr(z)
-        part_ex = m * -np.expm1(-tc / m)                                # E[min(X, tc)], exponential
-        cdf_ex = -np.expm1(-tc / m)
         ln = self.sigma > 0
+        # each branch only where some point takes it (np.where of an all-true / all-false mask picks one side)
+        has_ln, has_ex = bool(ln.any()), not bool(ln.all())
+        part_ln = cdf_ln = part_ex = cdf_ex = 0.0
+        if has_ln:
+            z = np.log(np.maximum(tc, 1e-300) / m) / s
+            mean_ln = m * np.exp(s * s / 2)
+            cdf_ln = ndtr(z)
+            tail = np.where(np.isfinite(tc), tc * (1 - cdf_ln), 0.0)
+            part_ln = mean_ln * ndtr(z - s) + tail                      # E[min(X, tc)], log-normal
+        if has_ex:
+            cdf_ex = -np.expm1(-tc / m)
+            part_ex = m * cdf_ex                                        # E[min(X, tc)], exponential
+        part = np.where(ln, part_ln, part_ex)
+        if not want_cdf:
+            return None, part
         cdf = np.where(ln, cdf_ln, cdf_ex)
-        return np.where(t >= self.cap, 1.0, cdf), np.where(ln, part_ln, part_ex)
+        return np.where(t >= self.cap, 1.0, cdf), part
 
     def mean(self):
         """E[G], s."""
@@ -172,6 +180,11 @@ class ReuseGaps:
         cdf, part = self._pause(t - self.wait)
         return np.where(t >= self.wait, cdf, 0.0), np.minimum(t, self.wait) + part
 
+    def partial(self, t):
+        """E[min(G, t)] at t (``cdf_and_partial``'s second value, the CDF not computed)."""
+        t = np.asarray(t, float)
+        return np.minimum(t, self.wait) + self._pause(t - self.wait, cdf=False)[1]
+
     def survival(self, ratio, iterations: int = 80):
         """P(G <= T) where E[min(G, T)] / E[G] = ``ratio`` (capacity / idle prefixes), 1 at ratio >= 1: the
         renewal Che law (module docstring). T by a vectorized bisection in log T (no loop per point)."""
@@ -182,7 +195,7 @@ class ReuseGaps:
         hi = np.broadcast_to(np.log(np.maximum(mean, 1e-12)) + np.log(1e6), shape).copy()
         for _ in range(iterations):
             mid = (lo + hi) / 2
-            below = self.cdf_and_partial(np.exp(mid))[1] / mean < r
+            below = self.partial(np.exp(mid)) / mean < r
             lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
         return np.where(r >= 1.0, 1.0, np.clip(self.cdf_and_partial(np.exp(hi))[0], 0.0, 1.0))
 
