@@ -164,33 +164,14 @@ def test_no_shipped_row_weighs_more_than_one_percent_of_its_engines_fit():
     assert checked >= 3
 
 
-def test_launch_params_leave_the_fit_on_tabled_gpus():
-    """kernel_overhead_us and kernel_floor_share are replaced by the launch tables on every catalog GPU that has
-    them (engine/kernel_bind.launch_values), so a family on such GPUs does not fit them."""
-    from types import SimpleNamespace
-
-    from perfmodel.validation.calibrate import LAUNCH_PARAMS, all_launch_tabled, default_fit
-    tabled = [SimpleNamespace(hardware="h100-sxm", family="x", spec_tokens=0, acceptance_length=None,
-                              weights="fp8", engine="vllm")]
-    assert all_launch_tabled(tabled)
-    assert catalog_has_launch("h100-sxm")
-    names = default_fit(tabled)
-    assert not set(LAUNCH_PARAMS) & set(names)
-    assert "step_overhead_ms" in names
-    # one row on an untabled GPU (H800) does not bring them back; MIN_ROWS such rows do
-    from perfmodel.validation.calibrate import MIN_ROWS
-    h800 = SimpleNamespace(**{**vars(tabled[0]), "hardware": "h800-sxm"})
-    assert not catalog_has_launch_or_none("h800-sxm")
-    assert all_launch_tabled(tabled * 50 + [h800])
-    assert not all_launch_tabled(tabled + [h800] * MIN_ROWS)
-
-
-def catalog_has_launch(hw: str) -> bool:
-    from perfmodel import catalog
-    return catalog.hardware(hw).kernel_fits.launch is not None
-
-
-def catalog_has_launch_or_none(hw: str) -> bool:
-    from perfmodel import catalog
-    fits = catalog.hardware(hw).kernel_fits
-    return fits is not None and fits.launch is not None
+def test_band_notes_flag_attention_efficiencies_outside_the_kernel_tables():
+    """A fitted attention efficiency outside the engine's kernel-table band is named in the calibration note;
+    one inside it is not."""
+    from perfmodel.validation.calibrate import band_notes
+    from perfmodel.validation.kernel_bands import bands
+    lo, hi = bands("trtllm")["eff_attention_decode"]
+    assert lo < hi
+    inside = band_notes("trtllm", {"eff_attention_decode": (lo + hi) / 2})
+    below = band_notes("dynamo-trtllm", {"eff_attention_decode": lo / 2})
+    assert inside == []
+    assert len(below) == 1 and "below" in below[0] and "slower" in below[0]

@@ -109,7 +109,8 @@ def test_floor_edges_are_the_fitting_bounds():
 
 
 def test_launch_costs_net_the_floors_and_drop_curves_on_their_bound():
-    """With launch costs (node 2 us, harness 1.5 us): t_kern = 2 us; the BF16 GEMM floor 2 - 1.5 = 0.5 us; decode
+    """With launch costs (node 2 us, harness 1.5 us): the per-kernel cost stays the profile's (t_kern, r_kf and
+    t_floor are not bound from the tables); the BF16 GEMM floor 2 - 1.5 = 0.5 us; decode
     attention 9 - 1.5 = 7.5 us; the fused MoE call holds MOE_KERNELS = 7 node periods: 25 - 7 x 1.5 = 14.5 us. An
     MLA curve with t0 on its 200 us bound is left out (no MLA floor then)."""
     launch = {"graph_node_us": {"value": 2.0, "status": "estimate", "source": SRC},
@@ -120,7 +121,7 @@ def test_launch_costs_net_the_floors_and_drop_curves_on_their_bound():
     fits = KernelFits.model_validate(data)
     trt = catalog.profile("trtllm")
     v = kernel_values(_hw(fits), trt, "fp8", "fp8", mla=False, lat_link_s=1.5e-6)
-    assert (v["t_kern"], v["r_kf"], v["t_floor"]) == (pytest.approx(2e-6), 1.0, 0.0)
+    assert not {"t_kern", "r_kf", "t_floor"} & set(v)
     assert v["t_gemm0"] == pytest.approx(0.5e-6) and v["t_attn0"] == pytest.approx(7.5e-6)
     assert v["t_moe0"] == pytest.approx((25.0 - MOE_KERNELS * 1.5) * 1e-6)
     assert kernel_values(_hw(fits), trt, "fp8", "fp8", mla=True, lat_link_s=1.5e-6)["t_attn0"] == 0.0

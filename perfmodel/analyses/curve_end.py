@@ -6,11 +6,11 @@ step (the step equations' own split: equations/step.py, serving/aggregated.py co
     step = kernel work + kernel floors + kernel gaps + collective latency + layer floors + link + CPU + drafts
 
     kernel work         sum over kernels of max(FLOPs / (F e), bytes / (BW_hbm e))      hardware x profile efficiencies
-    kernel floors       sum over kernels of max(t0 - t_harness, 0) (the kernel tables' small-shape time of that GPU
-                        and engine, net of the tables' own per-call node period; without launch costs on the
-                        hardware: the profile's share r_kf of the raw t0)
-    kernel gaps         t_node x kernels launched (the GPU's CUDA-graph node period, hardware kernel_fits.launch,
-                        measured on its kernel tables; without launch costs: the profile's kernel_overhead_us)
+    kernel floors       r_kf x sum over kernels of max(t0 - t_harness, 0) (the kernel tables' small-shape time of that
+                        GPU and engine, net of the tables' own per-call node period where the hardware carries it;
+                        r_kf the profile's fitted kernel_floor_share)
+    kernel gaps         t_kern x kernels launched (the profile's fitted kernel_overhead_us; the GPU's CUDA-graph node
+                        period, hardware kernel_fits.launch, is named beside it as its hardware lower bound)
     collective latency  per all-reduce: the engine's custom kernel fit, or hops of scaleup_latency_us / NCCL's per-hop
                         constants (equations/collectives.py); per all-to-all one scale-up (+ NIC) hop
     CPU                 t_step + B t_seq, hidden by the overlap scheduler's share q_os
@@ -33,7 +33,7 @@ WORK = ("t_attn_proj_ms", "t_attn_core_ms", "t_experts_ms", "t_ffn_ms", "t_lm_he
 PARTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("kernel work", WORK, "hardware HBM bandwidth and FLOP/s x profile efficiencies"),
     ("kernel floors", ("t_kernel_floor_ms",), "hardware kernel tables (t0 net of the tables' per-call overhead)"),
-    ("kernel gaps", ("t_kernel_gap_ms",), "hardware CUDA-graph node period (kernel_fits.launch) x kernels launched"),
+    ("kernel gaps", ("t_kernel_gap_ms",), "profile kernel_overhead_us x kernels launched"),
     ("collective latency", ("t_collective_latency_ms",), "hardware scaleup_latency_us and the engine's all-reduce"),
     ("layer floors", ("t_layer_floor_ms",), "profile layer_floor_us"),
     ("link transfers", ("t_link_ms",), "hardware link bandwidths x profile eff_link, less overlap"),
@@ -59,21 +59,20 @@ def setup_sources(setup) -> dict[str, str]:
     out = {"kernel work": f"{hw.id}: " + ", ".join(
         _sourced(n, getattr(sp, n), u) for n, u in (("hbm_bandwidth_tbps", "TB/s"),) if getattr(sp, n, None))
         + f"; {prof.id} efficiencies"}
+    out["kernel gaps"] = f"{fitted}: kernel_overhead_us {prof.kernel_overhead_us.value:g} us x kernels launched"
     if launch is not None:
-        out["kernel gaps"] = (f"{hw.id} " + _sourced("CUDA-graph node period", launch.graph_node_us, "us")
-                              + " x kernels launched")
-        derived = any(c.status == "physics" for e in fits.families.values() for v in e.values() for c in v.values())
-        out["kernel floors"] = (f"{hw.id} {engine_of(prof)} kernel curves' t0 ("
-                                + ("carried from another GPU's tables" if derived else "fitted on its kernel tables")
-                                + f") net of {launch.harness_call_us.value:g} us per call, all paid in series")
-    else:
-        out["kernel gaps"] = f"{fitted}: kernel_overhead_us {prof.kernel_overhead_us.value:g} us x kernels launched"
-        out["kernel floors"] = (f"{hw.id} kernel tables x {fitted}: kernel_floor_share "
-                                f"{prof.kernel_floor_share.value:g}" if curves else "none (no kernel tables)")
+        out["kernel gaps"] += " (" + _sourced(f"{hw.id} CUDA-graph node period", launch.graph_node_us, "us") \
+            + ", its hardware lower bound)"
+    net = f" net of {launch.harness_call_us.value:g} us per call" if launch is not None else ""
+    derived = curves and any(c.status == "physics" for e in fits.families.values() for v in e.values()
+                             for c in v.values())
+    out["kernel floors"] = (f"{hw.id} {engine_of(prof)} kernel curves' t0 ("
+                            + ("carried from another GPU's tables" if derived else "fitted on its kernel tables")
+                            + f"){net} x {fitted}: kernel_floor_share {prof.kernel_floor_share.value:g}"
+                            if curves else "none (no kernel tables)")
     out["collective latency"] = (f"{hw.id} " + _sourced("scaleup_latency_us", sp.scaleup_latency_us, "us")
                                  + ("; the engine's custom all-reduce fit (kernel tables)" if curves else ""))
-    out["layer floors"] = ("none: the layer's fixed part is its kernels' node periods and net floors" if launch
-                           else f"profile {prof.id}: layer_floor_us {prof.layer_floor_us.value:g} us")
+    out["layer floors"] = f"profile {prof.id}: layer_floor_us {prof.layer_floor_us.value:g} us"
     out["CPU per step"] = (f"{fitted}: step_overhead_ms {prof.step_overhead_ms.value:g}, seq_overhead_us "
                            f"{prof.seq_overhead_us.value:g}, scheduler_overlap {prof.scheduler_overlap.value:g}")
     out["draft passes"] = f"{setup.model.id} draft head at the same per-kernel costs"

@@ -14,19 +14,16 @@ Where the hardware has curves for the profile's engine (``dynamo-X`` runs engine
                collective_latency_us on all-reduces and e_ggk its eff_grouped_gemm (calibration no longer sees
                those on such hardware). The launch floors count with the profile's kernel_floor_share
                (calibrated: the share of isolated-kernel floors a CUDA-graph step pays in series).
-Where the hardware's kernel_fits also carry ``launch`` (perfmodel/kernels/launch.py), the fixed part of a kernel is
-the GPU's, not the profile's:
-    t_kern   = graph_node_us                (the period of one kernel node of a replayed CUDA graph on this GPU;
-                                             replaces the profile's kernel_overhead_us)
-    t_X0     = max(t0_X - k_X harness_call_us, 0) for X in gemm, attn, moe (the curves' floors net of the
-                                             collector's own node periods: k = 1 for a GEMM or attention call, k =
+Where the hardware's kernel_fits also carry ``launch`` (perfmodel/kernels/launch.py), the floors are net of the
+collector's own per-call node periods:
+    t_X0     = max(t0_X - k_X harness_call_us, 0) for X in gemm, attn, moe (k = 1 for a GEMM or attention call, k =
                                              MOE_KERNELS for a fused-MoE call, the kernels the step counts for it)
-    r_kf     = 1                            (every kernel's execution floor is paid in series in a graph; replaces
-                                             the profile's kernel_floor_share)
-    t_floor  = 0                            (no per-layer floor on top: the layer's fixed part is its kernels' node
-                                             periods and net floors; replaces the profile's layer_floor_us, whose
-                                             20 us prior otherwise absorbs what a faster GPU's HBM saves)
-so that a kernel's fixed cost is t_node + its net floor, and the curve end differs per GPU as the tables do.
+The GPU's CUDA-graph node period (``launch.graph_node_us``) is the hardware's lower bound on the per-kernel fixed
+cost and is reported beside the curve end (docs/curve-end.md), but it does not replace the profile's fitted
+kernel_overhead_us, kernel_floor_share and layer_floor_us: bound in their place it made low-batch DeepSeek-R1 on
+TensorRT-LLM 25-48% too fast (the trtllm-blog01 MTP-depth family 6% -> 34-40% left out of the fit; the serving
+step launches more than the kernels the equations count), so the fitted per-kernel cost stays the one that
+carries what the node period does not.
 Without curves (other hardware, the speed-of-light profile, engine 'none') the defaults of ``defaults`` leave
 the equations as they were: no kernel floors, one-shot 2 lat_link, two-shot 3 lat_link, the profile's
 kernel_overhead_us, collective_latency_us and eff_grouped_gemm.
@@ -82,14 +79,6 @@ def _dtype_of(variant: str) -> str:
     return variant.split("/", 1)[1] if "/" in variant else ""
 
 
-def launch_values(fits) -> dict[str, float]:
-    """The GPU's per-kernel fixed cost (SI): {'t_kern': graph node period, 'r_kf': 1, 't_floor': 0}, or {}
-    without a launch block. ``fits``: the hardware's kernel_fits."""
-    if fits is None or fits.launch is None:
-        return {}
-    return {"t_kern": fits.launch.graph_node_us.value * 1e-6, "r_kf": 1.0, "t_floor": 0.0}
-
-
 def harness_s(fits) -> float:
     """The per-call overhead inside the tables' latencies, s (0 without a launch block)."""
     return fits.launch.harness_call_us.value * 1e-6 if fits is not None and fits.launch is not None else 0.0
@@ -102,7 +91,6 @@ def kernel_values(hardware, profile, weights: str, kv_cache: str, mla: bool, lat
     fits, engine = hardware.kernel_fits, engine_of(profile)
     if fits is None or not any(engine in e for e in fits.families.values()):
         return out
-    out.update(launch_values(fits))
     net = harness_s(fits)
     gemm_bf16 = _curves(fits, "gemm", engine, lambda v: _dtype_of(v) == "bfloat16")
     if (t := _floor(gemm_bf16, "gemm")) is not None:

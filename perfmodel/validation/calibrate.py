@@ -53,8 +53,10 @@ FIT_PARAMS: dict[str, tuple[float, float]] = {
     "kernel_overhead_us": (0.0, 8.0), "step_overhead_ms": (0.0, 5.0), "seq_overhead_us": (0.0, 60.0),
     "moe_imbalance": (1.0, 3.0), "request_overhead_ms": (0.0, 400.0), "arrival_burst": (0.0, 1.0),
     "workspace_gb": (0.5, 20.0), "kernel_floor_share": (0.0, 1.0)}
-# the attention efficiencies' ranges are the engine's kernel-table bands where it has kernel tables
-# (kernel_bands.py: the hardware layer bounds them; the ranges above are the priors of engines without tables)
+# the attention efficiencies are searched over the prior ranges above, not inside the engine's kernel-table bands
+# (kernel_bands.py): bounded there, trtllm's decode efficiency sat on the band's low edge and its step overhead
+# rose 40x to compensate, and the family cross-validation lost up to 7 points per family. A fitted value outside
+# the band is written into the profile's calibration note instead (band_notes): a mechanism the equations lack
 # not fitted: eff_grouped_gemm and collective_latency_us, which the kernel fits replace wherever a GPU has them
 # (engine/kernel_bind.py: the grouped-GEMM rate by tokens per local expert, the all-reduce latency law); they keep
 # their catalog values for the GPUs without kernel tables (H800, AMD)
@@ -270,7 +272,7 @@ def _fit_stage(ln_errors, base: dict, fit: list[str], bounds: dict, rows: np.nda
 def default_fit(records: list[Record]) -> list[str]:
     """Parameters a family's own fit estimates: FIT_PARAMS, plus eff_gemm_fp4 and the acceptance rate where
     the records can inform them."""
-    names = [n for n in FIT_PARAMS if n not in LAUNCH_PARAMS or not all_launch_tabled(records)]
+    names = list(FIT_PARAMS)
     try:
         mem = MEMORY_FIT.get(base_engine(profile_id(records[0])))
     except Unsupported:
@@ -279,30 +281,6 @@ def default_fit(records: list[Record]) -> list[str]:
         names = [n for n in names if n != "workspace_gb"] + list(mem)
     return names + (list(FORMAT_FIT) if needs_fp4_fit(records) else []) \
         + (list(SPEC_FIT) if needs_acceptance_fit(records) else [])
-
-
-# parameters the GPU's launch tables replace (engine/kernel_bind.launch_values): they enter only the predictions of
-# records on GPUs without kernel_fits.launch, so a family fits them only where at least MIN_ROWS of its records run
-# on such GPUs (one H800 row among 982 otherwise walks kernel_overhead_us to the edge of its range)
-LAUNCH_PARAMS = ("kernel_overhead_us", "kernel_floor_share")
-
-
-def untabled_rows(records: list[Record]) -> int:
-    """Records whose hardware is in the catalog but carries no launch block in its kernel tables."""
-    n = 0
-    for r in records:
-        try:
-            fits = catalog.hardware(r.hardware).kernel_fits
-        except (SpecError, KeyError):
-            continue
-        n += fits is None or fits.launch is None
-    return n
-
-
-def all_launch_tabled(records: list[Record]) -> bool:
-    """True if fewer than MIN_ROWS records run on catalog GPUs without launch tables (the launch parameters are
-    then not fitted)."""
-    return untabled_rows(records) < MIN_ROWS
 
 
 def needs_fp4_fit(records: list[Record]) -> bool:
@@ -358,9 +336,18 @@ def base_engine(pid: str) -> str:
     return pid.split("-", 1)[1] if pid.startswith("dynamo-") else pid
 
 
-def engine_bounds(pid: str) -> dict[str, tuple[float, float]]:
-    """Search ranges that depend on the engine: its attention efficiencies inside its kernel-table bands."""
-    return kernel_bands(base_engine(pid))
+def band_notes(pid: str, values: dict[str, float]) -> list[str]:
+    """One note per attention efficiency fitted outside the engine's kernel-table band (kernel_bands.py)."""
+    notes = []
+    for name, (lo, hi) in kernel_bands(base_engine(pid)).items():
+        v = values.get(name)
+        if v is not None and not lo <= v <= hi:
+            side = "below" if v < lo else "above"
+            notes.append(f"{name} {v:.3g} {side} the {base_engine(pid)} kernel tables' band {lo:.2f}-{hi:.2f}: the "
+                         f"records ask for {'slower' if v < lo else 'faster'} attention than the kernels measure at "
+                         "serving shapes (missing: the kernels' efficiency by batch and context, which the band's "
+                         "shapes start at 8 sequences per rank)")
+    return notes
 
 
 def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = None,
@@ -387,7 +374,7 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
     for pid, recs in progress.bar(sorted(by.items(), key=lambda kv: not own_fit_ok(kv[1])),
                                   desc="calibrating engine families", unit="family", at_once=True):
         if own_fit_ok(recs):
-            results[pid] = {**fit_family(recs, profiles, fit, bounds=engine_bounds(pid), neutral_start=neutral_start),
+            results[pid] = {**fit_family(recs, profiles, fit, neutral_start=neutral_start),
                             "basis": f"own fit on {len(recs)} records"}
             continue
         base = base_engine(pid)
@@ -395,7 +382,7 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
             start_fit, start_basis = results[base], f"the fit of {base}"
         else:
             if pooled is None:
-                pooled = fit_family(records, profiles, fit, bounds=engine_bounds(pid), neutral_start=neutral_start)
+                pooled = fit_family(records, profiles, fit, neutral_start=neutral_start)
             start_fit, start_basis = pooled, f"the pooled fit over all {len(pooled['rows'])} records"
         small = list(SMALL_FIT)
         if needs_acceptance_fit(recs) and len(recs) >= ROWS_PER_PARAM * (len(small) + 1):
@@ -491,7 +478,7 @@ def render_profile(pid: str, result: dict, command: str) -> str:
                            f"{result['rms_log_error']:.3f}, median |ln error| "
                            f"{result.get('median_abs_log_error', float('nan')):.3f}; ranges = 90% intervals; "
                            f"other parameters keep their catalog values"
-                           + "".join(f"; {n}" for n in edge_notes(result)))
+                           + "".join(f"; {n}" for n in edge_notes(result) + band_notes(pid, result["values"])))
     ProfileSpec.model_validate(data)  # never write an invalid profile
     lines = []
     for k, v in data.items():
