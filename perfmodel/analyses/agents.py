@@ -75,6 +75,13 @@ def ttft_quantile_ms(df: pd.DataFrame, q: float) -> np.ndarray:
     return mean - w + wq
 
 
+def slo_ttft_ms(df: pd.DataFrame, slo: SLO) -> np.ndarray:
+    """Each point's TTFT at the SLO's percentile (ms): the frame's column for it where the serving layer computed
+    one (``SLO.ttft_column``), else ``ttft_quantile_ms`` from the point's queue."""
+    col = slo.ttft_column
+    return df[col].to_numpy(float) if col in df else ttft_quantile_ms(df, slo.ttft_q)
+
+
 def sessions_per_gpu(df: pd.DataFrame) -> np.ndarray:
     """Live sessions per GPU, all GPUs counted (see the module docstring)."""
     n = len(df)
@@ -118,8 +125,7 @@ def agents_per_gpu(points: pd.DataFrame, slo: SLO) -> AgentsResult:
                                         f"gives {np.nanmax(speed):.1f}): slo.tps_per_user", slo)
     ok = ok_speed
     if slo.ttft_ms is not None:
-        col = slo.ttft_column
-        ttft = points[col].to_numpy(float) if col in points else ttft_quantile_ms(points, slo.ttft_q)
+        ttft = slo_ttft_ms(points, slo)
         ok = ok_speed & (ttft <= slo.ttft_ms)
         if not ok.any():
             best = np.nanmin(np.where(ok_speed, ttft, np.nan))
@@ -140,4 +146,5 @@ def capacity(hardware, model, workload, slo: SLO, profile=None, **kw) -> AgentsR
     return agents_per_gpu(pts, slo)
 
 
-__all__ = ["SLO", "AgentsResult", "agents_per_gpu", "capacity", "sessions_per_gpu", "ttft_quantile_ms"]
+__all__ = ["SLO", "AgentsResult", "agents_per_gpu", "capacity", "sessions_per_gpu", "slo_ttft_ms",
+           "ttft_quantile_ms"]
