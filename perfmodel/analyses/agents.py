@@ -56,6 +56,12 @@ class SLO:
         q = self.ttft_q
         return "ttft_ms" if q <= 50 else "ttft_p90_ms" if q == 90 else f"ttft_p{q:g}_ms"
 
+    def ttft_values(self, df: pd.DataFrame) -> np.ndarray:
+        """Each point's TTFT at this SLO's percentile (ms): the frame's column for it where the serving layer
+        computed one (``ttft_column``), else ``ttft_quantile_ms`` from the point's queue."""
+        col = self.ttft_column
+        return df[col].to_numpy(float) if col in df else ttft_quantile_ms(df, self.ttft_q)
+
     def text(self) -> str:
         ttft = f", TTFT p{self.ttft_q:g} <= {self.ttft_ms:g} ms" if self.ttft_ms is not None else ""
         return f">= {self.tps_per_user:g} tok/s/user p{self.percentile:g}{ttft}"
@@ -73,13 +79,6 @@ def ttft_quantile_ms(df: pd.DataFrame, q: float) -> np.ndarray:
         if "prefill_utilization" in df else np.full(len(df), 1e-12)
     wq = w / rho * np.maximum(0.0, np.log(rho / (1 - q / 100.0)))
     return mean - w + wq
-
-
-def slo_ttft_ms(df: pd.DataFrame, slo: SLO) -> np.ndarray:
-    """Each point's TTFT at the SLO's percentile (ms): the frame's column for it where the serving layer computed
-    one (``SLO.ttft_column``), else ``ttft_quantile_ms`` from the point's queue."""
-    col = slo.ttft_column
-    return df[col].to_numpy(float) if col in df else ttft_quantile_ms(df, slo.ttft_q)
 
 
 def sessions_per_gpu(df: pd.DataFrame) -> np.ndarray:
@@ -125,7 +124,7 @@ def agents_per_gpu(points: pd.DataFrame, slo: SLO) -> AgentsResult:
                                         f"gives {np.nanmax(speed):.1f}): slo.tps_per_user", slo)
     ok = ok_speed
     if slo.ttft_ms is not None:
-        ttft = slo_ttft_ms(points, slo)
+        ttft = slo.ttft_values(points)
         ok = ok_speed & (ttft <= slo.ttft_ms)
         if not ok.any():
             best = np.nanmin(np.where(ok_speed, ttft, np.nan))
@@ -146,5 +145,4 @@ def capacity(hardware, model, workload, slo: SLO, profile=None, **kw) -> AgentsR
     return agents_per_gpu(pts, slo)
 
 
-__all__ = ["SLO", "AgentsResult", "agents_per_gpu", "capacity", "sessions_per_gpu", "slo_ttft_ms",
-           "ttft_quantile_ms"]
+__all__ = ["SLO", "AgentsResult", "agents_per_gpu", "capacity", "sessions_per_gpu", "ttft_quantile_ms"]

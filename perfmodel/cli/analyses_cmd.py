@@ -254,14 +254,13 @@ def _agents(h, args, wl, kw, slo):
 
 
 def _agents_line(a) -> str:
-    from ..analyses.agents import slo_ttft_ms
     if a.value is None:
         return f"  agents_per_gpu: none meet the SLO {a.slo.text()}: {a.reason}"
     d = {k: a.row[k] for k in ("serving", "weights", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio",
                                "kv_host_tier", "batch") if k in a.row.index}
     return (f"  agents_per_gpu: {a.value:,.2f} sessions/GPU within the SLO {a.slo.text()} (at "
             f"{a.row['tps_per_user']:,.1f} tok/s/user, TTFT p{a.slo.ttft_q:g} "
-            f"{slo_ttft_ms(a.row.to_frame().T, a.slo)[0]:,.0f} ms)  [{_dep_line(d)}]")
+            f"{a.slo.ttft_values(a.row.to_frame().T)[0]:,.0f} ms)  [{_dep_line(d)}]")
 
 
 def _agents_json(a) -> dict:
