@@ -140,6 +140,10 @@ def test_frontier_cli_reports_agents_per_gpu(capsys):
     assert main([*fast, "--slo-tps-per-user", "20", "--slo-ttft-ms", "2000"]) == 0
     line = [x for x in capsys.readouterr().out.splitlines() if "agents_per_gpu" in x][0]
     assert "sessions/GPU within the SLO >= 20 tok/s/user p50, TTFT p50 <= 2000 ms" in line
+    # a percentile without a TTFT column of its own (p95) reads the queue's tail, as the search did
+    assert main([*fast, "--slo-tps-per-user", "20", "--slo-ttft-ms", "2000", "--slo-percentile", "95"]) == 0
+    line = [x for x in capsys.readouterr().out.splitlines() if "agents_per_gpu" in x][0]
+    assert "TTFT p95 <= 2000 ms" in line and "TTFT p95 " in line.split("(at ", 1)[1]
     assert main([*fast, "--slo-tps-per-user", "5000", "--json"]) == 0
     s = json.loads(capsys.readouterr().out)["systems"][0]
     assert s["agents_per_gpu"] is None and s["agents_reason"].endswith("slo.tps_per_user")

@@ -259,7 +259,8 @@ def _agents_line(a) -> str:
     d = {k: a.row[k] for k in ("serving", "weights", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio",
                                "kv_host_tier", "batch") if k in a.row.index}
     return (f"  agents_per_gpu: {a.value:,.2f} sessions/GPU within the SLO {a.slo.text()} (at "
-            f"{a.row['tps_per_user']:,.1f} tok/s/user, TTFT {a.row[a.slo.ttft_column]:,.0f} ms)  [{_dep_line(d)}]")
+            f"{a.row['tps_per_user']:,.1f} tok/s/user, TTFT p{a.slo.ttft_percentile:g} "
+            f"{a.slo.ttft_values(a.row.to_frame().T)[0]:,.0f} ms)  [{_dep_line(d)}]")
 
 
 def _agents_json(a) -> dict:
