@@ -41,6 +41,7 @@ class AcceptancePrior:
     rate: Sourced                 # per-draft acceptance probability
     low: float
     high: float
+    mechanism: str | None = None  # a prior that applies only where the profile switches it on (specs/mechanisms.py)
 
 
 PRIORS: tuple[AcceptancePrior, ...] = (
@@ -64,7 +65,7 @@ PRIORS: tuple[AcceptancePrior, ...] = (
                      "256, ignore_eos, temperature 1.0, concurrency 1) accepts 4062 / 8226 drafts, mean acceptance "
                      "length 1.99; a = 1 + p + p^2 = 1.99 gives p = 0.614. Measured on V4-Flash, carried to the "
                      "other DeepSeek MTP heads (no per-model figure on random tokens is published)."),
-        0.41, 0.70),
+        0.41, 0.70, mechanism="deepseek_mtp_random_prior"),
     AcceptancePrior(
         "text", DEEPSEEK_MTP[:4],
         Sourced(value=0.875, status="datasheet", source=_DSV3,
@@ -81,15 +82,18 @@ def token_source(workload: str | None, notes: str | None) -> str:
     return "text"
 
 
-def prior_for(model_id: str, has_draft_head: bool, source: str) -> AcceptancePrior | None:
-    """The prior for this model and token source, or None (then the profile's rate applies)."""
+def prior_for(model_id: str, has_draft_head: bool, source: str, profile=None) -> AcceptancePrior | None:
+    """The prior for this model and token source, or None (then the profile's rate applies). A prior behind a
+    mechanism applies only where ``profile`` (a ProfileSpec) switches that mechanism on."""
     for p in PRIORS:
+        if p.mechanism is not None and (profile is None or not profile.uses(p.mechanism)):
+            continue
         if p.token_source == source and model_id in p.models and has_draft_head:
             return p
     return None
 
 
-def record_prior(rec) -> AcceptancePrior | None:
+def record_prior(rec, profile=None) -> AcceptancePrior | None:
     """The prior that applies to a validation record (drafting, no published acceptance), or None."""
     from . import catalog
     if not (rec.spec_tokens or 0) or rec.acceptance_length is not None:
@@ -98,10 +102,10 @@ def record_prior(rec) -> AcceptancePrior | None:
         has_head = catalog.model(rec.model).mtp is not None
     except Exception:   # unknown model: reported unsupported by the predictor
         return None
-    return prior_for(rec.model, has_head, token_source(rec.workload, rec.notes))
+    return prior_for(rec.model, has_head, token_source(rec.workload, rec.notes), profile)
 
 
-def record_acceptance(rec, rate):
+def record_acceptance(rec, rate, profile=None):
     """Accepted tokens per step for a record, one per profile sample of the per-draft rate ``rate`` (S,):
     1 without drafts; the published acceptance_length; else the prior's rate (fixed at its value, so that a
     fit's parameter vectors differ only in profile parameters); else the profile's rate (NaN rate: 1)."""
@@ -114,7 +118,7 @@ def record_acceptance(rec, rate):
         return np.ones_like(rate)
     if rec.acceptance_length is not None:
         return np.full_like(rate, rec.acceptance_length)
-    prior = record_prior(rec)
+    prior = record_prior(rec, profile)
     if prior is not None:
         return np.full_like(rate, float(acceptance_length(prior.rate.value, k)))
     return np.where(np.isnan(rate), 1.0, acceptance_length(rate, k))

@@ -68,8 +68,9 @@ def predict(scenario: Scenario) -> pd.DataFrame:
         # aggregated: concurrency counts the benchmark's lanes (live sessions that pause between requests), a
         # closed loop whose running batch the step evaluation solves, capped at the capacity, the excess waiting
         # for a slot (serving/sessions.agentic); disaggregated: the live sessions set the batch below
-        pts["concurrency"] = (float(dep.concurrency) if dep.concurrency is not None and dep.serving == "aggregated"
-                              else np.nan)
+        # (the profile's mechanism agentic_lanes; else live sessions set the batch in both modes)
+        lanes = dep.serving == "aggregated" and setup.profile.uses("agentic_lanes")
+        pts["concurrency"] = float(dep.concurrency) if dep.concurrency is not None and lanes else np.nan
         if dep.arrival_rate is not None:
             raise SpecError("an agentic workload runs sessions, not an arrival rate: give concurrency (live "
                             "sessions per instance)", field="deployment.arrival_rate")

@@ -14,8 +14,9 @@ Where the hardware has curves for the profile's engine (``dynamo-X`` runs engine
                collective_latency_us on all-reduces and e_ggk its eff_grouped_gemm (calibration no longer sees
                those on such hardware). The launch floors count with the profile's kernel_floor_share
                (calibrated: the share of isolated-kernel floors a CUDA-graph step pays in series).
-Where the hardware's kernel_fits also carry ``launch`` (perfmodel/kernels/launch.py), the floors are net of the
-collector's own per-call node periods:
+Where the hardware's kernel_fits also carry ``launch`` (perfmodel/kernels/launch.py) and the profile switches on
+the mechanism ``floors_net_of_harness`` (specs/mechanisms.py; off: plain medians of every curve's t0), the floors
+are net of the collector's own per-call node periods, and curves whose t0 sits on its fitting bound give none:
     t_X0     = max(t0_X - k_X harness_call_us, 0) for X in gemm, attn, moe (k = 1 for a GEMM or attention call, k =
                                              MOE_KERNELS for a fused-MoE call, the kernels the step counts for it)
 The GPU's CUDA-graph node period (``launch.graph_node_us``) is the hardware's lower bound on the per-kernel fixed
@@ -91,18 +92,20 @@ def kernel_values(hardware, profile, weights: str, kv_cache: str, mla: bool, lat
     fits, engine = hardware.kernel_fits, engine_of(profile)
     if fits is None or not any(engine in e for e in fits.families.values()):
         return out
-    net = harness_s(fits)
+    netted = profile.uses("floors_net_of_harness")
+    net = harness_s(fits) if netted else 0.0
+    floor = _floor if netted else (lambda curves, family: _median(curves, "t0_us"))
     gemm_bf16 = _curves(fits, "gemm", engine, lambda v: _dtype_of(v) == "bfloat16")
-    if (t := _floor(gemm_bf16, "gemm")) is not None:
+    if (t := floor(gemm_bf16, "gemm")) is not None:
         out["t_gemm0"] = max(t * 1e-6 - net, 0.0)
     kvd = KV_DTYPE.get(kv_cache, "fp8")
     att = _curves(fits, "mla" if mla else "attention", engine, lambda v: v.endswith("/" + kvd)) or \
         _curves(fits, "mla" if mla else "attention", engine)
-    if (t := _floor(att, "mla" if mla else "attention")) is not None:
+    if (t := floor(att, "mla" if mla else "attention")) is not None:
         out["t_attn0"] = max(t * 1e-6 - net, 0.0)
     moe = _curves(fits, "moe", engine, lambda v: _dtype_of(v) in MOE_DTYPE.get(weights, ())) or \
         _curves(fits, "moe", engine)
-    if (t := _floor(moe, "moe")) is not None:
+    if (t := floor(moe, "moe")) is not None:
         out["t_moe0"] = max(t * 1e-6 - MOE_KERNELS * net, 0.0)
     if moe:
         gemm_fmt = _curves(fits, "gemm", engine, lambda v: _dtype_of(v) in GEMM_DTYPE.get(weights, ())) or gemm_bf16

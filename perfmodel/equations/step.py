@@ -167,7 +167,9 @@ class StepBuilder:
         idx_dec = ph.dec_tokens / dp * A.index_flops(ph.L_dec)
         idx_pf = ph.pf_tokens / dp_pf * A.index_flops(ph.L_pf)
         # decode attention issues whole MMA row tiles (MLA: q_len x H/tp rows per sequence, 64 a tile)
+        # (q_mlapad = 1 where the profile switches on mla_decode_row_tiles, else 0: the useful FLOPs)
         pad_dec = sp.Integer(1) if ph.dec_tokens == 0 else A.decode_row_padding(ph.dec_tokens / ph.seqs, tp)
+        issued_dec = core_dec + s["q_mlapad"] * (core_dec * pad_dec - core_dec)
         shard = A.shard(tp)
         # a share f_cold of each sequence's KV is read from the host tier (over the host link) instead of HBM
         kv_hbm = ph.seqs / dp * A.kv_read(ph.kv_ctx) * (1 - ph.cold)
@@ -179,7 +181,7 @@ class StepBuilder:
         tally.count("bytes_kv_write", T_gpu * A.kv_write() / shard, weight)
         # decode and prefill attention at their own efficiencies (profile eff_attention_decode, eff_attention)
         kernels.append(("attn_core",
-                        (core_dec * pad_dec / s["e_atd"] + core_pf / s["e_at"]) / (tp * s["F_bf16"])
+                        (issued_dec / s["e_atd"] + core_pf / s["e_at"]) / (tp * s["F_bf16"])
                         + (idx_dec / s["e_atd"] + idx_pf / s["e_at"]) / (tp * s["F_fp8"]),
                         kv_bytes / (s["BW_hbm"] * s["e_kv"])))
         return kernels

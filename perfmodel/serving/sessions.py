@@ -112,10 +112,11 @@ def ceiling_scale(dists) -> float:
     return max(1.0, (ctx * (1.0 - ceiling) - first) / new)
 
 
-def ceiling_scaled(dists, new, context) -> np.ndarray:
+def ceiling_scaled(setup: Setup, dists, new, context) -> np.ndarray:
     """A later turn's uncached input with the hit ceiling applied: min(k new, context), k = ``ceiling_scale``
-    (tokens; no ceiling: min(new, context))."""
-    k = ceiling_scale(dists) if dists is not None else 1.0
+    where the profile switches on ``hit_ceiling_per_trace`` (specs/mechanisms.py), else 1 (tokens; no ceiling:
+    min(new, context))."""
+    k = ceiling_scale(dists) if dists is not None and setup.profile.uses("hit_ceiling_per_trace") else 1.0
     return np.minimum(np.asarray(new, float) * k, np.asarray(context, float))
 
 
@@ -149,7 +150,7 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     as its miss share, ``miss_share``)."""
     n = len(np.asarray(ttft_ms))
     L50 = dists.context_tokens.median
-    new50 = float(ceiling_scaled(dists, dists.new_tokens_per_turn.median, L50))
+    new50 = float(ceiling_scaled(setup, dists, dists.new_tokens_per_turn.median, L50))
     osl50 = dists.output_tokens.median
     f = lambda v: np.broadcast_to(np.asarray(v, float), (n,))  # noqa: E731
     _, lost = snapshot_policy(setup, f(L50), f(osl50))
@@ -164,15 +165,16 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     return np.asarray(ttft_ms, float) + (t(f(L50), u50) - t(mean_isl, f(mean_new))) * 1e3
 
 
-def idle_gaps(dists, pause_s: float, sessions, batch, t_busy, routing: str) -> ReuseGaps | None:
+def idle_gaps(setup: Setup, dists, pause_s: float, sessions, batch, t_busy, routing: str) -> ReuseGaps | None:
     """The idle gap of a session's prefix between its requests (prefix_cache.ReuseGaps): the workload's tool
     pause (its log-normal spread, scaled to mean ``pause_s``) plus the mean wait for admission,
         w = E[idle] - pause,   E[idle] = (S - B) t_busy / B     (Little's law: S - B idle sessions, B / t_busy
                                                                 requests a second)
-    None (the exponential working-set law) without a pause distribution, or under random routing (a worker's
-    copy is W visits old, a sum of gaps)."""
+    None (the exponential working-set law) without a pause distribution, under random routing (a worker's
+    copy is W visits old, a sum of gaps), or where the profile does not switch on ``prefix_cache_renewal``
+    (specs/mechanisms.py)."""
     pause = getattr(dists, "tool_pause_s", None)
-    if pause is None or routing == "random" or pause_s <= 0:
+    if pause is None or routing == "random" or pause_s <= 0 or not setup.profile.uses("prefix_cache_renewal"):
         return None
     scale = pause_s / pause.mean_value
     idle = (np.asarray(sessions, float) - batch) * t_busy / np.maximum(batch, 1e-9)
@@ -196,6 +198,7 @@ LANE_ITERATIONS = 8      # fixed-point passes when benchmark lanes pause between
 class _SessionLoop:
     """What the aggregated agentic fixed point holds fixed, per point (arrays) or per call."""
 
+    setup: Setup             # its profile says which mechanisms are on (specs/mechanisms.py)
     p: dict                  # the points (point_arrays)
     osl: np.ndarray          # output tokens per request
     pause_s: float           # mean tool pause between a session's requests, s
@@ -277,7 +280,7 @@ def residency(loop: _SessionLoop, df: pd.DataFrame, in_loop, admit_on: bool) -> 
     pool_sessions = loop.pool_gb_per_gpu * 1e9 / per_session * dp
     (s_hbm, s_pool, s_host), evicted = tier_shares(
         competing(paused, loop.workers, loop.routing), [spare_hbm, pool_sessions, host_sessions],
-        idle_gaps(loop.dists, loop.pause_s, sessions, batch, t_busy, loop.routing))
+        idle_gaps(loop.setup, loop.dists, loop.pause_s, sessions, batch, t_busy, loop.routing))
     return _Residency(batch, sessions, in_loop_next, paused, per_session, dp, active_host, spare_hbm,
                       pool_sessions, host_sessions, s_hbm, s_pool, s_host, evicted)
 
@@ -341,7 +344,7 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     new = forced_uncached(uncached_input(isl, base_new, osl, zeros, workers, routing, lost), isl, prefix_hit)
     hw = symbol_values if symbol_values is not None else setup.symbol_values()
     n = len(base_new)
-    loop = _SessionLoop(p, osl, pause_s, np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"]),
+    loop = _SessionLoop(setup, p, osl, pause_s, np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"]),
                         p["concurrency"], f_snap, host_tier, hw["C_host"] * hw["f_mem"], pool_gb_per_gpu, workers,
                         routing, dists)
     in_loop = loop.lanes.copy()                    # lanes not in a tool pause: the closed loop's clients
@@ -351,21 +354,23 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop,
            "prefill_cv2": spread(zeros)}
     df = evaluate(setup, pts, symbol_values=hw)
-    # two passes: the fixed point first with only the decoding batch holding KV, then continued with the requests
-    # admitted to prefill holding theirs too (``admitted_prefilling``): past the KV cliff the loop has two stable
-    # states (warm cache, short queue; cold cache, long queue), and a warm engine sits in the first while it exists
-    admit_on = False
-    for it in range(2 * iterations):
+    # two passes (the profile's mechanism kv_admitted_prefill; else the first only): the fixed point first with
+    # only the decoding batch holding KV, then continued with the requests admitted to prefill holding theirs too
+    # (``admitted_prefilling``): past the KV cliff the loop has two stable states (warm cache, short queue; cold
+    # cache, long queue), and a warm engine sits in the first while it exists
+    admit_on, two_pass = False, setup.profile.uses("kv_admitted_prefill")
+    passes = 2 * iterations if two_pass else iterations
+    for it in range(passes):
         r = residency(loop, df, in_loop, admit_on)
         new_next = forced_uncached(uncached_input(isl, base_new, osl, r.evicted, workers, routing, lost), isl,
                                    prefix_hit)
-        if it == 2 * iterations - 1:
+        if it == passes - 1:
             break
         changed = (_moved(new_next, new, isl) | _moved(r.s_host, reload) | _moved(r.s_pool, pool_reload)
                    | _moved(np.nan_to_num(r.in_loop), np.nan_to_num(in_loop), np.nan_to_num(loop.lanes) * 1e3))
         new, reload, pool_reload, in_loop = new_next, r.s_host, r.s_pool, r.in_loop
         if not changed.any() or (it == iterations - 1 and not admit_on):
-            if admit_on:
+            if admit_on or not two_pass:
                 break
             admit_on = True                   # the second pass, from the first pass's state
             continue
@@ -473,7 +478,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
         sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)        # per decode instance
         paused = inst * (sessions - batch) / np.maximum(pinst, 1e-9)                # per prefill instance
         (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes],
-                                               idle_gaps(dists, pause_s, sessions, batch, t_busy, routing))
+                                               idle_gaps(setup, dists, pause_s, sessions, batch, t_busy, routing))
         new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, pinst, routing, lost), isl,
                                    prefix_hit)
         reload_next = s_host * request_kv_bytes(setup, isl - new_next) / (pfp["gpus"] * bw_host)
@@ -544,19 +549,21 @@ def request_ttft_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists, perc
 def _request_samples(setup: Setup, p: dict, df: pd.DataFrame, dists, evicted=0.0,
                      symbol_values: dict | None = None, prefix_hit=None):
     """(TTFT_i s (points x N_SAMPLES), OSL_i (N_SAMPLES,), TPOT s (points x 1)): the request draws of
-    ``e2e_interactivity_percentile``. A share ``first_turn_share`` of the requests open a session (they prefill
-    ``first_turn_tokens``, as the mean and the simulation count them). Request i misses its prefix (prefills its whole context) with
+    ``e2e_interactivity_percentile``. With the profile's mechanism ``first_turn_requests``, a share
+    ``first_turn_share`` of the requests open a session (they prefill ``first_turn_tokens``, as the mean and the
+    simulation count them). Request i misses its prefix (prefills its whole context) with
     probability ``evicted`` (a forced hit enters as its miss share, ``miss_share``); ``prefix_hit`` is unused."""
     rng = np.random.default_rng(12345)
     z = rng.standard_normal((3, N_SAMPLES))
     u = np.random.default_rng(54321).uniform(size=N_SAMPLES)
     ctx = _lognormal_samples(dists.context_tokens, z[0])
-    new = ceiling_scaled(dists, _lognormal_samples(dists.new_tokens_per_turn, z[1]), ctx)
+    new = ceiling_scaled(setup, dists, _lognormal_samples(dists.new_tokens_per_turn, z[1]), ctx)
     osl = _lognormal_samples(dists.output_tokens, z[2])
     if dists.max_output_tokens:
         osl = np.minimum(osl, dists.max_output_tokens)
-    new = np.where(np.random.default_rng(13579).uniform(size=N_SAMPLES) < first_turn_share(dists),
-                   first_turn_tokens(dists, ctx, new), new)
+    if setup.profile.uses("first_turn_requests"):       # specs/mechanisms.py
+        new = np.where(np.random.default_rng(13579).uniform(size=N_SAMPLES) < first_turn_share(dists),
+                       first_turn_tokens(dists, ctx, new), new)
     n = len(df)
     ev = np.broadcast_to(np.asarray(evicted, float), (n,))[:, None]
     miss = np.random.default_rng(24680).uniform(size=N_SAMPLES)[None, :] < ev    # re-prefills its whole context

@@ -269,6 +269,21 @@ class ProfileSpec(Strict):
                                            "with kernel tables (perfmodel kernels --write); absent: none fitted")
     variants: dict[str, ProfileVariant] = Field(default_factory=dict, description="Named stack configurations, "
                                                 "selectable as <id>@<variant> (perfmodel show lists them)")
+    mechanisms: list[str] = Field(default_factory=list, description="Physics mechanisms switched on for this engine "
+                                  "(perfmodel/mechanisms.py; none listed: each computes what it did before it was "
+                                  "written)")
+
+    @field_validator("mechanisms")
+    @classmethod
+    def _known_mechanisms(cls, v: list[str]) -> list[str]:
+        from .mechanisms import check
+        return check(v)
+
+    def uses(self, mechanism: str) -> bool:
+        """True if this profile switches ``mechanism`` on (perfmodel/mechanisms.py)."""
+        from .mechanisms import MECHANISMS
+        assert mechanism in MECHANISMS, mechanism
+        return mechanism in self.mechanisms
 
     @model_validator(mode="before")
     @classmethod

@@ -298,8 +298,16 @@ def needs_fp4_fit(records: list[Record]) -> bool:
 def needs_acceptance_fit(records: list[Record]) -> bool:
     """True if at least MIN_SPEC_ROWS records draft tokens with neither a published acceptance length nor a
     sourced prior (acceptance_priors.py)."""
-    return sum((r.spec_tokens or 0) > 0 and r.acceptance_length is None and record_prior(r) is None
-               for r in records) >= MIN_SPEC_ROWS
+    return sum((r.spec_tokens or 0) > 0 and r.acceptance_length is None
+               and record_prior(r, _catalog_profile(r)) is None for r in records) >= MIN_SPEC_ROWS
+
+
+def _catalog_profile(rec: Record) -> ProfileSpec | None:
+    """The catalog profile a record is predicted on (its mechanisms decide which priors apply), None if none."""
+    try:
+        return catalog.profile(profile_id(rec))
+    except (Unsupported, SpecError):
+        return None
 
 
 def _entry(v: float, lo: float, hi: float) -> dict:

@@ -102,11 +102,15 @@ def profile_id(rec: Record) -> str:
 # --------------------------------------------------------------------------------------------- parameters
 
 def sample_params(profile: ProfileSpec, n: int, seed: int = SEED) -> dict[str, np.ndarray]:
-    """Profile parameter -> n uniform draws in [low, high] (plus 'acceptance_rate')."""
+    """Profile parameter -> n uniform draws in [low, high] (plus 'acceptance_rate'). A decode attention efficiency
+    the profile does not set apart from eff_attention (the same value and range) is the same draw."""
     rng = np.random.default_rng(seed)
     out = {}
     for name in PROFILE_PARAMS:
         p = getattr(profile, name)
+        if name == "eff_attention_decode" and p == profile.eff_attention:
+            out[name] = out["eff_attention"]
+            continue
         out[name] = rng.uniform(p.low, p.high, n) if p.high > p.low else np.full(n, p.value)
     ar = profile.spec_decoding.acceptance_rate
     out["acceptance_rate"] = rng.uniform(ar.low, ar.high, n) if ar else np.full(n, np.nan)
@@ -137,7 +141,7 @@ def make_ctx(hardware: str, rec: Record, profile: ProfileSpec, params: dict[str,
     n = len(next(iter(params.values())))
     vals = setup.symbol_values(profile={k: np.asarray(params[k], float) for k in PROFILE_PARAMS})
     rate = np.broadcast_to(np.asarray(params["acceptance_rate"], float), (n,))
-    return Ctx(setup, vals, record_acceptance(rec, rate), n, rate)
+    return Ctx(setup, vals, record_acceptance(rec, rate, profile), n, rate)
 
 
 def _tile(ctx: Ctx, pts: dict, m: int) -> tuple[dict, dict]:
@@ -380,7 +384,7 @@ def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> t
         df = serve(ctx.setup, p, "disaggregated", pools=pools_of(pool), symbol_values=vals,
                    sessions=Sessions(w.agentic.pause_s, record_host_tier(rec), w.agentic, prefix_hit=rec.prefix_hit))
         return df, pts
-    a = agentic_inputs(rec, model, pts, w)
+    a = agentic_inputs(rec, model, pts, w, ctx.setup.profile)
     p, vals = _tile(ctx, a.pts, 1)
     df = serve(ctx.setup, p, "aggregated", sessions=a.sessions(w), symbol_values=vals)
     return finish_agentic(a, df), a.pts
@@ -422,7 +426,7 @@ class AgenticInputs:
                         ttft_percentiles=self.ttft_qs)
 
 
-def agentic_inputs(rec: Record, model, pts: dict, w) -> AgenticInputs:
+def agentic_inputs(rec: Record, model, pts: dict, w, profile: ProfileSpec | None = None) -> AgenticInputs:
     """The published concurrency spread over the workers (gpus / instance GPUs; plain TP workers where the row's
     tp is smaller than its gpus), the host tier, the forced hit and the statistics the row names."""
     G = pts["gpus"]
@@ -433,7 +437,9 @@ def agentic_inputs(rec: Record, model, pts: dict, w) -> AgenticInputs:
     workers = max((rec.gpus or G) / G, 1.0)
     conc = rec.concurrency / workers if rec.concurrency is not None else np.nan
     stat = record_statistic(rec)
-    e2e = rec.metric == "tps_per_user" and record_interactivity(rec, w) == "e2e"
+    # the notes' 'intvty' read as 1 / ITL where the profile switches on record_intvty_itl (specs/mechanisms.py)
+    itl_reading = profile is not None and profile.uses("record_intvty_itl")
+    e2e = rec.metric == "tps_per_user" and (record_interactivity(rec, w) if itl_reading else w.interactivity) == "e2e"
     return AgenticInputs({**pts, "concurrency": conc}, workers, record_host_tier(rec),
                          np.nan if rec.prefix_hit is None else float(rec.prefix_hit),
                          (50.0 if stat in ("mean", "p50") else float(stat[1:])) if e2e else None,
@@ -609,7 +615,8 @@ def _read(row: FrontierRow, ctx: Ctx, cand) -> Read | None:
     rec = row.rec
     if row.split and rec.decode_gpus % G:
         return None                                                 # decode workers of G GPUs must tile decode_gpus
-    kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
+    kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate,
+                                                                ctx.setup.profile))
     grid = _batch_grid(row, G)
     nb = len(grid)
     isl, osl, new = row.lengths
@@ -633,7 +640,8 @@ def _closed_loop_reads(row: FrontierRow, ctx: Ctx, cands: list) -> list[Read]:
     isl, osl, new = row.lengths
     parts, sizes = [], []
     for (G, tp, ep), k in cands:
-        kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
+        kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate,
+                                                                ctx.setup.profile))
         grid = _batch_grid(row, G)
         parts.append(_tile(kctx, dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=row.pp if G % (tp * row.pp) == 0 else 1.0,
                                       spec_tokens=float(k), isl=isl, osl=osl, new=new, mix=1.0), len(grid))[0])
@@ -797,7 +805,7 @@ def predict_values(rec: Record, hardware: str, profile: ProfileSpec, params: dic
     ctx = make_ctx(hardware, rec, profile, params)
     if rec.kind == "point":
         return predict_point(rec, ctx, note)
-    if rec.engine or not _ENVELOPE.get():
+    if rec.engine or not _ENVELOPE.get() or len(envelope_members(profile, params)) == 1:
         return frontier_value(rec, ctx, note)
     return envelope_value(rec, hardware, profile, params, ctx, note)
 
@@ -815,6 +823,12 @@ min-latency variant did, by +100-700% on the InferenceX reads); it stays selecta
 ENVELOPE_SCOPE = ("mid-curve",)
 ENVELOPE_VARIANTS = tuple(v for v, scope in VARIANT_SCOPE.items() if scope in ENVELOPE_SCOPE)
 """The variants that join the envelope (none while every variant is fitted on the curve end only)."""
+
+
+LATENCY_VARIANTS = ("min-latency",)
+"""Without the mechanism envelope_over_engines: the latency-tuned stack configurations a frontier row with no engine
+named is also read on, beside the profile (at a frontier's high-interactivity end the latency-tuned configuration
+is the one on it)."""
 
 
 _ENVELOPE = contextvars.ContextVar("frontier_envelope", default=True)
@@ -843,6 +857,9 @@ def envelope_members(profile: ProfileSpec, params: dict[str, np.ndarray]) -> lis
     member's ENVELOPE_VARIANTS."""
     n = len(next(iter(params.values())))
     members = [(profile.id, profile, params)]
+    if not profile.uses("envelope_over_engines"):      # the profile and its latency-tuned variant (specs/mechanisms.py)
+        return members + [(f"{profile.id}@{v}", profile, variant_params(profile, v, params))
+                          for v in LATENCY_VARIANTS if v in profile.variants]
     for pid in ENVELOPE_PROFILES:
         if pid != profile.id:
             p = catalog.profile(pid)
