@@ -3,13 +3,19 @@ capacity the warm-cache state vanishes and the closed loop falls to the cold one
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
+from mechanisms_on import profile_file, profile_with
 
 from perfmodel import api
 from perfmodel.serving.sessions import admitted_prefilling
 from perfmodel.specs.deployment import Scenario
+
+CLIFF = ("agentic_lanes", "kv_admitted_prefill", "prefix_cache_renewal")
+"""The mechanisms (perfmodel/specs/mechanisms.py) that place the cliff; they land switched off."""
 
 
 def test_admitted_prefilling_by_hand():
@@ -19,20 +25,20 @@ def test_admitted_prefilling_by_hand():
     np.testing.assert_allclose(admitted_prefilling(df, np.array([100.0])), [5.0])
 
 
-def _scenario(c: int) -> Scenario:
+def _scenario(c: int, folder) -> Scenario:
     return Scenario.model_validate({
-        "hardware": "h200-sxm", "model": "deepseek-v4-flash", "profile": "vllm",
+        "hardware": "h200-sxm", "model": "deepseek-v4-flash", "profile": profile_file(folder, "vllm", *CLIFF),
         "deployment": {"gpus": 4, "tp": 4, "ep": 1, "weights": "mxfp4", "spec_tokens": 1, "serving": "aggregated",
                        "concurrency": c},
         "workload": "agentx-062126-0730", "overrides": {"profile": {"arrival_burst": 0.0}}})
 
 
 @pytest.mark.parametrize("c, warm", [(128, True), (160, False)])
-def test_the_cliff_falls_where_the_simulation_falls(c, warm):
+def test_the_cliff_falls_where_the_simulation_falls(c, warm, tmp_path):
     """DeepSeek-V4-Flash on 4 H200 (room for 140 contexts of 150.7k), AgentX after the harness update: 128 lanes
     keep the prefixes (hit at the 0.91 ceiling), 160 lose them (the simulation: 0.93 and 0.05); at 160 the
     throughput and TTFT P50 are the simulation's within 10% (both prefill-bound on re-prefilled contexts)."""
-    sc = _scenario(c)
+    sc = _scenario(c, tmp_path)
     cf = api.predict(sc).iloc[0]
     s, req = api.simulate(sc, requests=2000, seed=0)
     sim_hit = 1 - req["uncached_input"].sum() / req["isl"].sum()
@@ -55,5 +61,9 @@ def test_ceiling_scale_by_hand():
     assert ceiling_scale(a) == 1.0
     b = a.model_copy(update={"turns": None, "new_tokens_per_turn": Dist(median=1000, mean=2000)})
     assert ceiling_scale(b) == pytest.approx(254000 * (1 - 0.983) / 2000)
-    np.testing.assert_allclose(ceiling_scaled(b, np.array([1000.0, 3e5]), 254000.0), [2159.0, 254000.0])
-    np.testing.assert_allclose(ceiling_scaled(None, np.array([1664.0, 3e5]), 254000.0), [1664.0, 254000.0])
+    on = SimpleNamespace(profile=profile_with("vllm", "hit_ceiling_per_trace"))
+    off = SimpleNamespace(profile=profile_with("vllm"))
+    np.testing.assert_allclose(ceiling_scaled(on, b, np.array([1000.0, 3e5]), 254000.0), [2159.0, 254000.0])
+    np.testing.assert_allclose(ceiling_scaled(on, None, np.array([1664.0, 3e5]), 254000.0), [1664.0, 254000.0])
+    # switched off (the catalog profiles): no scaling, as before the mechanism was written
+    np.testing.assert_allclose(ceiling_scaled(off, b, np.array([1000.0, 3e5]), 254000.0), [1000.0, 254000.0])

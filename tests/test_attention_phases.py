@@ -2,6 +2,7 @@
 
 import pytest
 import sympy as sp
+from mechanisms_on import profile_file
 
 from perfmodel import catalog
 from perfmodel.kernels import mla as mla_kernels
@@ -34,11 +35,12 @@ def test_gqa_decode_is_not_padded_here():
     assert attention_family(a, name).decode_row_padding(sp.Integer(1), sp.Integer(8)) == 1
 
 
-def _tpot(serving, **profile):
+def _tpot(serving, folder, **profile):
     from perfmodel import api
     from perfmodel.specs.deployment import Scenario
     sc = Scenario.model_validate({
-        "hardware": "h200-sxm", "model": "deepseek-v3", "profile": "speed-of-light",
+        "hardware": "h200-sxm", "model": "deepseek-v3",
+        "profile": profile_file(folder, "speed-of-light", "mla_decode_row_tiles"),
         "deployment": {"gpus": 8, "tp": 8, "ep": 8, "dp_attention": False, "weights": "fp8", "kv_cache": "fp8",
                        "batch": 64, "spec_tokens": 0, "serving": serving},
         "workload": {"isl": 8192, "osl": 1024, "prefix_hit": 0.0},
@@ -47,15 +49,33 @@ def _tpot(serving, **profile):
     return row
 
 
-def test_decode_attention_efficiency_moves_decode_not_prefill():
+def test_decode_attention_efficiency_moves_decode_not_prefill(tmp_path):
     """Halving eff_attention_decode slows a decode-only step (DeepSeek-V3 TP8, 8k context: the padded MLA
-    attention binds); halving the prefill efficiency eff_attention leaves it unchanged."""
-    base = _tpot("decode_only")["tpot_ms"]
-    assert _tpot("decode_only", eff_attention_decode=0.5)["tpot_ms"] > 1.05 * base
-    assert _tpot("decode_only", eff_attention=0.5)["tpot_ms"] == pytest.approx(base, rel=1e-12)
+    attention binds, with the mechanism mla_decode_row_tiles on); halving the prefill efficiency eff_attention
+    leaves it unchanged."""
+    base = _tpot("decode_only", tmp_path)["tpot_ms"]
+    assert _tpot("decode_only", tmp_path, eff_attention_decode=0.5)["tpot_ms"] > 1.05 * base
+    assert _tpot("decode_only", tmp_path, eff_attention=0.5)["tpot_ms"] == pytest.approx(base, rel=1e-12)
 
 
-def test_prefill_attention_efficiency_moves_prefill_not_decode():
-    base = _tpot("prefill_only")["input_tps_per_gpu"]
-    assert _tpot("prefill_only", eff_attention=0.5)["input_tps_per_gpu"] < 0.95 * base
-    assert _tpot("prefill_only", eff_attention_decode=0.5)["input_tps_per_gpu"] == pytest.approx(base, rel=1e-12)
+def test_prefill_attention_efficiency_moves_prefill_not_decode(tmp_path):
+    base = _tpot("prefill_only", tmp_path)["input_tps_per_gpu"]
+    assert _tpot("prefill_only", tmp_path, eff_attention=0.5)["input_tps_per_gpu"] < 0.95 * base
+    assert _tpot("prefill_only", tmp_path, eff_attention_decode=0.5)["input_tps_per_gpu"] == \
+        pytest.approx(base, rel=1e-12)
+
+
+def test_row_tiles_switched_off_leave_the_useful_flops(tmp_path):
+    """Without the mechanism the decode step is the unpadded one: the padded step (4x the MLA decode FLOPs at
+    TP8, partly hidden behind the KV reads at batch 64) is slower, and the unpadded one equals the speed-of-light
+    catalog profile's."""
+    from perfmodel import api
+    from perfmodel.specs.deployment import Scenario
+    padded = _tpot("decode_only", tmp_path)["tpot_ms"]
+    sc = {"hardware": "h200-sxm", "model": "deepseek-v3", "profile": "speed-of-light",
+          "deployment": {"gpus": 8, "tp": 8, "ep": 8, "batch": 64, "serving": "decode_only"},
+          "workload": {"isl": 8192, "osl": 1024, "prefix_hit": 0.0}}
+    off = api.predict(Scenario.model_validate(sc)).iloc[0]["tpot_ms"]
+    off_file = api.predict(Scenario.model_validate({**sc, "profile": profile_file(tmp_path, "speed-of-light")}))
+    assert padded > 1.003 * off
+    assert off_file.iloc[0]["tpot_ms"] == pytest.approx(off, rel=1e-12)

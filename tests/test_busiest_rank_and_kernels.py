@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 from deepseek_floors import trtllm_step_floors_us
+from mechanisms_on import profile_with
 
 from perfmodel import catalog
 from perfmodel.equations.roofline import expected_max_normal
@@ -75,7 +76,8 @@ def test_kernel_overhead_adds_per_kernel_per_layer():
     """TPOT grows by kernel_overhead x (3 x 13 + 58 x 20) kernels per step for DeepSeek-V3 (no drafts), with or
     without kernel fits; where the GPU has them but no launch costs (an edited copy of H200's fits), kernel_floor_share
     adds that share of its fitted launch floors (TRT-LLM on H200: BF16 GEMM, MLA decode and fused-MoE floors of the
-    hardware catalog); with the catalog's launch block the floors are net of the tables' per-call overhead."""
+    hardware catalog); with the catalog's launch block and the mechanism floors_net_of_harness the floors are net of
+    the tables' per-call overhead (the mechanism off: the plain floors, as before it was written)."""
     from perfmodel.engine.evaluate import Setup
     from perfmodel.serving.aggregated import evaluate
     fitted, m, prof = catalog.hardware("h200-sxm"), catalog.model("deepseek-v3"), catalog.profile("trtllm")
@@ -88,9 +90,10 @@ def test_kernel_overhead_adds_per_kernel_per_layer():
     no_launch = fitted.model_copy(update={"kernel_fits": fitted.kernel_fits.model_copy(update={"launch": None})})
     net_us = trtllm_step_floors_us(fitted.kernel_fits, fitted.kernel_fits.launch.harness_call_us.value)
     assert 0 < net_us < floors_us
-    for h, floors in ((no_launch, floors_us), (fitted, net_us)):
-        t = [evaluate(Setup(h, m, prof, profile_overrides={"kernel_overhead_us": 1.0, "layer_floor_us": 0.0,
-                                                           "kernel_floor_share": r}), pt)["tpot_ms"].iloc[0]
+    netted = profile_with("trtllm", "floors_net_of_harness")
+    for h, pr, floors in ((no_launch, netted, floors_us), (fitted, prof, floors_us), (fitted, netted, net_us)):
+        t = [evaluate(Setup(h, m, pr, profile_overrides={"kernel_overhead_us": 1.0, "layer_floor_us": 0.0,
+                                                         "kernel_floor_share": r}), pt)["tpot_ms"].iloc[0]
              for r in (0.0, 0.5)]
         assert t[1] - t[0] == pytest.approx(0.5 * floors * 1e-3, rel=1e-6)
 

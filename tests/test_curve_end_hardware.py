@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from mechanisms_on import profile_with
 
 from perfmodel import catalog
 from perfmodel.engine.kernel_bind import kernel_values
@@ -62,14 +64,17 @@ def test_catalog_launch_costs_differ_per_gpu_as_the_tables_do():
 
 def test_binding_nets_the_floors_and_keeps_the_profile_gap():
     """GB300 with TensorRT-LLM: the per-kernel gap, floor share and layer floor stay the profile's (not bound from
-    the tables: engine/kernel_bind.py), and the BF16 GEMM floor is the curves' median t0 less the tables' 1.75 us per
-    call."""
+    the tables: engine/kernel_bind.py), and with floors_net_of_harness the BF16 GEMM floor is the curves' median t0
+    less the tables' 1.75 us per call."""
     hw = catalog.hardware("gb300-nvl72")
-    v = kernel_values(hw, catalog.profile("trtllm"), "fp8", "fp8", mla=True, lat_link_s=1.5e-6)
+    v = kernel_values(hw, profile_with("trtllm", "floors_net_of_harness"), "fp8", "fp8", mla=True, lat_link_s=1.5e-6)
     assert not {"t_kern", "r_kf", "t_floor"} & set(v)
     t0 = sorted(c.params["t0_us"] for k, c in hw.kernel_fits.families["gemm"]["trtllm"].items()
                 if k.endswith("/bfloat16"))
     assert v["t_gemm0"] == pytest.approx(max(t0[len(t0) // 2] - 1.75, 0.0) * 1e-6)
+    # the mechanism off (the catalog profile): the plain median, as before it was written
+    off = kernel_values(hw, catalog.profile("trtllm"), "fp8", "fp8", mla=True, lat_link_s=1.5e-6)
+    assert off["t_gemm0"] == pytest.approx(float(np.median(t0)) * 1e-6)
     # the speed-of-light profile (engine none) keeps its zero gap: no engine curves, no launch costs
     assert "t_kern" not in kernel_values(hw, catalog.profile("speed-of-light"), "fp8", "fp8", True, 1.5e-6)
 

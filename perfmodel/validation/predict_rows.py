@@ -105,7 +105,7 @@ def sample_params(profile: ProfileSpec, n: int, seed: int = SEED) -> dict[str, n
     """Profile parameter -> n uniform draws in [low, high] (plus 'acceptance_rate'). A decode attention efficiency
     the profile does not set apart from eff_attention (the same value and range) is the same draw."""
     rng = np.random.default_rng(seed)
-    out = {}
+    out: dict[str, np.ndarray] = {}
     for name in PROFILE_PARAMS:
         p = getattr(profile, name)
         if name == "eff_attention_decode" and p == profile.eff_attention:
