@@ -163,3 +163,38 @@ def test_what_has_no_measured_record_is_named(capsys):
     assert unmeasured(pd.DataFrame(base)) is None
     line = unmeasured(pd.DataFrame({**base, "hardware": ["mi355x"]}))
     assert line is not None and "hardware mi355x" in line and "\n" not in line
+
+
+def test_queue_tail_by_hand_m_d_1_and_m_g_c():
+    """The prefill queue's tail the P99 SLO reads (equations/queueing.py), by hand. M/D/1 (c = 1, c_s^2 = 0) at
+    rho = 0.5, t_s = 0.2 s: E[W] = rho t_s / (2 (1 - rho)) = 0.1 s (Pollaczek-Khinchine); the wait is positive with
+    probability rho and exponential beyond, mean E[W] / rho = 0.2 s, so W_0.99 = 0.2 ln(0.5 / 0.01) = 0.782 s.
+    M/D/4 at rho = 0.5 (Sakasegawa): E[W] = rho^(sqrt(10) - 1) / (4 x 0.5) x 0.1 = 0.01119 s."""
+    from perfmodel.serving.queueing import compiled_queue
+    q = compiled_queue()
+    assert q["quantile_wait"](0.5, 0.2, 1, 0.99) == pytest.approx(0.2 * np.log(50), rel=1e-9)
+    assert q["mean_prefill_wait"](0.5, 0.2, 1, 0.0, 1.0) == pytest.approx(0.1, rel=1e-9)
+    assert q["mean_prefill_wait"](0.5, 0.2, 4, 0.0, 1.0) == pytest.approx(0.5 ** (10 ** 0.5 - 1) / 2 * 0.1, rel=1e-9)
+    # the tail below P(W > 0) is zero: the P40 wait of a queue busy half the time
+    assert q["quantile_wait"](0.5, 0.2, 1, 0.40) == 0.0
+
+
+def test_p99_plan_is_no_larger_than_the_queue_tail_needs():
+    """Every frontier point served under Poisson arrivals at its own rate (the plan's reading) whose queue tail
+    meets TTFT P99 <= 1000 ms and whose TPOT meets 50 ms carries 50 requests/s on ceil(50 / r_j) units of u_j GPUs
+    (r_j = its output tokens/s per GPU x u_j / osl); the P99 plan asks for no more GPUs than the fewest of those
+    (the SLO inside the search may find a point off the free frontier that needs fewer, never more)."""
+    from perfmodel.analyses.plan import serve_points
+    from perfmodel.analyses.systems import as_model, as_system
+    space = DeploymentSpace(spec_tokens=(0,), batch_points=16, max_gpus=8, disaggregation=False)
+    sysm, m = as_system("h100-sxm:vllm"), as_model(MODEL)
+    free = frontier(sysm, m, WL, space=space, metric="output_tps_per_gpu")
+    served = serve_points(sysm, m, WL, free, "fp8")
+    ok = (served["ttft_p99_ms"] <= 1000).to_numpy() & (served["tpot_ms"] <= 50).to_numpy()
+    assert ok.any()
+    u = free["gpus"].to_numpy(float)
+    rate = free["output_tps_per_gpu"].to_numpy(float) * u / 1024       # requests/s per unit, osl 1024
+    needed = np.min(np.ceil(50 / rate[ok] - 1e-9) * u[ok])
+    p99 = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 50), SLO(1000, 99, 20), space=space).iloc[0]
+    assert p99["status"] == "ok" and p99["gpus"] <= needed, (p99["gpus"], needed)
+    assert p99["ttft_p99_ms"] <= 1000
