@@ -80,7 +80,7 @@ def test_kernel_overhead_adds_per_kernel_per_layer():
     the tables' per-call overhead (the mechanism off: the plain floors, as before it was written)."""
     from perfmodel.engine.evaluate import Setup
     from perfmodel.serving.aggregated import evaluate
-    fitted, m, prof = catalog.hardware("h200-sxm"), catalog.model("deepseek-v3"), catalog.profile("trtllm")
+    fitted, m, prof = catalog.hardware("h200-sxm"), catalog.model("deepseek-v3"), profile_with("trtllm")
     hw = fitted.model_copy(update={"kernel_fits": None})
     pt = dict(batch=8, gpus=8, tp=8, ep=8, pp=1, spec_tokens=0, acc=1, isl=1000, osl=1000, new=1000, mix=0)
     t = [evaluate(Setup(hw, m, prof, profile_overrides={"kernel_overhead_us": v, "layer_floor_us": 0.0}),

@@ -73,7 +73,7 @@ def test_binding_nets_the_floors_and_keeps_the_profile_gap():
                 if k.endswith("/bfloat16"))
     assert v["t_gemm0"] == pytest.approx(max(t0[len(t0) // 2] - 1.75, 0.0) * 1e-6)
     # the mechanism off (the catalog profile): the plain median, as before it was written
-    off = kernel_values(hw, catalog.profile("trtllm"), "fp8", "fp8", mla=True, lat_link_s=1.5e-6)
+    off = kernel_values(hw, profile_with("trtllm"), "fp8", "fp8", mla=True, lat_link_s=1.5e-6)
     assert off["t_gemm0"] == pytest.approx(float(np.median(t0)) * 1e-6)
     # the speed-of-light profile (engine none) keeps its zero gap: no engine curves, no launch costs
     assert "t_kern" not in kernel_values(hw, catalog.profile("speed-of-light"), "fp8", "fp8", True, 1.5e-6)

@@ -19,7 +19,7 @@ PT = dict(batch=1, gpus=8, tp=8, ep=8, pp=1, spec_tokens=0, acc=1, isl=1024, osl
 
 
 def _row(hw, model="deepseek-v3", profile="trtllm", pt=PT, mechanisms=(), **over):
-    prof = profile_with(profile, *mechanisms) if mechanisms else catalog.profile(profile)
+    prof = profile_with(profile, *mechanisms)
     return evaluate(Setup(hw, catalog.model(model), prof, profile_overrides=over), pt).iloc[0]
 
 
@@ -128,7 +128,7 @@ def test_frontier_without_engine_reads_the_default_profiles_envelope_and_calibra
     )
     from perfmodel.validation.records import read_records
     assert "min-latency" not in ENVELOPE_VARIANTS
-    off = catalog.profile("trtllm")          # the mechanism off: the profile and its min-latency variant
+    off = profile_with("trtllm")          # the mechanism off: the profile and its min-latency variant
     assert [m[0] for m in envelope_members(off, central_params(off))] == ["trtllm", "trtllm@min-latency"]
     prof = profile_with("trtllm", "envelope_over_engines")
     labels = [m[0] for m in envelope_members(prof, central_params(prof))]

@@ -123,7 +123,7 @@ def test_launch_costs_net_the_floors_and_drop_curves_on_their_bound():
     trt = profile_with("trtllm", "floors_net_of_harness")
     v = kernel_values(_hw(fits), trt, "fp8", "fp8", mla=False, lat_link_s=1.5e-6)
     assert not {"t_kern", "r_kf", "t_floor"} & set(v)
-    off = kernel_values(_hw(fits), catalog.profile("trtllm"), "fp8", "fp8", mla=True, lat_link_s=1.5e-6)
+    off = kernel_values(_hw(fits), profile_with("trtllm"), "fp8", "fp8", mla=True, lat_link_s=1.5e-6)
     assert off["t_gemm0"] == pytest.approx(2e-6) and off["t_attn0"] == pytest.approx(200e-6)   # switched off
     assert v["t_gemm0"] == pytest.approx(0.5e-6) and v["t_attn0"] == pytest.approx(7.5e-6)
     assert v["t_moe0"] == pytest.approx((25.0 - MOE_KERNELS * 1.5) * 1e-6)

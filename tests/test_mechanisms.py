@@ -50,11 +50,9 @@ def test_unknown_mechanism_in_a_profile_file_is_one_line(tmp_path):
 
 def test_agentic_lanes_switch(tmp_path):
     """On, the 64 lanes are a closed loop whose running batch is solved (capped, lanes pausing); off, the live
-    sessions set the batch by inverting C(B) (the catalog profile gives the same as the file without the list)."""
+    sessions set the batch by inverting C(B)."""
     off, on = _predict(tmp_path), _predict(tmp_path, "agentic_lanes")
     assert on["batch"] != pytest.approx(off["batch"], rel=1e-3)
-    sc = Scenario.model_validate({**AGENTIC, "profile": "sglang"})
-    assert api.predict(sc).iloc[0]["batch"] == pytest.approx(off["batch"], rel=1e-12)
 
 
 def test_kv_admitted_prefill_switch(tmp_path):
@@ -70,7 +68,7 @@ def test_prefix_cache_renewal_switch():
     dists = catalog.workload("agentx").agentic
     args = (dists, dists.pause_s, np.array([40.0]), np.array([8.0]), np.array([20.0]), "session")
     on = sessions.idle_gaps(type("S", (), {"profile": profile_with("sglang", "prefix_cache_renewal")}), *args)
-    off = sessions.idle_gaps(type("S", (), {"profile": catalog.profile("sglang")}), *args)
+    off = sessions.idle_gaps(type("S", (), {"profile": profile_with("sglang")}), *args)
     assert off is None and on is not None
     assert on.survival(np.array([0.5]))[0] != pytest.approx(0.5, abs=1e-3)      # not n / P
 
@@ -83,7 +81,7 @@ def test_first_turn_requests_switch():
     sc = Scenario.model_validate({**AGENTIC, "profile": "sglang", "workload": wl.id})
     pts = {**deployment_points(sc.deployment, workload_lengths(wl), 2.0), "batch": 16.0, "concurrency": np.nan}
     mean = {}
-    for label, prof in (("off", catalog.profile("sglang")), ("on", profile_with("sglang", "first_turn_requests"))):
+    for label, prof in (("off", profile_with("sglang")), ("on", profile_with("sglang", "first_turn_requests"))):
         setup = setup_for(sc.hardware, sc.model, prof, sc.deployment)
         df = sessions.agentic(setup, pts, wl.agentic.pause_s, False, dists=wl.agentic)
         mean[label] = sessions._request_samples(setup, point_arrays(pts), df, wl.agentic)[0].mean()
@@ -98,6 +96,6 @@ def test_record_intvty_itl_switch():
     rec = resolve_record(next(r for r in read_records("data/shared/agentic.csv") if r.id == "a205"))
     m, w = catalog.model(rec.model), record_workload_spec(rec)
     pts, _ = point_inputs(rec, m)
-    off = agentic_inputs(rec, m, pts, w, catalog.profile("sglang"))
+    off = agentic_inputs(rec, m, pts, w, profile_with("sglang"))
     on = agentic_inputs(rec, m, pts, w, profile_with("sglang", "record_intvty_itl"))
     assert w.interactivity == "e2e" and off.q is not None and on.q is None
