@@ -1,19 +1,25 @@
 """The closed-form serving layer against the reference event simulation, on a grid of scenarios.
 
-Grid: three engines (vLLM, SGLang, TensorRT-LLM profiles) x workloads (fixed 8k/1k, fixed 1k/1k with a 50% prefix
-hit, agentic agentx and agentx-trace: the latter with log-normal new tokens) x concurrency 1..1024, aggregated, DeepSeek-V4-Flash on 4 H200 (tp 4, one MTP draft). The
-closed form is read with ``arrival_burst`` = 0 (the simulation's clients start at random phases, no waves).
-Tolerances (issue 30): throughput and TPOT within 5%, TTFT P50 and P90 within 15%. Disaggregated serving is not
-simulated (serving/simulation docstring). Prints one line per point and the share within tolerance per metric;
-``--csv FILE`` writes the table.
-Run: python benchmarks/sim_vs_closed_form.py [--requests N] [--csv FILE]   (about 2 minutes; 72 points)
+Grid: engines (vLLM, SGLang, TensorRT-LLM profiles, and SGLang's prefill-first schedule) x workloads (fixed 8k/1k,
+fixed 1k/1k with a 50% prefix hit, agentic agentx, agentx-trace (log-normal new tokens) and agentx-062126-0730 (the
+AgentX version the records from 2026-07-29 run: log-normal pauses, mid-trajectory starts)) x concurrency 1..1024,
+aggregated, DeepSeek-V4-Flash on 4 H200 (tp 4, one MTP draft). The closed form is read with ``arrival_burst`` = 0
+(the simulation's clients start at random phases, no waves). Tolerances (issues 30, 38): throughput and TPOT within
+5%, TTFT P50 and P90 within 15%. Disaggregated serving is not simulated (serving/simulation docstring). Prints one
+line per point and the share within tolerance per metric; ``--csv FILE`` writes the table; ``--engines``,
+``--workloads``, ``--concurrency`` run a subset.
+Run: python benchmarks/sim_vs_closed_form.py [--requests N] [--csv FILE]   (about 1 minute; 120 points)
 
-Last run (issue 30, 3,000 requests per point, 96 points): throughput within 5% at 73% of the points (median
-|error| 1.9%), TPOT 71% (1.8%), TTFT P50 within 15% at 45% (17.4%), P90 35% (25.0%); up to 64 clients 84%, 81%,
-56% and 41%. Where they part: agentic sessions past the KV capacity (256+ clients: the closed form's
-sessions_to_batch runs more requests than fit and misses the slot wait), prefill-first engines at saturation
-(TPOT +40% and more), fixed-length closed loops whose clients fall into synchronized waves (TTFT; the closed form's
-``arrival_burst`` is set to 0 here), and the TTFT tail of log-normal agentic turns.
+Last run (issue 38, 3,000 requests per point, 120 points): throughput within 5% at 84% of the points (median
+|error| 1.3%), TPOT 58% (2.8%), TTFT P50 within 15% at 73% (6.1%), P90 58% (10.6%). The agentic points alone (72):
+throughput 78% (2.2%), TPOT 38% (7.5%), TTFT P50 85% (3.8%), P90 62% (8.6%); at 256-1024 sessions, past the KV
+cliff: 50%, 0%, 79%, 83%. Before issue 38 (the 96 points without agentx-0730): agentic throughput 50% (5.0%),
+TPOT 48% (5.4%), TTFT P50 38% (27.6%), P90 19% (37.6%), past the cliff 6%, 31%, 0%, 0%.
+Where they still part: TPOT past the KV cliff (-18 to -32%: every simulated step there carries a full prefill
+chunk and the decode batch the admitted requests leave, the closed form's chunk share stays below 1), the TTFT P90
+of agentic sessions at 16-64 clients (the closed form's exponential queue tail overshoots, +40% to +580%),
+prefill-first engines past the cliff (TPOT +90% and more), fixed-length closed loops whose clients fall into
+synchronized waves (TTFT; ``arrival_burst`` is set to 0 here).
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ from perfmodel.specs.deployment import Scenario  # noqa: E402
 
 ENGINES = ("vllm", "sglang", "trtllm", "sglang-prefill-first")   # the last: features.mixed_prefill False
 WORKLOADS = {"8k/1k": {"isl": 8192, "osl": 1024, "prefix_hit": 0.0},
-             "1k/1k hit 0.5": {"isl": 1024, "osl": 1024, "prefix_hit": 0.5}, "agentx": "agentx", "agentx-trace": "agentx-trace"}
+             "1k/1k hit 0.5": {"isl": 1024, "osl": 1024, "prefix_hit": 0.5}, "agentx": "agentx", "agentx-trace": "agentx-trace",
+             "agentx-0730": "agentx-062126-0730"}
 CONCURRENCY = (1, 4, 16, 64, 256, 1024)
 TOL = {"total_tps_per_gpu": 0.05, "tpot_ms": 0.05, "ttft_ms": 0.15, "ttft_p90_ms": 0.15}
 
@@ -55,11 +62,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=4000)
     ap.add_argument("--csv")
+    ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated subset of the engines")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset of the workloads")
+    ap.add_argument("--concurrency", default=",".join(map(str, CONCURRENCY)), help="comma-separated clients")
     args = ap.parse_args()
     rows = []
-    for engine in ENGINES:
-        for name, wl in WORKLOADS.items():
-            for c in CONCURRENCY:
+    for engine in args.engines.split(","):
+        for name in args.workloads.split(","):
+            wl = WORKLOADS[name]
+            for c in (int(x) for x in args.concurrency.split(",")):
                 sc = scenario(engine, wl, c)
                 try:
                     cf = api.predict(sc).iloc[0]

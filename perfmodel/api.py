@@ -65,14 +65,20 @@ def predict(scenario: Scenario) -> pd.DataFrame:
     pts = deployment_points(dep, workload_lengths(wl), acc)
     sessions = None
     if isinstance(wl, WorkloadSpec) and wl.kind == "agentic":
-        pts["concurrency"] = np.nan        # live sessions set the batch below; they are not queued clients
+        # aggregated: concurrency counts the benchmark's lanes (live sessions that pause between requests), a
+        # closed loop whose running batch the step evaluation solves, capped at the capacity, the excess waiting
+        # for a slot (serving/sessions.agentic); disaggregated: the live sessions set the batch below
+        # (the profile's mechanism agentic_lanes; else live sessions set the batch in both modes)
+        lanes = dep.serving == "aggregated" and setup.profile.uses("agentic_lanes")
+        pts["concurrency"] = float(dep.concurrency) if dep.concurrency is not None and lanes else np.nan
         if dep.arrival_rate is not None:
             raise SpecError("an agentic workload runs sessions, not an arrival rate: give concurrency (live "
                             "sessions per instance)", field="deployment.arrival_rate")
         assert wl.agentic is not None  # an agentic workload has its agentic block (WorkloadSpec._kind)
+        agg = dep.serving != "disaggregated"
         sessions = Sessions(wl.agentic.pause_s, dep.kv_host_tier, wl.agentic,
-                            wl.interactivity_percentile if dep.serving != "disaggregated" else None,
-                            dep.kv_pool_gb_per_gpu)
+                            wl.interactivity_percentile if agg else None, dep.kv_pool_gb_per_gpu,
+                            ttft_percentiles=(90.0,) if agg else ())   # ttft_p90_request_ms: P90 over requests
     pools = None
     if dep.serving == "disaggregated":
         assert dep.prefill is not None  # disaggregated serving has its prefill pool (Deployment validator)
@@ -153,11 +159,12 @@ def predict_point(scenario: Scenario) -> dict:
 def plan(model, workload, systems, demand=None, slo=None, scales=(1.0,), limits=None, *, weights=("fp8",),
          kv_cache: str = "fp8", space=None) -> pd.DataFrame:
     """Capacity plan (``perfmodel plan``): per system and demand scale the deployment, units, GPUs, scale-up domains,
-    MW and USD that carry ``demand`` (analyses.plan.Demand) under ``slo`` (analyses.plan.PlanSLO) within ``limits``
+    MW and USD that carry ``demand`` (analyses.plan.Demand) under ``slo`` (search.SLO) within ``limits``
     (analyses.plan.Limits). Returns a DataFrame with analyses.plan.PLAN_COLUMNS (units in docs/plan.md)."""
-    from .analyses.plan import Limits, PlanSLO
+    from .analyses.plan import Limits
     from .analyses.plan import plan as _plan
-    return _plan(model, workload, systems, demand, slo or PlanSLO(), scales, limits or Limits(), weights=weights,
+    from .search import SLO
+    return _plan(model, workload, systems, demand, slo or SLO(), scales, limits or Limits(), weights=weights,
                  kv_cache=kv_cache, space=space)
 
 
@@ -175,7 +182,35 @@ def simulate(scenario: Scenario, requests: int = 10_000, seed: int = 0) -> tuple
     wl = catalog.workload(scenario.workload) if isinstance(scenario.workload, str) else scenario.workload
     pts = deployment_points(dep, workload_lengths(wl), dep.accepted_tokens(rate.value if rate else None))
     with progress.bar(desc="simulate", total=requests, unit="request") as b:
-        return _simulate(setup, pts, dep, wl, requests=requests, seed=seed, progress=b.update)
+        summary, df = _simulate(setup, pts, dep, wl, requests=requests, seed=seed, progress=b.update)
+    return _overload(summary, dep, setup, pts), df
+
+
+def _overload(summary: dict, dep, setup, pts: dict) -> dict:
+    """An open loop offered more than the instance serves has no steady state: its TTFT (and E2E) grow with the
+    run's length. Overloaded is the closed form's verdict at the offered rate (the check with which ``predict``
+    refuses the same set-up: prefill queue rho >= 1, or the batch the rate needs over the capacity; a short run's
+    completion rate is too noisy to judge it: 0.85/s measured on 300 requests at 1/s offered). Then ``overloaded`` is True, ``offered_rate_per_s`` the offered rate (requests/s),
+    ``saturated_rate_per_s`` the simulated completion rate (the saturated throughput, requests/s; the throughput
+    columns are at it), the TTFT / E2E / in-system columns NaN, and ``overload`` one line saying so."""
+    summary = {**summary, "overloaded": False}
+    if dep.arrival_rate is None:
+        return summary
+    from .serving.aggregated import evaluate
+    offered = float(dep.arrival_rate)
+    closed = evaluate(setup, {**pts, "batch": np.nan, "concurrency": np.nan, "arrival_rate": offered})
+    unstable = str(closed["fit_reason"].iloc[0]).startswith("arrival_rate")
+    served = float(summary.get("request_rate_per_s", np.nan))
+    if not unstable:
+        return summary
+    for k in list(summary):
+        if k.startswith(("ttft", "e2e", "in_system")):
+            summary[k] = float("nan")
+    summary.update(overloaded=True, offered_rate_per_s=offered, saturated_rate_per_s=served,
+                   overload=f"overloaded: {offered:.4g} requests/s offered, {served:.4g}/s served at saturation "
+                            f"(the queue grows without bound: TTFT has no steady state and grows with the run's "
+                            f"length; the throughput shown is the saturated one)")
+    return summary
 
 
 def predict_point_cache_clear() -> None:

@@ -29,7 +29,13 @@ def _int_column(s: pd.Series) -> pd.Series:
     finite = x.dropna()
     if len(finite) and not np.all(np.isfinite(finite)) or (finite != np.round(finite)).any():
         return s
+    if len(finite) and np.abs(finite).max() >= INT64_LIMIT:     # beyond int64 (a what-if's huge batch): as floats
+        return s
     return x.round().astype("Int64")
+
+
+INT64_LIMIT = 2.0 ** 63
+"""Whole numbers at or beyond this magnitude do not fit an int64 column; they are written as they are."""
 
 
 def tidy(df: pd.DataFrame, columns: list[str] | None = None, disagg_blank: bool = False) -> pd.DataFrame:

@@ -39,17 +39,47 @@ def read_text(path: str | Path) -> str:
                         file=str(path), field=f"line {line}") from None
 
 
+MAX_VALUES = 1_000_000
+"""Most values (scalars, mappings, lists) a YAML or JSON input may hold once its aliases are expanded: a document
+of nested aliases (nine levels of nine: 9^9 values) is refused before anything walks it."""
+
+
+def _shape(node, limit: int) -> tuple[int, int]:
+    """(nesting depth, values once aliases are expanded) of parsed data, each stopping early past its limit
+    (``limit`` levels, MAX_VALUES values). A YAML alias is the same Python object at several places, so each object
+    is measured once (memo by id): linear in the document's text, not in its expansion."""
+    memo: dict[int, tuple[int, int]] = {}
+
+    def walk(n, d: int) -> tuple[int, int]:
+        if not isinstance(n, (dict, list, tuple)):
+            return 0, 1
+        if d > limit:
+            return limit + 1, 1
+        key = id(n)
+        if key in memo:
+            return memo[key]
+        deepest, count = 0, 1
+        for c in (n.values() if isinstance(n, dict) else n):
+            cd, cc = walk(c, d + 1)
+            deepest, count = max(deepest, cd), count + cc
+            if deepest + 1 > limit or count > MAX_VALUES:
+                break
+        memo[key] = (deepest + 1, min(count, MAX_VALUES + 1))
+        return memo[key]
+
+    return walk(node, 1)
+
+
 def _depth(node, limit: int) -> int:
-    """Nesting depth of parsed data, stopping early past ``limit`` (iterative: no recursion)."""
-    stack, deepest = [(node, 1)], 0
-    while stack:
-        n, d = stack.pop()
-        if isinstance(n, (dict, list, tuple)):
-            deepest = max(deepest, d)
-            if deepest > limit:
-                return deepest
-            stack.extend((c, d + 1) for c in (n.values() if isinstance(n, dict) else n))
-    return deepest
+    """Nesting depth of parsed data, stopping early past ``limit``."""
+    return _shape(node, limit)[0]
+
+
+def _check_expansion(data, file: str | None, kind: str):
+    """``data`` unless its aliases expand past MAX_VALUES values (then a one-line SpecError)."""
+    if _shape(data, MAX_DEPTH)[1] > MAX_VALUES:
+        raise SpecError(f"malformed {kind}: its aliases expand to more than {MAX_VALUES:,} values", file=file)
+    return data
 
 
 class _UniqueKeys(yaml.constructor.SafeConstructor):
@@ -149,9 +179,9 @@ def parse_yaml(text: str, file: str | None = None):
             raise SpecError(f"malformed YAML: nested deeper than {MAX_DEPTH} levels", file=file, field=f"line {line}")
     fast = _parse_fast(text)
     if fast is not _SLOW:
-        return fast
+        return _check_expansion(fast, file, "YAML")
     try:
-        return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        return _check_expansion(yaml.load(text, Loader=UniqueKeyLoader), file, "YAML")  # noqa: S506 - SafeLoader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "YAML"

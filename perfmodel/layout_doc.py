@@ -2,7 +2,8 @@
 
 The layering, bottom up: specs (pydantic) and arch (parameter, KV and layout arithmetic) -> equations (sympy) ->
 engine (lambdify, the step equations over point arrays) -> serving (load, chunked prefill, pools, sessions, the
-dispatcher and the declared result) -> analyses / validation / claims / report -> api (the facade) -> cli
+dispatcher and the declared result) -> search (the one deployment search, its SLO) -> analyses / validation /
+claims / report -> api (the facade) -> cli
 (tests/test_layering.py checks it). The block sits in docs/architecture.md between BEGIN and END; rewrite it with
 
     python -m perfmodel.layout_doc

@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfmodel.analyses.agents import SLO, agents_per_gpu, sessions_per_gpu
+from perfmodel.analyses.agents import agents_per_gpu, sessions_per_gpu
 from perfmodel.errors import SpecError
+from perfmodel.search import SLO
 from perfmodel.validation.predict_rows import Unsupported, multi_domain_candidates, slo_of
 from perfmodel.validation.records import Record
 
@@ -34,28 +35,28 @@ def test_sessions_per_gpu_counts_every_gpu():
 def test_agents_per_gpu_by_hand():
     df = _frame()
     # floor 50 tok/s/user, TTFT p50 <= 5 s: points 0, 1, 3 qualify -> max(2, 8, 10) = 10 (the disaggregated one)
-    r = agents_per_gpu(df, SLO(50, 5000))
+    r = agents_per_gpu(df, SLO.speed_floor(50, 5000))
     assert r.value == pytest.approx(10.0) and r.row["serving"] == "disaggregated"
     # TTFT p90 <= 3 s: point 3's P90 (4.5 s) fails -> 8
-    assert agents_per_gpu(df, SLO(50, 3000, 90)).value == pytest.approx(8.0)
+    assert agents_per_gpu(df, SLO.speed_floor(50, 3000, 90)).value == pytest.approx(8.0)
     # no TTFT limit, floor 25: point 2 (32) qualifies; the non-fitting point never counts
-    assert agents_per_gpu(df, SLO(25)).value == pytest.approx(32.0)
+    assert agents_per_gpu(df, SLO.speed_floor(25)).value == pytest.approx(32.0)
 
 
 def test_unmet_slo_names_the_field():
     df = _frame()
-    r = agents_per_gpu(df, SLO(500, 5000))
+    r = agents_per_gpu(df, SLO.speed_floor(500, 5000))
     assert r.value is None and r.reason.endswith("slo.tps_per_user") and "120.0" in r.reason
-    r = agents_per_gpu(df, SLO(50, 100))
+    r = agents_per_gpu(df, SLO.speed_floor(50, 100))
     assert r.value is None and r.reason.endswith("slo.ttft_ms") and "200 ms" in r.reason
     with pytest.raises(SpecError, match="slo.tps_per_user"):
-        SLO(0)
+        SLO.speed_floor(0)
     with pytest.raises(SpecError, match="slo.ttft_ms"):
-        SLO(50, -1)
+        SLO.speed_floor(50, -1)
     with pytest.raises(SpecError, match="slo.percentile"):
-        SLO(50, 1000, 100)
+        SLO.speed_floor(50, 1000, 100)
     with pytest.raises(SpecError, match="slo.ttft_percentile"):
-        SLO(50, 1000, 25, 0)
+        SLO.speed_floor(50, 1000, 25, 0)
 
 
 def test_ttft_quantile_is_the_queue_tail_hand_checked():
@@ -65,11 +66,11 @@ def test_ttft_quantile_is_the_queue_tail_hand_checked():
 
     import pandas as pd
 
-    from perfmodel.analyses.agents import ttft_quantile_ms
+    from perfmodel.search import ttft_quantile_ms
     df = pd.DataFrame({"ttft_mean_ms": [600.0], "prefill_queue_ms": [100.0], "prefill_utilization": [0.5]})
     assert ttft_quantile_ms(df, 95)[0] == pytest.approx(500 + 200 * math.log(10))
     assert ttft_quantile_ms(df, 50)[0] == pytest.approx(500.0)
-    slo = SLO(20, 10_000, 25, 95)
+    slo = SLO.speed_floor(20, 10_000, 25, 95)
     assert slo.ttft_column == "ttft_p95_ms" and "p25" in slo.text() and "TTFT p95" in slo.text()
 
 
@@ -81,9 +82,9 @@ def _rec(**kw):
 
 def test_slo_from_record_notes():
     s = slo_of(_rec(notes="SLO: p50 >= 50 tok/s/user and p50 TTFT < 5 s"))
-    assert (s.tps_per_user, s.ttft_ms, s.percentile) == (20.0, 5000.0, 50.0)
+    assert (s.tps_per_user, s.ttft_ms, s.speed_percentile) == (20.0, 5000.0, 50.0)
     s = slo_of(_rec(notes="P90 TTFT limit 450 ms"))
-    assert (s.ttft_ms, s.percentile) == (450.0, 90.0)
+    assert (s.ttft_ms, s.speed_percentile) == (450.0, 90.0)
     with pytest.raises(Unsupported, match="TTFT limit"):
         slo_of(_rec(notes="no limit given"))
     with pytest.raises(Unsupported, match="at_tps_per_user"):
@@ -148,3 +149,19 @@ def test_frontier_cli_reports_agents_per_gpu(capsys):
     assert s["agents_per_gpu"] is None and s["agents_reason"].endswith("slo.tps_per_user")
     assert main([*fast, "--slo-ttft-ms", "100"]) == 2
     assert "--slo-ttft-ms" in capsys.readouterr().err
+
+
+def test_the_speed_form_is_the_one_slo_read_on_the_speed_column():
+    """search.SLO.speed_floor compares speed >= floor on the point's own speed column (not 1000 / TPOT), takes
+    any TTFT percentile on operating points, and is refused by the Poisson search (check_served)."""
+    df = _frame()
+    s = SLO.speed_floor(80, 1000)
+    assert list(s.meets(df)) == [True, True, False, False, True] and s.tpot_limit_ms is None
+    assert list(SLO.speed_floor(80, speed_column="ttft_p90_ms").speed_ok(df)) == [True] * 4 + [False]
+    with pytest.raises(SpecError, match="slo.speed_percentile"):
+        s.check_served()
+    with pytest.raises(SpecError, match="slo.ttft_percentile"):
+        SLO(ttft_ms=100, ttft_percentile=95).check_served()
+    with pytest.raises(SpecError, match="slo.ttft_percentile"):     # no column and no queue to read P95 from
+        SLO(ttft_ms=100, ttft_percentile=95).meets(df)
+    assert SLO(ttft_ms=1000, tps_per_user=20).check_served().tpot_limit_ms == 50.0

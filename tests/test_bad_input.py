@@ -591,3 +591,44 @@ def test_a_typo_in_an_id_is_reported_before_a_deployment_shape_problem(capsys):
     assert main(["predict", "--hardware", "h100-sxm", "--model", "llama-3.1-70bx", "--gpus", "3", "--tp", "2"]) == 2
     err = capsys.readouterr().err
     assert "unknown model id 'llama-3.1-70bx'" in err and "llama-3.1-70b" in err and "tp x pp" not in err
+
+
+# -------------------------------------------------------------- issue 46: an alias bomb, an enormous batch
+def _alias_bomb(levels: int = 9, width: int = 9) -> str:
+    """Nine levels of nine aliases: 9^9 (387 million) values once expanded, about 500 bytes of text."""
+    lines = ["bomb0: &a0 [" + ", ".join(['"x"'] * width) + "]"]
+    lines += [f"bomb{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("kind, name", [("models", "deepseek-v3"), ("workloads", "agentx"),
+                                        ("claims", "vllm-58x-at-387")])
+def test_alias_bomb_appended_to_a_catalog_file_is_one_line_at_once(tmp_path, capsys, kind, name):
+    import time
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(catalog.resolve_path(kind, name).read_text() + _alias_bomb())
+    t0 = time.perf_counter()
+    code = main(["show", str(path)] if kind != "claims" else ["check", str(path)])
+    _one_line(code, capsys.readouterr().err, str(path), "aliases expand to more than")
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_aliases_within_the_limit_still_load():
+    from perfmodel.fileio import parse_yaml
+    data = parse_yaml("base: &b {x: 1}\nuse: [*b, *b]\n")
+    assert data["use"] == [{"x": 1}, {"x": 1}]
+
+
+def test_enormous_batch_in_a_csv_is_written_not_a_traceback(tmp_path, capsys):
+    """deployment.batch = 2^63 (beyond int64) with --csv --allow-overflow: the row is written, the batch as a
+    float, not a TypeError from the integer column."""
+    sc = yaml.safe_load(Path("examples/llama70b-h100.yaml").read_text())
+    sc["deployment"]["batch"] = 9223372036854775808
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump(sc))
+    out = tmp_path / "big.csv"
+    code = main(["predict", str(path), "--csv", str(out), "--allow-overflow"])
+    err = capsys.readouterr().err
+    assert code in (0, 1) and "Traceback" not in err, err
+    header, row = out.read_text().splitlines()[:2]
+    assert float(row.split(",")[header.split(",").index("batch")]) == pytest.approx(2.0 ** 63)

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 import sympy as sp
 from deepseek_floors import trtllm_step_floors_us
+from mechanisms_on import profile_with
 
 from perfmodel import catalog
-from perfmodel.equations.ffn import FFNCost
 from perfmodel.equations.roofline import expected_max_normal
 from perfmodel.equations.step import StepBuilder
+from perfmodel.model import ffn_family
 
 
 @pytest.mark.parametrize("n", [1, 2, 4, 8, 32, 256])
@@ -22,7 +23,7 @@ def test_expected_max_normal_matches_monte_carlo(n):
 def _ffn(model="deepseek-v3"):
     m = catalog.model(model)
     f = next(f for f in m.ffn.values() if getattr(f, "experts", 0))
-    return FFNCost(f, m.hidden_size)
+    return ffn_family(f, m.hidden_size)
 
 
 def test_one_rank_is_the_mean():
@@ -73,21 +74,28 @@ def test_layer_kernel_counts():
 
 def test_kernel_overhead_adds_per_kernel_per_layer():
     """TPOT grows by kernel_overhead x (3 x 13 + 58 x 20) kernels per step for DeepSeek-V3 (no drafts), with or
-    without kernel fits; where the GPU has them, kernel_floor_share adds that share of its fitted launch floors
-    (TRT-LLM on H200: BF16 GEMM, MLA decode and fused-MoE floors of the hardware catalog)."""
+    without kernel fits; where the GPU has them but no launch costs (an edited copy of H200's fits), kernel_floor_share
+    adds that share of its fitted launch floors (TRT-LLM on H200: BF16 GEMM, MLA decode and fused-MoE floors of the
+    hardware catalog); with the catalog's launch block and the mechanism floors_net_of_harness the floors are net of
+    the tables' per-call overhead (the mechanism off: the plain floors, as before it was written)."""
     from perfmodel.engine.evaluate import Setup
     from perfmodel.serving.aggregated import evaluate
-    fitted, m, prof = catalog.hardware("h200-sxm"), catalog.model("deepseek-v3"), catalog.profile("trtllm")
+    fitted, m, prof = catalog.hardware("h200-sxm"), catalog.model("deepseek-v3"), profile_with("trtllm")
     hw = fitted.model_copy(update={"kernel_fits": None})
     pt = dict(batch=8, gpus=8, tp=8, ep=8, pp=1, spec_tokens=0, acc=1, isl=1000, osl=1000, new=1000, mix=0)
     t = [evaluate(Setup(hw, m, prof, profile_overrides={"kernel_overhead_us": v, "layer_floor_us": 0.0}),
                   pt)["tpot_ms"].iloc[0] for v in (1.0, 3.0)]
     assert t[1] - t[0] == pytest.approx(2e-3 * (3 * 13 + 58 * 20), rel=1e-6)
     floors_us = trtllm_step_floors_us(fitted.kernel_fits)
-    t = [evaluate(Setup(fitted, m, prof, profile_overrides={"kernel_overhead_us": 1.0, "layer_floor_us": 0.0,
-                                                            "kernel_floor_share": r}), pt)["tpot_ms"].iloc[0]
-         for r in (0.0, 0.5)]
-    assert t[1] - t[0] == pytest.approx(0.5 * floors_us * 1e-3, rel=1e-6)
+    no_launch = fitted.model_copy(update={"kernel_fits": fitted.kernel_fits.model_copy(update={"launch": None})})
+    net_us = trtllm_step_floors_us(fitted.kernel_fits, fitted.kernel_fits.launch.harness_call_us.value)
+    assert 0 < net_us < floors_us
+    netted = profile_with("trtllm", "floors_net_of_harness")
+    for h, pr, floors in ((no_launch, netted, floors_us), (fitted, prof, floors_us), (fitted, netted, net_us)):
+        t = [evaluate(Setup(h, m, pr, profile_overrides={"kernel_overhead_us": 1.0, "layer_floor_us": 0.0,
+                                                         "kernel_floor_share": r}), pt)["tpot_ms"].iloc[0]
+             for r in (0.0, 0.5)]
+        assert t[1] - t[0] == pytest.approx(0.5 * floors * 1e-3, rel=1e-6)
 
 
 def test_fp4_gemm_efficiency_applies_only_on_fp4_tensor_cores():

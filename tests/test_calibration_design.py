@@ -18,11 +18,40 @@ def _rec(i, family, metric="tpot_ms", value=10.0, **kw):
     return Record(**{**base, **kw})
 
 
-def test_each_family_counts_equally_whatever_its_rows():
-    recs = [_rec(i, "big") for i in range(90)] + [_rec(100 + i, "small") for i in range(10)]
-    w = cal.family_weights(recs)
+def test_every_family_weighs_the_same_whatever_its_rows():
+    from perfmodel.validation.fit_weights import fit_weights
+    recs = [_rec(i, "big") for i in range(400)] + [_rec(1000 + i, "small") for i in range(100)]
+    w = fit_weights(recs)
     assert w.sum() == pytest.approx(len(recs))
-    assert w[:90].sum() == pytest.approx(w[90:].sum())          # 90 rows and 10 rows weigh the same in total
+    # 400 rows against 100: totals 1 : 1, each small-family row 4x a big-family row (none reaches the 1% cap here)
+    assert w[:400].sum() / w[400:].sum() == pytest.approx(1.0)
+    assert w[400] / w[0] == pytest.approx(4.0)
+    assert w.max() / w.sum() <= 0.01 + 1e-12
+
+
+def test_no_row_above_one_percent_of_the_fit():
+    """One lone row (a446-like) beside two families: as a family of its own it would hold 1/3 of the fit; the cap
+    holds it at 1% and the rest keep their ratios."""
+    from perfmodel.validation.fit_weights import capped, fit_weights
+    recs = [_rec(i, "silicon") for i in range(1356)] + [_rec(5000, "lone")] + [_rec(6000 + i, "mid") for i in range(16)]
+    w = fit_weights(recs)
+    share = w / w.sum()
+    assert share.max() == pytest.approx(0.01)
+    assert share[1356] == pytest.approx(0.01)
+    assert share[:1356].max() < 0.01 and np.ptp(share[:1356]) == pytest.approx(0.0)
+    # the cap by hand: weights 10, 1 x 200 at a 2% cap: c = 0.02 (200 + c) / 1 -> c = 4 / 0.98
+    v = capped(np.array([10.0] + [1.0] * 200), 0.02)
+    assert v[0] == pytest.approx(0.02 * 200 / 0.98) and v[0] / v.sum() == pytest.approx(0.02)
+    # fewer rows than 1/cap: nobody can be held at the cap, every row weighs the same
+    assert np.ptp(capped(np.array([5.0, 1.0, 1.0]), 0.01)) == 0.0
+
+
+def test_mlperf_is_one_source_and_capacity_rows_are_not_fitted():
+    from perfmodel.validation.fit_weights import speed_fit_row, weight_group
+    assert weight_group(_rec(0, "mlperf:point")) == weight_group(_rec(1, "mlperf:frontier")) == "mlperf"
+    assert weight_group(_rec(2, "curve-end:point")) != weight_group(_rec(3, "curve-end:frontier"))
+    assert not speed_fit_row(_rec(4, "agentic:frontier", metric="agents_per_gpu"))
+    assert speed_fit_row(_rec(5, "agentic:point", metric="tpot_ms"))
 
 
 def test_leave_one_family_out_folds():
@@ -91,3 +120,66 @@ def test_a_parameter_on_an_edge_is_written_with_what_it_stands_for():
     assert len(notes) == 2
     assert notes[0].startswith("mem_fraction at its upper edge 0.95") and "KV" in notes[0]
     assert notes[1].startswith("moe_imbalance at its lower edge 1") and "physical bound" in notes[1]
+
+
+def test_parallel_folds_give_the_in_process_predictions(monkeypatch):
+    """Folds run in forked workers (PERFMODEL_JOBS=2) predict exactly what one process predicts: each fold is fitted
+    on the records outside it (here a stand-in fit that remembers which records it saw)."""
+    from perfmodel.validation import crossval
+    recs = [_rec(i, f) for i, f in enumerate(["a", "b", "a", "c", "b", "c"])]
+    monkeypatch.setattr(crossval, "calibrate", lambda train, neutral_start: {"seen": sorted(r.id for r in train)})
+    monkeypatch.setattr(crossval, "_predict",
+                        lambda test, res: np.array([len(res["seen"]) + int(r.id[1:]) / 10 for r in test]))
+    out = {}
+    for n in ("1", "2"):
+        monkeypatch.setenv("PERFMODEL_JOBS", n)
+        out[n] = crossval.cross_validate(recs, by="family")["predicted"].to_numpy()
+    assert np.array_equal(out["1"], out["2"])
+    assert out["1"][0] == pytest.approx(4.0)      # r0 (family a) predicted by a fit on the 4 records outside a
+
+
+def test_no_shipped_row_weighs_more_than_one_percent_of_its_engines_fit():
+    """On the shipped records: every engine family with an own fit (at least 100 rows) weighs no row above 1%,
+    and the lone agents_per_gpu row (an SLO search) is not in any fit."""
+    from perfmodel.validation.fit_weights import fit_weights, shares, speed_fit_row
+    from perfmodel.validation.predict_rows import Unsupported, profile_id
+    from perfmodel.validation.records import project_measured_files, read_records, shared_data_files
+    by: dict[str, list] = {}
+    for f in [*shared_data_files(), *project_measured_files()]:
+        for r in read_records(f):
+            try:
+                by.setdefault(profile_id(r), []).append(r)
+            except Unsupported:
+                continue
+    checked = 0
+    for pid, recs in by.items():
+        fitted = [r for r in recs if speed_fit_row(r)]
+        assert not any(r.metric == "agents_per_gpu" for r in fitted)
+        if len(fitted) < 100:
+            continue
+        w = fit_weights(fitted)
+        assert (w / w.sum()).max() <= 0.01 + 1e-12, pid
+        if pid == "trtllm":   # MLPerf (52 rows, one source) holds one group's share of the fit, not two
+            import perfmodel.validation.fit_weights as fw
+            one = shares(fitted, w)["mlperf"]
+            saved, fw.SOURCE_FAMILIES = fw.SOURCE_FAMILIES, ()
+            try:
+                two = sum(v for g, v in shares(fitted, fit_weights(fitted)).items() if g.startswith("mlperf"))
+            finally:
+                fw.SOURCE_FAMILIES = saved
+            assert one < two
+        checked += 1
+    assert checked >= 3
+
+
+def test_band_notes_flag_attention_efficiencies_outside_the_kernel_tables():
+    """A fitted attention efficiency outside the engine's kernel-table band is named in the calibration note;
+    one inside it is not."""
+    from perfmodel.validation.calibrate import band_notes
+    from perfmodel.validation.kernel_bands import bands
+    lo, hi = bands("trtllm")["eff_attention_decode"]
+    assert lo < hi
+    inside = band_notes("trtllm", {"eff_attention_decode": (lo + hi) / 2})
+    below = band_notes("dynamo-trtllm", {"eff_attention_decode": lo / 2})
+    assert inside == []
+    assert len(below) == 1 and "below" in below[0] and "slower" in below[0]

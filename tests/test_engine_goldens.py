@@ -58,9 +58,9 @@ def test_prefill_flops_are_2_active_params_tokens_plus_attention():
 
 def test_mla_absorbed_decode_core_flops_reference():
     """DeepSeek-V3 absorbed decode: 278,528 FLOPs per attended key per layer (models.md)."""
-    from perfmodel.equations.attention import AttentionCost
+    from perfmodel.model import attention_family
     a = catalog.model("deepseek-v3").attention["mla"]
-    c = AttentionCost(a, "mla")
+    c = attention_family(a, "mla")
     assert int(c.core_flops(1, "decode")) == 278528
     assert int(c.core_flops(1, "prefill")) == 81920
 
@@ -96,8 +96,8 @@ def test_batch_over_capacity_is_flagged():
 
 
 def test_moe_expected_distinct_experts():
-    from perfmodel.equations.ffn import FFNCost
-    f = FFNCost(catalog.model("deepseek-v3").ffn["moe"], 7168)
+    from perfmodel.model import ffn_family
+    f = ffn_family(catalog.model("deepseek-v3").ffn["moe"], 7168)
     assert float(f.distinct_experts(1)) == pytest.approx(8)
     assert float(f.distinct_experts(10_000)) == pytest.approx(256, rel=1e-9)
     assert float(f.distinct_experts(32)) == pytest.approx(256 * (1 - (1 - 8 / 256) ** 32))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import sympy as sp
+from mechanisms_on import profile_with
 
 from perfmodel import catalog
 from perfmodel.engine.kernel_bind import defaults, kernel_values
@@ -98,3 +99,32 @@ def test_catalog_holds_sourced_fits_for_the_table_gpus_and_physics_for_rubin():
     curves = [c for e in rubin.families.values() for v in e.values() for c in v.values()]
     assert curves and all(c.status == "physics" and "vr200-nvl72" in c.note for c in curves)
     assert catalog.hardware("h800-sxm").kernel_fits is None      # no table, no derivation: equations unchanged
+
+
+def test_floor_edges_are_the_fitting_bounds():
+    """kernel_bind.T0_EDGE_US holds each family's upper bound of t0_us (a curve on it has no measured floor)."""
+    from perfmodel.engine.kernel_bind import T0_EDGE_US
+    from perfmodel.kernels import attention, gemm, mla, moe
+    for fam, mod in (("gemm", gemm), ("attention", attention), ("mla", mla), ("moe", moe)):
+        assert T0_EDGE_US[fam] == next(p.high for p in mod.PARAMS if p.name == "t0_us"), fam
+
+
+def test_launch_costs_net_the_floors_and_drop_curves_on_their_bound():
+    """With launch costs (node 2 us, harness 1.5 us) and the mechanism floors_net_of_harness: the per-kernel cost stays the profile's (t_kern, r_kf and
+    t_floor are not bound from the tables); the BF16 GEMM floor 2 - 1.5 = 0.5 us; decode
+    attention 9 - 1.5 = 7.5 us; the fused MoE call holds MOE_KERNELS = 7 node periods: 25 - 7 x 1.5 = 14.5 us. An
+    MLA curve with t0 on its 200 us bound is left out (no MLA floor then)."""
+    launch = {"graph_node_us": {"value": 2.0, "status": "estimate", "source": SRC},
+              "harness_call_us": {"value": 1.5, "status": "estimate", "source": SRC}}
+    data = FITS.model_dump()
+    data["launch"] = launch
+    data["families"]["mla"]["trtllm"]["default/bfloat16/fp8"]["params"]["t0_us"] = 200.0
+    fits = KernelFits.model_validate(data)
+    trt = profile_with("trtllm", "floors_net_of_harness")
+    v = kernel_values(_hw(fits), trt, "fp8", "fp8", mla=False, lat_link_s=1.5e-6)
+    assert not {"t_kern", "r_kf", "t_floor"} & set(v)
+    off = kernel_values(_hw(fits), profile_with("trtllm"), "fp8", "fp8", mla=True, lat_link_s=1.5e-6)
+    assert off["t_gemm0"] == pytest.approx(2e-6) and off["t_attn0"] == pytest.approx(200e-6)   # switched off
+    assert v["t_gemm0"] == pytest.approx(0.5e-6) and v["t_attn0"] == pytest.approx(7.5e-6)
+    assert v["t_moe0"] == pytest.approx((25.0 - MOE_KERNELS * 1.5) * 1e-6)
+    assert kernel_values(_hw(fits), trt, "fp8", "fp8", mla=True, lat_link_s=1.5e-6)["t_attn0"] == 0.0

@@ -1,4 +1,5 @@
-"""The package's layering: specs/arch -> equations -> engine -> serving -> analyses/validation -> api -> cli.
+"""The package's layering: specs -> model (the operator families, on the equations' sympy vocabulary: roofline,
+symbols) -> arch -> equations -> engine -> serving -> search -> analyses/validation -> api -> cli.
 No import cycles (module-level or inside functions); nothing below the facade imports ``api``; no layer imports a
 layer above it."""
 
@@ -13,10 +14,21 @@ LAYER_ABOVE = {   # a module under the key may not import any module under these
     # equations/queueing.py compiles its expressions with engine/compiled (a known upward import, left while the
     # equations are being changed for the kernel tables)
     "perfmodel.equations": ("perfmodel.serving", "perfmodel.analyses", "perfmodel.api"),
-    "perfmodel.serving": ("perfmodel.analyses", "perfmodel.validation", "perfmodel.api", "perfmodel.cli",
-                          "perfmodel.claims", "perfmodel.report"),
+    "perfmodel.serving": ("perfmodel.search", "perfmodel.analyses", "perfmodel.validation", "perfmodel.api",
+                          "perfmodel.cli", "perfmodel.claims", "perfmodel.report"),
+    # the one deployment search sits on serving and under every caller (analyses, validation, claims)
+    "perfmodel.search": ("perfmodel.analyses", "perfmodel.validation", "perfmodel.api", "perfmodel.cli",
+                         "perfmodel.claims", "perfmodel.report"),
     "perfmodel.arch": ("perfmodel.engine", "perfmodel.serving", "perfmodel.analyses", "perfmodel.api"),
+    # the operator families sit below arch and the equations (of perfmodel.equations they use only the sympy
+    # vocabulary: test_the_operator_families_sit_below_the_equations)
+    "perfmodel.model": ("perfmodel.arch", "perfmodel.engine", "perfmodel.serving", "perfmodel.search",
+                        "perfmodel.analyses", "perfmodel.validation", "perfmodel.api", "perfmodel.cli",
+                        "perfmodel.claims", "perfmodel.report"),
 }
+MODEL_VOCABULARY = {"perfmodel.equations", "perfmodel.equations.roofline", "perfmodel.equations.symbols"}
+"""What perfmodel.model may import of perfmodel.equations: smin/smax/ceil_ and the byte symbols, nothing that builds
+on the families."""
 
 
 def _modname(p: Path) -> str:
@@ -90,6 +102,12 @@ def test_only_the_cli_imports_the_api_facade():
 def test_no_layer_imports_a_layer_above_it():
     bad = [(m, d) for m, deps in import_graph().items() for low, above in LAYER_ABOVE.items()
            if m == low or m.startswith(low + ".") for d in deps if d.startswith(above)]
+    assert bad == []
+
+
+def test_the_operator_families_sit_below_the_equations():
+    bad = [(m, d) for m, deps in import_graph().items() if m.startswith("perfmodel.model")
+           for d in deps if d.startswith("perfmodel.equations") and d not in MODEL_VOCABULARY]
     assert bad == []
 
 

@@ -35,6 +35,8 @@ def test_workloads_exist_with_scenarios():
         assert all(s.startswith(("http", "\"http")) or "inference_results" in s for s in w.sources)
     s = catalog.workload("mlperf-llama2-70b").scenarios
     assert (s["Server"].ttft_ms, s["Server"].tpot_ms, s["Interactive"].tpot_ms) == (2000, 200, 40)
+    # the dataset means stay main's until the calibration lands the audited ones (../shared/data/README.md, audit
+    # of 2026-12-05: docs/accuracy.md, the ledger); they move predictions of fitted rows
     assert catalog.workload("mlperf-deepseek-r1").osl == pytest.approx(4043.45)
 
 
@@ -44,7 +46,8 @@ def test_notes_are_read(records):
     assert record_arrival_rate(records["mp003"]) == pytest.approx(6.13)
     assert record_arrival_rate(records["mp001"]) is None                 # Offline
     lim = record_latency_limits(records["mp002"])
-    assert (lim.ttft_ms, lim.tpot_ms, lim.percentile) == (2000, 80, 99) and lim.min_tps_per_user == 12.5
+    assert (lim.ttft_ms, lim.tpot_ms, lim.ttft_percentile, lim.tpot_percentile) == (2000, 80, 99, 99)
+    assert lim.tpot_limit_ms == 80 and lim.text().startswith("TTFT P99 <= 2000 ms, TPOT P99 <= 80 ms")
     assert record_scenario(records["mp009"]) == "Interactive" and record_latency_limits(records["mp001"]) is None
 
 

@@ -18,7 +18,7 @@ def test_render_groups_claims_by_source_with_cells_of_at_most_200_characters():
     assert "## aa-agentperf-rubin" in md
     assert "| `spec-hbm-bandwidth-2.4x` |" in md and "| `spec-nvlink-1.7x` |" in md
     assert "2.75x (22/8)" in md
-    assert "1 consistent, 1 inconsistent with the published specs" in md
+    assert "1 consistent only if, 1 inconsistent with the published specs" in md
     row = next(li for li in md.splitlines() if li.startswith("| `spec-nvlink-1.7x`"))
     assert len(verdict_cell(long)) <= CELL and row.endswith("... |")
     assert "x" * 500 in md       # the full condition moves to the per-claim section

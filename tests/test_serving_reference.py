@@ -1,5 +1,10 @@
 """The serving reference numbers (benchmarks/serving_reference.json) equal what the code computes now.
 
+The reference was recorded on main at de3d714 and is unchanged at b95223e, the main that the integrate branch
+landed on: the landing (the pipeline refactors, the verdict and plan fixes, and every physics mechanism of the
+branch switched off, perfmodel/specs/mechanisms.py) moves none of its numbers. Outputs added since (a column the
+reference does not record) are not compared; every recorded one is.
+
 The provenance stamp of every committed report hashes that file instead of the package source
 (perfmodel/provenance.py): a change that moves a number must re-record it
 (``python -m benchmarks.serving_reference --write``), which in turn makes the reports stale until they are
@@ -13,9 +18,21 @@ import json
 
 from benchmarks import serving_reference as ref
 
+RECORDED_AT = "de3d714"      # main's commit that recorded benchmarks/serving_reference.json
+LANDED_ON = "b95223e"        # main before the integrate landing: the same file
+
 
 def test_every_serving_path_gives_the_recorded_numbers():
     recorded = json.loads(ref.REF.read_text())
     bad = ref.compare(recorded, ref.all_numbers(), rtol=1e-6)
-    assert not bad, (f"{len(bad)} serving outputs moved; if on purpose: python -m benchmarks.serving_reference "
-                     f"--write, then scripts/regenerate_reports.sh. First: {bad[:5]}")
+    assert not bad, (f"{len(bad)} serving outputs moved from the reference recorded at {RECORDED_AT}; if on "
+                     f"purpose: python -m benchmarks.serving_reference --write, then scripts/regenerate_reports.sh. "
+                     f"First: {bad[:5]}")
+
+
+def test_a_moved_number_is_caught():
+    recorded = {"predict/x": {"step_ms": 10.0, "bound": "hbm_bandwidth"}}
+    assert ref.compare(recorded, {"predict/x": {"step_ms": 10.0, "bound": "hbm_bandwidth", "new_col": 1.0}}) == []
+    assert ref.compare(recorded, {"predict/x": {"step_ms": 10.1, "bound": "hbm_bandwidth"}})
+    assert ref.compare(recorded, {"predict/x": {"bound": "hbm_bandwidth"}})
+    assert ref.compare(recorded, {})

@@ -67,9 +67,9 @@ def _synthetic(profile, truth):
 
 def test_calibration_recovers_known_parameters():
     prof = catalog.profile("trtllm")
-    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
+    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "step_overhead_ms": 0.3, "moe_imbalance": 1.5}
     recs = _synthetic(prof, truth)
-    bounds = {"eff_weights": (0.3, 1.0), "eff_gemm": (0.2, 1.0), "kernel_overhead_us": (0.0, 4.0),
+    bounds = {"eff_weights": (0.3, 1.0), "eff_gemm": (0.2, 1.0), "step_overhead_ms": (0.0, 1.0),
               "moe_imbalance": (1.0, 3.0)}
     res = cal.fit_family(recs, {"trtllm": prof}, fit=list(truth), bounds=bounds)
     assert res["rms_log_error"] < 0.05
@@ -139,20 +139,27 @@ def test_small_dynamo_family_refits_only_small_fit_around_its_base():
     prof = catalog.profile("trtllm")
     truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
     base = _synthetic(prof, truth)                 # 8 records: 2 per fitted parameter, an own fit
-    small = [r.model_copy(update={"id": "d" + r.id, "engine": "dynamo-trtllm"}) for r in base[:3]]
+    def dyn(recs, sources=2):     # the small family's records, from `sources` data files
+        return [r.model_copy(update={"id": "d" + r.id, "engine": "dynamo-trtllm", "family": f"src{i % sources}:point"})
+                for i, r in enumerate(recs)]
+    small = dyn(base[:3])
     res = cal.calibrate(base + small, fit=list(truth))
     assert res["trtllm"]["basis"] == "own fit on 8 records"
     d = res["dynamo-trtllm"]
     # 3 records < 2 x 2 parameters: the small family takes its base engine's fit unchanged
     assert d["basis"] == "3 records: the fit of trtllm"
     assert d["values"] == res["trtllm"]["values"]
-    four = [r.model_copy(update={"id": "d" + r.id, "engine": "dynamo-trtllm"}) for r in base[:4]]
-    res = cal.calibrate(base + four, fit=list(truth))
+    res = cal.calibrate(base + dyn(base[:4]), fit=list(truth))
     d = res["dynamo-trtllm"]
     assert d["basis"] == f"4 records: the fit of trtllm, with {', '.join(cal.SMALL_FIT)} refitted on its own records"
     for p in ("eff_weights", "moe_imbalance"):
         assert d["values"][p] == res["trtllm"]["values"][p]     # inherited from the base engine's fit
-    assert set(d["values"]) == set(res["trtllm"]["values"])
+    assert set(d["values"]) == set(res["trtllm"]["values"]) | set(cal.SMALL_FIT)
+    # the same four records from one source refit nothing (issue 41: one source's rows carry its harness)
+    res = cal.calibrate(base + dyn(base[:4], sources=1), fit=list(truth))
+    d = res["dynamo-trtllm"]
+    assert d["basis"] == "4 records: the fit of trtllm (its records come from 1 source: nothing refitted)"
+    assert d["values"] == res["trtllm"]["values"]
 
 
 def test_project_measured_data_is_in_the_default_calibration_set():
@@ -176,7 +183,7 @@ def test_a_layout_the_model_cannot_be_split_into_is_reported_unsupported(tmp_pat
 def test_too_few_records_per_parameter_take_the_pooled_fit():
     """A family with fewer than ROWS_PER_PARAM records per parameter does not get an own fit."""
     prof = catalog.profile("trtllm")
-    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
+    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "step_overhead_ms": 0.3, "moe_imbalance": 1.5}
     recs = _synthetic(prof, truth)[:6]             # 6 < 2 x 4 parameters
     res = cal.calibrate(recs, fit=list(truth))
     assert res["trtllm"]["basis"].startswith("6 records: the pooled fit over all 6 records")
@@ -193,10 +200,10 @@ def test_cross_validation_never_trains_on_a_held_out_configuration(monkeypatch):
 
     def spy(records, *a, **k):
         seen.append({r.id for r in records})
-        return real(records, *a, fit=["eff_weights", "eff_gemm", "kernel_overhead_us", "moe_imbalance"], **k)
+        return real(records, *a, fit=["eff_weights", "eff_gemm", "step_overhead_ms", "moe_imbalance"], **k)
     monkeypatch.setattr(crossval, "calibrate", spy)
     prof = catalog.profile("trtllm")
-    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "kernel_overhead_us": 2.0, "moe_imbalance": 1.5}
+    truth = {"eff_weights": 0.65, "eff_gemm": 0.6, "step_overhead_ms": 0.3, "moe_imbalance": 1.5}
     recs = _synthetic(prof, truth)
     params = central_params(prof)
     params.update({k: np.array([v]) for k, v in truth.items()})

@@ -5,6 +5,7 @@ import importlib
 import math
 
 import pandas as pd
+import pytest
 from test_claims_verdicts import _Store as SyntheticEnvelopes  # the same synthetic envelopes
 
 from perfmodel.claims.curves import Side
@@ -128,10 +129,14 @@ def test_rule5_implausible_only_beyond_speed_of_light():
     beyond = chk.check(_claim(**base, claimed=1e6), st)
     assert beyond["verdict"] == "implausible" and "speed-of-light" in beyond["reason"]
     q = beyond["model"]["value"]
-    between = chk.check(_claim(**base, claimed=q * 2.5), st)
-    assert between["verdict"] == "consistent only if"
-    assert "fixed part" in between["condition"] or "step is <=" in between["condition"]
-    assert "ms" in between["condition"]
+    # a curve-end speed's interval is the speed error itself: a claim outside it needs steps beyond that band
+    far = chk.check(_claim(**base, claimed=q * 4.0), st)
+    (nd,) = [n for n in far["needs"] if n["kind"] == "curve_end"]            # the 'needs' line: the step it needs
+    assert nd["needed_step_ms"] == pytest.approx(far["systems"][0]["end_deployment"]["step_ms"] / 4.0, rel=1e-6)
+    # beyond the band and the fitted fast corner, with no record of the system: implausible on the evidence
+    (st_,) = [c for c in far["conditions"] if c["kind"] == "steps"]
+    assert st_["factor"] < st_["band"][0] and st_["factor"] < st_["fast_corner"]       # the premise, read back
+    assert far["verdict"] == "implausible" and st_["tag"] == "implausible on the evidence"
 
 
 def test_rule6_an_unstated_axis_is_read_on_each_candidate_axis():

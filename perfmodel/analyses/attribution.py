@@ -39,6 +39,7 @@ from ..engine.kernel_bind import defaults as kernel_defaults
 from ..engine.kernel_bind import engine_of
 from ..errors import SpecError
 from ..formats import check_formats
+from ..search import SLO, best, top_k
 from ..serving.roots import illinois
 from ..spec_decoding import acceptance_length
 from ..specs.hardware import power_field
@@ -225,10 +226,11 @@ def _coalition_symbols(a: System, model, formats: dict, states: list[dict], ci: 
 
 # ------------------------------------------------------------------ value function
 def _top_layouts(cand: pd.DataFrame, at: float | None, metric: str, k: int) -> pd.DataFrame:
+    """The ``k`` best distinct layouts by ``metric`` among the points at a per-user speed of at least ``at``
+    (tokens/s per user: search.SLO's speed floor; None: every point)."""
     key = [c for c in LAYOUT_COLUMNS if c in cand]
-    score = cand[metric] if at is None else cand[metric].where(cand[X] >= at)
-    c = cand.assign(_score=score).dropna(subset=["_score"])
-    return c.sort_values("_score", ascending=False).drop_duplicates(key).head(k)
+    score = cand[metric] if at is None else cand[metric].where(SLO.speed_floor(at, speed_column=X).meets(cand))
+    return top_k(cand, score, key, k)
 
 
 def _shapley(v: np.ndarray, n: int) -> np.ndarray:
@@ -250,8 +252,9 @@ def _log_values(game: dict, masks: np.ndarray) -> np.ndarray:
         value = _peak_values(pts, game["base_metric"])
     else:
         value = _values_at_speed(pts, game["base_metric"], game["at"], game["iterations"])
-    value = np.where(pts.valid & np.isfinite(value) & (value > 0), value, -np.inf)
-    by_c = _per_unit(value.reshape(pts.layouts, len(states)).max(axis=0), states, game["metric"])
+    ok = pts.valid & np.isfinite(value) & (value > 0)
+    shape = (pts.layouts, len(states))
+    by_c = _per_unit(best(value.reshape(shape).T, ok.reshape(shape).T), states, game["metric"])
     if not np.all(by_c > 0):
         bad = int(masks[np.nonzero(~(by_c > 0))[0][0]])
         players, at = game["players"], game["at"]
@@ -322,11 +325,8 @@ PEAK_GRID = 12   # log-grid points of batch per deployment, 1 .. capacity, for t
 
 def _peak_values(pts: _Points, metric: str) -> np.ndarray:
     """The peak: the best over a log grid of batch per deployment (throughput rises with batch up to capacity)."""
-    best = np.full(pts.dp.size, -np.inf)
-    for u in np.linspace(0.0, 1.0, PEAK_GRID):
-        r = pts.run(pts.dp * np.exp(u * np.log(pts.cap_rank)))
-        best = np.maximum(best, np.where(r["fits"] > 0, r[metric], -np.inf))
-    return best
+    runs = [pts.run(pts.dp * np.exp(u * np.log(pts.cap_rank))) for u in np.linspace(0.0, 1.0, PEAK_GRID)]
+    return best(np.stack([r[metric] for r in runs], axis=-1), np.stack([r["fits"] > 0 for r in runs], axis=-1))
 
 
 def _values_at_speed(pts: _Points, metric: str, at: float, iterations: int) -> np.ndarray:

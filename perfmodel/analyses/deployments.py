@@ -32,8 +32,10 @@ import pandas as pd
 from ..arch.layout import expert_problem, layout_problem
 from ..engine.evaluate import POINT_COLUMNS
 from ..errors import SpecError
+from ..model import max_experts, tp_heads
+from ..search import SLO
 from ..specs.deployment import ENUMERABLE_MODES
-from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, ModelSpec, MoE
+from ..specs.model import ModelSpec
 
 SERVING_MIX = {m: 1.0 if m == "aggregated" else 0.0 for m in ENUMERABLE_MODES}   # prefill mixed into decode steps
 LAYOUT_COLUMNS = ["serving", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio", "kv_host_tier",
@@ -47,7 +49,9 @@ class DeploymentSpace:
     Counts are GPUs (``gpus``, ``max_gpus``, ``pf_gpus``, ``max_disagg_gpus``), parallel widths (``tp``,
     ``ep``, ``pp``, ``pf_tp``, ``pf_ep``), draft tokens per step (``spec_tokens``), batch-grid points per
     deployment (``batch_points``) and sequences in flight per instance (``max_batch``); ``max_ttft_ms`` is a
-    P50 time-to-first-token limit in ms. Raises SpecError on an invalid choice."""
+    P50 time-to-first-token limit in ms (of the closed loop); ``slo`` the service-level objective at its
+    percentiles, judged under Poisson arrivals inside the search (search/cut.py): points failing it do not
+    count, before the Pareto cut. Raises SpecError on an invalid choice."""
 
     gpus: tuple[int, ...] | None = None
     max_gpus: int | None = None              # default: the scale-up domain
@@ -66,6 +70,7 @@ class DeploymentSpace:
     kv_host_tier: bool = True                # enumerate on (and off) when the profile supports it
     batch_points: int = 64                   # log-grid points per deployment, 1 .. capacity
     max_batch: int | None = None             # optional cap on sequences in flight per instance
+    slo: SLO | None = None                   # SLO at its percentiles, inside the search (search/)
 
     def __post_init__(self):
         for s in self.serving:
@@ -79,6 +84,8 @@ class DeploymentSpace:
         if self.max_ttft_ms is not None and not (np.isfinite(self.max_ttft_ms) and self.max_ttft_ms > 0):
             raise SpecError(f"max_ttft_ms must be a positive number of ms, got {self.max_ttft_ms!r}",
                             field="max_ttft_ms")
+        if self.slo is not None:
+            self.slo.check_served()
         if self.max_disagg_gpus is not None and self.max_disagg_gpus < 2:
             raise SpecError(f"max_disagg_gpus={self.max_disagg_gpus}: a prefill and a decode instance need at "
                             "least 2 GPUs", field="max_disagg_gpus")
@@ -110,13 +117,7 @@ def _pow2_divisors(n: int) -> list[int]:
 
 
 def _heads(m: ModelSpec) -> list[int]:
-    heads = []
-    for a in m.attention.values():
-        if isinstance(a, (GQA, MLA, CompressedAttention)):
-            heads.append(a.heads)
-        elif isinstance(a, LinearAttention):
-            heads.append(a.v_heads)
-    return heads or [1]
+    return tp_heads(m)
 
 
 def _tp_ok(m: ModelSpec, tp: int) -> bool:
@@ -125,7 +126,7 @@ def _tp_ok(m: ModelSpec, tp: int) -> bool:
 
 
 def _experts(m: ModelSpec) -> int:
-    return max((f.experts for f in m.ffn.values() if isinstance(f, MoE)), default=0)
+    return max_experts(m)
 
 
 def gpu_choices(ctx: Context) -> list[int]:

@@ -20,6 +20,7 @@ import pandas as pd
 from ..engine.bind import attention_format
 from ..errors import SpecError
 from ..formats import check_formats
+from ..search import SLO, pareto_index, poisson, slo_cut, slo_infeasible, ttft_cut
 from ..serving.load import capacity
 from ..serving.pools import PoolSearch, cluster_budget
 from .deployments import LAYOUT_COLUMNS, DeploymentSpace, batch_grid, layouts, points, prefill_layouts
@@ -59,19 +60,21 @@ class _Block:
     weights: str
     pools: PoolSearch | None = None
     max_ttft_ms: float | None = None
+    slo: SLO | None = None
 
 
-def _slo(df: pd.DataFrame, max_ttft_ms: float | None) -> pd.DataFrame:
-    """Points above the TTFT limit (P50 ``ttft_ms``) do not count: fits False, with the reason."""
-    if max_ttft_ms is None or df.empty:
-        return df
-    over = df["fits"].to_numpy() & ~(df["ttft_ms"].to_numpy() <= max_ttft_ms)
-    if over.any():
-        df = df.copy()
-        df.loc[over, "fits"] = False
-        df.loc[over, "fit_reason"] = [f"TTFT {t:.0f} ms above max_ttft_ms {max_ttft_ms:g}"
-                                      for t in df["ttft_ms"].to_numpy()[over]]
-    return df
+def _cut(df: pd.DataFrame, grid: pd.DataFrame, setup, wl, max_ttft_ms: float | None, slo: SLO | None,
+         metric: str, stats: dict) -> pd.DataFrame:
+    """The SLO inside the search (search/cut.py): the closed loop's P50 TTFT limit, then the SLO at its
+    percentiles on the points served under Poisson arrivals (search/served.poisson)."""
+    df = ttft_cut(df, max_ttft_ms)
+    serving = grid["serving"].to_numpy() if "serving" in grid else np.full(len(grid), "aggregated")
+
+    def serve_mode(sel: np.ndarray, mode: str) -> pd.DataFrame:
+        sub = grid.iloc[sel]
+        return poisson(setup, points(sub, wl.lengths), df.iloc[sel].reset_index(drop=True), mode, wl.agentic,
+                       sub["gpus"].to_numpy(float), wl.lengths["osl"])
+    return slo_cut(df, serving, serve_mode, slo, wl.lengths["osl"], metric, stats)
 
 
 CHUNK = 250_000   # operating points per evaluate call: bounded memory for any grid size
@@ -89,11 +92,14 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
     rows, notes = layouts(m, domain, sysm.spec_rate(), space, disaggregation=feats.disaggregation,
                           kv_host_tier=feats.kv_host_tier, agentic=wl.agentic)
     pools = None
+    keep_up_ms = space.max_ttft_ms if space.max_ttft_ms is not None else (
+        space.slo.ttft_ms if space.slo is not None else None)
     if (rows["serving"] == "disaggregated").any():
         pools = PoolSearch(prefill_layouts(m, domain, space), cluster_budget(domain, space.max_disagg_gpus),
-                           keep_up=space.max_ttft_ms is not None,
-                           max_ttft_s=None if space.max_ttft_ms is None else space.max_ttft_ms / 1e3)
+                           keep_up=keep_up_ms is not None,
+                           max_ttft_s=None if keep_up_ms is None else keep_up_ms / 1e3)
     blocks, n_cand, n_fit, best_ttft = [], 0, 0, np.inf
+    slo_stats: dict = {}
     budget_reason: list[str] = []
     for w in _formats(weights):
         setup = sysm.setup(m, weights=w, kv_cache=kv_cache, attention_weights=attention_weights)
@@ -107,7 +113,7 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
             fits_mem = df["fits"].to_numpy()
             if fits_mem.any():
                 best_ttft = min(best_ttft, float(np.nanmin(np.where(fits_mem, df["ttft_ms"].to_numpy(), np.inf))))
-            df = _slo(df, space.max_ttft_ms)
+            df = _cut(df, grid, setup, wl, space.max_ttft_ms, space.slo, reduce or Y, slo_stats)
             fits = df["fits"].to_numpy()
             if "pool_fits" in df and not budget_reason and df["pool_fits"].eq(False).any():
                 budget_reason.append(df["fit_reason"][df["pool_fits"].eq(False).to_numpy()].iloc[0])
@@ -116,12 +122,13 @@ def _evaluate(sysm: System, m, workload, weights, kv_cache, attention_weights, s
                 keep = pareto_index(np.where(fits, df[X].to_numpy(), np.nan),
                                     np.where(fits, df[reduce].to_numpy(), np.nan))
                 df, grid = df.iloc[keep].reset_index(drop=True), grid.iloc[keep].reset_index(drop=True)
-            blocks.append(_Block(df, grid, w, pools, space.max_ttft_ms))
+            blocks.append(_Block(df, grid, w, pools, space.max_ttft_ms, space.slo))
     if not blocks:
         raise SpecError(f"{m.id} does not fit on {sysm.name} in any enumerated deployment "
                         f"(up to {space.max_gpus or domain} GPUs per instance)", field="model")
     meta = dict(candidates=n_cand, fitting=n_fit, deployments=len(rows) * len(_formats(weights)),
-                notes=notes, pool_budget=budget_reason[:1], lowest_ttft_ms=best_ttft, isl=wl.lengths["isl"], osl=wl.lengths["osl"], workload=wl.name)
+                notes=notes, pool_budget=budget_reason[:1], lowest_ttft_ms=best_ttft, isl=wl.lengths["isl"],
+                osl=wl.lengths["osl"], workload=wl.name, slo_stats=slo_stats)
     return blocks, meta
 
 
@@ -166,29 +173,6 @@ def candidates(system: System | str, model, workload="fixed-1k1k", *, profile=DE
     return out
 
 
-def pareto_index(x: np.ndarray, y: np.ndarray, bins: int = 4096) -> np.ndarray:
-    """Indices of the upper-right envelope, ordered by x ascending (y strictly decreasing).
-
-    A linear pre-pass drops points beaten by the best point of a higher log-x bin; the exact sweep runs on
-    the few that remain.
-    """
-    ok = np.nonzero(np.isfinite(x) & np.isfinite(y) & (x > 0))[0]
-    if len(ok) == 0:
-        return ok
-    if len(ok) > 4 * bins:
-        lx = np.log(x[ok])
-        lo, hi = lx.min(), lx.max()
-        b = np.minimum(((lx - lo) / max(hi - lo, 1e-300) * bins).astype(np.int64), bins - 1)
-        best = np.full(bins + 1, -np.inf)
-        np.maximum.at(best, b, y[ok])
-        above = np.maximum.accumulate(best[::-1])[::-1]      # best y in bins >= k
-        ok = ok[y[ok] > above[b + 1]]
-    order = ok[np.lexsort((-y[ok], -x[ok]))]          # x descending, ties: y descending
-    ys = y[order]
-    best_before = np.concatenate(([-np.inf], np.maximum.accumulate(ys)[:-1]))
-    return order[ys > best_before][::-1]
-
-
 def pareto(df: pd.DataFrame, x: str = X, y: str = Y) -> pd.DataFrame:
     """The envelope of a DataFrame: sorted by ``x`` ascending, ``y`` strictly decreasing."""
     if df.empty:
@@ -229,6 +213,9 @@ def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
     if not np.isfinite(ys).any():
         budget = meta.get("pool_budget")
         limit = (space or DeploymentSpace()).max_ttft_ms
+        slo = (space or DeploymentSpace()).slo
+        if slo is not None and meta["slo_stats"] and np.isfinite(meta["lowest_ttft_ms"]):
+            raise SpecError(slo_infeasible(slo, meta["slo_stats"], sysm.name), field="slo")
         if limit is not None and np.isfinite(meta["lowest_ttft_ms"]) and meta["lowest_ttft_ms"] > limit:
             raise SpecError(f"no deployment of {m.id} on {sysm.name} meets TTFT <= {limit:g} ms (the lowest "
                             f"modeled is {meta['lowest_ttft_ms']:.0f} ms)", field="max_ttft_ms")
@@ -239,7 +226,7 @@ def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
     n_fit = meta["fitting"]
     if refine:
         n_blocks = len(blocks)
-        blocks += _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, refine)
+        blocks += _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, refine, metric)
         xs, ys, fits = _xy(blocks, metric)
         keep = pareto_index(xs, ys)
         meta["refined"] = sum(len(b.df) for b in blocks[n_blocks:])
@@ -279,7 +266,7 @@ def _xy(blocks, metric):
     return xs, ys, fits
 
 
-def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n) -> list[_Block]:
+def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n, metric=Y) -> list[_Block]:
     """Dense batch grids for the deployments on the envelope (one evaluate call per format and mode)."""
     wl = workload_info(workload)
     starts = np.cumsum([0] + [len(b.df) for b in blocks])
@@ -297,7 +284,8 @@ def _refine(blocks, keep, sysm, m, workload, kv_cache, attention_weights, n) -> 
         df, order = evaluate_rows(lambda mask: setup, grid, wl, b.pools)
         if not (order == np.arange(len(order))).all():
             grid = grid.iloc[order].reset_index(drop=True)
-        out.append(_Block(_slo(df, b.max_ttft_ms), grid, b.weights, b.pools, b.max_ttft_ms))
+        out.append(_Block(_cut(df, grid, setup, wl, b.max_ttft_ms, b.slo, metric, {}), grid, b.weights, b.pools,
+                          b.max_ttft_ms, b.slo))
     return out
 
 

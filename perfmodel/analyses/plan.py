@@ -17,7 +17,7 @@ Demand D in requests/s (``Demand``): requests/s as given; output tokens/s T -> T
 -> T / 86400 / osl; concurrent users N -> per point, N / c_j units' worth, c_j = requests in flight per unit
 (Little: lambda (E[TTFT] + osl TPOT)); live agent sessions N -> N / (sessions_per_gpu_j u_j).
     n_j      = ceil(D / (r_j (1 - h)))   units;  G_j = n_j u_j GPUs
-The SLO (``PlanSLO``) keeps the points whose TTFT, TPOT (or per-user speed) and E2E at the named percentiles meet
+The SLO (search.SLO, the search's own) keeps the points whose TTFT, TPOT (or per-user speed) and E2E at the named percentiles meet
 it; among them the plan takes the fewest GPUs (ties: the higher y_j). Then
     domains  = ceil(G / D_dom)                     whole scale-up domains (nodes, or NVL racks)
     MW       = G P_allin / 1e6                     all-in W per GPU (hardware allin_power_w; GPU TDP if absent)
@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SpecError
+from ..search import SERVED_COLUMNS, SLO, best_index, fewest_index, poisson, slo_infeasible
 from ..serving.dispatch import Pools, serve
 from .deployments import SERVING_MIX, DeploymentSpace, points
 from .evaluation import workload_info
@@ -51,7 +52,8 @@ PLAN_COLUMNS = [
     "gpus", "scaleup_domain_gpus", "scaleup_domains", "output_tps_per_gpu", "tps_per_user", "tpot_ms",
     "tpot_p99_ms", "ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_s", "capacity_requests_per_s",
     "capacity_output_tps", "utilization", "mw", "mw_low", "mw_high", "power_basis", "usd_per_hour",
-    "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_basis", "binding"]
+    "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_basis", "usd_per_m_output_tokens",
+    "usd_per_m_tokens", "joules_per_output_token", "binding"]
 """The plan CSV (``perfmodel plan --csv``): these columns in this order on every run (docs/plan.md gives units)."""
 
 
@@ -69,57 +71,6 @@ class Demand:
             raise SpecError(f"unknown demand kind {self.kind!r}; choose from {list(DEMAND_KINDS)}", field="demand")
         if not (math.isfinite(self.value) and self.value > 0):
             raise SpecError(f"must be a positive number, got {self.value!r}", field=f"demand.{self.kind}")
-
-
-@dataclass(frozen=True)
-class PlanSLO:
-    """Latency targets at named percentiles (None: no target). ``ttft_ms`` (ms) at ``ttft_percentile`` (50, 90 or
-    99); per-user speed floor ``tps_per_user`` (tokens/s, = 1000 / TPOT) or ``tpot_ms`` (ms) at
-    ``tpot_percentile`` (50 or 99); ``e2e_s`` (s): TTFT at ``ttft_percentile`` + osl x TPOT."""
-
-    ttft_ms: float | None = None
-    ttft_percentile: float = 50.0
-    tps_per_user: float | None = None
-    tpot_ms: float | None = None
-    tpot_percentile: float = 50.0
-    e2e_s: float | None = None
-
-    def __post_init__(self):
-        for name in ("ttft_ms", "tps_per_user", "tpot_ms", "e2e_s"):
-            v = getattr(self, name)
-            if v is not None and not (math.isfinite(v) and v > 0):
-                raise SpecError(f"must be a positive number, got {v!r}", field=f"slo.{name}")
-        if self.ttft_percentile not in (50.0, 90.0, 99.0):
-            raise SpecError(f"TTFT percentile {self.ttft_percentile:g} is not modeled; choose 50, 90 or 99",
-                            field="slo.ttft_percentile")
-        if self.tpot_percentile not in (50.0, 99.0):
-            raise SpecError(f"TPOT percentile {self.tpot_percentile:g} is not modeled; choose 50 or 99",
-                            field="slo.tpot_percentile")
-
-    @property
-    def ttft_column(self) -> str:
-        return {50.0: "ttft_ms", 90.0: "ttft_p90_ms", 99.0: "ttft_p99_ms"}[self.ttft_percentile]
-
-    @property
-    def tpot_column(self) -> str:
-        return "tpot_ms" if self.tpot_percentile == 50.0 else "tpot_p99_ms"
-
-    @property
-    def tpot_limit_ms(self) -> float | None:
-        """The tighter of the TPOT limit and the speed floor (1000 / tps_per_user), ms."""
-        lims = [v for v in (self.tpot_ms, None if self.tps_per_user is None else 1000.0 / self.tps_per_user) if v]
-        return min(lims) if lims else None
-
-    def text(self) -> str:
-        parts = []
-        if self.ttft_ms is not None:
-            parts.append(f"TTFT P{self.ttft_percentile:g} <= {self.ttft_ms:g} ms")
-        if self.tpot_limit_ms is not None:
-            parts.append(f"TPOT P{self.tpot_percentile:g} <= {self.tpot_limit_ms:.4g} ms "
-                         f"(>= {1000 / self.tpot_limit_ms:.4g} tok/s/user)")
-        if self.e2e_s is not None:
-            parts.append(f"E2E P{self.ttft_percentile:g} <= {self.e2e_s:g} s")
-        return ", ".join(parts) or "none (peak)"
 
 
 @dataclass(frozen=True)
@@ -146,36 +97,28 @@ class Limits:
 
 
 def serve_points(sysm, m, workload, front: pd.DataFrame, kv_cache: str) -> pd.DataFrame:
-    """The frontier's points served under Poisson arrivals: TTFT P50/P90/P99, TPOT mean and P99, and the requests
-    in flight per unit, at each point's own request rate (module docstring). One dispatcher call per weight
-    format and serving mode; returns a frame aligned with ``front``."""
+    """The frontier's points served under Poisson arrivals (search/served.poisson, the function the search's
+    SLO cut uses): TTFT P50/P90/P99, TPOT mean and P99, and the requests in flight per unit, at each point's own
+    request rate. One call per weight format and serving mode; returns a frame aligned with ``front``."""
     wl = workload_info(workload)
-    out = pd.DataFrame(index=front.index, columns=["ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "tpot_ms",
-                                                    "tpot_p99_ms", "in_flight"], dtype=float)
+    out = pd.DataFrame(index=front.index, columns=list(SERVED_COLUMNS), dtype=float)
     rows = front.rename(columns={"acceptance_length": "acc"})
     for (weights, serving), idx in rows.groupby(["weights", "serving"], sort=False).groups.items():
         sub = rows.loc[idx]
         setup = sysm.setup(m, weights=weights, kv_cache=kv_cache,
                            attention_weights=sub["attention_weights"].iloc[0])
         pts = {**points(sub, wl.lengths), "mix": SERVING_MIX[serving]}
-        osl = wl.lengths["osl"]
-        if wl.agentic:               # sessions: the frontier's own closed loop and columns
-            df = sub[["ttft_ms", "tpot_ms"]].copy()
-            df["ttft_p90_ms"] = df["ttft_p99_ms"] = np.nan
-            df["tpot_p99_ms"] = df["tpot_ms"]
-            df["in_flight"] = sub["sessions_per_gpu"].to_numpy(float) * sub["gpus"].to_numpy(float) \
-                if "sessions_per_gpu" in sub else np.nan
-        elif serving == "disaggregated":
+        if serving == "disaggregated" and not wl.agentic:   # the pools as the frontier chose them
             pools = Pools(*(sub[c].to_numpy(float) for c in ("pf_gpus", "pf_tp", "pf_ep", "instances",
                                                               "pf_instances")))
-            df = serve(setup, pts, "disaggregated", pools=pools)
-            df["in_flight"] = df["concurrency"].to_numpy(float) * sub["instances"].to_numpy(float)
+            closed = serve(setup, pts, "disaggregated", pools=pools)
         else:
-            rate = sub["output_tps_per_gpu"].to_numpy(float) * sub["gpus"].to_numpy(float) / osl
-            df = serve(setup, {**pts, "batch": np.nan, "arrival_rate": rate}, serving)
-            df["in_flight"] = df["concurrency"].to_numpy(float)
+            closed = sub.reset_index(drop=True)
+        got = poisson(setup, pts, closed, serving, wl.agentic, sub["gpus"].to_numpy(float), wl.lengths["osl"])
+        if serving == "disaggregated" and not wl.agentic:
+            got["in_flight"] = got["in_flight"].to_numpy(float) * sub["instances"].to_numpy(float)
         for c in out.columns:
-            out.loc[idx, c] = df[c].to_numpy(float)
+            out.loc[idx, c] = got[c].to_numpy(float)
     return out
 
 
@@ -186,33 +129,6 @@ def _unit_gpus(front: pd.DataFrame) -> np.ndarray:
         split = front["prefill_gpus"].to_numpy(float) + front["decode_gpus"].to_numpy(float)
         g = np.where(np.isfinite(split) & (front["serving"] == "disaggregated").to_numpy(), split, g)
     return g
-
-
-def _slo_mask(served: pd.DataFrame, slo: PlanSLO, osl: float) -> tuple[np.ndarray, dict[str, tuple]]:
-    """Points meeting the SLO, and per SLO term (the modeled value at each point, the limit)."""
-    terms = {}
-    if slo.ttft_ms is not None:
-        terms[f"ttft_p{slo.ttft_percentile:g}"] = (served[slo.ttft_column].to_numpy(float), slo.ttft_ms)
-    if slo.tpot_limit_ms is not None:
-        terms[f"tpot_p{slo.tpot_percentile:g}"] = (served[slo.tpot_column].to_numpy(float), slo.tpot_limit_ms)
-    if slo.e2e_s is not None:
-        v = served[slo.ttft_column].to_numpy(float) / 1e3 + osl * served["tpot_ms"].to_numpy(float) / 1e3
-        terms["e2e"] = (v, slo.e2e_s)
-    ok = np.isfinite(served["tpot_ms"].to_numpy(float))
-    for v, lim in terms.values():
-        ok &= v <= lim
-    return ok, terms
-
-
-def _infeasible(slo: PlanSLO, terms: dict, name: str) -> str:
-    """One line: the SLO not met and the best value any deployment reaches."""
-    best = []
-    for k, (v, _lim) in terms.items():
-        finite = v[np.isfinite(v)]
-        if len(finite):
-            unit = "s" if k == "e2e" else "ms"
-            best.append(f"{k} best {finite.min():.4g} {unit}")
-    return f"no deployment on {name} meets the SLO ({slo.text()}): " + "; ".join(best)
 
 
 def _hw_range(sysm, field: str, value: float) -> tuple[float, float, str]:
@@ -226,7 +142,7 @@ def _hw_range(sysm, field: str, value: float) -> tuple[float, float, str]:
     return float(low), float(high), f"{field} {value:g} ({status})"
 
 
-def plan(model, workload, systems, demand: Demand | None = None, slo: PlanSLO = PlanSLO(),
+def plan(model, workload, systems, demand: Demand | None = None, slo: SLO = SLO(),
          scales=(1.0,), limits: Limits = Limits(), *, weights=("fp8",), kv_cache: str = "fp8",
          space: DeploymentSpace | None = None) -> pd.DataFrame:
     """One row per (system, demand scale): PLAN_COLUMNS (module docstring). ``systems``: ``System`` objects or
@@ -245,23 +161,22 @@ def plan(model, workload, systems, demand: Demand | None = None, slo: PlanSLO = 
         raise SpecError("live sessions need an agentic workload; for a fixed workload give users",
                         field="demand.sessions")
     osl = wl.lengths["osl"]
-    ttft_space = space
-    if slo.ttft_ms is not None and slo.ttft_percentile == 50.0:
-        ttft_space = DeploymentSpace(**{**(space or DeploymentSpace()).__dict__, "max_ttft_ms": slo.ttft_ms})
+    slo_space = DeploymentSpace(**{**(space or DeploymentSpace()).__dict__, "slo": slo})
     rows, errors = [], []
     for s in systems:
         sysm = as_system(s)
         try:
-            front = frontier(sysm, m, workload, weights=weights, kv_cache=kv_cache, space=ttft_space,
+            front = frontier(sysm, m, workload, weights=weights, kv_cache=kv_cache, space=slo_space,
                              metric="output_tps_per_gpu")
         except SpecError as exc:
-            errors.append(exc.line())
+            errors.append(exc.problem if exc.field == "slo" else exc.line())
             continue
         front = front.reset_index(drop=True)
         served = serve_points(sysm, m, workload, front, kv_cache)
-        ok, terms = _slo_mask(served, slo, osl)
+        ok, terms = slo.mask(served, osl)   # the search kept only points meeting it: re-served, the same values
         if not ok.any():
-            errors.append(_infeasible(slo, terms, sysm.name))
+            errors.append(slo_infeasible(slo, {k: {"best": np.nanmin(v) if np.isfinite(v).any() else np.inf}
+                                               for k, (v, _lim) in terms.items()}, sysm.name))
             continue
         rows += _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo)
     if not rows:
@@ -311,11 +226,9 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
         gpus = units * u
         cand = ok & np.isfinite(gpus) & (units >= 1)
         if demand is None:
-            score = np.where(cand, units * r, -np.inf)                # the most traffic within the limit
-            j = int(np.argmax(score))
+            j = best_index(units * r, cand)                           # the most traffic within the limit
         else:
-            score = np.where(cand, gpus - 1e-6 * y / max(best_y, 1e-300), np.inf)
-            j = int(np.argmin(score))
+            j = fewest_index(gpus - 1e-6 * y / max(best_y, 1e-300), cand)
         g = float(gpus[j])
         row = _row(sysm, front.iloc[j], served.iloc[j], wl, demand, scale, units[j], u[j], g, domain, r[j])
         dem_req = float(req[j]) if req is not None else float(units[j] * r[j])
@@ -325,12 +238,26 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
                    usd_per_hour=g * price if price else np.nan, usd_per_hour_low=g * c_low,
                    usd_per_hour_high=g * c_high, usd_per_month=g * price * HOURS_PER_MONTH if price else np.nan,
                    price_basis=c_basis)
+        row.update(_per_token(row, wl))
         per_gpu = y if demand is None or demand.kind not in ("users", "sessions") else \
             np.where(np.isfinite(units) & (units > 0), 1.0 / np.maximum(gpus, 1e-300), 0.0)
         row["binding"] = _binding(j, per_gpu, ok, terms, front)
         row["status"] = _limit_status(row, limits) if demand is not None else "ok"
         out.append(row)
     return out
+
+
+def _per_token(row: dict, wl) -> dict:
+    """Cost and energy per token served at the demand (idle headroom included, as it is paid for):
+        usd_per_m_output_tokens = USD/h / (3600 T_out) x 1e6          T_out output tokens/s of the demand
+        usd_per_m_tokens        = USD/h / (3600 T_out (isl + osl) / osl) x 1e6   input + output tokens
+        joules_per_output_token = MW x 1e6 / T_out                    all-in W over output tokens/s"""
+    t_out = row["demand_output_tps"]
+    both = t_out * (wl.lengths["isl"] + wl.lengths["osl"]) / wl.lengths["osl"]
+    usd = row["usd_per_hour"]
+    return {"usd_per_m_output_tokens": usd / (3600.0 * t_out) * 1e6 if t_out > 0 else np.nan,
+            "usd_per_m_tokens": usd / (3600.0 * both) * 1e6 if both > 0 else np.nan,
+            "joules_per_output_token": row["mw"] * 1e6 / t_out if t_out > 0 else np.nan}
 
 
 def _units_within(limits: Limits, u, power, price) -> np.ndarray:
@@ -356,19 +283,22 @@ def _limit_status(row: dict, limits: Limits) -> str:
 
 
 def _binding(j, y, ok, terms, front) -> str:
-    """What binds at the chosen point: an SLO term (a point of higher throughput per GPU fails it), instance
-    granularity (a point of higher throughput per GPU meets the SLO but needs more GPUs in whole units), or the
-    peak; with the point's binding resource. ``y``: capacity per GPU in the demand's unit at each point."""
+    """What binds at the chosen point: instance granularity (a point of higher capacity per GPU meets the SLO but
+    needs more GPUs in whole units); an SLO term (the search dropped a point of higher output tokens/s per GPU
+    for failing it: ``slo:<term>``; ``queue`` when that point has no steady state under Poisson arrivals); or
+    the peak; with the point's binding resource. ``y``: capacity per GPU in the demand's unit at each point."""
     resource = str(front["bound"].iloc[j]) if "bound" in front else ""
     higher = y > y[j] * (1 + 1e-9)
     if (higher & ok).any():
         return f"granularity (whole instances); {resource}"
-    if higher.any():
-        nxt = np.where(higher, y, np.inf).argmin()          # the next point up the throughput axis
-        if any(not np.isfinite(v[nxt]) for v, _lim in terms.values()):
-            return f"queue (no steady state under Poisson arrivals at the next point's rate); {resource}"
-        fail = [k for k, (v, lim) in terms.items() if not v[nxt] <= lim]
-        return ("slo:" + ",".join(fail) if fail else "slo") + f"; {resource}"
+    here = float(front["output_tps_per_gpu"].iloc[j])
+    stats = front.attrs.get("slo_stats", {})
+    fail = [k for k, s in stats.items() if k != "queue" and s["dropped"] > here * (1 + 1e-9)]
+    if "queue" in stats and stats["queue"]["dropped"] > here * (1 + 1e-9) and \
+            stats["queue"]["dropped"] >= max([stats[k]["dropped"] for k in fail], default=-np.inf):
+        return f"queue (no steady state under Poisson arrivals at a higher rate); {resource}"
+    if fail:
+        return "slo:" + ",".join(fail) + f"; {resource}"
     return f"peak; {resource}"
 
 
@@ -385,7 +315,7 @@ def _row(sysm, f, s, wl, demand, scale, units, unit_gpus, gpus, domain, r) -> di
         "prefill_gpus": get("prefill_gpus"), "decode_gpus": get("decode_gpus"), "unit_gpus": unit_gpus,
         "units": float(units), "gpus": gpus, "scaleup_domain_gpus": domain,
         "scaleup_domains": float(math.ceil(gpus / domain - 1e-9)),
-        "output_tps_per_gpu": f["output_tps_per_gpu"], "tps_per_user": f["tps_per_user"],
+        "output_tps_per_gpu": f["output_tps_per_gpu"], "tps_per_user": 1000.0 / s["tpot_ms"],
         "tpot_ms": s["tpot_ms"], "tpot_p99_ms": s["tpot_p99_ms"], "ttft_ms": s["ttft_ms"],
         "ttft_p90_ms": s["ttft_p90_ms"], "ttft_p99_ms": s["ttft_p99_ms"],
         "e2e_s": s["ttft_ms"] / 1e3 + wl.lengths["osl"] * s["tpot_ms"] / 1e3,

@@ -18,7 +18,7 @@ from ..engine.evaluate import Setup
 from ..errors import SpecError
 from ..serving.lengths import workload_lengths
 from ..specs.hardware import HARDWARE_FIELDS, HardwareSpec
-from ..specs.model import ModelSpec, MoE
+from ..specs.model import ModelSpec
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 
 # short name -> hardware fields it stands for (all present ones are scaled together)
@@ -157,10 +157,6 @@ def as_system(x, profile: str | ProfileSpec = DEFAULT_PROFILE) -> System:
 
 def as_model(m) -> ModelSpec:
     return catalog.model(m) if isinstance(m, str) else m
-
-
-def is_moe(m: ModelSpec) -> bool:
-    return any(isinstance(f, MoE) for f in m.ffn.values())
 
 
 def lengths_for(workload) -> dict[str, float]:

@@ -14,66 +14,24 @@
 
 from __future__ import annotations
 
-from ..formats import KV_BYTES, check_kv_format
-from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, ModelSpec
+from ..formats import check_kv_format
+from ..model import attention_family
+from ..model.dsv4 import entry_bytes_of as dsv4_entry_bytes
+from ..model.kv_bytes import indexer_key_bytes
+from ..specs.model import ModelSpec
 
-
-def _elem(fmt: str) -> float:
-    return KV_BYTES[fmt]
-
-
-def _scaled(n: int, fmt: str) -> float:
-    """Bytes of n quantized elements incl. scales: fp8 one fp32 per 128, fp4 one e4m3 per 16."""
-    if fmt == "bf16":
-        return 2.0 * n
-    if fmt == "fp8":
-        return n + 4.0 * n / 128
-    return 0.5 * n + n / 16
-
-
-def indexer_key_bytes(head_dim: int, fmt: str) -> float:
-    return _scaled(head_dim, fmt)
-
-
-def dsv4_entry_bytes(a: CompressedAttention, fmt: str) -> float:
-    """One compressed/window KV entry E: no-RoPE part quantized, RoPE part bf16."""
-    if fmt == "bf16":
-        return 2.0 * a.head_dim
-    nope = a.head_dim - a.rope_dim
-    return (nope + 8 if fmt == "fp8" else 0.5 * nope + nope / 16) + 2.0 * a.rope_dim
+__all__ = ["dsv4_entry_bytes", "indexer_key_bytes", "kv_bytes_per_token", "kv_fixed_bytes_per_sequence",
+           "layer_kv_fixed", "layer_kv_per_token"]
 
 
 def layer_kv_per_token(a, fmt: str) -> float:
-    """Bytes per context token for one layer (growing part)."""
-    if isinstance(a, GQA):
-        return 0.0 if a.window else 2 * a.kv_heads * a.head_dim * _elem(fmt)
-    if isinstance(a, MLA):
-        latent = (a.kv_lora_rank + a.qk_rope_dim) * 2.0 if fmt == "bf16" else _scaled(a.kv_lora_rank, fmt) + 2.0 * a.qk_rope_dim
-        ix = indexer_key_bytes(a.indexer.head_dim, fmt) if a.indexer and not a.indexer.shared else 0.0
-        return latent + ix
-    if isinstance(a, CompressedAttention):
-        if not a.compress_ratio or (a.indexer is not None and a.indexer.shared):
-            return 0.0  # SWA only, or a reader of another layer's compressed cache (V4.1)
-        e = dsv4_entry_bytes(a, fmt) / a.compress_ratio
-        if a.indexer is not None and not a.indexer.shared:
-            e += indexer_key_bytes(a.indexer.head_dim, fmt) / a.compress_ratio
-        return e
-    if isinstance(a, LinearAttention):
-        return 0.0
-    raise TypeError(type(a))
+    """Bytes per context token for one layer of attention kind ``a`` (growing part), B."""
+    return attention_family(a).kv_per_token(fmt)
 
 
 def layer_kv_fixed(a, fmt: str) -> float:
-    """Bytes per sequence that do not grow with context (window rings, recurrent state)."""
-    if isinstance(a, GQA) and a.window:
-        return a.window * 2 * a.kv_heads * a.head_dim * _elem(fmt)
-    if isinstance(a, CompressedAttention):
-        return a.window * dsv4_entry_bytes(a, fmt)
-    if isinstance(a, LinearAttention):
-        state = a.v_heads * a.head_k_dim * a.head_v_dim * 4.0
-        conv = (2 * a.k_heads * a.head_k_dim + a.v_heads * a.head_v_dim) * (a.conv_kernel - 1) * 2.0
-        return state + conv
-    return 0.0
+    """Bytes per sequence that do not grow with context (window rings, recurrent state), B."""
+    return attention_family(a).kv_fixed(fmt)
 
 
 def kv_bytes_per_token(m: ModelSpec, fmt: str) -> float:

@@ -5,17 +5,18 @@ over expert-TP, routed experts over EP), the one set of rules ``predict``, valid
 from __future__ import annotations
 
 from ..errors import SpecError
+from ..model import attention_families, ffn_families
 from ..specs.deployment import Deployment
 
 
 def layout_problem(model, gpus: int, tp: int, ep: int, pp: int = 1) -> tuple[str, str] | None:
     """(message, field) if the model cannot be split this way (attention heads over tp, expert width over
     expert-TP = gpus / (pp ep), ep without MoE layers), else None."""
-    moes = [f for f in model.ffn.values() if f.kind == "moe"]
+    moes = [F.spec for F in ffn_families(model).values() if F.is_moe]
     if ep > 1 and not moes:
         return f"ep={ep} but {model.id} has no MoE layers", "deployment.ep"
-    for name, a in model.attention.items():
-        heads = getattr(a, "heads", None) or getattr(a, "v_heads", None)
+    for name, A in attention_families(model).items():
+        heads = A.tp_heads
         if heads and heads % tp:
             return (f"tp={tp} does not divide the {heads} heads of attention {name!r} (attention TP shards whole "
                     "heads)", "deployment.tp")
@@ -33,9 +34,9 @@ def layout_problem(model, gpus: int, tp: int, ep: int, pp: int = 1) -> tuple[str
 
 def expert_problem(model, ep: int) -> str | None:
     """Why ``ep`` ranks cannot hold the routed experts evenly (uneven or redundant placement is not modelled)."""
-    for name, f in model.ffn.items():
-        if f.kind == "moe" and ep > 1 and f.experts % ep:
-            return (f"ep={ep} does not divide the {f.experts} routed experts of ffn {name!r} "
+    for name, F in ffn_families(model).items():
+        if F.is_moe and ep > 1 and F.experts % ep:
+            return (f"ep={ep} does not divide the {F.experts} routed experts of ffn {name!r} "
                     "(uneven or redundant expert placement is not modelled)")
     return None
 

@@ -9,74 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..specs.model import GQA, MLA, CompressedAttention, DenseFFN, Indexer, LinearAttention, ModelSpec, MoE
-
-
-def indexer_params(ix: Indexer | None, h: int, q_in: int) -> int:
-    """DSA indexer: query up-projection q_in x (heads*head_dim), key projection h x head_dim,
-    per-head weights h x heads. A shared (IndexShare) layer has none."""
-    if ix is None or ix.shared:
-        return 0
-    return q_in * ix.heads * ix.head_dim + h * ix.head_dim + h * ix.heads
-
-
-def dsv4_compressor_params(h: int, d: int, c: int) -> int:
-    """DeepSeek-V4 KV compressor (inference/model.py ``Compressor``): wkv and wgate, each h x (coff d),
-    coff = 2 for the overlapping ratio-4 (CSA) windows, else 1:  2 h coff d.  A ratio-1 compressor
-    (DeepSeek-V4.1 decoder KV source) has wkv only, no gate:  h d.  The (c x coff d) ``ape`` is ignored."""
-    if c == 1:
-        return h * d
-    coff = 2 if c == 4 else 1
-    return 2 * h * coff * d
-
-
-def dsv4_indexer_params(ix: Indexer, h: int, q_lora: int, c: int) -> int:
-    """DeepSeek-V4 lightning indexer (inference/model.py ``Indexer``): wq_b q_lora x (H_i d_i) on the
-    query latent, weights_proj h x H_i, and its own compressor for the index keys (no separate wk):
-    q_lora H_i d_i + h H_i + compressor(h, d_i, c)."""
-    return q_lora * ix.heads * ix.head_dim + h * ix.heads + dsv4_compressor_params(h, ix.head_dim, c)
+from ..model import attention_family, ffn_family
+from ..model.moe import MoEFamily
+from ..specs.model import ModelSpec, MoE
 
 
 def attention_params(a, h: int) -> int:
-    """Weight elements of one attention block."""
-    if isinstance(a, GQA):
-        # q: h x H d ; k, v: h x n_kv d ; o: H d x h
-        return h * a.heads * a.head_dim + 2 * h * a.kv_heads * a.head_dim + a.heads * a.head_dim * h
-    if isinstance(a, MLA):
-        dqk = a.qk_nope_dim + a.qk_rope_dim
-        q = (h * a.q_lora_rank + a.q_lora_rank * a.heads * dqk) if a.q_lora_rank else h * a.heads * dqk
-        kv_a = h * (a.kv_lora_rank + a.qk_rope_dim)
-        kv_b = a.kv_lora_rank * a.heads * (a.qk_nope_dim + a.v_head_dim)
-        o = a.heads * a.v_head_dim * h * (2 if a.gated else 1)
-        return q + kv_a + kv_b + o + indexer_params(a.indexer, h, a.q_lora_rank or h)
-    if isinstance(a, CompressedAttention):
-        q = h * a.q_lora_rank + a.q_lora_rank * a.heads * a.head_dim
-        kv = h * a.head_dim
-        # grouped low-rank output: o_groups blocks of (H d / g) x o_lora, then (g o_lora) x h
-        o = a.heads * a.head_dim * a.o_lora_rank + a.o_groups * a.o_lora_rank * h
-        comp = ix = 0
-        if a.compress_ratio and not (a.indexer is not None and a.indexer.shared):
-            comp = dsv4_compressor_params(h, a.head_dim, a.compress_ratio)
-        if a.indexer is not None and not a.indexer.shared:
-            ix = dsv4_indexer_params(a.indexer, h, a.q_lora_rank, a.compress_ratio or 1)
-        return q + kv + o + comp + ix
-    if isinstance(a, LinearAttention):
-        qk = a.k_heads * a.head_k_dim
-        v = a.v_heads * a.head_v_dim
-        conv = (2 * qk + v) * a.conv_kernel
-        if a.variant == "gdn":
-            # q, k, v, output gate z, beta and alpha per v-head, conv, out
-            return h * (2 * qk + 2 * v) + h * 2 * a.v_heads + conv + v * h
-        # KDA: q, k, v; low-rank forget gate and output gate (rank = head dim); beta; conv; out
-        gates = (h * a.head_k_dim + a.head_k_dim * qk) + (h * a.head_v_dim + a.head_v_dim * v)
-        return h * (2 * qk + v) + gates + h * a.v_heads + conv + v * h
-    raise TypeError(type(a))
+    """Weight elements of one attention block (the kind's family states the count: perfmodel/model/)."""
+    return attention_family(a).params(h)
 
 
 def expert_params(f: MoE, h: int) -> int:
-    """One routed expert: gated MLP on the (latent) hidden size."""
-    d_in = f.latent_dim or h
-    return (3 if f.gated else 2) * d_in * f.expert_intermediate
+    """One routed expert: gated MLP on the (latent) hidden size, (3 or 2) d I_e elements."""
+    return MoEFamily(f, h).one_expert_params()
 
 
 def ffn_params(f, h: int) -> tuple[int, int]:
@@ -85,17 +30,7 @@ def ffn_params(f, h: int) -> tuple[int, int]:
     Dense: (3 or 2) h I.  MoE: E e + s + r + l total, k e + s + r + l active, with e = one routed expert
     (``expert_params``), s = shared experts (3 or 2) h I_s each, r = router h E, l = latent projections
     2 h d_lat (latent MoE only)."""
-    if isinstance(f, DenseFFN):
-        n = (3 if f.gated else 2) * h * f.intermediate
-        return n, n
-    shared = f.shared_experts * (3 if f.gated else 2) * h * (f.shared_intermediate or f.expert_intermediate)
-    # router h x E. Hash-routed layers (DeepSeek-V4, first num_hash_layers) keep gate.weight too: the
-    # experts come from a token-id table (tid2eid, an index table, not counted) but the scores still do.
-    router = h * f.experts
-    latent = 2 * h * f.latent_dim if f.latent_dim else 0
-    e = expert_params(f, h)
-    always = shared + router + latent
-    return f.experts * e + always, f.top_k * e + always
+    return ffn_family(f, h).params()
 
 
 def mhc_params(m: ModelSpec) -> tuple[int, int]:

@@ -5,20 +5,15 @@ from __future__ import annotations
 from collections import Counter
 
 from ..formats import KV_FORMATS
+from ..model import attention_family
 from ..specs.model import ModelSpec
 from .kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
 from .params import param_counts
 
 
 def attention_label(a) -> str:
-    k = a.kind
-    if k == "gqa":
-        return f"swa{a.window}" if a.window else ("mha" if a.heads == a.kv_heads else "gqa")
-    if k == "mla":
-        return ("dsa-shared" if a.indexer.shared else "dsa") if a.indexer else "mla"
-    if k == "dsv4":
-        return {None: "swa", 4: "csa", 128: "hca"}.get(a.compress_ratio, f"c{a.compress_ratio}")
-    return a.variant
+    """Short name of attention kind ``a`` for listings (its family's label: gqa, mha, swa4096, mla, dsa, csa, ...)."""
+    return attention_family(a).label
 
 
 def model_summary(m: ModelSpec) -> dict:

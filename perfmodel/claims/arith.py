@@ -41,13 +41,33 @@ def hardware_variants(hw: str) -> list[str]:
     return [base] + [f"{base}@{v}" for v in spec.variants]
 
 
+STATED = ("datasheet", "announced")
+
+
+def stated_spec(hw: str, field: str) -> bool:
+    """Whether a source states ``hw``'s value of ``field`` as the spec: its status is datasheet or announced, or
+    it is an end of the stated range of a datasheet / announced value (e.g. the 20 TB/s reported for first
+    shipments beside the 22 TB/s announced); an estimate (inferred, derived, assumed) is not."""
+    sv = getattr(catalog.hardware(hw).specs, field)
+    if sv is None:
+        return False
+    if sv.status in STATED:
+        return True
+    base = getattr(catalog.hardware(hw.split("@")[0]).specs, field)
+    return (base is not None and base.status in STATED and base.low is not None
+            and any(abs(sv.value - b) <= 1e-9 * max(1.0, abs(b)) for b in base.bounds()))
+
+
 def spec_ratio_check(claim: ClaimSpec) -> dict:
     """A datasheet ratio A/B against every combination of the catalog's published values (variants included).
 
     A press ratio is a rounding of a published pair only if rounding that pair's ratio to the claim's precision
     (its decimals as written, halves up) gives the claim: 35/15 = 2.33 -> 2.3 matches 2.3; 20/8 = 2.5 does not
-    round to 2.4. ``consistent`` when some pair matches; otherwise ``inconsistent with the published specs``,
-    the nearest pair named (by ln distance), with the value A would need against B's published one.
+    round to 2.4. ``consistent`` when a pair of *stated* specs matches (``stated_spec``: datasheet, announced, or
+    the stated range of one, e.g. reported for shipments); a match only through an estimate gives ``consistent
+    only if`` the spec is that estimate (named, with what every stated spec gives); no match: ``inconsistent with
+    the published specs``, the nearest pair named (by ln distance), with the value A would need against B's
+    published one.
     """
     f = claim.spec_field
     if f is None:
@@ -66,18 +86,31 @@ def spec_ratio_check(claim: ClaimSpec) -> dict:
         sa, sb = getattr(ha.specs, f), getattr(hb.specs, f)
         rounded = round_half_up(xa / xb, d)
         rows.append({"a": va, "b": vb, "a_value": xa, "b_value": xb, "ratio": xa / xb, "rounded": rounded,
-                     "a_status": sa.status, "b_status": sb.status, "matches": abs(rounded - target) < 1e-9})
+                     "a_status": sa.status, "b_status": sb.status, "matches": abs(rounded - target) < 1e-9,
+                     "stated": stated_spec(va, f) and stated_spec(vb, f)})
     b_default = catalog.hardware(b_id).value(f)
     need = claim.claimed * b_default if b_default else None
-    match = [r for r in rows if r["matches"]]
+    match = [r for r in rows if r["matches"] and r["stated"]]
+    est = [r for r in rows if r["matches"] and not r["stated"]]
     published = ", ".join(f"{r['a_value']:g}/{r['b_value']:g} = {r['ratio']:.3g}x" for r in rows)
+    stated = sorted({f"{r['ratio']:.3g}x" for r in rows if r["stated"]})
     near = sorted(rows, key=lambda r: abs(math.log(r["ratio"] / claim.claimed)))
     n = near[0] if near else None
     if match:
         m = match[0]
         verdict, cond = "consistent", None
         reason = (f"{f}: the catalog gives {published}; {m['a_value']:g}/{m['b_value']:g} = {m['ratio']:.4g} rounds "
-                  f"to {m['rounded']:.{d}f} at the claim's {d} decimal(s), the claimed {claim.claimed:g}x")
+                  f"to {m['rounded']:.{d}f} at the claim's {d} decimal(s), the claimed {claim.claimed:g}x, both "
+                  f"values stated specs ({m['a_status']}/{m['b_status']})")
+    elif est:
+        m, n = est[0], est[0]
+        who = " and ".join(h for h, ok in ((m["a"], stated_spec(m["a"], f)), (m["b"], stated_spec(m["b"], f)))
+                           if not ok)
+        verdict = "consistent only if"
+        cond = (f"the spec is {m['a_value']:g}/{m['b_value']:g} = {m['ratio']:.3g}x, an estimate ({who}); "
+                + (f"every stated spec gives {', '.join(stated)}" if stated else "no source states it as the spec"))
+        reason = (f"{f}: the catalog gives {published}; {claim.claimed:g}x is a rounding only of "
+                  f"{m['a_value']:g}/{m['b_value']:g}, and {who}'s value there is an estimate, not a stated spec")
     else:
         verdict, cond = SPEC_INCONSISTENT, (f"nearest pair {n['a']} / {n['b']} = {n['a_value']:g}/{n['b_value']:g} = "
                                             f"{n['ratio']:.3g}x, which rounds to {n['rounded']:.{d}f}, not "

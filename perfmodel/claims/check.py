@@ -32,6 +32,7 @@ from .basis import basis
 from .conditions import conditions
 from .curves import AXES, CurveStore, Side, end_deployment, peak
 from .fields import metric, point, speed
+from .fields import slo as claim_slo
 from .fmt import fmt as _fmt
 from .interval import distance, interval, spread_part, summary, width
 from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
@@ -408,6 +409,8 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
         return _check_agents(C, out)
     fig = C.figure()
     ev = _evaluate(C, fig)
+    from .story import grid
+    out["story_grid"] = grid(C, fig, ev)       # the figure over both systems' step factors (story.py)
     dist, g = _graded(C, ev)
     _record(out, C, fig, ev, dist)
     sw = ({"speedup": None, "text": f"not searched: {g['verdict']}"} if g is not None else
@@ -420,6 +423,15 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     basis_need = _basis_need(C, ev)
     if basis_need and not (claim.qualifier == "up_to" and "xs" in ev["nom"] and ev["c"] < ev["q"]):
         out["shared_terms"] = [basis_need]      # what every per-MW / per-$ ratio needs of the source's power/price
+    if ttft_blind:      # both sides of the interval: a TTFT with no load stated is never graded (symmetric rule)
+        hw = C.sides[0].hardware
+        tw = ttft_wait(ev["nom"]["rows"][0], ev["c"], hw)
+        needs += [tw] if tw else []
+        return _verdict(out, "not checkable", None,
+                        text + f". The claim states no load (concurrency or request rate) and no prefill capacity for "
+                        f"{hw}: the model's TTFT is its queue's P50 on the throughput-optimal deployment at that "
+                        f"speed, and a TTFT inside or outside that interval can come from a load or a prefill:decode "
+                        f"split the model is not told" + _needs_text(needs))
     if g:
         out["flag"] = g.get("flag")
         if C.col != "ttft_s":        # what this agreeing claim allows of each system's steps (shared.py)
@@ -428,22 +440,23 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
                 r for hw in dict.fromkeys(t.side.hardware for t in fig.terms)
                 if (r := steps_range(C, fig, ev, hw)) is not None)
         return _verdict(out, g["verdict"], g["condition"], text)
-    if ttft_blind:
-        hw = C.sides[0].hardware
-        tw = ttft_wait(ev["nom"]["rows"][0], ev["c"], hw)
-        needs += [tw] if tw else []
-        return _verdict(out, "not checkable", None,
-                        text + f". The claim states no load (concurrency or request rate) and no prefill capacity for "
-                        f"{hw}: the model's TTFT is its queue's P50 on the throughput-optimal deployment at that "
-                        f"speed, and a TTFT outside that interval can come from a load or a prefill:decode split the "
-                        f"model is not told" + _needs_text(needs))
     cliff = _up_to_cliff(C, fig, ev)
     if cliff:
         out["conditions"] = [cliff]
         return _verdict(out, "consistent only if", cliff["short"], text + "; " + cliff["text"])
     conds = conditions(C, fig, ev)
     out["conditions"] = conds
-    ok = [c for c in conds if c["allowed"]]
+    noop = next((c for c in conds if c.get("noop")), None)
+    if noop:        # a step change under 2% moves the figure through the claim: a jump of the modeled curve
+        out["flag"] = (f"the claim sits on a jump of the modeled curve: {noop['system']}'s steps "
+                       f"{abs(noop['factor'] - 1) * 100:.1f}% {'faster' if noop['factor'] < 1 else 'slower'} than "
+                       "modeled reach it, far inside the model's speed error")
+        return _verdict(out, "consistent", None, text + "; " + out["flag"])
+    if not any(c["allowed"] and c.get("tag") == "within error" for c in conds):
+        from .joint import joint_steps  # one unknown at a time does not do it: both systems' steps
+        j = joint_steps(C, fig, ev)
+        conds += [j] if j else []
+    ok = sorted((c for c in conds if c["allowed"]), key=_rank)
     if C.col == "tps_per_user" and conds:
         st = next((c for c in conds if c["kind"] == "steps"), None)
         fixed = _fixed_step(C, fig, st) if st else None
@@ -466,6 +479,18 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
            f"needed (each curve's end: {ends_t} tok/s/user)"
            if len(un) > 1 else "no single named condition moves the figure to the claim")
     return _verdict(out, "not decidable by this model", why, text)
+
+
+TAG_RANK = ("within error", "supported by records", "beyond the fitted ranges", "beyond error, records allow",
+            "vendor's word", "beyond error", "contradicts records")
+
+
+def _rank(c: dict) -> int:
+    """Order of the allowed conditions a verdict names: a power or price ratio (a basis, checkable) first, then
+    step conditions from the best evidenced (within the model's error) to the least (contradicted by records)."""
+    if c["kind"] not in ("steps", "joint_steps"):
+        return -1
+    return TAG_RANK.index(c["tag"]) if c.get("tag") in TAG_RANK else len(TAG_RANK)
 
 
 def _basis_need(C: _Claim, ev: dict) -> dict | None:
@@ -517,35 +542,31 @@ FIXED_PARTS = ("t_collective_latency_ms", "t_launch_ms", "t_layer_floor_ms", "t_
 
 
 def _fixed_step(C: _Claim, fig: Figure, st: dict) -> dict | None:
-    """Rule 5 for a curve-end speed: the fixed part of the curve-end step (latencies, launches, floors, scheduler)
-    the claimed speed needs, against the modeled one and the speed-of-light step."""
-    if st.get("edge") is None:
+    """Rule 5 for a curve-end speed: the curve-end step the claimed speed needs (modeled step x the factor at the
+    claim: step_need = step x model speed / claimed speed, ms) and the fixed part of it (latencies, launches,
+    floors, scheduler) that leaves, against the modeled one and the speed-of-light step."""
+    kf = st.get("factor") or st.get("edge")
+    if kf is None or kf >= 1:
         return None
     env = C.store.envelope(C.sides[0], C.model, C.wl, C.axis, env_metric(C.col))
     if not len(env):
         return None
     row = env.loc[env[AXES[C.axis]].idxmax()]
     step = float(row.get("step_ms", float("nan")))
-    fixed = sum(float(row[k]) for k in FIXED_PARTS if k in row and math.isfinite(float(row[k])))
+    fixed = sum(float(row[p]) for p in FIXED_PARTS if p in row and math.isfinite(float(row[p])))
     if not (step > 0):
         return None
-    need = step * st["edge"]
+    need = step * kf
     fixed_need = fixed - (step - need)
     sol = C.sides[0].but(profile="speed-of-light", corner="value", speedup=1.0, prefill_speedup=None)
     es = C.store.envelope(sol, C.model, C.wl, C.axis, env_metric(C.col))
     sol_step = float(es.loc[es[AXES[C.axis]].idxmax()].get("step_ms", float("nan"))) if len(es) else float("nan")
-    hw = C.sides[0].hardware
-    if st["edge"] >= 1:
-        return None
-    txt = (f"the fixed part of {hw}'s curve-end step is <= {fixed_need:.2g} ms (modeled {fixed:.2g} ms of a "
-           f"{step:.2g} ms step; speed of light: a {sol_step:.2g} ms step) [{st['evidence']}]"
-           if fixed_need > 0 else
-           f"{hw}'s curve-end step is <= {need:.2g} ms with no fixed part left (modeled {step:.2g} ms, {fixed:.2g} "
-           f"ms fixed; speed of light: a {sol_step:.2g} ms step) [{st['evidence']}]")
-    short = (f"fixed part of {hw}'s curve-end step <= {fixed_need:.2g} ms (modeled {fixed:.2g} ms; speed of "
-             f"light: {sol_step:.2g} ms step)" if fixed_need > 0 else
-             f"{hw}'s curve-end step <= {need:.2g} ms, no fixed part (modeled {step:.2g} ms; speed of light "
-             f"{sol_step:.2g} ms)")
+    hw, tag = C.sides[0].hardware, st.get("tag", "")
+    head = f"{_fmt(C.claim.claimed)} tok/s/user needs a {need:.2g} ms curve-end step on {hw} (modeled {step:.2g} ms)"
+    part = (f"its fixed part <= {fixed_need:.2g} ms (modeled {fixed:.2g} ms)" if fixed_need > 0 else
+            f"no fixed part left (modeled {fixed:.2g} ms fixed)")
+    txt = f"{head}: {part}; speed of light: a {sol_step:.2g} ms step [{tag}: {st['evidence']}]"
+    short = f"{head}: {part}; speed of light {sol_step:.2g} ms"
     return {"fixed_needed_ms": fixed_need, "fixed_ms": fixed, "step_ms": step, "step_needed_ms": need,
             "sol_step_ms": sol_step, "text": txt, "short": short}
 
@@ -635,7 +656,7 @@ def _needs(C: _Claim, fig: Figure, ev: dict, sw: dict) -> list[dict]:
         if x0 is not None and x1 is not None:    # the fall between two stated speeds (none from a peak or curve end)
             needs.append(delta_speed(C.store, C.sides[0], C.model, C.wl, C.axis, C.col, em, x0, x1, claim.claimed,
                                      C.sides[0].hardware))
-    if claim.kind == "absolute" and C.col == "tps_per_user" and finite:
+    if claim.kind in ("absolute", "max_interactivity") and C.col == "tps_per_user" and finite:
         needs += [n for n in [_curve_end_need(C, q, claim.claimed)] if n]
     if sw.get("speedup") is not None and sw["speedup"] > 1:
         needs.append({"kind": "kernels", "speedup": sw["speedup"],
@@ -665,9 +686,10 @@ def _load_stated(C: _Claim) -> bool:
 def _check_agents(C: _Claim, out: dict) -> dict:
     """agents_per_gpu: the most sessions per GPU within the SLO (analyses/agents.py) at each profile corner, with
     the rate error; graded by the same rules."""
-    from ..analyses.agents import SLO, agents_per_gpu
+    from ..analyses.agents import agents_per_gpu
     at, S = point(C.claim, "at"), C.sides[0]
-    slo = SLO(speed(at, "at"), at.ttft_ms, at.percentile or 50.0)
+    speed(at, "at")                                       # the SLO's floor: a point 'speed' states it
+    slo = claim_slo(at)
     vals = {c: agents_per_gpu(C.store.points(S.but(corner=c), C.model, C.wl), slo) for c in ("value", "pess", "opt")}
     res = vals["value"]
     out["systems"] = [{"name": S.name, "hardware": S.hardware, "profile": S.profile,

@@ -62,7 +62,7 @@ def evidence(hw: str, k: float | None = None, err: tuple[float, float] | None = 
     return f"third-party measured ({n} calibration records of {hw})"
 
 
-def _solve(q_of, q0: float, target: float) -> float | None:
+def solve_factor(q_of, q0: float, target: float) -> float | None:
     """The k nearest 1 (in ln) at which q_of(k) crosses ``target``: the grid K_GRID walked out from k = 1 in
     each direction until q passes the target, then bisection in ln k (q may be 0 or infinity where a system
     cannot reach the point: those count as below / above any target)."""
@@ -88,6 +88,16 @@ def _solve(q_of, q0: float, target: float) -> float | None:
     return best
 
 
+def lands(q: float | None, c: float, iv: dict) -> bool:
+    """Whether the claim c lies inside the model's interval around the figure q a solution gives (the solver's
+    read-back: q exp(-down) <= c <= q exp(up), a hair of slack for the bisection's last step); False for a q of 0,
+    infinity or NaN (a solution on a jump of the figure)."""
+    if q is None or not math.isfinite(q) or q <= 0 or not c or c <= 0:
+        return False
+    d = math.log(c / q)
+    return -iv["down"] - 1e-3 <= d <= iv["up"] + 1e-3
+
+
 def sol_factor(C, fig, hw: str) -> float | None:
     """k of the speed-of-light profile for ``hw`` at the claim's kind of point: the model's curve end (or peak)
     over the speed-of-light one."""
@@ -104,9 +114,10 @@ def sol_factor(C, fig, hw: str) -> float | None:
     return curve_end(e0, fig.axis) / curve_end(e1, fig.axis)
 
 
-def _measured_speed(C, hw: str) -> float | None:
+def measured_speed(C, hw: str) -> float | None:
     """The fastest per-user speed the source says ``hw`` was measured at, for rule 2: the stated speeds of every
-    claim of the same source on ``hw`` and the same model (the slow end of an approximate one)."""
+    claim of the same source on ``hw`` and the same model (the slow end of an approximate one), and the source's
+    own fastest runs (a maximum per-user speed it states for ``hw``, e.g. 255 tok/s/user on Kimi K3)."""
     v = []
     for cid in catalog.ids("claims"):
         c = catalog.claim(cid)
@@ -114,82 +125,211 @@ def _measured_speed(C, hw: str) -> float | None:
             continue
         pts = [c.to, c.from_] if c.kind == "delta" else [c.at]
         v += [p.tps_per_user * (0.9 if p.approx else 1.0) for p in pts if p is not None and p.point == "speed"]
+        if (c.id != C.claim.id and c.metric.quantity == "tps_per_user" and c.at is not None
+                and c.at.point == "max_speed" and c.system_ids[0] == hw):
+            v.append(c.claimed)          # the source's own fastest run on hw bounds its other claims
     pts = [C.claim.to, C.claim.from_] if C.claim.kind == "delta" else [C.claim.at]
     v += [p.tps_per_user * (0.9 if p.approx else 1.0) for p in pts if p is not None and p.point == "speed"]
     return max(v) if v else None
 
 
+NOOP = 0.02          # a step factor within 2% of 1: a no-op, the claim sits on a jump of the modeled curve
+
+
+def region_band(C, fig, ev: dict, hw: str) -> dict:
+    """The model's own error band on ``hw``'s step factor at the claim's point: the held-out ``speed`` error of
+    the region of ``hw``'s operating point there (``curve-end`` at batch-1-like points or beyond the curve's end),
+    a peak's throughput (``rate``) error of its region. ``lo`` / ``hi``: exp(q10) / exp(q90), the step factors
+    k = model / true speed the held-out records span (80%)."""
+    from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
+    j = next(i for i, t in enumerate(fig.terms) if t.side.hardware == hw)
+    row = ev["nom"]["rows"][j]
+    conc = None if row is None else row.get("concurrency")
+    conc = None if conc is None or not math.isfinite(float(conc)) else float(conc)
+    peak_term = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw) and fig.col != "tps_per_user"
+    if peak_term:
+        h = half_widths("rate", region_of(conc), C.wclass)
+    else:
+        reg = "curve-end" if conc is None or conc <= CURVE_END_CONCURRENCY else region_of(conc)
+        h = half_widths("speed", reg, C.wclass)
+    return {**h, "lo": math.exp(h["q10"]), "hi": math.exp(h["q90"])}
+
+
+def _band_text(b: dict) -> str:
+    what = "throughput" if b["quantity"] == "rate" else "speed"
+    return f"its region's ({b['region']}) {what} error: {1 / b['lo']:.3g}x faster to {b['hi']:.3g}x slower"
+
+
+def itl_end(C, hw: str) -> float | None:
+    """``hw``'s modeled curve end on the decode (1/ITL) axis, the axis its speed records are on."""
+    s = next(s for s in C.sides if s.hardware == hw)
+    e = C.store.envelope(s, C.model, C.wl, "itl", env_metric(C.col))
+    return curve_end(e, "itl") if len(e) else None
+
+
 def steps(C, fig, ev: dict, hw: str) -> dict | None:
-    """The ``steps`` condition on system ``hw`` (module docstring), or None when no k in 0.05-20 reaches it."""
+    """The ``steps`` condition on system ``hw`` (module docstring), or None when no k in 0.05-20 reaches it.
+
+    The error is spent once: ``needed`` is the factor at which the model's figure equals the claim (the claim
+    itself, not the interval's edge), tagged ``within error`` only when it lies inside the band of the point's
+    own region (``region_band``). Beyond that band a faster step is *implausible on the evidence* when it is also
+    beyond the profile's fitted fast corner and no record of ``hw`` on the model supports it; a slower one must
+    leave ``hw`` the speeds the source says it reached (its stated speeds, fastest runs and maxima). The records
+    of ``hw`` on the model (``evidence.py``) are named by id."""
+    from .evidence import on_steps
     iv, q0, c = ev["iv"], ev["q"], ev["c"]
     edge_t, centre_t = _target(c, iv)
     if q0 is None or math.isnan(q0):
         return None
+    k_need, k_edge, jump = _solve_steps(fig, hw, q0, c, iv, edge_t, centre_t)
+    if k_edge is None and k_need is None:
+        return _jump_result(C, hw) if jump else _unreached_result(C, fig, hw, q0, centre_t)
+    at_claim = k_need is not None
+    k = k_need if at_claim else k_edge
+    assert k is not None       # both None returned above
+    k_edge = k_edge if k_edge is not None else k
+    band = region_band(C, fig, ev, hw)
+    in_band = at_claim and band["lo"] <= k <= band["hi"]
+    k_sol = sol_factor(C, fig, hw) if k < 1 else None
+    end = ev["ends"].get(hw, {}).get("end")
+    v = measured_speed(C, hw)
+    k_max = end / v if (v and end and math.isfinite(end)) else None
+    opt_k = fast_corner(ev, fig, hw)
+    rec = on_steps(hw, C.model, k, itl_end(C, hw))
+    beyond_fit = k < 1 and opt_k is not None and k < opt_k
+    within_err = in_band and not beyond_fit          # never 'within error' beside 'beyond the fitted ranges'
+    allowed, bound = _step_bound(hw, k, k_sol, opt_k, beyond_fit, k_max, v)
+    tag, ev_text, allowed = _step_tag(k, allowed, in_band, beyond_fit, within_err, band, rec)
+    if not at_claim:
+        ev_text = (f"no step factor gives the claim itself; {k_edge:.3g}x only brings it to the interval's edge; "
+                   + ev_text)
+    what, short, new_end = _step_words(hw, k, end)
+    at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw)
+    short += f" [{tag}]"
+    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})",
+            "needed": k_need, "edge": k_edge, "factor": k, "at_claim": at_claim,
+            "range_needed": _range_needed(C, k_edge, k, (centre_t > q0) == (k > 1)),
+            "allowed": bool(allowed), "bound": bound, "within_model_error": bool(within_err),
+            "noop": bool(at_claim and abs(math.log(k)) < math.log(1 + NOOP)),
+            "band": [band["lo"], band["hi"]], "band_region": band["region"], "band_quantity": band["quantity"],
+            "sol_factor": k_sol, "fast_corner": opt_k, "beyond_fit": beyond_fit, "new_end": new_end,
+            "records": rec, "tag": tag, "evidence": ev_text, "short": short,
+            "text": f"{what} at the claim [{tag}: {ev_text}; bound: {bound}]"}
 
+
+def _solve_steps(fig, hw: str, q0: float, c: float, iv: dict, edge_t: float,
+                 centre_t: float) -> tuple[float | None, float | None, bool]:
+    """(k at the claim, k at the interval's edge, jump): ``hw``'s step factors at which the figure, read with
+    ``hw``'s operating points moved along the diagonal, reaches the claim's centre and edge (``solve_factor``).
+    A solution whose read-back does not land inside the interval (``lands``) is dropped; ``jump``: the figure
+    jumps past the claim itself (a curve ending at the point)."""
     def q_of(k):
         r = fig.read(shifts={hw: k}, diagonal=True)
-        return r["q"] if not r["unreached"] else (0.0 if _dir_down(fig, hw) else math.inf)
-    k_edge = _solve(q_of, q0, edge_t)
-    k_need = _solve(q_of, q0, centre_t)
-    if k_edge is None and k_need is None:
-        faster = (centre_t > q0) == _dir_down(fig, hw)
-        k_sol = sol_factor(C, fig, hw) if faster else None
-        lim = K_GRID[0] if faster else K_GRID[-1]
-        what = (f"{hw}'s decode steps more than {1 / lim:.0f}x faster than modeled" if faster else
-                f"{hw}'s decode steps more than {lim:.0f}x slower than modeled")
-        bound = f"speed of light {1 / k_sol:.2g}x the modeled speed" if k_sol else "beyond the range searched"
-        return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": None, "edge": None,
-                "allowed": False, "bound": bound, "within_model_error": False, "sol_factor": k_sol,
-                "evidence": "beyond physics" if k_sol and k_sol > lim else "beyond the range searched",
-                "short": what, "text": f"{what} [bound: {bound}]"}
-    k_edge = k_edge if k_edge is not None else k_need
-    assert k_edge is not None       # both None returned above
-    k_sol = sol_factor(C, fig, hw) if k_edge < 1 else None
-    end = ev["ends"].get(hw, {}).get("end")
-    v = _measured_speed(C, hw)
-    k_max = end / v if (v and end and math.isfinite(end)) else None
-    h = ev["end_error"]
-    if all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw) and fig.col != "tps_per_user":
-        from .model_error import half_widths
-        h = half_widths("rate", "all", C.wclass)         # a peak moves with the throughput error, not the end's
-    within_err = math.exp(h["q10"]) <= k_edge <= math.exp(h["q90"])
-    opt_k = fast_corner(ev, fig, hw)
-    if k_edge < 1:
-        allowed, bound = (k_sol is None or k_edge >= k_sol), (f"speed of light {1 / k_sol:.2g}x the modeled speed"
-                                                             if k_sol else "speed of light not evaluated")
+        return r["q"] if not r["unreached"] else (0.0 if dir_down(fig, hw) else math.inf)
+    k_edge = solve_factor(q_of, q0, edge_t)
+    k_need = solve_factor(q_of, q0, centre_t)
+    jump = k_need is not None and not lands(q_of(k_need), c, iv)
+    if jump:        # the figure jumps past the claim (a curve ending at the point): no solution at the claim
+        k_need = None
+    if k_edge is not None and not lands(q_of(k_edge), c, iv):
+        k_edge = None
+    return k_need, k_edge, jump
+
+
+def _jump_result(C, hw: str) -> dict:
+    """The ``steps`` condition when no step factor alone gives the claim: the figure jumps past it."""
+    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": None, "edge": None,
+            "allowed": False, "bound": "a jump of the figure", "within_model_error": False, "sol_factor": None,
+            "evidence": "no step factor alone", "jump": True,
+            "short": f"{hw}'s steps alone (the figure jumps past the claim where {hw}'s curve ends at the point)",
+            "text": f"no step factor of {hw} alone gives the claim: its figure jumps past it where {hw}'s curve "
+                    "ends at the claim's point"}
+
+
+def _unreached_result(C, fig, hw: str, q0: float, centre_t: float) -> dict:
+    """The ``steps`` condition when no k in K_GRID reaches the claim: more than 1/K_GRID[0] x faster (bounded by
+    the speed-of-light factor, ``sol_factor``) or K_GRID[-1] x slower than modeled."""
+    faster = (centre_t > q0) == dir_down(fig, hw)
+    k_sol = sol_factor(C, fig, hw) if faster else None
+    lim = K_GRID[0] if faster else K_GRID[-1]
+    what = (f"{hw}'s decode steps more than {1 / lim:.0f}x faster than modeled" if faster else
+            f"{hw}'s decode steps more than {lim:.0f}x slower than modeled")
+    bound = f"speed of light {1 / k_sol:.2g}x the modeled speed" if k_sol else "beyond the range searched"
+    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": None, "edge": None,
+            "allowed": False, "bound": bound, "within_model_error": False, "sol_factor": k_sol,
+            "evidence": "beyond physics" if k_sol and k_sol > lim else "beyond the range searched",
+            "short": what, "text": f"{what} [bound: {bound}]"}
+
+
+def _step_bound(hw: str, k: float, k_sol: float | None, opt_k: float | None, beyond_fit: bool,
+                k_max: float | None, v: float | None) -> tuple[bool, str]:
+    """(allowed by physics and the source, bound text) of step factor k: a faster step (k < 1) no faster than
+    the speed-of-light profile, k >= k_sol (the fitted fast corner opt_k named beside it); a slower one leaving
+    ``hw`` the fastest speed v the source states, k <= k_max (1 + 1%) with k_max = curve end / v (rule 2)."""
+    if k < 1:
+        allowed = k_sol is None or k >= k_sol
+        bound = f"speed of light {1 / k_sol:.2g}x the modeled speed" if k_sol else "speed of light not evaluated"
         if opt_k:
-            bound += (f"; the profile's fast corner gives {1 / opt_k:.2g}x" +
-                      (", enough" if k_edge >= opt_k else ", not enough: beyond the fitted ranges"))
+            bound += (f"; the profile's fitted fast corner gives {1 / opt_k:.2g}x" +
+                      (", not enough: beyond the fitted ranges" if beyond_fit else ", enough"))
+        return allowed, bound
+    allowed = k_max is None or k <= k_max * (1 + 0.01)      # 1%: the stated speed itself, rounded
+    bound = (f"{hw} must still reach the {fmt(v)} tok/s/user the source states it reached (k <= {k_max:.2g})"
+             if k_max else "no stated speed bounds it")
+    return allowed, bound
+
+
+def _step_tag(k: float, allowed: bool, in_band: bool, beyond_fit: bool, within_err: bool, band: dict,
+              rec: dict) -> tuple[str, str, bool]:
+    """(tag, evidence text, allowed) of step factor k, from its region's error band (``in_band``), the fitted
+    fast corner (``beyond_fit``) and the records of ``hw`` on the model (``rec``). Allowed but beyond the band and
+    the fast corner with no record supporting it: *implausible on the evidence*, not allowed; a slower step the
+    source's own speeds rule out: *below the source's own speeds*."""
+    on_evidence = (allowed and not in_band and beyond_fit and rec["tag"] != "supported by records")
+    if on_evidence:
+        allowed = False
+    if within_err and rec["tag"] == "contradicts records":
+        tag, ev_text = "contradicts records", _band_text(band) + "; " + rec["text"]
+    elif within_err:
+        tag, ev_text = "within error", _band_text(band) + "; " + rec["text"]
+    elif in_band and beyond_fit:
+        tag = "beyond the fitted ranges"
+        ev_text = f"inside {_band_text(band)}, beyond the profile's fitted fast corner; " + rec["text"]
+    elif on_evidence:
+        tag = "implausible on the evidence"
+        ev_text = f"beyond {_band_text(band)} and the fitted fast corner; " + rec["text"]
     else:
-        allowed = k_max is None or k_edge <= k_max
-        bound = (f"{hw} must still reach the {fmt(v)} tok/s/user it was measured at (k <= {k_max:.2g})"
-                 if k_max else "no measured speed bounds it")
-    err = (math.exp(h["q10"]), math.exp(h["q90"]))
-    what_err = "throughput" if h["quantity"] == "rate" else "curve-end speed"
-    ev_text = (f"within the model's own held-out {what_err} error" if within_err else evidence(hw, k_edge, err))
-    new_end = end / k_edge if end and math.isfinite(end) else None
-    kk = 1 / k_edge if k_edge < 1 else k_edge
-    kt = f"{kk:.3g}" if kk < 1.1 else f"{kk:.2g}"
-    what = (f"{hw}'s decode steps {kt}x faster than modeled" if k_edge < 1 else
+        tag = {"contradicts records": "contradicts records", "supported by records": "supported by records",
+               "consistent with records": "beyond error, records allow",
+               "vendor's word": "vendor's word"}[rec["tag"]]
+        ev_text = f"beyond {_band_text(band)}; " + rec["text"]
+    if not allowed and k > 1:
+        tag = "below the source's own speeds"
+    return tag, ev_text, allowed
+
+
+def _step_words(hw: str, k: float, end: float | None) -> tuple[str, str, float | None]:
+    """(sentence, short form, curve end after the change in tok/s/user = end / k) of step factor k on ``hw``."""
+    new_end = end / k if end and math.isfinite(end) else None
+    kk = 1 / k if k < 1 else k
+    kt = f"{kk:.3g}" if kk < 1.1 else f"{kk:.2f}" if kk < 10 else f"{kk:.3g}"
+    what = (f"{hw}'s decode steps {kt}x faster than modeled" if k < 1 else
             f"{hw}'s decode steps {kt}x slower than modeled")
     short = what.replace("'s decode steps", " steps").replace(" than modeled", "")
     if new_end:
         what += f" (curve end {fmt(new_end)} tok/s/user; modeled {fmt(end)})"
         short += f" (end {fmt(new_end)}, modeled {fmt(end)})"
-    rng = sorted([k_edge, k_need if k_need is not None else k_edge])
-    rising = (centre_t > q0) == (k_edge > 1)          # Q rises with k (k on a denominator system)
-    if C.claim.qualifier in ("at_most", "at_least"):    # a bound is met on a whole side of the edge
+    return what, short, new_end
+
+
+def _range_needed(C, k_edge: float, k: float, rising: bool) -> list[float]:
+    """The step factors that bring the claim inside: [k_edge, k] sorted; for an ``at_most`` / ``at_least``
+    claim a whole side of k ([0, k] or [k, inf]), as the figure rises with k (``rising``: k on a denominator
+    system) or falls."""
+    if C.claim.qualifier in ("at_most", "at_least"):    # a bound is met on a whole side of the claim
         below = (C.claim.qualifier == "at_most") == rising
-        rng = [0.0, k_edge] if below else [k_edge, math.inf]
-    at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw)
-    tag = ("within error" if within_err else "vendor's word" if ev_text.startswith("vendor") else
-           "contradicts 3rd-party data" if ev_text.startswith("contradicts") else "3rd-party measured")
-    short += f" [{tag}]"
-    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})",
-            "needed": k_need, "edge": k_edge, "range_needed": rng,
-            "allowed": bool(allowed), "bound": bound, "within_model_error": within_err, "sol_factor": k_sol,
-            "fast_corner": opt_k, "new_end": new_end, "evidence": ev_text, "short": short,
-            "text": f"{what} [{ev_text}; bound: {bound}]"}
+        return [0.0, k] if below else [k, math.inf]
+    return sorted([k_edge, k])
 
 
 def fast_corner(ev: dict, fig, hw: str) -> float | None:
@@ -216,18 +356,20 @@ def steps_range(C, fig, ev: dict, hw: str) -> dict | None:
 
     def q_of(k):
         r = fig.read(shifts={hw: k}, diagonal=True)
-        return r["q"] if not r["unreached"] else (0.0 if _dir_down(fig, hw) else math.inf)
-    k_lo_q = _solve(q_of, q0, c * math.exp(-iv["up"]))      # where the figure falls to the low edge
-    k_hi_q = _solve(q_of, q0, c * math.exp(iv["down"]))     # ... rises to the high edge
+        return r["q"] if not r["unreached"] else (0.0 if dir_down(fig, hw) else math.inf)
+    k_lo_q = solve_factor(q_of, q0, c * math.exp(-iv["up"]))      # where the figure falls to the low edge
+    k_hi_q = solve_factor(q_of, q0, c * math.exp(iv["down"]))     # ... rises to the high edge
     ks = [k for k in (k_lo_q, k_hi_q) if k is not None]
     lo = min([k for k in ks if k < 1], default=0.0)
     hi = max([k for k in ks if k > 1], default=math.inf)
     at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw)
+    from .evidence import on_steps
     return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})",
-            "range_needed": [lo, hi], "allowed": True, "evidence": evidence(hw), "inside": True}
+            "range_needed": [lo, hi], "allowed": True, "evidence": evidence(hw), "inside": True,
+            "records": on_steps(hw, C.model, 1.0, None)}
 
 
-def _dir_down(fig, hw: str) -> bool:
+def dir_down(fig, hw: str) -> bool:
     t = next(t for t in fig.terms if t.side.hardware == hw)
     return (t.sign > 0) != (fig.col == "ttft_s")
 

@@ -230,8 +230,17 @@ def read(env: pd.DataFrame, x, axis: str, metric: str) -> np.ndarray:
     return out
 
 
+def first_at(env: pd.DataFrame, x_min: float, axis: str) -> pd.Series | None:
+    """The row with the lowest per-user speed of at least ``x_min`` (None: none): the first row of
+    ``env[env[col] >= x_min].sort_values(col)``, found without building those frames (the same sort, so the same
+    row among equal speeds)."""
+    v = env[AXES[axis]].to_numpy(float)
+    idx = np.flatnonzero(v >= x_min)
+    if not idx.size:
+        return None
+    return env.iloc[int(idx[np.argsort(v[idx], kind="quicksort")[0]])]
+
+
 def row_at(env: pd.DataFrame, x: float, axis: str) -> pd.Series | None:
     """The envelope point that serves speed x (the first with speed >= x), or None beyond the end."""
-    col = AXES[axis]
-    ok = env[env[col] >= x * (1 - 1e-9)]
-    return None if ok.empty else ok.sort_values(col).iloc[0]
+    return first_at(env, x * (1 - 1e-9), axis)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ..errors import SpecError
+from ..search import SLO
 from ..specs.claim import ClaimSpec, Metric, OperatingPoint
 
 
@@ -30,3 +31,15 @@ def speed(p: OperatingPoint, field: str) -> float:
         raise SpecError(f"point {p.point!r} states no per-user speed; this reading needs one",
                         field=f"{field}.tps_per_user")
     return p.tps_per_user
+
+
+def slo(p: OperatingPoint, speed_column: str = "tps_per_user", k: float = 1.0) -> SLO:
+    """The ONE conversion of a claim's operating point (the YAML schema) into the search's SLO, in the speed form
+    (search.SLO.speed_floor). Point 'speed' (an agents_per_gpu SLO): the floor ``tps_per_user`` (tokens/s per user)
+    and the TTFT limit ``ttft_ms`` (ms), both at the point's ``percentile`` (default 50). Any other point (the usable
+    points of a peak): the floor ``min_tps_per_user`` x ``k`` (k: the speed-error factor) on ``speed_column`` (the
+    claim's per-user axis) and the TTFT limit on the P50 TTFT; each only where the claim states it."""
+    if p.point == "speed":
+        return SLO.speed_floor(p.tps_per_user, p.ttft_ms, p.percentile or 50.0, speed_column=speed_column)
+    floor = p.min_tps_per_user * k if p.min_tps_per_user else None
+    return SLO.speed_floor(floor, p.ttft_ms, 50.0, speed_column=speed_column)

@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 
 from ..specs.claim import OperatingPoint
-from .curves import AXES, CurveStore, Side, curve_end, read
+from .curves import AXES, CurveStore, Side, curve_end, first_at, read
+from .fields import slo as claim_slo
 from .fields import speed
 
 GRID_START = 64          # grid points to start with
@@ -102,13 +103,7 @@ class Figure:
 
     def _usable(self, t: Term, env, k: float):
         """The envelope rows usable at a peak (speed floor, TTFT limit), and the floor/limit applied."""
-        ok = np.ones(len(env), bool)
-        p = t.point
-        if p.min_tps_per_user:
-            ok &= env[AXES[self.axis]].to_numpy(float) >= p.min_tps_per_user * k
-        if p.ttft_ms:
-            ok &= env["ttft_ms"].to_numpy(float) <= p.ttft_ms
-        return env[ok]
+        return env[claim_slo(t.point, AXES[self.axis], k).meets(env)]
 
     # ---------------------------------------------------------------- the reading
     _diag = False
@@ -149,9 +144,7 @@ class Figure:
                 out["x"] = x if out["x"] is None else out["x"]
                 v = float(self._term_at(t, e, np.array([x]), k)[0])
                 vals.append(v)
-                col = AXES[self.axis]
-                hit = e[e[col] >= x * k * (1 - 1e-9)]
-                r = hit.sort_values(col).iloc[0] if len(hit) else None
+                r = first_at(e, x * k * (1 - 1e-9), self.axis)
             out["rows"][i] = r
         out["values"] = vals
         out["q"], out["unreached"] = self._combine(vals)
@@ -211,9 +204,7 @@ class Figure:
             j = int(np.argsort(q)[len(q) // 2])       # the median over the grid
         xj = float(x[j])
         for i, (t, e, k) in enumerate(zip(self.terms, envs, ks)):
-            col = AXES[self.axis]
-            hit = e[e[col] >= xj * k * (1 - 1e-9)]
-            out["rows"][i] = hit.sort_values(col).iloc[0] if len(hit) else None
+            out["rows"][i] = first_at(e, xj * k * (1 - 1e-9), self.axis)
             out["values"][i] = float(self._term_at(t, e, np.array([xj]), k)[0])
         out.update(xs=x, qs=q)
         out.update(q=float(q[j]), x=xj, qmin=float(np.nanmin(q)), qmax=float(np.nanmax(q)),

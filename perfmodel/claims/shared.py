@@ -48,7 +48,8 @@ def solve(results: list[dict]) -> dict[str, list[dict]]:
             rg = _range(c)
             if rg is None or any(math.isnan(v) for v in rg):
                 continue
-            evid = evidence(c["system"]) if c["kind"] == "steps" else c.get("evidence")
+            evid = (((c.get("records") or {}).get("text") or evidence(c["system"])) if c["kind"] == "steps"
+                    else c.get("evidence"))
             g = groups.setdefault((src, c["key"]), {"key": c["key"], "kind": c["kind"], "claims": [],
                                                     "catalog": c.get("catalog"), "evidence": evid,
                                                     "catalog_range": c.get("catalog_range"), "not_alone": [],

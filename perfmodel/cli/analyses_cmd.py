@@ -240,12 +240,12 @@ def _ttft_text(ttft_ms, limit_ms) -> str:
 
 def _slo(args):
     """The --slo-* options as an SLO (None without --slo-tps-per-user)."""
-    from ..analyses.agents import SLO
+    from ..search import SLO
     if args.slo_tps_per_user is None:
         if args.slo_ttft_ms is not None:
             raise SpecError("a TTFT limit needs the speed floor --slo-tps-per-user", field="--slo-ttft-ms")
         return None
-    return SLO(args.slo_tps_per_user, args.slo_ttft_ms, args.slo_percentile)
+    return SLO.speed_floor(args.slo_tps_per_user, args.slo_ttft_ms, args.slo_percentile)
 
 
 def _agents(h, args, wl, kw, slo):
@@ -259,7 +259,7 @@ def _agents_line(a) -> str:
     d = {k: a.row[k] for k in ("serving", "weights", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "prefill_ratio",
                                "kv_host_tier", "batch") if k in a.row.index}
     return (f"  agents_per_gpu: {a.value:,.2f} sessions/GPU within the SLO {a.slo.text()} (at "
-            f"{a.row['tps_per_user']:,.1f} tok/s/user, TTFT p{a.slo.ttft_q:g} "
+            f"{a.row['tps_per_user']:,.1f} tok/s/user, TTFT p{a.slo.ttft_percentile:g} "
             f"{a.slo.ttft_values(a.row.to_frame().T)[0]:,.0f} ms)  [{_dep_line(d)}]")
 
 

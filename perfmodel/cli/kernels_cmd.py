@@ -22,6 +22,9 @@ def register(sub):
     p.add_argument("--report", metavar="FILE.md", help="write fit tables and one PNG per family")
     p.add_argument("--write", action="store_true", help="store the fitted parameters in hardware/*.yaml "
                                                         "(kernel_fits) and profiles/*.yaml (kernel_fits)")
+    p.add_argument("--launch", action="store_true", help="only the per-GPU launch costs (graph node period, the "
+                                                         "tables' per-call overhead; no curve fits): print them, "
+                                                         "and with --write store them in kernel_fits.launch")
     p.add_argument("--workers", type=int, default=2, help="processes (default 2; 1 = in this process)")
     p.set_defaults(func=run)
 
@@ -35,6 +38,8 @@ def run(args):
         if g not in loader.GPUS:
             raise SpecError(f"unknown GPU {g!r}; choose one of {', '.join(loader.GPUS)}", field="--gpu")
     loader.read_index(data)          # a missing index is a one-line error before any work
+    if args.launch:
+        return run_launch(data, args.write)
     fits = runner.fit_all(data, gpus, workers=max(1, args.workers))
     order = {f: i for i, f in enumerate(FAMILY_ORDER)}
     rows = sorted(runner.summary(fits), key=lambda r: (order.get(r[0], 99), gpus.index(r[1])))
@@ -48,5 +53,19 @@ def run(args):
     if args.write:
         from ..kernels.write import write_catalog
         for path in write_catalog(fits, data):
+            print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def run_launch(data: str, write: bool) -> int:
+    """``perfmodel kernels --launch``: one line per hardware, ``launch hardware=H graph_node_us=V (LO-HI)
+    harness_call_us=V``; with ``write`` the blocks go into the catalog."""
+    from ..kernels.write import launch_of, write_launch
+    for hw, b in launch_of(data).items():
+        n, h = b["graph_node_us"], b["harness_call_us"]
+        print(f"launch hardware={hw} graph_node_us={n['value']:g} ({n['low']:g}-{n['high']:g}) "
+              f"harness_call_us={h['value']:g}")
+    if write:
+        for path in write_launch(data):
             print(f"wrote {path}", file=sys.stderr)
     return 0

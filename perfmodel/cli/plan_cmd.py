@@ -72,11 +72,28 @@ def _demand(args):
     return Demand(kind, getattr(args, opt))
 
 
+def unmeasured(df) -> str | None:
+    """One line naming what in the plan has no measured record behind it in the shipped record files
+    (data/shared/*.csv and data/measured/*.csv): hardware, engine profile, model."""
+    from ..validation.predict_rows import ENGINE_PROFILE
+    from ..validation.records import project_measured_files, read_records, shared_data_files
+    recs = [r for f in (*shared_data_files(), *project_measured_files()) for r in read_records(f)]
+    hw = {r.hardware for r in recs} | {r.hardware_b for r in recs if r.hardware_b}
+    engines = {ENGINE_PROFILE.get((r.engine or "trtllm").lower()) for r in recs}
+    models = {r.model for r in recs}
+    missing = [f"hardware {h}" for h in sorted(set(df["hardware"])) if h not in hw]
+    missing += [f"engine {e}" for e in sorted(set(df["profile"])) if e not in engines]
+    missing += [f"model {m}" for m in sorted(set(df["model"])) if m not in models]
+    return ("no measured record behind: " + ", ".join(missing) +
+            " (their numbers are the model's alone, unchecked)") if missing else None
+
+
 def run_plan(args):
-    from ..analyses.plan import PLAN_COLUMNS, Limits, PlanSLO, plan
+    from ..analyses.plan import PLAN_COLUMNS, Limits, plan
+    from ..search import SLO
     check_output(args.plot, "--plot", (".png",))
     check_output(args.csv, "--csv")
-    slo = PlanSLO(ttft_ms=args.ttft_ms, ttft_percentile=args.ttft_percentile, tps_per_user=args.min_tps_per_user,
+    slo = SLO(ttft_ms=args.ttft_ms, ttft_percentile=args.ttft_percentile, tps_per_user=args.min_tps_per_user,
                   tpot_ms=args.tpot_ms, tpot_percentile=args.tpot_percentile, e2e_s=args.e2e_s)
     limits = Limits(gpus=args.gpu_limit, mw=args.mw_limit, usd_per_hour=args.usd_per_hour_limit,
                     headroom=args.headroom)
@@ -98,6 +115,12 @@ def run_plan(args):
           f"demand: {df['demand_kind'].iloc[0]}")
     print(f"  power basis: {'; '.join(sorted(set(df['power_basis'])))}")
     print(f"  price basis: {'; '.join(sorted(set(df['price_basis'])))} (USD/month = USD/h x 730)")
+    board = sorted(set(df.loc[df["power_basis"].str.startswith("gpu_tdp_w"), "system"]))
+    if board:
+        print(f"  power bases differ: {', '.join(board)} board power only (no all-in figure in the catalog); its MW "
+              "is below an all-in figure and not comparable with the others'")
+    if (line := unmeasured(df)) is not None:
+        print(f"  {line}")
     for e in df.attrs.get("errors", []):
         print(f"  not planned: {e}")
     print(format_table(df.assign(binding=df["binding"] + df["status"].where(df["status"] != "ok", "").radd(" ")

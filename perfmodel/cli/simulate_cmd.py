@@ -36,6 +36,8 @@ def run(args):
     if args.json:
         print(dumps_json(summary))
         return 0
+    if summary.get("overloaded"):
+        print(summary["overload"])
     for k in SHOWN:
         print(f"{k:>20}  {fmt_number(summary[k], 4)}")
     return 0

@@ -122,7 +122,29 @@ def run_validate(args):
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
     print(report.table_text(df))
     print(report.summary_text(s))
+    _print_percentiles(per_file, args.samples, args.seed)
     return 0
+
+
+def _print_percentiles(per_file: dict, samples: int, seed: int) -> None:
+    """TTFT and TPOT by percentile (validation/percentiles.py): each row's own statistic, and the P99s MLPerf runs
+    quote at the submitted load, predicted from the queue's P99 at the same Poisson rate."""
+    import pandas as pd
+
+    from ..validation.percentiles import by_percentile, p99_records
+    from ..validation.predict_rows import predict_rows
+    recs = [r for rs, _ in per_file.values() for r in rs]
+    derived = p99_records(recs)
+    frames = [d for _, d in per_file.values()]
+    if derived:
+        frames.append(predict_rows(derived, n_samples=samples, seed=seed, desc="validate quoted P99s"))
+    table = by_percentile(recs + derived, pd.concat(frames, ignore_index=True))
+    if table.empty:
+        return
+    print("latency by percentile (error = predicted / measured - 1; P99 rows derived from the runs' quoted P99s):")
+    for _, t in table.iterrows():
+        print(f"  {t['metric']:>8} {t['percentile']:>5}  {int(t['rows']):>3} rows  median {t['median_error_pct']:+.1f}%"
+              f"  median |error| {t['median_abs_error_pct']:.1f}%")
 
 
 EXTRA_NOTES = {

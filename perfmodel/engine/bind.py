@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..arch.kv import dsv4_entry_bytes, indexer_key_bytes, layer_kv_fixed, layer_kv_per_token
 from ..equations.collectives import bind_fabric
 from ..errors import SpecError
-from ..formats import COMPUTE_RATE, KV_BYTES, weight_bytes
+from ..formats import COMPUTE_RATE, weight_bytes
+from ..model import attention_families, is_moe, uses_mla
 from ..specs.hardware import HARDWARE_FIELDS, HardwareSpec
-from ..specs.model import GQA, MLA, CompressedAttention, LinearAttention, ModelSpec, MoE
+from ..specs.model import ModelSpec
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .kernel_bind import defaults as kernel_defaults
 from .kernel_bind import kernel_values
@@ -35,7 +35,7 @@ HW_SYMBOLS = {
 PROFILE_SYMBOLS = {
     "eff_weights": ("e_w", 1.0), "eff_kv": ("e_kv", 1.0), "eff_gemm": ("e_mm", 1.0), "eff_gemm_fp4": ("e_mm4", 1.0),
     "eff_grouped_gemm": ("e_gg", 1.0),
-    "eff_attention": ("e_at", 1.0), "eff_link": ("e_ln", 1.0), "overlap": ("ovl", 1.0),
+    "eff_attention": ("e_at", 1.0), "eff_attention_decode": ("e_atd", 1.0), "eff_link": ("e_ln", 1.0), "overlap": ("ovl", 1.0),
     "collective_latency_us": ("t_coll", 1e-6),
     "custom_allreduce_max_gpus": ("n_cus", 1.0), "gemm_tile_m": ("M_t", 1.0), "gemm_tile_m_min": ("m_min", 1.0), "gemm_tile_n": ("N_t", 1.0), "layer_floor_us": ("t_floor", 1e-6),
     "kernel_overhead_us": ("t_kern", 1e-6), "kernel_floor_share": ("r_kf", 1.0),
@@ -103,8 +103,7 @@ def attention_format(model: ModelSpec, weights: str, attention_weights: str | No
     """Default: the weight format, except fp8 for attention when a MoE model's experts are 4-bit."""
     if attention_weights:
         return attention_weights
-    moe = any(isinstance(f, MoE) for f in model.ffn.values())
-    return "fp8" if moe and weight_bytes(weights) < 1 else weights
+    return "fp8" if is_moe(model) and weight_bytes(weights) < 1 else weights
 
 
 def bind_hardware(fields: Mapping[str, float | None], weights: str, attn_fmt: str) -> dict[str, float]:
@@ -146,19 +145,8 @@ def bind_formats(model: ModelSpec, weights: str, attn_fmt: str, kv: str) -> dict
     """Bytes per element of each weight class, and KV entry/indexer/state bytes per attention kind."""
     out = {"b_x": weight_bytes(weights), "b_a": weight_bytes(attn_fmt, "attention_weights"),
            "b_e": 2.0, "b_act": 2.0, "b_dsp": 1.0 if weight_bytes(weights) <= 1 else 2.0}
-    for name, a in model.attention.items():
-        E = I = R = 0.0
-        if isinstance(a, GQA):
-            E = 2 * a.kv_heads * a.head_dim * KV_BYTES[kv]
-        elif isinstance(a, MLA):
-            E = layer_kv_per_token(a.model_copy(update={"indexer": None}), kv)
-            I = indexer_key_bytes(a.indexer.head_dim, kv) if a.indexer and not a.indexer.shared else 0.0
-        elif isinstance(a, CompressedAttention):
-            E = dsv4_entry_bytes(a, kv)
-            I = indexer_key_bytes(a.indexer.head_dim, kv) if a.indexer and not a.indexer.shared else 0.0
-        elif isinstance(a, LinearAttention):
-            R = layer_kv_fixed(a, kv)
-        out[f"E_{name}"], out[f"I_{name}"], out[f"R_{name}"] = E, I, R
+    for name, A in attention_families(model).items():
+        out[f"E_{name}"], out[f"I_{name}"], out[f"R_{name}"] = A.entry_bytes(kv)
     return out
 
 
@@ -166,6 +154,5 @@ def bind_kernel_fits(hw: HardwareSpec, profile: ProfileSpec, model: ModelSpec, w
                      fields: Mapping[str, float | None]) -> dict[str, float]:
     """Kernel-symbol values from the hardware's kernel fits for the profile's engine (engine/kernel_bind.py);
     the defaults of bind_hardware where there is no fit."""
-    mla = any(isinstance(a, MLA) for a in model.attention.values())
-    return kernel_values(hw, profile, weights, kv, mla, required(fields, "scaleup_latency_us") * 1e-6,
+    return kernel_values(hw, profile, weights, kv, uses_mla(model), required(fields, "scaleup_latency_us") * 1e-6,
                          hw.specs.scaleup_latency_us.value * 1e-6)

@@ -191,10 +191,11 @@ def _key(m: ModelSpec) -> str:
 
 @lru_cache(maxsize=1)
 def _code_version() -> str:
-    """Hash of everything that shapes the generated code: the equations, this module, sympy's version."""
+    """Hash of everything that shapes the generated code: the equations, the operator families (model/), this
+    module, sympy's version."""
     here = Path(__file__).resolve().parent
-    files = sorted((here.parent / "equations").glob("*.py")) + [Path(__file__).resolve(),
-                                                                 here.parent / "arch" / "params.py"]
+    files = sorted((here.parent / "equations").glob("*.py")) + sorted((here.parent / "model").glob("*.py")) + [
+        Path(__file__).resolve(), here.parent / "arch" / "params.py"]
     h = hashlib.sha1(sp.__version__.encode())
     for f in files:
         h.update(f.read_bytes())

@@ -69,6 +69,7 @@ class Setup:
         vals.update(bind_kernel_fits(self.hardware, self.profile, self.model, self.weights, self.kv_cache, fields))
         vals["C_host"] = required(fields, "host_memory_gb") * 1e9   # host-tier capacity per GPU (serving layer)
         vals["mixed_pf"] = 1.0 if self.profile.features.mixed_prefill else 0.0   # serving/prefill_first.py
+        vals["q_mlapad"] = 1.0 if self.profile.uses("mla_decode_row_tiles") else 0.0   # model/mla.py padding
         return vals
 
     def power_w(self) -> tuple[float, str]:

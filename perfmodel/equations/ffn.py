@@ -27,16 +27,12 @@ MoE with E routed experts, top-k, P_e weights per expert (3 d I_e, d = latent di
 
 from __future__ import annotations
 
-import sympy as sp
-
-from ..arch.params import expert_params, ffn_params
-from ..specs.model import DenseFFN, MoE
-from .roofline import expected_max_normal, smax, smin
+# the terms themselves: perfmodel/model/ (dense, moe), one class per kind
+from ..model.moe import MOE_KERNELS
+from .roofline import smax
 from .symbols import S
 
-MOE_KERNELS = 7
-"""Kernels of the routed MoE block: router GEMM, top-k, dispatch/permute, grouped GEMM 1, activation,
-grouped GEMM 2, combine/reduce (the fused-MoE kernel tables time this block as one unit)."""
+__all__ = ["MOE_KERNELS", "grouped_gemm_efficiency"]
 
 
 def grouped_gemm_efficiency(pairs, active, moe_tp):
@@ -47,54 +43,3 @@ def grouped_gemm_efficiency(pairs, active, moe_tp):
     tpe = smax(pairs / smax(active, 1e-9), 1e-9)
     plateau = (1 - s["q_ggf"]) * s["e_gg"] + s["q_ggf"] * s["e_ggk"]
     return plateau / (1 + s["tpe_h"] / tpe) * moe_tp ** (-s["g_etp"])
-
-
-class FFNCost:
-    def __init__(self, f, hidden: int):
-        self.f = f
-        self.h = hidden
-        total, active = ffn_params(f, hidden)
-        if isinstance(f, DenseFFN):
-            self.dense_params = total          # always-on weights
-            self.expert_params = 0
-            self.experts = 0
-        else:
-            self.expert_params = expert_params(f, hidden)
-            self.experts = f.experts
-            self.dense_params = total - f.experts * self.expert_params  # shared + router + latent proj
-
-    @property
-    def is_moe(self) -> bool:
-        return isinstance(self.f, MoE)
-
-    @property
-    def kernels(self) -> int:
-        """Kernels one pass launches for this FFN (before cross-layer fusion): dense MLP 3 (gate-up GEMM,
-        activation, down GEMM); MoE 7 (router GEMM, top-k, dispatch/permute, grouped GEMM 1, activation,
-        grouped GEMM 2, combine/reduce) plus the dense MLP kernels of shared experts."""
-        if not self.is_moe:
-            return 3
-        return MOE_KERNELS + (3 if self.f.shared_experts else 0)
-
-    def distinct_experts(self, tokens):
-        """Expected distinct routed experts touched by ``tokens`` tokens: E (1 - (1 - k/E)^T)."""
-        f = self.f
-        return f.experts * (1 - (1 - sp.Rational(f.top_k, f.experts)) ** tokens)
-
-    def busiest_rank_experts(self, tokens, ep):
-        """Expected distinct routed experts on the busiest of ep EP ranks (E/ep experts each) for T tokens:
-        min(E/ep, mu + z(ep) sigma), mu = (E/ep) p, sigma^2 = (E/ep) p (1 - p), p = 1 - (1 - k/E)^T."""
-        f = self.f
-        n = f.experts / ep
-        p = 1 - (1 - sp.Rational(f.top_k, f.experts)) ** tokens
-        return smin(n, n * p + expected_max_normal(ep) * sp.sqrt(n * p * (1 - p)))
-
-    def busiest_rank_load(self, tokens, ep):
-        """Routed token-expert pairs on the busiest EP rank, relative to the mean T k / ep (before skew):
-        1 + z(ep) sqrt((1 - 1/ep) / (T k / ep))   (binomial spread of the rank's share of T k assignments)."""
-        mean = tokens * self.f.top_k / ep
-        return 1 + expected_max_normal(ep) * sp.sqrt((1 - 1 / ep) / smax(mean, 1))
-
-    @property
-    def dispatch_dim(self) -> int:
-        return (self.f.latent_dim or self.h) if self.is_moe else self.h

@@ -53,11 +53,12 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..arch.params import attention_params
+from ..model import FFNFamily, attention_families, ffn_families
+from ..model.ffn import RoutedExperts
+from ..model.moe import MOE_KERNELS
 from ..specs.model import ModelSpec
-from .attention import AttentionCost
 from .collectives import allreduce_latency, alltoall_latency
-from .ffn import MOE_KERNELS, FFNCost, grouped_gemm_efficiency
+from .ffn import grouped_gemm_efficiency
 from .gemm_shape import dense_issued_flops, grouped_issued_flops
 from .roofline import Tally, allreduce_bytes, collective_bandwidth, indicator_gt1, smax, smin
 from .symbols import S
@@ -83,15 +84,31 @@ class Phase:
     cold: sp.Expr = sp.Integer(0)     # share of KV read from the host tier (decode)
 
 
+@dataclass
+class Links:
+    """The collectives of one layer, per GPU: bytes sent, transfer time (s), collective count, software latency
+    (s)."""
+
+    bytes: sp.Expr
+    time: sp.Expr
+    count: sp.Expr
+    latency: sp.Expr
+
+    def plus(self, other: Links) -> Links:
+        """Both sets of collectives, term by term."""
+        return Links(self.bytes + other.bytes, self.time + other.time, self.count + other.count,
+                     self.latency + other.latency)
+
+
 class StepBuilder:
     """Builds sympy expressions for one model. Architecture numbers are constants; the rest are symbols."""
 
     def __init__(self, m: ModelSpec):
         self.m = m
         self.h = m.hidden_size
-        self.attn = {n: AttentionCost(a, n) for n, a in m.attention.items()}
-        self.attn_params = {n: attention_params(a, self.h) for n, a in m.attention.items()}
-        self.ffn = {n: FFNCost(f, self.h) for n, f in m.ffn.items()}
+        self.attn = attention_families(m)
+        self.attn_params = {n: A.params(self.h) for n, A in self.attn.items()}
+        self.ffn = ffn_families(m)
         s = S
         self.dp = s["G"] / (s["tp"] * s["pp"])
         self.moe_tp = s["G"] / (s["pp"] * s["ep"])
@@ -99,100 +116,165 @@ class StepBuilder:
 
     # ------------------------------------------------------------------ one layer
     def layer(self, attn: str, ffn: str, ph: Phase, tally: Tally, weight) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
-        """Adds ``weight`` layers' kernels to ``tally``; returns (floor excess, link time, latency)."""
-        s, A, F = S, self.attn[attn], self.ffn[ffn]
-        tp, ep, dp, mtp = s["tp"], s["ep"], self.dp, self.moe_tp
-        T = ph.dec_tokens + ph.pf_tokens
-        # tokens through the busiest GPU's attention/dense blocks: decode tokens split evenly over the dp
-        # ranks; a prefill request stays on one rank, so prefill tokens split over the ranks busy with one
-        dp_pf = self.prefill_ranks(ph)
-        T_gpu = ph.dec_tokens / dp + ph.pf_tokens / dp_pf
-        rate_mm = lambda F_: F_ * self.gemm_eff(F_)  # noqa: E731
-        hbm_w, hbm_kv = s["BW_hbm"] * s["e_w"], s["BW_hbm"] * s["e_kv"]
-        sp_ = ph.speedup
-        kernels = []
+        """Adds ``weight`` layers' kernels to ``tally``; returns (floor excess, link time, latency), seconds.
 
+        The busiest GPU's tokens through attention and the dense blocks: decode tokens split evenly over the dp
+        ranks, a prefill request stays on one rank (``prefill_ranks``):  T_gpu = T_dec / dp + T_pf / dp_pf.
+        Kernels: attention (``attention_kernels``), dense FFN, routed experts, mHC; links: the TP all-reduces
+        (``tp_allreduce``) plus, for MoE, the expert exchange (``moe_exchange``); the fixed part: ``layer_latency``.
+        """
+        F = self.ffn[ffn]
+        dp_pf = self.prefill_ranks(ph)
+        T_gpu = ph.dec_tokens / self.dp + ph.pf_tokens / dp_pf
+        kernels = self.attention_kernels(attn, ph, dp_pf, T_gpu, tally, weight)
+        if F.dense_params:
+            kernels.append(self.dense_ffn_kernel(F, T_gpu, tally, weight))
+        links = self.tp_allreduce(T_gpu)
+        moe = F.routed()
+        if moe is not None:
+            kernels.append(self.expert_kernel(moe, ph, tally, weight))
+            links = links.plus(self.moe_exchange(moe, ph, T_gpu))
+        if self.m.residual.kind == "mhc":
+            kernels.append(self.mhc_kernel(T_gpu, tally, weight))
+        kern_time = 0
+        for name, c, mem in kernels:
+            tally.add(name, c / ph.speedup, mem / ph.speedup, weight)
+            kern_time += smax(c, mem) / ph.speedup
+        return self.layer_latency(attn, ffn, kern_time, links, tally, weight)
+
+    def gemm_rate(self, F_):
+        """Achieved GEMM rate for the rate symbol F_x or F_a, FLOP/s:  F e  (e = ``gemm_eff``)."""
+        return F_ * self.gemm_eff(F_)
+
+    def attention_kernels(self, attn: str, ph: Phase, dp_pf, T_gpu, tally: Tally, weight) -> list:
+        """The attention kernels of one layer, [(name, compute s, memory s)] at unit speedup, and their tallies.
+
+        Projections: issued GEMM work of P_A/tp weights over T_gpu rows at F_a e (useful 2 P_A T_gpu / tp FLOPs),
+        P_A b_a / tp bytes at BW_hbm e_w. Core (per busiest rank): decode tokens T_dec/dp at context L_dec in
+        decode form, padded to whole MMA row tiles, at e_atd; prefill tokens T_pf/dp_pf at L_pf in prefill form at
+        e_at; core FLOPs at tp F_bf16, indexer FLOPs at tp F_fp8. KV bytes (BW_hbm e_kv):
+            [seqs/dp kv_read(kv_ctx) (1 - f_cold) + T_gpu kv_write] / shard
+        the share f_cold read from the host tier instead (tallied as bytes_host_cold).
+        """
+        s, A, tp, dp = S, self.attn[attn], S["tp"], self.dp
         p_a = self.attn_params[attn]
-        kernels.append(("attn_proj", dense_issued_flops(p_a / tp, T_gpu, self.h) / rate_mm(s["F_a"]),
-                        p_a * s["b_a"] / tp / hbm_w))
+        kernels = [("attn_proj", dense_issued_flops(p_a / tp, T_gpu, self.h) / self.gemm_rate(s["F_a"]),
+                    p_a * s["b_a"] / tp / (s["BW_hbm"] * s["e_w"]))]
         tally.count("flops_gemm_attn", 2 * p_a * T_gpu / tp, weight)
         tally.count("bytes_weights", p_a * s["b_a"] / tp, weight)
-        core = (ph.dec_tokens / dp * A.core_flops(ph.L_dec, "decode")
-                + ph.pf_tokens / dp_pf * A.core_flops(ph.L_pf, "prefill"))        # per rank, busiest
-        idx = ph.dec_tokens / dp * A.index_flops(ph.L_dec) + ph.pf_tokens / dp_pf * A.index_flops(ph.L_pf)
+        core_dec = ph.dec_tokens / dp * A.core_flops(ph.L_dec, "decode")       # per rank, busiest
+        core_pf = ph.pf_tokens / dp_pf * A.core_flops(ph.L_pf, "prefill")
+        idx_dec = ph.dec_tokens / dp * A.index_flops(ph.L_dec)
+        idx_pf = ph.pf_tokens / dp_pf * A.index_flops(ph.L_pf)
+        # decode attention issues whole MMA row tiles (MLA: q_len x H/tp rows per sequence, 64 a tile)
+        # (q_mlapad = 1 where the profile switches on mla_decode_row_tiles, else 0: the useful FLOPs)
+        pad_dec = sp.Integer(1) if ph.dec_tokens == 0 else A.decode_row_padding(ph.dec_tokens / ph.seqs, tp)
+        issued_dec = core_dec + s["q_mlapad"] * (core_dec * pad_dec - core_dec)
         shard = A.shard(tp)
         # a share f_cold of each sequence's KV is read from the host tier (over the host link) instead of HBM
         kv_hbm = ph.seqs / dp * A.kv_read(ph.kv_ctx) * (1 - ph.cold)
         kv_bytes = (kv_hbm + T_gpu * A.kv_write()) / shard
         tally.count("bytes_host_cold", ph.seqs / dp * A.kv_read(ph.kv_ctx) * ph.cold / shard, weight)
-        tally.count("flops_attention_core", core / tp, weight)
-        tally.count("flops_indexer", idx / tp, weight)
+        tally.count("flops_attention_core", (core_dec + core_pf) / tp, weight)
+        tally.count("flops_indexer", (idx_dec + idx_pf) / tp, weight)
         tally.count("bytes_kv_read", kv_hbm / shard, weight)
         tally.count("bytes_kv_write", T_gpu * A.kv_write() / shard, weight)
+        # decode and prefill attention at their own efficiencies (profile eff_attention_decode, eff_attention)
         kernels.append(("attn_core",
-                        core / tp / (s["F_bf16"] * s["e_at"]) + idx / tp / (s["F_fp8"] * s["e_at"]),
-                        kv_bytes / hbm_kv))
-        if F.dense_params:
-            kernels.append(("ffn", dense_issued_flops(F.dense_params / tp, T_gpu, self.h) / rate_mm(s["F_x"]),
-                            F.dense_params * s["b_x"] / tp / hbm_w))
-            tally.count("flops_gemm_ffn", 2 * F.dense_params * T_gpu / tp, weight)
-            tally.count("bytes_weights", F.dense_params * s["b_x"] / tp, weight)
-        link_bytes = allreduce_bytes(tp, T_gpu * self.h * s["b_act"]) * 2   # after attention and after FFN
-        link_t = link_bytes / (self.bw_coll * s["e_ln"])
-        n_coll = 2 * indicator_gt1(tp)
-        coll_lat = 2 * allreduce_latency(tp, T_gpu * self.h * s["b_act"])   # 0 at tp = 1
-        if F.is_moe:
-            k = F.f.top_k
-            # the busiest EP rank: random routing spread (vanishes at large T) times the structural skew imb
-            # routed pairs on the busiest rank: the hot-expert skew exists only across EP ranks (ep > 1); with
-            # ep = 1 every GPU holds a slice of every expert and the load is even
-            skew = 1 + (s["imb"] - 1) * indicator_gt1(ep)
-            pairs = T * k * skew * F.busiest_rank_load(T, ep) / ep
-            active = F.busiest_rank_experts(T, ep)
-            ex_flops = 2 * F.expert_params * pairs / mtp
-            ex_bytes = active * F.expert_params * s["b_x"] / mtp
-            ex_issued = grouped_issued_flops(F.expert_params / mtp, pairs, active, F.dispatch_dim)
-            e_grouped = grouped_gemm_efficiency(pairs, active, mtp)
-            kernels.append(("experts", ex_issued / (rate_mm(s["F_x"]) * e_grouped), ex_bytes / hbm_w))
-            tally.count("flops_gemm_ffn", ex_flops, weight)
-            tally.count("bytes_weights", ex_bytes, weight)
-            # Tokens live on their attention-DP rank; with dp = 1 (TP attention) every GPU already holds
-            # every token and the FFN all-reduce above is the only exchange. With dp > 1 each GPU receives
-            # the tokens routed to its expert group that are not local, and returns their partial outputs:
-            #   T (1 - (1 - 1/ep)^k) (1 - 1/dp) d (b_dsp + b_act)  bytes per GPU   (flat all-to-all)
-            # (ep = 1: an all-gather of all tokens for the expert slices; ep = G: one copy per distinct rank).
-            needs = indicator_gt1(dp)
-            reach = 1 - (1 - 1 / ep) ** k    # share of tokens routed to a given expert group
-            a2a = T * reach * (1 - 1 / dp) * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
-            if ph.hierarchical_ep:
-                # throughput form: the same deduplicated copies fan out over the scale-up link, and each
-                # token crosses the NIC once per remote domain
-                nic = needs * T_gpu / tp * F.dispatch_dim * (s["b_dsp"] + s["b_act"]) * self.remote_domains(F)
-                link_bytes += nic + a2a
-                link_t += smax(nic / (s["BW_nic"] * s["e_ln"]), a2a / (s["BW_link"] * s["e_ln"]))
-            else:
-                link_bytes += a2a
-                link_t += a2a / (self.bw_coll * s["e_ln"])
-            n_coll += 2 * needs
-            coll_lat += 2 * needs * alltoall_latency()
+                        (issued_dec / s["e_atd"] + core_pf / s["e_at"]) / (tp * s["F_bf16"])
+                        + (idx_dec / s["e_atd"] + idx_pf / s["e_at"]) / (tp * s["F_fp8"]),
+                        kv_bytes / (s["BW_hbm"] * s["e_kv"])))
+        return kernels
 
-        if self.m.residual.kind == "mhc":
-            # mHC: (streams - 1) extra residual streams read and written around attention and FFN
-            extra = (self.m.residual.streams - 1) * 4 * self.h * s["b_act"] * T_gpu
-            kernels.append(("mhc", 0, extra / hbm_w))
-            tally.count("bytes_activations", extra, weight)
-        kern_time = 0
-        for name, c, mem in kernels:
-            tally.add(name, c / sp_, mem / sp_, weight)
-            kern_time += smax(c, mem) / sp_
+    def dense_ffn_kernel(self, F: FFNFamily, T_gpu, tally: Tally, weight) -> tuple:
+        """The dense FFN (or shared experts) of one layer, (name, compute s, memory s), and its tallies:
+        issued GEMM work of P_d/tp weights over T_gpu rows at F_x e (useful 2 P_d T_gpu / tp FLOPs);
+        P_d b_x / tp bytes at BW_hbm e_w."""
+        s, tp = S, S["tp"]
+        kernel = ("ffn", dense_issued_flops(F.dense_params / tp, T_gpu, self.h) / self.gemm_rate(s["F_x"]),
+                  F.dense_params * s["b_x"] / tp / (s["BW_hbm"] * s["e_w"]))
+        tally.count("flops_gemm_ffn", 2 * F.dense_params * T_gpu / tp, weight)
+        tally.count("bytes_weights", F.dense_params * s["b_x"] / tp, weight)
+        return kernel
+
+    def expert_kernel(self, F: RoutedExperts, ph: Phase, tally: Tally, weight) -> tuple:
+        """The routed experts on the busiest EP rank, (name, compute s, memory s), and their tallies.
+
+        Routed pairs there: T k imb' l(T) / ep, imb' = 1 + (imb - 1)[ep > 1] (the hot-expert skew exists only
+        across EP ranks; with ep = 1 every GPU holds a slice of every expert and the load is even), l the random
+        routing spread (ffn.py). Compute: the grouped GEMM's issued work over F_x e e_grouped (useful
+        2 P_e pairs / moe_tp FLOPs); memory: D_max(T) P_e b_x / moe_tp bytes at BW_hbm e_w."""
+        s, ep, mtp = S, S["ep"], self.moe_tp
+        T = ph.dec_tokens + ph.pf_tokens
+        skew = 1 + (s["imb"] - 1) * indicator_gt1(ep)
+        pairs = T * F.f.top_k * skew * F.busiest_rank_load(T, ep) / ep
+        active = F.busiest_rank_experts(T, ep)
+        ex_flops = 2 * F.expert_params * pairs / mtp
+        ex_bytes = active * F.expert_params * s["b_x"] / mtp
+        ex_issued = grouped_issued_flops(F.expert_params / mtp, pairs, active, F.dispatch_dim)
+        e_grouped = grouped_gemm_efficiency(pairs, active, mtp)
+        tally.count("flops_gemm_ffn", ex_flops, weight)
+        tally.count("bytes_weights", ex_bytes, weight)
+        return ("experts", ex_issued / (self.gemm_rate(s["F_x"]) * e_grouped), ex_bytes / (s["BW_hbm"] * s["e_w"]))
+
+    def mhc_kernel(self, T_gpu, tally: Tally, weight) -> tuple:
+        """mHC's extra residual traffic, (name, 0, memory s): (streams - 1) streams read and written around
+        attention and the FFN, (streams - 1) 4 d b_act T_gpu bytes at BW_hbm e_w."""
+        s = S
+        extra = (self.m.residual.streams - 1) * 4 * self.h * s["b_act"] * T_gpu
+        tally.count("bytes_activations", extra, weight)
+        return ("mhc", 0, extra / (s["BW_hbm"] * s["e_w"]))
+
+    def tp_allreduce(self, T_gpu) -> Links:
+        """The TP all-reduces after attention and after the FFN (none at tp = 1): 2 ring all-reduces of
+        T_gpu d b_act bytes at the collective bandwidth times e_ln, 2 [tp > 1] collectives, latency
+        2 lat_AR(tp, T_gpu d b_act)."""
+        s, tp = S, S["tp"]
+        nbytes = allreduce_bytes(tp, T_gpu * self.h * s["b_act"]) * 2
+        return Links(nbytes, nbytes / (self.bw_coll * s["e_ln"]), 2 * indicator_gt1(tp),
+                     2 * allreduce_latency(tp, T_gpu * self.h * s["b_act"]))
+
+    def moe_exchange(self, F: RoutedExperts, ph: Phase, T_gpu) -> Links:
+        """The MoE all-to-all (dispatch and combine), which exists only with attention-DP (dp > 1).
+
+        Tokens live on their attention-DP rank; with dp = 1 (TP attention) every GPU already holds every token
+        and the FFN all-reduce is the only exchange. With dp > 1 each GPU receives the tokens routed to its
+        expert group that are not local, and returns their partial outputs (flat all-to-all):
+            a2a = T (1 - (1 - 1/ep)^k) (1 - 1/dp) d (b_dsp + b_act)  bytes per GPU,  time a2a / (BW_coll e_ln)
+        (ep = 1: an all-gather of all tokens for the expert slices; ep = G: one copy per distinct rank).
+        Throughput form (``hierarchical_ep``): each token crosses the NIC once per remote domain,
+        nic = [dp > 1] T_gpu / tp d (b_dsp + b_act) r_dom, and the same copies fan out over the scale-up link:
+        time max(nic / (BW_nic e_ln), a2a / (BW_link e_ln)). Collectives 2 [dp > 1], latency 2 [dp > 1] lat_A2A.
+        """
+        s, ep, dp = S, S["ep"], self.dp
+        T = ph.dec_tokens + ph.pf_tokens
+        needs = indicator_gt1(dp)
+        reach = 1 - (1 - 1 / ep) ** F.f.top_k    # share of tokens routed to a given expert group
+        a2a = T * reach * (1 - 1 / dp) * F.dispatch_dim * (s["b_dsp"] + s["b_act"])
+        if ph.hierarchical_ep:
+            nic = needs * T_gpu / s["tp"] * F.dispatch_dim * (s["b_dsp"] + s["b_act"]) * self.remote_domains(F)
+            nbytes = nic + a2a
+            time = smax(nic / (s["BW_nic"] * s["e_ln"]), a2a / (s["BW_link"] * s["e_ln"]))
+        else:
+            nbytes = a2a
+            time = a2a / (self.bw_coll * s["e_ln"])
+        return Links(nbytes, time, 2 * needs, 2 * needs * alltoall_latency())
+
+    def layer_latency(self, attn: str, ffn: str, kern_time, links: Links, tally: Tally,
+                      weight) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+        """(floor excess, visible link time, latency) of ``weight`` layers, seconds, and their tallies:
+            floor excess = max(0, t_floor - kernels)
+            link         = t_link - ovl min(t_link, kernels)
+            latency      = lat + (n_coll - q_arf 2 [tp > 1]) t_coll + t_kern n_kern + r_kf kernel floors
+        (a fitted custom all-reduce, q_arf = 1, carries its own software latency: t_coll stays on the other
+        collectives; the kernels' fitted launch floors count with the profile's share r_kf: kernel_bind.py)."""
+        s = S
         floor_excess = smax(0, s["t_floor"] - kern_time)
-        tally.count("bytes_link", link_bytes, weight)
-        tally.count("collectives", n_coll, weight)
-        link_visible = link_t - s["ovl"] * smin(link_t, kern_time)
-        # a fitted custom all-reduce (q_arf = 1) carries its own software latency: t_coll stays on the other
-        # collectives; the kernels' fitted launch floors count with the profile's share r_kf (kernel_bind.py)
-        n_ar = 2 * indicator_gt1(tp)
-        coll = coll_lat + (n_coll - s["q_arf"] * n_ar) * s["t_coll"]
+        tally.count("bytes_link", links.bytes, weight)
+        tally.count("collectives", links.count, weight)
+        link_visible = links.time - s["ovl"] * smin(links.time, kern_time)
+        n_ar = 2 * indicator_gt1(s["tp"])
+        coll = links.latency + (links.count - s["q_arf"] * n_ar) * s["t_coll"]
         # the fixed part of the layer, part by part: gaps between its kernels as the engine launches them (profile)
         # and the kernels' execution floors measured on this GPU (hardware kernel tables, share r_kf in series)
         gap = s["t_kern"] * self.layer_kernels(attn, ffn)
@@ -246,7 +328,7 @@ class StepBuilder:
         """
         return smin(self.dp, smax(1, ph.pf_tokens / ph.pf_unit))
 
-    def remote_domains(self, F: FFNCost):
+    def remote_domains(self, F: RoutedExperts):
         """Expected scale-up domains other than its own that one token is sent to (throughput all-to-all).
 
         The instance spans n = max(1, G / D_dom) domains. A token's experts are m draws over them,

@@ -89,7 +89,10 @@ _TABLE = [
     Sym("e_kv", "1", "achieved fraction of HBM bandwidth reading KV", "profile"),
     Sym("e_mm", "1", "achieved fraction of tensor FLOP/s in GEMMs", "profile"),
     Sym("e_mm4", "1", "achieved fraction of FP4 tensor FLOP/s in 4-bit GEMMs", "profile"),
-    Sym("e_at", "1", "achieved fraction of tensor FLOP/s in attention", "profile"),
+    Sym("e_at", "1", "achieved fraction of tensor FLOP/s in prefill (context) attention", "profile"),
+    Sym("e_atd", "1", "achieved fraction of tensor FLOP/s in decode attention (on the MMA rows issued)", "profile"),
+    Sym("q_mlapad", "1", "1 where the profile switches on mla_decode_row_tiles (MLA decode issues 64-row MMA "
+        "tiles), else 0", "profile"),
     Sym("e_gg", "1", "grouped (MoE expert) GEMM rate relative to a dense GEMM of the same format", "profile"),
     Sym("M_t", "tokens", "largest row tile of a GEMM (a GEMM's rows are padded to a multiple above it)", "profile"),
     Sym("m_min", "tokens", "smallest row tile of a GEMM (fewer tokens are padded to it)", "profile"),

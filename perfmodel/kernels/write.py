@@ -106,7 +106,12 @@ def render(block: dict) -> str:
     """The ``kernel_fits:`` YAML block, one flow-style line per curve."""
     KernelFits.model_validate(block)   # never write an invalid block
     lines = ["kernel_fits:", f"  notice: {yaml.safe_dump(block['notice'], width=1 << 30).strip()}",
-             f"  command: {block['command']}", "  families:"]
+             f"  command: {block['command']}"]
+    if block.get("launch"):
+        lines.append("  launch:")
+        for key, entry in block["launch"].items():
+            lines.append(f"    {key}: {yaml.safe_dump(entry, default_flow_style=True, sort_keys=False, width=1 << 30).strip()}")
+    lines.append("  families:")
     for fam in block["families"]:
         lines.append(f"    {fam}:")
         for eng, curves in block["families"][fam].items():
@@ -140,6 +145,31 @@ def _write(kind: str, ident: str, block: dict) -> Path:
     return path
 
 
+def rubin_source(hw_id: str) -> str:
+    """The hardware file's own SM-count source: where a derived launch estimate points for that hardware's specs."""
+    return catalog.hardware(hw_id).specs.sm_count.source
+
+
+def launch_of(data_dir) -> dict[str, dict]:
+    """Hardware id -> ``launch`` block (kernels/launch.py); {} without a data directory."""
+    from .launch import launch_blocks
+    from .loader import default_data_dir
+    return launch_blocks(str(data_dir or default_data_dir()), PHYSICS_TARGETS, rubin_source)
+
+
+def write_launch(data_dir=None) -> list[Path]:
+    """Store only the ``launch`` blocks (``perfmodel kernels --launch --write``): each hardware file's kernel_fits
+    block is rewritten with its curves as they are and the launch costs computed from the tables."""
+    written = []
+    for hw_id, launch in launch_of(data_dir).items():
+        src = catalog.resolve_path("hardware", hw_id)
+        block = yaml.safe_load(src.read_text()).get("kernel_fits")
+        if block is None:
+            continue
+        written.append(_write("hardware", hw_id, {**block, "launch": launch}))
+    return written
+
+
 def write_catalog(fits: list[Fit], data_dir=None) -> list[Path]:
     """Write every block; returns the files written."""
     written = []
@@ -147,8 +177,11 @@ def write_catalog(fits: list[Fit], data_dir=None) -> list[Path]:
     for f in fits:
         per_gpu.setdefault(f.gpu, []).append(f)
     blocks = {}
+    launch = launch_of(data_dir)
     for gpu, fs in per_gpu.items():
         blocks[gpu] = hardware_block(fs)
+        if HARDWARE_ID[gpu] in launch:
+            blocks[gpu]["launch"] = launch[HARDWARE_ID[gpu]]
         written.append(_write("hardware", HARDWARE_ID[gpu], blocks[gpu]))
     for engine in PROFILE_ENGINES:
         b = profile_block(fits, engine)
@@ -156,5 +189,8 @@ def write_catalog(fits: list[Fit], data_dir=None) -> list[Path]:
             written.append(_write("profiles", engine, b))
     for hw_id, base in PHYSICS_TARGETS.items():
         if base in blocks:
-            written.append(_write("hardware", hw_id, derive_physics(blocks[base], hw_id, base)))
+            derived = derive_physics(blocks[base], hw_id, base)
+            if hw_id in launch:
+                derived["launch"] = launch[hw_id]
+            written.append(_write("hardware", hw_id, derived))
     return written

@@ -272,12 +272,17 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     (d / "claims.json").write_text(json.dumps(json_safe(results), indent=1))
     from ..claims.shared import solve
     (d / "shared_conditions.json").write_text(json.dumps(json_safe(solve(results)), indent=1))
+    from ..claims.story import solve as stories
+    (d / "stories.json").write_text(json.dumps(json_safe(stories(results)), indent=1))
     from ..claims.model_error import table as accuracy
     from .sentences import Sentences
     acc = accuracy()
     acc.to_csv(d / "accuracy.csv", index=False)
     sentences = Sentences()
-    md = _markdown(results, claims_df, attr, figs, fr_md, at_md, acc, sentences)
+    from .planner import tables as planner_tables
+    plan = planner_tables(store, results)
+    plan.to_csv(d / "planner.csv", index=False)
+    md = _markdown(results, claims_df, attr, figs, fr_md, at_md, acc, sentences, plan)
     pd.DataFrame(sentences.rows, columns=["sentence", "a_label", "a_value", "a_source", "b_label", "b_value",
                                           "b_source", "relation"]).to_csv(d / "sentences.csv", index=False)
     from .. import provenance
@@ -289,9 +294,11 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
             "csvs": len(list(d.glob("*.csv"))), "seconds": secs, "evaluations": store.evaluations}
 
 
-def _markdown(results, claims_df, attr, figs, fr_md, at_md, acc=None, sentences=None) -> str:
+def _markdown(results, claims_df, attr, figs, fr_md, at_md, acc=None, sentences=None, plan=None) -> str:
     """The compact report (issue 32): a first screen per source, one line per claim, a short section per claim;
     the shared conditions solved once per source (``claims.shared``)."""
     from ..claims.shared import solve
+    from ..claims.story import solve as stories
     from .text import render_compact
-    return render_compact(results, figs, acc, solve(results), assumptions=_assumptions(results), sentences=sentences)
+    return render_compact(results, figs, acc, solve(results), assumptions=_assumptions(results), sentences=sentences,
+                          plan=plan, stories=stories(results))

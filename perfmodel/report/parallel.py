@@ -15,26 +15,16 @@ claim checked, and the parent reads it (``ClaimChecks.poll``) to count completed
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from multiprocessing.sharedctypes import Synchronized
 
 from ..claims import CurveStore, check
 from ..claims.check import load_claim
+from ..workers import jobs
 
 _store: CurveStore | None = None     # a worker's store (set by _init in each worker process)
 _done = None                         # the claims checked by all workers (a shared counter, set by _init)
 POLL_S = 0.5                         # how often the parent reads the counter while it waits for the workers
-
-
-def jobs() -> int:
-    """Worker processes for the claims: ``$PERFMODEL_JOBS`` (default 2, at most the CPUs)."""
-    raw = os.environ.get("PERFMODEL_JOBS", "2")
-    try:
-        n = int(raw)
-    except ValueError:
-        raise SystemExit(f"PERFMODEL_JOBS={raw!r}: give a whole number of worker processes (1: none)") from None
-    return max(1, min(n, os.cpu_count() or 1))
 
 
 def _init(weights: str, space: dict, done=None) -> None:

@@ -57,22 +57,8 @@ def _num(v, unit="") -> str:
     return "n/a" if v is None else f"{fmt(v)}{unit}"
 
 
-def _plan_lines(rs: list[dict]) -> list[str]:
-    """What to plan on: per ratio claim, the hardware-only multiple, with the vendor's software, the headroom."""
-    L = ["| claim | hardware only | with each system's own software | software headroom (fast corner) |",
-         "|---|---|---|---|"]
-    n = 0
-    for r in rs:
-        if r["kind"] != "ratio" or not r.get("hardware_only"):
-            continue
-        h = (r.get("headroom") or {}).get("fast_corner")
-        L.append(f"| `{r['id']}` | {_num(r['hardware_only'].get('ratio'), 'x')} | "
-                 f"{_num((r.get('as_measured') or {}).get('ratio'), 'x')} | {_num(h, 'x')} |")
-        n += 1
-    return L if n else []
-
-
-def render_compact(results, figs, acc=None, shared=None, assumptions=None, sentences=None) -> str:
+def render_compact(results, figs, acc=None, shared=None, assumptions=None, sentences=None, plan=None,
+                   stories=None) -> str:
     """claims.md: counts, a first screen per source article, one line per claim, a short section per claim."""
     from ..claims.shared import source_key
     from ..claims.shared import text as shared_text
@@ -99,13 +85,14 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
         L.append(f"## {src}\n")
         L.append(f"{len(rs)} claims: " + ", ".join(f"{sum(r['verdict'] == k for r in rs)} {k}" for k in cats
                                                     if any(r["verdict"] == k for r in rs)) + ".\n")
-        pl = _plan_lines(rs)
-        if pl:
-            L.append("What to plan on:\n")
-            L += pl + [""]
-        if shared.get(src):
-            L.append("Shared conditions, solved once for this source:\n")
-            L += [shared_text(g) for g in shared[src]] + [""]
+        from .planner import markdown as planner_md
+        L += planner_md(plan, src)
+        if stories and stories.get(src):
+            L += [stories[src]["text"], ""]
+        solved = [g for g in shared.get(src) or [] if g.get("solved")]
+        if solved:      # one unknown that one value serves (where it does not, the story above takes two)
+            L.append("One unknown that one value serves:\n")
+            L += [shared_text(g) for g in solved] + [""]
         L.append("| claim | claimed | model (interval) | verdict |")
         L.append("|---|---|---|---|")
         for r in rs:
@@ -135,6 +122,9 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
             L.append(f"- {tag}: {c.get('text', '')}.")
         if r.get("condition") and not conds:
             L.append(f"- Condition: {r['condition']}.")
+        for nd in r.get("needs") or []:
+            if nd.get("kind") == "curve_end":     # what a claimed per-user speed needs of the curve-end step
+                L.append(f"- Needs: {nd['text']}.")
         if sentences is not None:
             L += _share_lines(r, sentences)
         if r.get("candidate_range"):

@@ -9,8 +9,12 @@ live sessions, or nothing) -> the running batch B it serves.
                                         the capacity, B = min(cap, C B / C_B) for C clients, or the open-loop root
                                         B = lambda S(B) for an arrival rate lambda)
     blank, disaggregated             -> the capacity of the decode instance (at least 1)
-    live sessions C, aggregated      -> the B with C(B) = B (t_busy + pause) / t_busy = C (bisection,
-                                        serving.sessions.sessions_to_batch)
+    live sessions C, aggregated,     -> NaN: the C lanes are a closed loop whose lanes pause between requests;
+      points' concurrency = C           serving.sessions.agentic solves B in the step evaluation, capped at the
+                                        capacity, the excess lanes waiting for a slot (api.predict passes them so)
+    live sessions C, aggregated,     -> the B with C(B) = B (t_busy + pause) / t_busy = C (bisection,
+      no concurrency in the points      serving.sessions.sessions_to_batch; not capped: beyond the capacity it
+                                        runs more requests than fit, so callers pass the lanes instead)
     live sessions C, disaggregated   -> C(B) over a log grid of B up to the capacity, interpolated (C rises with B)
     blank, agentic aggregated        -> the capacity (at least 1)
 """
@@ -61,6 +65,8 @@ def running_batch(setup: Setup, points: dict, mode: str, *, pools: Pools | None 
     batch = float(points["batch"])
     disagg = mode == "disaggregated"
     if sessions is not None and live_sessions is not None:
+        if not disagg and np.isfinite(float(points.get("concurrency", np.nan))):
+            return np.nan           # lanes in a closed loop: the step evaluation solves B (serving/sessions.agentic)
         if not disagg:
             return float(sessions_to_batch(setup, points, sessions.pause_s, live_sessions, sessions.host_tier)[0])
         cap = max(float(capacity(setup, {**points, "mix": 0.0})[0]), 1.0)

@@ -22,18 +22,25 @@ import math
 
 import numpy as np
 
+from ..errors import SpecError
 
-def _moments(dist) -> tuple[float, float]:
-    """(E[u], E[u^2]) of a log-normal Dist."""
+
+def _moments(dist, field: str) -> tuple[float, float]:
+    """(E[u], E[u^2]) of a log-normal Dist: E[u] = m e^(s^2/2), E[u^2] = m^2 e^(2 s^2) = E[u]^4 / m^2. A spread too
+    wide for floating point (E[u^2] above 1.8e308) is a one-line SpecError naming ``field``."""
     m, s = dist.median, dist.sigma
-    return m * math.exp(s * s / 2), m * m * math.exp(2 * s * s)
+    log2 = 2 * math.log(m) + 2 * s * s                   # ln E[u^2]
+    if not log2 < math.log(1e300):
+        raise SpecError(f"median {m:g}, mean {dist.mean_value:g} tokens: the spread's second moment overflows; "
+                        "give a mean below about 1e150", field=f"workload.agentic.{field}")
+    return m * math.exp(s * s / 2), math.exp(log2)
 
 
 def prefill_cv2(agentic, evicted) -> np.ndarray:
     """c_s^2 of the uncached tokens per request for an ``Agentic`` workload block at the evicted share(s)."""
     ev = np.clip(np.asarray(evicted, float), 0.0, 1.0)
-    n1, n2 = _moments(agentic.new_tokens_per_turn)
-    c1, c2 = _moments(agentic.context_tokens)
+    n1, n2 = _moments(agentic.new_tokens_per_turn, "new_tokens_per_turn")
+    c1, c2 = _moments(agentic.context_tokens, "context_tokens")
     osl = agentic.output_tokens.mean_value
     if agentic.max_output_tokens:
         osl = min(osl, agentic.max_output_tokens)

@@ -24,6 +24,23 @@ the exponential law sits between that cliff and the optimum, and is what a rando
 gives. Every request arrives from a non-running session, so ``evicted`` is the share of requests that
 re-prefill their whole context.
 
+Idle gaps that are not exponential (Che's approximation for renewal reuse; Fricker, Robert and Roberts 2012, "A
+versatile and accurate approximation for LRU cache performance"). A session alternates a busy period (its
+prefix pinned in the running batch) and an idle gap G (tool pause, then the wait for admission). Under LRU a
+prefix idle for longer than the cache's characteristic time T has been pushed out; so, with P idle prefixes
+and n slots,
+
+    P E[min(G, T)] / E[G] = n        (the idle prefixes younger than T fill the cache: Little's law per prefix)
+    survive = P(G <= T)              (a prefix is hit iff its gap ended before it aged out)
+
+Exponential G gives E[min(G, T)] / E[G] = 1 - exp(-T / E[G]) = P(G <= T), so survive = n / P: the working-set law
+above, exactly. A deterministic gap gives the cliff (survive = 1 if n >= P, else 0); a heavy-tailed gap
+(log-normal pauses: most sessions return fast, a few think long) keeps more hits than n / P, as the few long
+gaps age out first. G = w + X: X the tool pause (log-normal with the workload's median and mean; exponential
+where only a mean is published, as the simulation draws it; cut at the harness's gap cap), w >= 0 the mean
+wait for admission, taken as fixed (``ReuseGaps``). Tiers of an LRU hierarchy stack as before with
+N_t in place of n.
+
 Routing over W workers of one pool:
     session-aware  a session's next turn goes to the worker holding its prefix: each worker serves P / W
                    of the non-running sessions (the per-instance P above), cached prefix isl - new
@@ -69,13 +86,13 @@ def snapshot_count(context, interval) -> np.ndarray:
 def fixed_states(model, fmt: str, window_interval=None, linear_interval=None) -> list[tuple[float, int | None]]:
     """[(fixed bytes per sequence, snapshot interval)] of the model's fixed-state kinds: sliding-window rings
     (GQA windows, DeepSeek-V4 window entries) and linear-attention recurrent + conv state (whole model)."""
-    from ..arch.kv import layer_kv_fixed
-    from ..specs.model import LinearAttention
+    from ..model import attention_families
+    fams = attention_families(model)
     win = lin = 0.0
     for g in model.layers:
-        a = model.attention[g.attention]
-        b = g.count * layer_kv_fixed(a, fmt)
-        if isinstance(a, LinearAttention):
+        A = fams[g.attention]
+        b = g.count * A.kv_fixed(fmt)
+        if A.has_linear_state:
             lin += b
         else:
             win += b
@@ -112,18 +129,92 @@ def competing(waiting, workers, routing: str) -> np.ndarray:
     return w * np.asarray(workers, float) if routing == "random" else w
 
 
-def tier_shares(waiting, capacities: list) -> tuple[list[np.ndarray], np.ndarray]:
+class ReuseGaps:
+    """The idle gap G = w + X of a session's prefix between two of its requests, s (vectorized over points).
+
+    X: the tool pause, log-normal (``median``, ``sigma`` > 0), or exponential with mean ``median`` where
+    ``sigma`` is 0 (a pause published without spread, drawn so by the simulation), cut at ``cap`` (the
+    harness's idle-gap cap, None: uncut); w = ``wait`` (the mean wait for admission, fixed)."""
+
+    def __init__(self, median, sigma, wait=0.0, cap=None):
+        self.median = np.asarray(median, float)
+        self.sigma = np.asarray(sigma, float)
+        self.wait = np.maximum(np.asarray(wait, float), 0.0)
+        self.cap = np.inf if cap is None else np.asarray(cap, float)
+
+    def _pause(self, t, cdf: bool = True):
+        """(P(X <= t), E[min(X, t)]) of the cut pause at t >= 0 (``cdf`` False: (None, E[min(X, t)]))."""
+        from scipy.special import ndtr
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            return self._pause_at(np.maximum(np.asarray(t, float), 0.0), ndtr, cdf)
+
+    def _pause_at(self, t, ndtr, want_cdf: bool = True):
+        tc = np.minimum(t, self.cap)
+        m, s = np.maximum(self.median, 1e-12), np.maximum(self.sigma, 1e-9)
+        ln = self.sigma > 0
+        # each branch only where some point takes it (np.where of an all-true / all-false mask picks one side)
+        has_ln, has_ex = bool(ln.any()), not bool(ln.all())
+        part_ln = cdf_ln = part_ex = cdf_ex = 0.0
+        if has_ln:
+            z = np.log(np.maximum(tc, 1e-300) / m) / s
+            mean_ln = m * np.exp(s * s / 2)
+            cdf_ln = ndtr(z)
+            tail = np.where(np.isfinite(tc), tc * (1 - cdf_ln), 0.0)
+            part_ln = mean_ln * ndtr(z - s) + tail                      # E[min(X, tc)], log-normal
+        if has_ex:
+            cdf_ex = -np.expm1(-tc / m)
+            part_ex = m * cdf_ex                                        # E[min(X, tc)], exponential
+        part = np.where(ln, part_ln, part_ex)
+        if not want_cdf:
+            return None, part
+        cdf = np.where(ln, cdf_ln, cdf_ex)
+        return np.where(t >= self.cap, 1.0, cdf), part
+
+    def mean(self):
+        """E[G], s."""
+        return self.wait + self._pause(np.inf)[1]
+
+    def cdf_and_partial(self, t):
+        """(P(G <= t), E[min(G, t)]) at t."""
+        t = np.asarray(t, float)
+        cdf, part = self._pause(t - self.wait)
+        return np.where(t >= self.wait, cdf, 0.0), np.minimum(t, self.wait) + part
+
+    def partial(self, t):
+        """E[min(G, t)] at t (``cdf_and_partial``'s second value, the CDF not computed)."""
+        t = np.asarray(t, float)
+        return np.minimum(t, self.wait) + self._pause(t - self.wait, cdf=False)[1]
+
+    def survival(self, ratio, iterations: int = 80):
+        """P(G <= T) where E[min(G, T)] / E[G] = ``ratio`` (capacity / idle prefixes), 1 at ratio >= 1: the
+        renewal Che law (module docstring). T by a vectorized bisection in log T (no loop per point)."""
+        r = np.asarray(ratio, float)
+        mean = self.mean()
+        shape = np.broadcast_shapes(r.shape, mean.shape)
+        lo = np.full(shape, -30.0)
+        hi = np.broadcast_to(np.log(np.maximum(mean, 1e-12)) + np.log(1e6), shape).copy()
+        for _ in range(iterations):
+            mid = (lo + hi) / 2
+            below = self.partial(np.exp(mid)) / mean < r
+            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+        return np.where(r >= 1.0, 1.0, np.clip(self.cdf_and_partial(np.exp(hi))[0], 0.0, 1.0))
+
+
+def tier_shares(waiting, capacities: list, gaps: ReuseGaps | None = None) -> tuple[list[np.ndarray], np.ndarray]:
     """LRU stack-distance bands: (share held by each tier, evicted share) of the ``waiting`` prefixes.
 
-    share_t = min(1, N_t / P) - min(1, N_(t-1) / P) with N_t the cumulative capacity (prefixes); P = 0 gives
-    no shares and nothing evicted.
+    share_t = s(N_t / P) - s(N_(t-1) / P) with N_t the cumulative capacity (prefixes), s the survival:
+    min(1, ratio) (exponential gaps, ``gaps`` None) or the renewal Che law of ``gaps`` (``ReuseGaps.survival``);
+    P = 0 gives no shares and nothing evicted.
     """
     P = np.asarray(waiting, float)
     safe = np.where(P > 0, P, 1.0)
     shares, cum, prev = [], 0.0, np.zeros_like(safe)
     for cap in capacities:
         cum = cum + np.maximum(np.asarray(cap, float), 0.0)
-        now = np.where(P > 0, np.minimum(1.0, cum / safe), 1.0)
+        ratio = cum / safe
+        surv = np.minimum(1.0, ratio) if gaps is None else gaps.survival(ratio)
+        now = np.where(P > 0, surv, 1.0)
         shares.append(np.where(P > 0, now - prev, 0.0))
         prev = now
     evicted = np.where(P > 0, 1.0 - prev, 0.0)
@@ -152,5 +243,5 @@ def working_set_hit(ceiling, capacity, working_set) -> np.ndarray:
                                                                     / np.where(ws > 0, ws, 1.0)), 1.0)
 
 
-__all__ = ["ROUTING", "cached_prefix_tokens", "competing", "fixed_states", "snapshot_count", "snapshot_factor",
+__all__ = ["ROUTING", "ReuseGaps", "cached_prefix_tokens", "competing", "fixed_states", "snapshot_count", "snapshot_factor",
            "snapshot_lost_tokens", "tier_shares", "uncached_input", "working_set_hit"]

@@ -8,6 +8,9 @@ Agentic sessions (decode batch B = sessions currently generating):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -17,7 +20,15 @@ from ..engine.evaluate import Setup, point_arrays, prefill_inputs
 from .aggregated import evaluate
 from .disaggregated import disaggregated, request_kv_bytes
 from .prefill_spread import prefill_cv2
-from .prefix_cache import competing, fixed_states, snapshot_factor, snapshot_lost_tokens, tier_shares, uncached_input
+from .prefix_cache import (
+    ReuseGaps,
+    competing,
+    fixed_states,
+    snapshot_factor,
+    snapshot_lost_tokens,
+    tier_shares,
+    uncached_input,
+)
 
 
 def _take(d: dict, idx, n: int) -> dict:
@@ -85,11 +96,53 @@ def forced_uncached(uncached, isl, prefix_hit=None) -> np.ndarray:
     return np.where(np.isfinite(hit), np.asarray(isl, float) * (1.0 - np.nan_to_num(hit)), uncached)
 
 
+def ceiling_scale(dists) -> float:
+    """The factor k on every later turn's new tokens that keeps the trace-wide hit at or below its published
+    ceiling h_max, as the mean request counts it (serving/lengths.py: mean uncached = E[new] + w_1 E[first],
+    raised to E[ctx] (1 - h_max)):
+        k = max(1, (E[ctx] (1 - h_max) - w_1 E[first]) / E[new])
+    (w_1 = ``first_turn_share``, E[first] = ``first_turn_tokens`` at the mean context). The ceiling bounds the
+    trace's token-weighted hit, not each request's, so the draws are scaled (their shape kept), not floored.
+    1 without a ceiling or a spec."""
+    ceiling = getattr(dists, "max_hit_rate", None)
+    if ceiling is None:
+        return 1.0
+    ctx, new = dists.context_tokens.mean_value, dists.new_tokens_per_turn.mean_value
+    first = first_turn_share(dists) * float(first_turn_tokens(dists, ctx, new))
+    return max(1.0, (ctx * (1.0 - ceiling) - first) / new)
+
+
+def ceiling_scaled(setup: Setup, dists, new, context) -> np.ndarray:
+    """A later turn's uncached input with the hit ceiling applied: min(k new, context), k = ``ceiling_scale``
+    where the profile switches on ``hit_ceiling_per_trace`` (specs/mechanisms.py), else 1 (tokens; no ceiling:
+    min(new, context))."""
+    k = ceiling_scale(dists) if dists is not None and setup.profile.uses("hit_ceiling_per_trace") else 1.0
+    return np.minimum(np.asarray(new, float) * k, np.asarray(context, float))
+
+
+def first_turn_share(dists) -> float:
+    """Share of requests that open a (replayed) session: 1 / replayed turns (a mid-trajectory replay start),
+    1 / turns, 0 without a turn count (serving/lengths.py, serving/prefill_spread.py count them the same way)."""
+    if dists.replayed_turns is not None:
+        return 1.0 / dists.replayed_turns
+    return 1.0 / max(dists.turns.mean_value, 1.0) if dists.turns is not None else 0.0
+
+
+def first_turn_tokens(dists, context, new) -> np.ndarray:
+    """Tokens a session's first request prefills: the whole context reached at a replay start, else the initial
+    context c0 = max(context - (T - 1) / 2 (E[new] + E[osl]), new) (serving/lengths.py), at most the context."""
+    ctx = np.asarray(context, float)
+    if dists.replayed_turns is not None or dists.turns is None:
+        return ctx if dists.replayed_turns is not None else np.asarray(new, float)
+    grow = (dists.turns.mean_value - 1) / 2 * (dists.new_tokens_per_turn.mean_value + dists.output_tokens.mean_value)
+    return np.minimum(np.maximum(ctx - grow, new), ctx)
+
+
 def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists, evicted, workers, routing,
                            symbol_values: dict, prefix_hit=None) -> np.ndarray:
     """P50 TTFT of the median request, ms. The closed loop's P50 TTFT is built around the MEAN request's own
     prefill (throughput needs means); a median is read at the median request: context L50 = the context
-    median. A request either finds its prefix (uncached: uncached_input(L50, new50, osl50, 0), prefix_cache.py,
+    median, new50 = the new-token median scaled to the hit ceiling (``ceiling_scaled``). A request either finds its prefix (uncached: uncached_input(L50, new50, osl50, 0), prefix_cache.py,
     same routing and snapshot losses) or re-prefills its whole context (share ``evicted``, a mixture, not a
     blend), so the median request misses only when more than half do: u50 = L50 if evicted > 1/2.
     P50 = TTFT_p50 - prefill(mean request) + prefill(median request), on ``layout`` (the instance that
@@ -97,7 +150,7 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     as its miss share, ``miss_share``)."""
     n = len(np.asarray(ttft_ms))
     L50 = dists.context_tokens.median
-    new50 = min(dists.new_tokens_per_turn.median, L50)
+    new50 = float(ceiling_scaled(setup, dists, dists.new_tokens_per_turn.median, L50))
     osl50 = dists.output_tokens.median
     f = lambda v: np.broadcast_to(np.asarray(v, float), (n,))  # noqa: E731
     _, lost = snapshot_policy(setup, f(L50), f(osl50))
@@ -112,7 +165,146 @@ def median_request_ttft_ms(setup: Setup, layout: dict, ttft_ms, mean_new, dists,
     return np.asarray(ttft_ms, float) + (t(f(L50), u50) - t(mean_isl, f(mean_new))) * 1e3
 
 
+def idle_gaps(setup: Setup, dists, pause_s: float, sessions, batch, t_busy, routing: str) -> ReuseGaps | None:
+    """The idle gap of a session's prefix between its requests (prefix_cache.ReuseGaps): the workload's tool
+    pause (its log-normal spread, scaled to mean ``pause_s``) plus the mean wait for admission,
+        w = E[idle] - pause,   E[idle] = (S - B) t_busy / B     (Little's law: S - B idle sessions, B / t_busy
+                                                                requests a second)
+    None (the exponential working-set law) without a pause distribution, under random routing (a worker's
+    copy is W visits old, a sum of gaps), or where the profile does not switch on ``prefix_cache_renewal``
+    (specs/mechanisms.py)."""
+    pause = getattr(dists, "tool_pause_s", None)
+    if pause is None or routing == "random" or pause_s <= 0 or not setup.profile.uses("prefix_cache_renewal"):
+        return None
+    scale = pause_s / pause.mean_value
+    idle = (np.asarray(sessions, float) - batch) * t_busy / np.maximum(batch, 1e-9)
+    return ReuseGaps(pause.median * scale, pause.sigma, wait=np.maximum(idle - pause_s, 0.0))
+
+
+def admitted_prefilling(df: pd.DataFrame, osl) -> np.ndarray:
+    """Requests admitted but not yet decoding (waiting for or running their prefill), per instance:
+        n_pf = X (W_q + T_pf),  X = B / (osl TPOT)          (Little's law; W_q the prefill queue, T_pf the own
+                                                            prefill, s; X requests a second)
+    They hold their KV from admission, so they take HBM the idle sessions' prefixes could keep."""
+    x = df["batch"].to_numpy(float) / np.maximum(np.asarray(osl, float) * df["tpot_ms"].to_numpy(float) / 1e3, 1e-12)
+    wait = np.nan_to_num(df["prefill_queue_ms"].to_numpy(float)) + np.nan_to_num(df["prefill_ms"].to_numpy(float))
+    return x * wait / 1e3
+
+
 LANE_ITERATIONS = 8      # fixed-point passes when benchmark lanes pause between requests (converges in ~5)
+
+
+@dataclass
+class _SessionLoop:
+    """What the aggregated agentic fixed point holds fixed, per point (arrays) or per call."""
+
+    setup: Setup             # its profile says which mechanisms are on (specs/mechanisms.py)
+    p: dict                  # the points (point_arrays)
+    osl: np.ndarray          # output tokens per request
+    pause_s: float           # mean tool pause between a session's requests, s
+    clients: np.ndarray      # the closed loop's concurrency (0 where the batch sets the sessions)
+    lanes: np.ndarray        # the benchmark's lanes (NaN: the batch sets the sessions)
+    f_snap: np.ndarray       # bytes of a cached prefix over its KV bytes (state snapshots)
+    host_tier: bool
+    host_bytes: Any          # host-tier bytes per GPU, C_host f_mem (a float or per point)
+    pool_gb_per_gpu: float   # spare HBM elsewhere in the domain, pooled, GB per GPU
+    workers: Any             # instances the routing spreads a session over
+    routing: str
+    dists: Any               # the workload's length distributions, or None
+
+
+@dataclass
+class _Residency:
+    """Where one fixed-point pass puts the sessions and their prefixes, per instance (arrays)."""
+
+    batch: np.ndarray        # sessions generating (the decode batch B)
+    sessions: np.ndarray     # live sessions S
+    in_loop: np.ndarray      # lanes not in a tool pause, the next iterate
+    paused: np.ndarray       # S - B, the non-running prefixes
+    per_session: np.ndarray  # bytes per GPU of one cached prefix (snapshots included)
+    dp: np.ndarray           # attention-DP ranks, G / (tp pp)
+    active_host: np.ndarray  # host-tier bytes per GPU of the generating sessions' cold KV
+    spare_hbm: np.ndarray    # prefixes' worth of spare HBM
+    pool_sessions: np.ndarray
+    host_sessions: np.ndarray
+    s_hbm: np.ndarray        # shares of the paused prefixes in each tier (tier_shares)
+    s_pool: np.ndarray
+    s_host: np.ndarray
+    evicted: np.ndarray      # share of paused prefixes evicted (re-prefilled whole)
+
+
+def live_sessions(df: pd.DataFrame, osl, pause_s: float, clients, lanes):
+    """(B, t_busy s, live sessions S, lanes in the loop) of an evaluated frame:
+        t_busy = TTFT + osl TPOT,   S = max(B (t_busy + pause) / t_busy, clients)
+    and the interactive response-time law: a lane cycles request (t_cyc = mean TTFT + osl TPOT) then pause Z, so
+    max(1, lanes t_cyc / (t_cyc + Z)) of them are in the serving loop at a time (NaN lanes stay NaN)."""
+    batch = df["batch"].to_numpy(float)
+    tpot = df["tpot_ms"].to_numpy() / 1e3
+    t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
+    sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)
+    t_cyc = df["ttft_mean_ms"].to_numpy() / 1e3 + osl * tpot
+    in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_cyc / (t_cyc + pause_s), 1.0), lanes)
+    return batch, t_busy, sessions, in_loop_next
+
+
+def spare_hbm_prefixes(df: pd.DataFrame, batch, osl, in_loop, fixed_batch, f_snap, admit_on: bool) -> np.ndarray:
+    """Cached prefixes' worth of HBM the admitted requests leave free, per instance:
+        max(kv_max_batch - admitted, 0) / f_snap
+    admitted = B, plus (second pass, ``admit_on``) the requests waiting for or in their prefill, which hold their
+    KV from admission: n_pf = X (prefill queue + own prefill), X = B / (osl TPOT) requests a second (Little), at
+    most the clients in the loop not decoding (none where no lanes are given: the batch is the load). More
+    requests in the loop than the engine admits (a solved batch, NaN ``fixed_batch``: its running cap max_batch,
+    the KV or the running-request limit): the admitted ones fill that cap."""
+    prefilling = np.minimum(admitted_prefilling(df, osl), np.maximum(np.nan_to_num(in_loop) - batch, 0.0))
+    full = (np.nan_to_num(in_loop) > df["max_batch"].to_numpy(float)) & np.isnan(fixed_batch) & admit_on
+    admitted = np.where(full, df["max_batch"].to_numpy(float),
+                        np.minimum(batch + (prefilling if admit_on else 0.0), df["kv_max_batch"].to_numpy()))
+    return np.maximum(df["kv_max_batch"].to_numpy() - admitted, 0) / f_snap
+
+
+def residency(loop: _SessionLoop, df: pd.DataFrame, in_loop, admit_on: bool) -> _Residency:
+    """One pass of the agentic fixed point: the live sessions of the evaluated frame ``df`` (``live_sessions``)
+    and the shares of their S - B paused prefixes in each cache tier, in order spare HBM
+    (``spare_hbm_prefixes``), the domain's pooled HBM (pool_gb_per_gpu / per_session dp prefixes), the host tier
+    ((C_host f_mem - active host KV) / per_session dp prefixes, with ``host_tier``), else evicted
+    (prefix_cache.tier_shares: the LRU working-set law under the routing, with the idle gaps of ``idle_gaps``)."""
+    p, zeros = loop.p, np.zeros_like(loop.p["new"])
+    batch, t_busy, sessions, in_loop_next = live_sessions(df, loop.osl, loop.pause_s, loop.clients, loop.lanes)
+    paused = sessions - batch
+    per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * loop.f_snap
+    spare_hbm = spare_hbm_prefixes(df, batch, loop.osl, in_loop, p["batch"], loop.f_snap, admit_on)
+    dp = p["gpus"] / (p["tp"] * p["pp"])
+    active_host = df["host_kv_gb_per_gpu"].to_numpy() * 1e9       # cold KV of generating sessions
+    host_sessions = (np.maximum(loop.host_bytes - active_host, 0) / per_session * dp if loop.host_tier
+                     else zeros)
+    pool_sessions = loop.pool_gb_per_gpu * 1e9 / per_session * dp
+    (s_hbm, s_pool, s_host), evicted = tier_shares(
+        competing(paused, loop.workers, loop.routing), [spare_hbm, pool_sessions, host_sessions],
+        idle_gaps(loop.setup, loop.dists, loop.pause_s, sessions, batch, t_busy, loop.routing))
+    return _Residency(batch, sessions, in_loop_next, paused, per_session, dp, active_host, spare_hbm,
+                      pool_sessions, host_sessions, s_hbm, s_pool, s_host, evicted)
+
+
+def residency_columns(df: pd.DataFrame, loop: _SessionLoop, r: _Residency, isl) -> None:
+    """Adds the sessions and their KV residency to ``df`` (in place): host KV and capacity per GPU, GB; live
+    sessions (per instance, per GPU); the share of the sessions' KV in HBM (the batch plus the paused ones kept
+    there), the pool and the host tier, and evicted; the prefix hit 1 - uncached / isl; the cache's working set
+    and capacity per GPU, GB."""
+    p, sessions = loop.p, r.sessions
+    in_host = r.s_host * r.paused
+    df["host_kv_gb_per_gpu"] = (r.active_host + in_host * r.per_session / r.dp) / 1e9
+    df["host_capacity_gb_per_gpu"] = loop.host_bytes / 1e9 if loop.host_tier else 0.0
+    safe = np.where(sessions > 0, sessions, 1.0)
+    df["sessions"] = sessions
+    df["sessions_per_gpu"] = sessions / p["gpus"]
+    df["kv_in_hbm_share"] = np.where(sessions > 0, (r.batch + r.s_hbm * r.paused) / safe, 1.0)
+    df["kv_in_pool_share"] = np.where(sessions > 0, r.s_pool * r.paused / safe, 0.0)
+    df["kv_in_host_share"] = np.where(sessions > 0, in_host / safe, 0.0)
+    df["evicted_share"] = np.where(sessions > 0, r.evicted * r.paused / safe, 0.0)
+    df["prefix_hit"] = 1 - df["uncached_input"] / isl
+    df["cache_working_set_gb_per_gpu"] = competing(r.paused, loop.workers, loop.routing) * r.per_session / r.dp / 1e9
+    df["cache_capacity_gb_per_gpu"] = (r.spare_hbm + r.pool_sessions + r.host_sessions) * r.per_session / r.dp / 1e9
+    df["routing"] = loop.routing
 
 
 def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterations: int = 3,
@@ -147,84 +339,92 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
     routing = routing or setup.profile.prefix_cache.routing
     base_new, isl, osl = p["new"].copy(), p["isl"], p["osl"]
     f_snap, lost = snapshot_policy(setup, isl, osl)
-    clients = np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"])
     zeros = np.zeros_like(base_new)
-    evicted, reload, pool_reload = zeros, zeros, zeros
+    reload, pool_reload = zeros, zeros
     new = forced_uncached(uncached_input(isl, base_new, osl, zeros, workers, routing, lost), isl, prefix_hit)
     hw = symbol_values if symbol_values is not None else setup.symbol_values()
-    host_bytes = hw["C_host"] * hw["f_mem"]
     n = len(base_new)
-    lanes = p["concurrency"]                       # the benchmark's lanes (NaN: the batch sets the sessions)
-    in_loop = lanes.copy()                         # lanes not in a tool pause: the closed loop's clients
-    if pause_s > 0 and np.isfinite(lanes).any():
+    loop = _SessionLoop(setup, p, osl, pause_s, np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"]),
+                        p["concurrency"], f_snap, host_tier, hw["C_host"] * hw["f_mem"], pool_gb_per_gpu, workers,
+                        routing, dists)
+    in_loop = loop.lanes.copy()                    # lanes not in a tool pause: the closed loop's clients
+    if pause_s > 0 and np.isfinite(loop.lanes).any():
         iterations = max(iterations, LANE_ITERATIONS)
     spread = (lambda ev: prefill_cv2(dists, ev)) if dists is not None else (lambda ev: zeros)  # noqa: E731
     pts = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop,
            "prefill_cv2": spread(zeros)}
     df = evaluate(setup, pts, symbol_values=hw)
-    for it in range(iterations):
-        batch = df["batch"].to_numpy(float)
-        tpot = df["tpot_ms"].to_numpy() / 1e3
-        t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
-        sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)
-        # interactive response-time law: a lane cycles request (t_cyc = mean TTFT + osl TPOT) then pause Z, so
-        # lanes t_cyc / (t_cyc + Z) of them are in the serving loop at a time
-        t_cyc = df["ttft_mean_ms"].to_numpy() / 1e3 + osl * tpot
-        in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_cyc / (t_cyc + pause_s), 1.0), lanes)
-        paused = sessions - batch
-        per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
-        spare_hbm = np.maximum(df["kv_max_batch"].to_numpy() - batch, 0) / f_snap   # prefixes' worth of spare HBM
-        dp = p["gpus"] / (p["tp"] * p["pp"])
-        active_host = df["host_kv_gb_per_gpu"].to_numpy() * 1e9       # cold KV of generating sessions
-        host_sessions = np.maximum(host_bytes - active_host, 0) / per_session * dp if host_tier else zeros
-        pool_sessions = pool_gb_per_gpu * 1e9 / per_session * dp
-        (s_hbm, s_pool, s_host), evicted = tier_shares(competing(paused, workers, routing),
-                                                       [spare_hbm, pool_sessions, host_sessions])
-        new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, workers, routing, lost), isl,
+    # two passes (the profile's mechanism kv_admitted_prefill; else the first only): the fixed point first with
+    # only the decoding batch holding KV, then continued with the requests admitted to prefill holding theirs too
+    # (``admitted_prefilling``): past the KV cliff the loop has two stable states (warm cache, short queue; cold
+    # cache, long queue), and a warm engine sits in the first while it exists
+    admit_on, two_pass = False, setup.profile.uses("kv_admitted_prefill")
+    passes = 2 * iterations if two_pass else iterations
+    for it in range(passes):
+        r = residency(loop, df, in_loop, admit_on)
+        new_next = forced_uncached(uncached_input(isl, base_new, osl, r.evicted, workers, routing, lost), isl,
                                    prefix_hit)
-        if it == iterations - 1:
+        if it == passes - 1:
             break
-        changed = (_moved(new_next, new, isl) | _moved(s_host, reload) | _moved(s_pool, pool_reload)
-                   | _moved(np.nan_to_num(in_loop_next), np.nan_to_num(in_loop), np.nan_to_num(lanes) * 1e3))
-        new, reload, pool_reload, in_loop = new_next, s_host, s_pool, in_loop_next
-        if not changed.any():
-            break
+        changed = (_moved(new_next, new, isl) | _moved(r.s_host, reload) | _moved(r.s_pool, pool_reload)
+                   | _moved(np.nan_to_num(r.in_loop), np.nan_to_num(in_loop), np.nan_to_num(loop.lanes) * 1e3))
+        new, reload, pool_reload, in_loop = new_next, r.s_host, r.s_pool, r.in_loop
+        if not changed.any() or (it == iterations - 1 and not admit_on):
+            if admit_on or not two_pass:
+                break
+            admit_on = True                   # the second pass, from the first pass's state
+            continue
         idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
         sub = {**p, "new": new, "reload": reload, "pool_reload": pool_reload, "concurrency": in_loop,
-               "prefill_cv2": spread(evicted)}
+               "prefill_cv2": spread(r.evicted)}
         df = _merge(df, evaluate(setup, _take(sub, idx, n), symbol_values=_take(hw, idx, n)), idx)
     df = df.copy()
-    in_host = s_host * paused
-    df["host_kv_gb_per_gpu"] = (active_host + in_host * per_session / dp) / 1e9
-    df["host_capacity_gb_per_gpu"] = host_bytes / 1e9 if host_tier else 0.0
-    safe = np.where(sessions > 0, sessions, 1.0)
-    df["sessions"] = sessions
-    df["sessions_per_gpu"] = sessions / p["gpus"]
-    df["kv_in_hbm_share"] = np.where(sessions > 0, (batch + s_hbm * paused) / safe, 1.0)
-    df["kv_in_pool_share"] = np.where(sessions > 0, s_pool * paused / safe, 0.0)
-    df["kv_in_host_share"] = np.where(sessions > 0, in_host / safe, 0.0)
-    df["evicted_share"] = np.where(sessions > 0, evicted * paused / safe, 0.0)
-    df["prefix_hit"] = 1 - df["uncached_input"] / isl
-    df["cache_working_set_gb_per_gpu"] = competing(paused, workers, routing) * per_session / dp / 1e9
-    df["cache_capacity_gb_per_gpu"] = (spare_hbm + pool_sessions + host_sessions) * per_session / dp / 1e9
-    df["routing"] = routing
+    residency_columns(df, loop, r, isl)
+    evicted = r.evicted
     if prefix_hit is not None:           # a forced hit: its miss share of the hit/miss mixture
         evicted = miss_share(evicted, isl, uncached_input(isl, base_new, osl, zeros, workers, routing, lost),
                              prefix_hit)
         held = np.isfinite(np.broadcast_to(np.asarray(prefix_hit, float), isl.shape))
-        df["evicted_share"] = np.where(held, evicted * paused / np.where(sessions > 0, sessions, 1.0),
+        df["evicted_share"] = np.where(held, evicted * r.paused / np.where(r.sessions > 0, r.sessions, 1.0),
                                        df["evicted_share"].to_numpy())
-    if dists is not None and percentile is not None:
+    if dists is not None:
+        request_columns(setup, p, df, dists, percentile, ttft_percentiles, evicted, workers, routing, hw)
+    return df
+
+
+def request_columns(setup: Setup, p: dict, df: pd.DataFrame, dists, percentile: float | None, ttft_percentiles,
+                    evicted, workers, routing: str, hw: dict) -> None:
+    """Adds the statistics over requests that the workload's length distributions ``dists`` give (in place):
+    with ``percentile``, the end-to-end interactivity at that percentile (tok/s/user,
+    ``e2e_interactivity_percentile``); ``ttft_ms`` becomes the median request's P50 (``median_request_ttft_ms``,
+    the mean request's kept as ``ttft_mean_request_ms``); ``ttft_p{q}_request_ms`` per ``ttft_percentiles`` (ms,
+    ``request_ttft_percentile``)."""
+    if percentile is not None:
         q = e2e_interactivity_percentile(setup, p, df, dists, percentile, evicted, hw)
         df[f"tps_per_user_e2e_p{percentile:g}"] = q
         df[f"e2e_norm_intvty_p{percentile:g}"] = q
-    if dists is not None:
-        df["ttft_mean_request_ms"] = df["ttft_ms"]
-        df["ttft_ms"] = median_request_ttft_ms(setup, p, df["ttft_ms"].to_numpy(), df["uncached_input"].to_numpy(),
-                                               dists, evicted, workers, routing, hw)
-        for q in ttft_percentiles:
-            df[f"ttft_p{q:g}_request_ms"] = request_ttft_percentile(setup, p, df, dists, q, evicted, hw)
-    return df
+    df["ttft_mean_request_ms"] = df["ttft_ms"]
+    df["ttft_ms"] = median_request_ttft_ms(setup, p, df["ttft_ms"].to_numpy(), df["uncached_input"].to_numpy(),
+                                           dists, evicted, workers, routing, hw)
+    for q in ttft_percentiles:
+        df[f"ttft_p{q:g}_request_ms"] = request_ttft_percentile(setup, p, df, dists, q, evicted, hw)
+
+
+def prefill_pool_cache(setup: Setup, p: dict, pf: dict, vals: dict, f_snap, host_tier: bool):
+    """The prefix cache of one prefill instance (``agentic_disaggregated``), per point:
+    (prefill points, bytes per GPU of one cached prefix, attention-DP ranks G_pf / tp_pf, prefixes' worth of
+    spare HBM, prefixes' worth of host tier). The prefill layout ``pf`` is evaluated at batch 1 (one request in
+    flight): spare HBM = max(kv_max_batch - 1, 0) / f_snap prefixes; host tier (with ``host_tier``)
+    C_host f_mem / per_session x dp prefixes; per_session = max(KV bytes per sequence per GPU, 1) f_snap."""
+    n = len(p["new"])
+    pfp = {**{k: p[k] for k in p}, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()},
+           "batch": np.ones(n), "mix": np.zeros(n), "pp": np.ones(n), "concurrency": np.full(n, np.nan)}
+    cap = _evaluate_unique(setup, pfp, vals, ("gpus", "tp", "ep", "isl", "osl", "spec_tokens", "acc"))
+    per_session = np.maximum(cap["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
+    pf_dp = pfp["gpus"] / pfp["tp"]
+    hbm_prefixes = np.maximum(cap["kv_max_batch"].to_numpy() - 1.0, 0.0) / f_snap
+    host_prefixes = vals["C_host"] * vals["f_mem"] / per_session * pf_dp if host_tier else np.zeros(n)
+    return pfp, per_session, pf_dp, hbm_prefixes, host_prefixes
 
 
 def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_instances, pause_s: float,
@@ -253,13 +453,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     clients = np.where(np.isnan(p["concurrency"]), 0.0, p["concurrency"])
     inst = np.broadcast_to(np.asarray(instances, float), (n,))
     pinst = np.broadcast_to(np.asarray(pf_instances, float), (n,))
-    pfp = {**{k: p[k] for k in p}, **{k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in pf.items()},
-           "batch": np.ones(n), "mix": np.zeros(n), "pp": np.ones(n), "concurrency": np.full(n, np.nan)}
-    cap = _evaluate_unique(setup, pfp, vals, ("gpus", "tp", "ep", "isl", "osl", "spec_tokens", "acc"))
-    per_session = np.maximum(cap["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * f_snap
-    pf_dp = pfp["gpus"] / pfp["tp"]
-    hbm_prefixes = np.maximum(cap["kv_max_batch"].to_numpy() - 1.0, 0.0) / f_snap
-    host_prefixes = vals["C_host"] * vals["f_mem"] / per_session * pf_dp if host_tier else np.zeros(n)
+    pfp, per_session, pf_dp, hbm_prefixes, host_prefixes = prefill_pool_cache(setup, p, pf, vals, f_snap, host_tier)
     bw_host = np.minimum(vals["BW_host"], vals["BW_hmem"]) * vals["e_ln"]
     evicted, s_host = np.zeros(n), np.zeros(n)
     new = forced_uncached(uncached_input(isl, base_new, osl, evicted, pinst, routing, lost), isl, prefix_hit)
@@ -283,7 +477,8 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
         in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_busy / (t_busy + pause_s), 1.0), lanes)
         sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)        # per decode instance
         paused = inst * (sessions - batch) / np.maximum(pinst, 1e-9)                # per prefill instance
-        (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes])
+        (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes],
+                                               idle_gaps(setup, dists, pause_s, sessions, batch, t_busy, routing))
         new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, pinst, routing, lost), isl,
                                    prefix_hit)
         reload_next = s_host * request_kv_bytes(setup, isl - new_next) / (pfp["gpus"] * bw_host)
@@ -354,16 +549,21 @@ def request_ttft_percentile(setup: Setup, p: dict, df: pd.DataFrame, dists, perc
 def _request_samples(setup: Setup, p: dict, df: pd.DataFrame, dists, evicted=0.0,
                      symbol_values: dict | None = None, prefix_hit=None):
     """(TTFT_i s (points x N_SAMPLES), OSL_i (N_SAMPLES,), TPOT s (points x 1)): the request draws of
-    ``e2e_interactivity_percentile``. Request i misses its prefix (prefills its whole context) with
+    ``e2e_interactivity_percentile``. With the profile's mechanism ``first_turn_requests``, a share
+    ``first_turn_share`` of the requests open a session (they prefill ``first_turn_tokens``, as the mean and the
+    simulation count them). Request i misses its prefix (prefills its whole context) with
     probability ``evicted`` (a forced hit enters as its miss share, ``miss_share``); ``prefix_hit`` is unused."""
     rng = np.random.default_rng(12345)
     z = rng.standard_normal((3, N_SAMPLES))
     u = np.random.default_rng(54321).uniform(size=N_SAMPLES)
     ctx = _lognormal_samples(dists.context_tokens, z[0])
-    new = np.minimum(_lognormal_samples(dists.new_tokens_per_turn, z[1]), ctx)
+    new = ceiling_scaled(setup, dists, _lognormal_samples(dists.new_tokens_per_turn, z[1]), ctx)
     osl = _lognormal_samples(dists.output_tokens, z[2])
     if dists.max_output_tokens:
         osl = np.minimum(osl, dists.max_output_tokens)
+    if setup.profile.uses("first_turn_requests"):       # specs/mechanisms.py
+        new = np.where(np.random.default_rng(13579).uniform(size=N_SAMPLES) < first_turn_share(dists),
+                       first_turn_tokens(dists, ctx, new), new)
     n = len(df)
     ev = np.broadcast_to(np.asarray(evicted, float), (n,))[:, None]
     miss = np.random.default_rng(24680).uniform(size=N_SAMPLES)[None, :] < ev    # re-prefills its whole context

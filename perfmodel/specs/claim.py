@@ -153,6 +153,10 @@ class OperatingPoint(Strict):
     - ``matched``: some per-user speed both systems reach that the source does not give.
 
     In YAML a bare string is shorthand for ``{point: <kind>}``, e.g. ``at: peak``.
+
+    Its limits (``ttft_ms``, ms; the speed floor ``tps_per_user`` of an agents_per_gpu SLO or ``min_tps_per_user``
+    of a usable peak, tokens/s per user) are the YAML input schema only: they are read into the one SLO type
+    (search.SLO, speed form) in exactly one place, claims/fields.slo.
     """
 
     point: PointKind = Field(description="peak | speed | fastest_common | max_speed | matched")

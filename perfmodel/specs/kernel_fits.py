@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .common import Strict
+from .common import Sourced, Strict
 
 # Every parameter of each family's latency law (perfmodel/kernels/<family>.py PARAMS; tests/test_kernels.py pins
 # the two lists equal). Named here so that loading a hardware file needs neither scipy nor the fitting code.
@@ -51,11 +51,26 @@ class KernelCurve(Strict):
         return v
 
 
+class LaunchCosts(Strict):
+    """The fixed cost of one kernel in a replayed CUDA graph on this GPU (perfmodel/kernels/launch.py).
+
+    ``graph_node_us``: the period of one kernel node replayed back to back in a CUDA graph with (next to) no work,
+    us: what a graph-replayed decode step pays per kernel it launches, on top of the kernel's own execution.
+    ``harness_call_us``: the per-call overhead inside the kernel tables the curves were fitted on (the collectors
+    replay the measured call in a CUDA graph, so each row's latency holds one node period), us: the curves'
+    small-shape floors t0 are net of it before they count as execution floors."""
+
+    graph_node_us: Sourced = Field(description="Period of one near-empty kernel node in a replayed CUDA graph, us")
+    harness_call_us: Sourced = Field(description="Per-call overhead inside the kernel tables' latencies, us")
+
+
 class KernelFits(Strict):
     """Fitted kernel curves: family -> engine -> kernel variant -> curve."""
 
     notice: str = Field(description="Licence notice of the kernel tables the curves were fitted on")
     command: str = Field(description="Command that wrote this block")
+    launch: LaunchCosts | None = Field(None, description="The GPU's per-kernel graph-replay cost and the tables' "
+                                       "per-call overhead (perfmodel kernels launch)")
     families: dict[str, dict[str, dict[str, KernelCurve]]]
 
     @model_validator(mode="after")

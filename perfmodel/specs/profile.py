@@ -42,7 +42,11 @@ PROFILE_PARAMS: dict[str, tuple[str, float, float, str]] = {
     "eff_grouped_gemm": ("achieved rate of the grouped (MoE expert) GEMM relative to a dense GEMM of the same "
                          "format (fused-MoE kernels: per-expert tiles with short reductions under expert TP, "
                          "gather/scatter of routed tokens, fewer tuned configurations)", 0.05, 1.0, "kernels"),
-    "eff_attention": ("achieved fraction of BF16 tensor FLOP/s in attention kernels", 0.01, 1.0, "kernels"),
+    "eff_attention": ("achieved fraction of BF16 tensor FLOP/s in prefill (context) attention kernels: "
+                      "FlashAttention-style causal attention, MLA in its expanded form", 0.01, 1.0, "kernels"),
+    "eff_attention_decode": ("achieved fraction of BF16 tensor FLOP/s in decode attention kernels (absorbed MLA, "
+                             "sparse MLA, GQA decode) on the MMA rows they issue; defaults to eff_attention",
+                             0.01, 1.0, "kernels"),
     "eff_link": ("achieved fraction of scale-up / NIC bandwidth in collectives", 0.01, 1.0, "communication"),
     "overlap": ("share of communication hidden behind compute (two-batch overlap etc.)", 0.0, 1.0, "communication"),
     "collective_latency_us": ("software latency added to each collective, us", 0.0, 1000.0, "latency"),
@@ -233,6 +237,7 @@ class ProfileSpec(Strict):
     eff_gemm_fp4: Param = Field(None, description="4-bit GEMM efficiency; absent = eff_gemm")  # type: ignore
     eff_grouped_gemm: Param = _p(1.0)
     eff_attention: Param
+    eff_attention_decode: Param = Field(None, description="decode attention efficiency; absent = eff_attention")  # type: ignore
     eff_link: Param
     overlap: Param
     collective_latency_us: Param
@@ -264,13 +269,32 @@ class ProfileSpec(Strict):
                                            "with kernel tables (perfmodel kernels --write); absent: none fitted")
     variants: dict[str, ProfileVariant] = Field(default_factory=dict, description="Named stack configurations, "
                                                 "selectable as <id>@<variant> (perfmodel show lists them)")
+    mechanisms: list[str] = Field(default_factory=list, description="Physics mechanisms switched on for this engine "
+                                  "(perfmodel/mechanisms.py; none listed: each computes what it did before it was "
+                                  "written)")
+
+    @field_validator("mechanisms")
+    @classmethod
+    def _known_mechanisms(cls, v: list[str]) -> list[str]:
+        from .mechanisms import check
+        return check(v)
+
+    def uses(self, mechanism: str) -> bool:
+        """True if this profile switches ``mechanism`` on (perfmodel/mechanisms.py)."""
+        from .mechanisms import MECHANISMS
+        assert mechanism in MECHANISMS, mechanism
+        return mechanism in self.mechanisms
 
     @model_validator(mode="before")
     @classmethod
     def _fp4_defaults_to_gemm(cls, data):
-        """A profile without eff_gemm_fp4 has no evidence of a format difference: it uses eff_gemm."""
+        """A profile without eff_gemm_fp4 has no evidence of a format difference: it uses eff_gemm; one without
+        eff_attention_decode has one attention efficiency for both phases."""
         if isinstance(data, dict) and data.get("eff_gemm_fp4") is None and data.get("eff_gemm") is not None:
             data = {**data, "eff_gemm_fp4": data["eff_gemm"]}
+        if isinstance(data, dict) and data.get("eff_attention_decode") is None \
+                and data.get("eff_attention") is not None:
+            data = {**data, "eff_attention_decode": data["eff_attention"]}
         return data
 
     @model_validator(mode="after")

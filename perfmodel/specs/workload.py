@@ -79,7 +79,10 @@ class Agentic(Strict):
 
 
 class LatencyLimits(Strict):
-    """A benchmark scenario's latency limits at a percentile (MLPerf Server / Interactive: P99 TTFT and TPOT)."""
+    """A benchmark scenario's latency limits at a percentile (MLPerf Server / Interactive: P99 TTFT and TPOT).
+
+    The YAML input schema only: it is read into the one SLO type (search.SLO) in exactly one place,
+    validation/benchmark_runs.record_latency_limits (``SLO.from_limits``); nothing else compares against it."""
 
     ttft_ms: float | None = Field(None, gt=0, description="TTFT limit, ms")
     tpot_ms: float | None = Field(None, gt=0, description="TPOT limit, ms (per-user speed floor 1000 / tpot_ms)")

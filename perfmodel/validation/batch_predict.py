@@ -70,7 +70,7 @@ def plan(records: list[Record]) -> Plan:
                     and rec.serving in (None, "aggregated")):
                 w = record_workload_spec(rec)
                 pts, _pooled = point_inputs(rec, m)
-                a = agentic_inputs(rec, m, pts, w)
+                a = agentic_inputs(rec, m, pts, w, catalog.profile(pid))
                 key: tuple = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid, w.id,
                               a.host, a.q, a.ttft_qs)
                 pl.agentic.setdefault(key, []).append((i, a))
@@ -116,7 +116,7 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
         vals = setup.symbol_values(profile=_tiled(prof_vals, m, S))
         keys = [k for k in rows[0][1]]
         pts = {k: np.repeat([float(p[k]) for _i, p in rows], S) for k in keys}
-        pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate) for i, _p in rows])
+        pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate, setup.profile) for i, _p in rows])
         if pooled:
             pools = Pools(*(pts.pop(c) for c in ("pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances")))
             df = serve(setup, pts, "disaggregated", pools=pools, symbol_values=vals)
@@ -163,7 +163,7 @@ def _agentic_pool_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_v
     setup, vals = _setup_vals(key, m, profiles, prof_vals, S)
     keys = list(rows[0][1])
     pts = {k: np.repeat([float(p[k]) for _i, p, _pool in rows], S) for k in keys}
-    pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate) for i, _p, _pool in rows])
+    pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate, setup.profile) for i, _p, _pool in rows])
     col = lambda name: np.repeat([float(pool[name]) for _i, _p, pool in rows], S)  # noqa: E731
     hit = np.repeat([np.nan if pl.records[i].prefix_hit is None else pl.records[i].prefix_hit
                      for i, _p, _pool in rows], S)
@@ -185,7 +185,7 @@ def _agentic_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: 
     setup, vals = _setup_vals(key, m, profiles, prof_vals, S)
     keys = [k for k in rows[0][1].pts]
     pts = {k: np.repeat([float(a.pts[k]) for _i, a in rows], S) for k in keys}
-    pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate) for i, _a in rows])
+    pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate, setup.profile) for i, _a in rows])
     workers = np.repeat([a.workers for _i, a in rows], S)
     hit = np.repeat([a.hit for _i, a in rows], S)
     df = serve(setup, pts, "aggregated", symbol_values=vals,

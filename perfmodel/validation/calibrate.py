@@ -11,8 +11,9 @@ Method (reproducible, deterministic):
   * a family gets its own fit when it has at least MIN_ROWS records and ROWS_PER_PARAM records per fitted
     parameter. Otherwise it starts from the fit of its base engine (dynamo-X from X: same kernels) or, without
     one, from the pooled fit over all records, and, with enough records (SMALL_MIN_ROWS, and ROWS_PER_PARAM per
-    parameter), refits only SMALL_FIT (the fixed cost per kernel and the GEMM efficiency, and the acceptance rate
-    when its records draft without publishing it): what the serving stack and the benchmark's data change. A
+    parameter) from at least MIN_SMALL_SOURCES sources, refits only SMALL_FIT (its per-step and per-sequence
+    overheads, and the acceptance rate when its records draft without publishing it): what the serving stack
+    changes; from one source it inherits the starting fit whole. A
     dynamo-X profile with no records at all inherits the fit of X. Every other parameter keeps its catalog value.
   * plausible range of each fitted parameter: value +- 1.645 sigma from the Gauss-Newton covariance scaled by
     the residual scatter (a 90% interval), clipped to the search range.
@@ -37,6 +38,8 @@ from ..acceptance_priors import record_prior
 from ..errors import SpecError
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from .batch_predict import plan, predict_matrix
+from .fit_weights import fit_weights, speed_fit_row
+from .kernel_bands import bands as kernel_bands
 from .predict_rows import Unsupported, central_params, profile_alone, profile_id
 from .records import Record
 
@@ -46,9 +49,14 @@ from .records import Record
 # with few GB left for KV it sets the running capacity, hence the queueing of a closed-loop benchmark)
 FIT_PARAMS: dict[str, tuple[float, float]] = {
     "eff_weights": (0.3, 1.0), "eff_kv": (0.2, 1.0), "eff_gemm": (0.15, 1.0), "eff_attention": (0.1, 1.0),
+    "eff_attention_decode": (0.1, 1.0),
     "kernel_overhead_us": (0.0, 8.0), "step_overhead_ms": (0.0, 5.0), "seq_overhead_us": (0.0, 60.0),
     "moe_imbalance": (1.0, 3.0), "request_overhead_ms": (0.0, 400.0), "arrival_burst": (0.0, 1.0),
     "workspace_gb": (0.5, 20.0), "kernel_floor_share": (0.0, 1.0)}
+# the attention efficiencies are searched over the prior ranges above, not inside the engine's kernel-table bands
+# (kernel_bands.py): bounded there, trtllm's decode efficiency sat on the band's low edge and its step overhead
+# rose 40x to compensate, and the family cross-validation lost up to 7 points per family. A fitted value outside
+# the band is written into the profile's calibration note instead (band_notes): a mechanism the equations lack
 # not fitted: eff_grouped_gemm and collective_latency_us, which the kernel fits replace wherever a GPU has them
 # (engine/kernel_bind.py: the grouped-GEMM rate by tokens per local expert, the all-reduce latency law); they keep
 # their catalog values for the GPUs without kernel tables (H800, AMD)
@@ -78,27 +86,25 @@ PRIORS: dict[str, tuple[float, float, float]] = {}
 MIN_ROWS = 5
 SMALL_MIN_ROWS = 3
 ROWS_PER_PARAM = 2  # an own fit needs at least two records per fitted parameter
-# what a small family refits around a larger fit: its serving stack's fixed cost per kernel and its GEMM
-# efficiency. Chosen among four candidates ([kernel_overhead_us], [eff_gemm], [eff_weights], both of these) by
-# leave-one-out and held-out error (perfmodel crossval; data/holdout), not by in-sample error.
-SMALL_FIT = ["kernel_overhead_us", "eff_gemm"]
+# what a small family refits around a larger fit: its serving stack's own overheads, the per-step CPU and
+# scheduler cost and the per-sequence cost (the engine-overhead layer: DESIGN.md, three layers of parameters)
+SMALL_FIT = ["step_overhead_ms", "seq_overhead_us"]
+# ... and only where its records come from at least MIN_SMALL_SOURCES sources (data files): a small family's rows
+# from one source say as much about that source's harness as about the serving stack (issue 41 item 5: eight
+# agentic rows moved dynamo-sglang's GEMM efficiency to 1.0). Kernel efficiencies are never refitted on a small
+# family: they are the GPU's and the engine's kernels', which a dynamo-X stack shares with X.
+MIN_SMALL_SOURCES = 2
+
+
+def record_sources(records: list[Record]) -> set[str]:
+    """The sources (data files: the family's stem, e.g. 'agentic' of 'agentic:point') of ``records``."""
+    return {(r.family or "unnamed").split(":", 1)[0] for r in records}
 
 
 # the serving layer's queue parameters: fitted on TTFT records only, everything else on throughput / TPOT
 # records only, so that one metric cannot set the other's constants
 QUEUE_PARAMS = ("request_overhead_ms", "arrival_burst")
 TTFT_METRICS = ("ttft_ms",)
-
-
-def family_weights(records: list[Record]) -> np.ndarray:
-    """Weight of each record so that every data family (``Record.family``: source and kind) counts equally,
-    whatever its row count: w_i = N / (F n_f(i)), summing to N over the N records of F families."""
-    fam = [r.family or "unnamed" for r in records]
-    counts: dict[str, int] = {}
-    for f in fam:
-        counts[f] = counts.get(f, 0) + 1
-    n, k = len(records), len(counts)
-    return np.array([n / (k * counts[f]) for f in fam])
 
 
 # memo of fit_family results while a cross-validation runs (``memo_fits``): folds whose training records of an
@@ -138,8 +144,9 @@ def _fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: li
                 bounds: dict[str, tuple[float, float]] | None = None, neutral_start: bool = False) -> dict:
     """Least-squares fit of ``fit`` parameters shared by ``records``. Returns values, ranges, loss and row ids.
 
-    Residuals r_i = sqrt(w_i) ln(predicted_i / measured_i) (infeasible: ln 10), w_i the data-family weight
-    (``family_weights``), robust soft-L1 loss (scale F_SCALE) so a few rows the physics cannot reach do not drag
+    Residuals r_i = sqrt(w_i) ln(predicted_i / measured_i) (infeasible: ln 10), w_i the row's weight
+    (``fit_weights.fit_weights``: 1/sqrt(rows of its family), no row above 1% of the fit; capacity rows are not
+    fitted, ``fit_weights.speed_fit_row``), robust soft-L1 loss (scale F_SCALE) so a few rows the physics cannot reach do not drag
     the fit; scipy.optimize.least_squares (trust-region reflective, bounded) in parameters scaled to [0, 1] over
     their search ranges, from the profile's current values. Stages: every parameter but QUEUE_PARAMS on the
     throughput / TPOT records, then QUEUE_PARAMS on the TTFT records with the first stage's values, then the
@@ -156,7 +163,6 @@ def _fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: li
     if neutral_start:   # every fitted parameter from the middle of its range, also while another stage runs
         base = {**base, **{k: np.array([float(np.mean(bounds[k]))]) for k in fit}}
     meas = np.array([r.value for r in pl.records])
-    weight = family_weights(pl.records)
     is_ttft = np.array([r.metric in TTFT_METRICS for r in pl.records])
 
     def ln_errors(params: dict) -> np.ndarray:
@@ -167,9 +173,11 @@ def _fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: li
         return np.where(np.isfinite(e), e, np.log(10.0))
 
     r_all = ln_errors(base)[:, 0]          # the first pass also marks the rows that cannot be predicted
-    supported = np.array([i not in pl.unsupported for i in range(len(pl.records))])
+    supported = np.array([i not in pl.unsupported and speed_fit_row(r) for i, r in enumerate(pl.records)])
     if not supported.any():
         raise Unsupported("no record of the family could be predicted")
+    weight = np.zeros(len(pl.records))
+    weight[supported] = fit_weights([r for r, ok in zip(pl.records, supported) if ok])
     values: dict[str, float] = {}
     ranges: dict[str, tuple[float, float]] = {}
     edge: list[str] = []
@@ -200,7 +208,7 @@ def _fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: li
     fams = sorted({pl.records[i].family or "unnamed" for i in np.flatnonzero(used)})
     fam_of = np.array([pl.records[i].family or "unnamed" for i in np.flatnonzero(used)])
     by_family = {f: float(np.median(np.abs(r[used][fam_of == f]))) for f in fams}
-    return {"values": values, "ranges": ranges, "loss": loss, "rows": ids,
+    return {"values": values, "ranges": ranges, "loss": loss, "rows": ids, "bounds": {k: bounds[k] for k in fit},
             "rms_log_error": float(np.sqrt(loss / max(n, 1))), "row_errors": dict(zip(ids, np.abs(r[used]))),
             "at_upper_bound": at_bound, "at_range_edge": [p for p in edge if p not in at_bound],
             "median_abs_log_error": float(np.median(np.abs(r[used]))), "nfev": nfev,
@@ -290,8 +298,16 @@ def needs_fp4_fit(records: list[Record]) -> bool:
 def needs_acceptance_fit(records: list[Record]) -> bool:
     """True if at least MIN_SPEC_ROWS records draft tokens with neither a published acceptance length nor a
     sourced prior (acceptance_priors.py)."""
-    return sum((r.spec_tokens or 0) > 0 and r.acceptance_length is None and record_prior(r) is None
-               for r in records) >= MIN_SPEC_ROWS
+    return sum((r.spec_tokens or 0) > 0 and r.acceptance_length is None
+               and record_prior(r, _catalog_profile(r)) is None for r in records) >= MIN_SPEC_ROWS
+
+
+def _catalog_profile(rec: Record) -> ProfileSpec | None:
+    """The catalog profile a record is predicted on (its mechanisms decide which priors apply), None if none."""
+    try:
+        return catalog.profile(profile_id(rec))
+    except (Unsupported, SpecError):
+        return None
 
 
 def _entry(v: float, lo: float, hi: float) -> dict:
@@ -326,6 +342,20 @@ def with_priors(prof: ProfileSpec, fit: list[str]) -> ProfileSpec:
 
 def base_engine(pid: str) -> str:
     return pid.split("-", 1)[1] if pid.startswith("dynamo-") else pid
+
+
+def band_notes(pid: str, values: dict[str, float]) -> list[str]:
+    """One note per attention efficiency fitted outside the engine's kernel-table band (kernel_bands.py)."""
+    notes = []
+    for name, (lo, hi) in kernel_bands(base_engine(pid)).items():
+        v = values.get(name)
+        if v is not None and not lo <= v <= hi:
+            side = "below" if v < lo else "above"
+            notes.append(f"{name} {v:.3g} {side} the {base_engine(pid)} kernel tables' band {lo:.2f}-{hi:.2f}: the "
+                         f"records ask for {'slower' if v < lo else 'faster'} attention than the kernels measure at "
+                         "serving shapes (missing: the kernels' efficiency by batch and context, which the band's "
+                         "shapes start at 8 sequences per rank)")
+    return notes
 
 
 def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = None,
@@ -366,7 +396,10 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
         if needs_acceptance_fit(recs) and len(recs) >= ROWS_PER_PARAM * (len(small) + 1):
             small += list(SPEC_FIT)
         own = None
-        if len(recs) >= max(SMALL_MIN_ROWS, ROWS_PER_PARAM * len(small)):
+        n_src = len(record_sources(recs))
+        if n_src < MIN_SMALL_SOURCES:     # one source's rows carry its harness as much as the stack: inherit
+            start_basis += f" (its records come from {n_src} source: nothing refitted)"
+        elif len(recs) >= max(SMALL_MIN_ROWS, ROWS_PER_PARAM * len(small)):
             try:
                 own = fit_family(recs, {pid: fitted_profile(pid, start_fit)}, small, neutral_start=neutral_start)
             except Unsupported:      # none of its records can be predicted: it keeps the starting fit
@@ -425,7 +458,8 @@ EDGE_MEANING: dict[str, tuple[str, str]] = {   # parameter -> (at the low edge, 
 
 def edge_notes(result: dict, bounds: dict | None = None) -> list[str]:
     """One note per fitted parameter on an edge of its search range: which edge and what it stands for."""
-    bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **{k: v for m in MEMORY_FIT.values() for k, v in m.items()}, **(bounds or {})}
+    bounds = {**FIT_PARAMS, **FORMAT_FIT, **SPEC_FIT, **{k: v for m in MEMORY_FIT.values() for k, v in m.items()},
+              **result.get("bounds", {}), **(bounds or {})}
     notes = []
     for name in [*result.get("at_range_edge", []), *result.get("at_upper_bound", [])]:
         lo, hi = bounds.get(name, (None, None))
@@ -452,7 +486,7 @@ def render_profile(pid: str, result: dict, command: str) -> str:
                            f"{result['rms_log_error']:.3f}, median |ln error| "
                            f"{result.get('median_abs_log_error', float('nan')):.3f}; ranges = 90% intervals; "
                            f"other parameters keep their catalog values"
-                           + "".join(f"; {n}" for n in edge_notes(result)))
+                           + "".join(f"; {n}" for n in edge_notes(result) + band_notes(pid, result["values"])))
     ProfileSpec.model_validate(data)  # never write an invalid profile
     lines = []
     for k, v in data.items():

@@ -13,13 +13,16 @@ held-out files (data/holdout) test other kinds of source.
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import re
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pandas as pd
 
 from ..progress import bar as progress_bar  # (``progress`` is cross_validate's callback)
+from ..workers import jobs
 from .batch_predict import plan, predict_matrix
 from .calibrate import calibrate, fitted_profile, memo_fits
 from .predict_rows import Unsupported, central_params, profile_id
@@ -76,6 +79,21 @@ def _predict(records: list[Record], results: dict[str, dict]) -> np.ndarray:
     return out
 
 
+_TASK: tuple | None = None    # (targets, fold of each target, other training records) of the running cross-validation
+
+
+def _run_fold(f: int) -> tuple[list[int], np.ndarray]:
+    """Fit without fold ``f`` (every other fold plus the other training records, from the middle of the search
+    ranges) and predict fold ``f``: (indices of its records, their central predictions)."""
+    assert _TASK is not None
+    targets, fold, others = _TASK
+    test = [i for i, x in enumerate(fold) if x == f]
+    train = [r for r, x in zip(targets, fold) if x != f] + list(others)
+    with memo_fits():
+        res = calibrate(train, neutral_start=True)
+    return test, _predict([targets[i] for i in test], res)
+
+
 def cross_validate(targets: list[Record], others: Sequence[Record] = (), k: int = FOLDS, seed: int = SEED,
                    progress: Callable[[str], None] | None = None, by: str = "config") -> pd.DataFrame:
     """One row per target record: id, config, family, fold, metric, measured, predicted (fitted without its
@@ -83,16 +101,27 @@ def cross_validate(targets: list[Record], others: Sequence[Record] = (), k: int 
     fold = folds(targets, k, seed, by)
     k = max(fold) + 1 if fold else 0
     pred = np.full(len(targets), np.nan)
-    with memo_fits():   # folds with the same training records of an engine family reuse its fit
-        for f in progress_bar(range(k), desc="crossval folds", unit="fold", at_once=True):
-            test = [i for i, x in enumerate(fold) if x == f]
-            if not test:
-                continue
-            train = [r for r, x in zip(targets, fold) if x != f] + list(others)
-            res = calibrate(train, neutral_start=True)
-            pred[test] = _predict([targets[i] for i in test], res)
-            if progress:
-                progress(f"fold {f + 1}/{k}: {len(test)} held-out records, {len(train)} training records")
+    tasks = [f for f in range(k) if f in set(fold)]
+    global _TASK
+    _TASK = (targets, fold, others)
+    n_jobs = min(jobs(), len(tasks))
+    if n_jobs > 1:
+        # folds are independent fits: forked workers (each inherits the records), largest training set first
+        ctx = mp.get_context("fork")
+        with ProcessPoolExecutor(n_jobs, mp_context=ctx) as pool:
+            done = pool.map(_run_fold, tasks)
+            for f, (test, p) in progress_bar(zip(tasks, done), desc="crossval folds", unit="fold", total=len(tasks)):
+                pred[test] = p
+                if progress:
+                    progress(f"fold {f + 1}/{k}: {len(test)} held-out records")
+    else:
+        with memo_fits():   # folds with the same training records of an engine family reuse its fit
+            for f in progress_bar(tasks, desc="crossval folds", unit="fold", at_once=True):
+                test, p = _run_fold(f)
+                pred[test] = p
+                if progress:
+                    progress(f"fold {f + 1}/{k}: {len(test)} held-out records")
+    _TASK = None
     rows = []
     for rec, fo, p in zip(targets, fold, pred):
         ok = np.isfinite(p)

@@ -58,13 +58,21 @@ from ..acceptance_priors import record_acceptance
 from ..arch.layout import expert_problem, layout_problem
 from ..engine.evaluate import POINT_COLUMNS, Setup
 from ..errors import SpecError
+from ..model import is_moe
+from ..search import SLO, Best, best_over
+from ..search.loop import Read
 from ..serving.dispatch import Pools, Sessions, prefill_throughput, serve
 from ..serving.lengths import workload_lengths
-from ..specs.model import MoE
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
-from .benchmark_runs import record_arrival_rate, record_instance_gpus, record_latency_limits
+from .benchmark_runs import record_arrival_rate, record_instance_gpus, record_latency_limits, record_percentile
 from .records import Record
-from .workload_versions import record_host_tier, record_statistic, record_workload_spec, resolve_record
+from .workload_versions import (
+    record_host_tier,
+    record_interactivity,
+    record_statistic,
+    record_workload_spec,
+    resolve_record,
+)
 
 ENGINE_PROFILE = {"sglang": "sglang", "vllm": "vllm", "trtllm": "trtllm", "dynamo-trtllm": "dynamo-trtllm",
                   "dynamo-sglang": "dynamo-sglang", "dynamo-vllm": "dynamo-vllm", "deepseek": "sglang",
@@ -91,18 +99,18 @@ def profile_id(rec: Record) -> str:
     return ENGINE_PROFILE[eng]
 
 
-def is_moe(model) -> bool:
-    return any(isinstance(f, MoE) for f in model.ffn.values())
-
-
 # --------------------------------------------------------------------------------------------- parameters
 
 def sample_params(profile: ProfileSpec, n: int, seed: int = SEED) -> dict[str, np.ndarray]:
-    """Profile parameter -> n uniform draws in [low, high] (plus 'acceptance_rate')."""
+    """Profile parameter -> n uniform draws in [low, high] (plus 'acceptance_rate'). A decode attention efficiency
+    the profile does not set apart from eff_attention (the same value and range) is the same draw."""
     rng = np.random.default_rng(seed)
-    out = {}
+    out: dict[str, np.ndarray] = {}
     for name in PROFILE_PARAMS:
         p = getattr(profile, name)
+        if name == "eff_attention_decode" and p == profile.eff_attention:
+            out[name] = out["eff_attention"]
+            continue
         out[name] = rng.uniform(p.low, p.high, n) if p.high > p.low else np.full(n, p.value)
     ar = profile.spec_decoding.acceptance_rate
     out["acceptance_rate"] = rng.uniform(ar.low, ar.high, n) if ar else np.full(n, np.nan)
@@ -133,7 +141,7 @@ def make_ctx(hardware: str, rec: Record, profile: ProfileSpec, params: dict[str,
     n = len(next(iter(params.values())))
     vals = setup.symbol_values(profile={k: np.asarray(params[k], float) for k in PROFILE_PARAMS})
     rate = np.broadcast_to(np.asarray(params["acceptance_rate"], float), (n,))
-    return Ctx(setup, vals, record_acceptance(rec, rate), n, rate)
+    return Ctx(setup, vals, record_acceptance(rec, rate, profile), n, rate)
 
 
 def _tile(ctx: Ctx, pts: dict, m: int) -> tuple[dict, dict]:
@@ -286,6 +294,8 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
     metric = "tps_per_user" if rec.metric == "max_tps_per_user" else rec.metric
     if agentic_wl is not None:
         metric = agentic_metric(rec, df)
+    elif record_percentile(rec) == 99.0 and metric in ("ttft_ms", "tpot_ms"):
+        metric = metric.replace("_ms", "_p99_ms")          # the queue's P99 (validation/percentiles.py)
     out = df[metric].to_numpy(float)
     if rec.gpus and rec.serving == "disaggregated" and metric.endswith("_per_gpu") and not pooled:
         out = out * pts["gpus"] / rec.gpus
@@ -374,7 +384,7 @@ def _eval_agentic(rec: Record, ctx: Ctx, pts: dict, model, pooled: bool, w) -> t
         df = serve(ctx.setup, p, "disaggregated", pools=pools_of(pool), symbol_values=vals,
                    sessions=Sessions(w.agentic.pause_s, record_host_tier(rec), w.agentic, prefix_hit=rec.prefix_hit))
         return df, pts
-    a = agentic_inputs(rec, model, pts, w)
+    a = agentic_inputs(rec, model, pts, w, ctx.setup.profile)
     p, vals = _tile(ctx, a.pts, 1)
     df = serve(ctx.setup, p, "aggregated", sessions=a.sessions(w), symbol_values=vals)
     return finish_agentic(a, df), a.pts
@@ -416,7 +426,7 @@ class AgenticInputs:
                         ttft_percentiles=self.ttft_qs)
 
 
-def agentic_inputs(rec: Record, model, pts: dict, w) -> AgenticInputs:
+def agentic_inputs(rec: Record, model, pts: dict, w, profile: ProfileSpec | None = None) -> AgenticInputs:
     """The published concurrency spread over the workers (gpus / instance GPUs; plain TP workers where the row's
     tp is smaller than its gpus), the host tier, the forced hit and the statistics the row names."""
     G = pts["gpus"]
@@ -427,7 +437,9 @@ def agentic_inputs(rec: Record, model, pts: dict, w) -> AgenticInputs:
     workers = max((rec.gpus or G) / G, 1.0)
     conc = rec.concurrency / workers if rec.concurrency is not None else np.nan
     stat = record_statistic(rec)
-    e2e = rec.metric == "tps_per_user" and w.interactivity == "e2e"
+    # the notes' 'intvty' read as 1 / ITL where the profile switches on record_intvty_itl (specs/mechanisms.py)
+    itl_reading = profile is not None and profile.uses("record_intvty_itl")
+    e2e = rec.metric == "tps_per_user" and (record_interactivity(rec, w) if itl_reading else w.interactivity) == "e2e"
     return AgenticInputs({**pts, "concurrency": conc}, workers, record_host_tier(rec),
                          np.nan if rec.prefix_hit is None else float(rec.prefix_hit),
                          (50.0 if stat in ("mean", "p50") else float(stat[1:])) if e2e else None,
@@ -462,6 +474,8 @@ def _candidates(rec: Record, model, instance: int | None) -> list[tuple[float, f
             outs = [(float(instance), 1.0, float(rec.ep or instance))] if moe else []
             outs += [(float(instance), float(t), float(rec.ep or (instance if moe else 1)))
                      for t in (1, 2, 4, 8) if instance % t == 0 and (moe or t == instance)]
+            if not outs:     # dense on a whole domain (an NVL72) with no layout: instances of up to 8 GPUs (TP)
+                outs = [(float(t), float(t), 1.0) for t in (1, 2, 4, 8) if instance % t == 0]
             return sorted(set(outs))
         return [layout(rec, model, instance)]
     outs = [(float(t), float(t), float(t if moe else 1)) for t in (1, 2, 4, 8)]
@@ -492,18 +506,6 @@ def open_loop_points(ctx: Ctx, pts: dict, m: int) -> pd.DataFrame:
     return serve(ctx.setup, p, "aggregated", symbol_values=vals)
 
 
-def meets_limits(df: pd.DataFrame, limits, shape) -> np.ndarray:
-    """Points whose TTFT and TPOT at the limits' percentile (P99: ``ttft_p99_ms``, ``tpot_p99_ms``) meet them."""
-    col = {99.0: ("ttft_p99_ms", "tpot_p99_ms"), 90.0: ("ttft_p90_ms", "tpot_ms")}.get(
-        float(limits.percentile), ("ttft_ms", "tpot_ms"))
-    ok = np.ones(shape, dtype=bool)
-    if limits.ttft_ms is not None:
-        ok &= df[col[0]].to_numpy(float).reshape(shape) <= limits.ttft_ms
-    if limits.tpot_ms is not None:
-        ok &= df[col[1]].to_numpy(float).reshape(shape) <= limits.tpot_ms
-    return ok
-
-
 def spec_depths(rec: Record, m) -> tuple[int, ...]:
     """Draft depths a frontier row searches: the published spec_tokens; blank on a model that ships a draft
     head (the curve is the best over configurations, depth unstated) -> FRONTIER_SPEC_DEPTHS; else 0."""
@@ -522,6 +524,169 @@ def multi_domain_candidates(model, domain: int) -> list[tuple[float, float, floa
     return [c for c in outs if not _valid(model, *c)]
 
 
+SPEED_METRICS = ("tps_per_user", "max_tps_per_user")
+THROUGHPUT_METRICS = ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw")
+
+
+@dataclass(frozen=True)
+class FrontierRow:
+    """What a frontier row searches: its model, the decode instance size it publishes (``inst`` GPUs, ``pp``
+    stages; None: not published), the benchmark's latency limits as an ``slo`` (search.SLO; read under Poisson
+    arrivals), whether a disaggregated row publishes its pool ``split``, and the prefill-pool search (``pools``,
+    set once the row has a valid layout) of a disaggregated row that does not."""
+
+    rec: Record
+    model: Any
+    inst: int | None
+    pp: float
+    slo: SLO | None
+    split: bool
+    lengths: tuple[float, float, float]     # isl, osl, new input tokens per request
+    pools: Any = None
+
+    @property
+    def disagg(self) -> bool:
+        return self.rec.serving == "disaggregated"
+
+
+def frontier_row(rec: Record, ctx: Ctx) -> FrontierRow:
+    """The search a frontier row asks for (``FrontierRow``)."""
+    lens = lengths(rec)
+    disagg = rec.serving == "disaggregated"
+    inst = rec.decode_gpus if disagg else rec.gpus
+    pp = 1.0
+    if not disagg and (named := record_instance_gpus(rec)) is not None:
+        inst, pp = named[0], float(named[1])     # "N instance(s) on G GPUs": instances of G / N GPUs
+    if disagg and rec.dp_attention and rec.ep and rec.decode_gpus and rec.decode_gpus % rec.ep == 0:
+        # a decode worker spans its EP group (attention-DP over the same GPUs): D20 EP4 = 5 workers of 4 GPUs
+        # (one 20-GPU instance would need expert-TP 5, which does not divide the expert width)
+        inst = rec.ep
+    split = disagg and bool(rec.prefill_gpus and rec.decode_gpus)
+    return FrontierRow(rec, ctx.setup.model, inst, pp, record_latency_limits(rec) if not disagg else None, split,
+                       lens)
+
+
+def _pool_search(rec: Record, ctx: Ctx):
+    """The prefill-pool search (serving/pools.py) of a disaggregated row that publishes no split."""
+    from ..analyses.deployments import DeploymentSpace, prefill_layouts
+    from ..serving.pools import PoolSearch, cluster_budget
+    domain = int(ctx.setup.symbol_values()["D_dom"])
+    return PoolSearch(prefill_layouts(ctx.setup.model, domain, DeploymentSpace(
+        pf_tp=(rec.prefill_tp,) if rec.prefill_tp else None, pf_ep=(rec.prefill_ep,) if rec.prefill_ep else None)),
+        cluster_budget(domain, rec.gpus))
+
+
+def _batch_grid(row: FrontierRow, G: float) -> np.ndarray:
+    """Batches (sequences in flight per decode instance of G GPUs) a candidate is read at: BATCH_GRID, up to a
+    published concurrency where FRONTIER_HINTS constrain."""
+    rec, grid = row.rec, BATCH_GRID
+    if FRONTIER_HINTS == "constrain" and rec.concurrency is not None:
+        if row.split:
+            assert rec.decode_gpus is not None  # split: both pools given
+            cap = rec.concurrency * G / rec.decode_gpus          # concurrency spread over the decode workers
+        elif row.disagg:
+            cap = rec.concurrency
+        else:
+            cap = rec.concurrency * (G / rec.gpus if (rec.gpus and rec.gpus > G) else 1.0)
+        grid = np.unique(np.append(grid[grid < cap], cap))
+    return grid
+
+
+def _objective(row: FrontierRow, df: pd.DataFrame, user: np.ndarray) -> np.ndarray:
+    """The row's metric at each point, shaped like ``user`` (tokens/s per user, or per GPU / MW)."""
+    rec = row.rec
+    if rec.metric in SPEED_METRICS:
+        return user
+    if rec.metric not in THROUGHPUT_METRICS:
+        raise Unsupported(f"metric {rec.metric} on a frontier row")
+    # disaggregated: every GPU of both pools counted (serving/disaggregated._pooled); a published gpus that
+    # differs from prefill_gpus + decode_gpus is the denominator of the measured figure
+    val = df[rec.metric].to_numpy(float).reshape(user.shape)
+    if row.split and rec.gpus:
+        assert rec.prefill_gpus is not None and rec.decode_gpus is not None  # split: both given
+        val = val * (rec.prefill_gpus + rec.decode_gpus) / rec.gpus
+    return val
+
+
+def _read(row: FrontierRow, ctx: Ctx, cand) -> Read | None:
+    """One candidate ((G, tp, ep), draft depth k) over its batch grid x S samples (None: it cannot tile the
+    published decode pool): closed loop, the published or searched pools, or Poisson arrivals under an SLO."""
+    (G, tp, ep), k = cand
+    rec = row.rec
+    if row.split and rec.decode_gpus % G:
+        return None                                                 # decode workers of G GPUs must tile decode_gpus
+    kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate,
+                                                                ctx.setup.profile))
+    grid = _batch_grid(row, G)
+    nb = len(grid)
+    isl, osl, new = row.lengths
+    pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=row.pp if G % (tp * row.pp) == 0 else 1.0,
+               spec_tokens=float(k), isl=isl, osl=osl, new=new, mix=0.0 if row.disagg else 1.0)
+    if row.disagg:
+        df = _eval_disaggregated_grid(rec, kctx, pts, nb, G, row.model, row.pools)
+    elif row.slo is not None:
+        df = open_loop_points(kctx, pts, nb)
+    else:
+        df = eval_points(kctx, pts, nb)
+    user = df["tps_per_user"].to_numpy(float).reshape(ctx.n, nb)
+    return Read(df["fits"].to_numpy().reshape(ctx.n, nb), _objective(row, df, user), user, df)
+
+
+def _closed_loop_reads(row: FrontierRow, ctx: Ctx, cands: list) -> list[Read]:
+    """Every candidate of an aggregated row without latency limits through ONE closed-loop evaluation: each
+    candidate's points tiled as ``_read`` tiles them (``_tile``), concatenated, served once, and split back (the
+    evaluation is elementwise, so each candidate's numbers are those of its own call)."""
+    rec, S = row.rec, ctx.n
+    isl, osl, new = row.lengths
+    parts, sizes = [], []
+    for (G, tp, ep), k in cands:
+        kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate,
+                                                                ctx.setup.profile))
+        grid = _batch_grid(row, G)
+        parts.append(_tile(kctx, dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=row.pp if G % (tp * row.pp) == 0 else 1.0,
+                                      spec_tokens=float(k), isl=isl, osl=osl, new=new, mix=1.0), len(grid))[0])
+        sizes.append(len(grid))
+    p = {key: np.concatenate([q[key] for q in parts]) for key in parts[0]}
+    vals = {key: (np.concatenate([np.repeat(v, m) for m in sizes]) if isinstance(v, np.ndarray) and v.size == S
+                  and S > 1 else v) for key, v in ctx.vals.items()}
+    df = serve(ctx.setup, p, "aggregated", symbol_values=vals)
+    out, start = [], 0
+    for nb in sizes:
+        sub = df.iloc[start:start + S * nb].reset_index(drop=True)
+        start += S * nb
+        user = sub["tps_per_user"].to_numpy(float).reshape(S, nb)
+        out.append(Read(sub["fits"].to_numpy().reshape(S, nb), _objective(row, sub, user), user, sub))
+    return out
+
+
+def _scan(row: FrontierRow, ctx: Ctx, cands: list) -> Best:
+    """The search (search.best_over) over the candidate layouts x draft depths: the best value per sample among
+    the points that fit and meet the row's SLO (or its at_tps_per_user). An aggregated row without latency limits
+    evaluates all its candidates in one call (``_closed_loop_reads``)."""
+    rec = row.rec
+    target = rec.at_tps_per_user if rec.metric not in SPEED_METRICS else None
+    todo = list(itertools.product(cands, spec_depths(rec, row.model)))
+    if todo and not row.disagg and row.slo is None:
+        return best_over(_closed_loop_reads(row, ctx, todo), lambda r: r, ctx.n, min_speed=target)
+    return best_over(todo, lambda c: _read(row, ctx, c), ctx.n, slo=row.slo, min_speed=target)
+
+
+def _multi_domain_scan(row: FrontierRow, ctx: Ctx, note: list) -> Best:
+    """Nothing on one scale-up domain holds the weights (DeepSeek-R1 FP8 on 8 x H100): an engine runs the instance
+    over the fewest whole domains that do (2, 4, 8), its collectives crossing the NIC (equations/collectives)."""
+    m = row.model
+    domain = int(ctx.setup.symbol_values()["D_dom"])
+    for nodes in (2, 4, 8):
+        G = float(nodes * domain)
+        multi = [(G, float(t), G if is_moe(m) else 1.0) for t in (1, 2, 4, 8, G) if G % t == 0
+                 and (is_moe(m) or t == G)]
+        found = _scan(row, ctx, [c for c in dict.fromkeys(multi) if not _valid(m, *c)])
+        if found.fit_any:
+            note.append(f"no layout on one {domain}-GPU domain fits the weights; instances of {nodes} domains")
+            break
+    return found
+
+
 def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
                    cands_override: list | None = None) -> np.ndarray:
     """Best modeled value per sample (S,) on the frontier, read at at_tps_per_user (or the peak).
@@ -530,112 +695,29 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
     again over instances of 2 and 4 scale-up domains (``multi_domain_candidates``: e.g. DeepSeek-R1 FP8, 671 GB
     of weights, needs two 8 x 80 GB H100 nodes)."""
     note = [] if note is None else note
-    isl, osl, new = lengths(rec)
-    m = ctx.setup.model
-    disagg = rec.serving == "disaggregated"
-    inst = rec.decode_gpus if disagg else rec.gpus
-    pp = 1.0
-    if not disagg and (named := record_instance_gpus(rec)) is not None:
-        inst, pp = named[0], float(named[1])     # "N instance(s) on G GPUs": instances of G / N GPUs
-    limits = record_latency_limits(rec) if not disagg else None
-    if disagg and rec.dp_attention and rec.ep and rec.decode_gpus and rec.decode_gpus % rec.ep == 0:
-        # a decode worker spans its EP group (attention-DP over the same GPUs): D20 EP4 = 5 workers of 4 GPUs
-        # (one 20-GPU instance would need expert-TP 5, which does not divide the expert width)
-        inst = rec.ep
-    problems = {c: _valid(m, *c) for c in (cands_override or _candidates(rec, m, inst))}
+    row = frontier_row(rec, ctx)
+    problems = {c: _valid(row.model, *c) for c in (cands_override or _candidates(rec, row.model, row.inst))}
     cands = [c for c, why in problems.items() if not why]
     if not cands:
-        raise Unsupported(f"layout: {next(iter(problems.values()))}")
-    split = disagg and bool(rec.prefill_gpus and rec.decode_gpus)
-    search = None
-    if disagg and not split:
-        from ..analyses.deployments import DeploymentSpace, prefill_layouts
-        from ..serving.pools import PoolSearch, cluster_budget
-        domain = int(ctx.setup.symbol_values()["D_dom"])
-        search = PoolSearch(prefill_layouts(m, domain, DeploymentSpace(
-            pf_tp=(rec.prefill_tp,) if rec.prefill_tp else None, pf_ep=(rec.prefill_ep,) if rec.prefill_ep else None)),
-            cluster_budget(domain, rec.gpus))
-    metric = rec.metric
-    S = ctx.n
-    target = rec.at_tps_per_user
-
-    def scan(cands):
-        best = np.full(S, -np.inf)
-        peak_user = np.full(S, -np.inf)
-        fit_any = False
-        for (G, tp, ep), k in itertools.product(cands, spec_depths(rec, m)):
-            kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate))
-            grid = BATCH_GRID
-            if split and rec.decode_gpus % G:
-                continue                                                 # decode workers of G GPUs must tile decode_gpus
-            if FRONTIER_HINTS == "constrain" and rec.concurrency is not None:
-                if split:
-                    cap = rec.concurrency * G / rec.decode_gpus          # concurrency spread over the decode workers
-                elif disagg:
-                    cap = rec.concurrency
-                else:
-                    cap = rec.concurrency * (G / rec.gpus if (rec.gpus and rec.gpus > G) else 1.0)
-                grid = np.unique(np.append(grid[grid < cap], cap))
-            nb = len(grid)
-            pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=pp if G % (tp * pp) == 0 else 1.0,
-                       spec_tokens=float(k), isl=isl, osl=osl, new=new, mix=0.0 if disagg else 1.0)
-            if disagg:
-                df = _eval_disaggregated_grid(rec, kctx, pts, nb, G, m, search)
-            elif limits is not None:
-                df = open_loop_points(kctx, pts, nb)
-            else:
-                df = eval_points(kctx, pts, nb)
-            fits = df["fits"].to_numpy().reshape(S, nb)
-            user = df["tps_per_user"].to_numpy(float).reshape(S, nb)
-            if metric in ("tps_per_user", "max_tps_per_user"):
-                val = user
-            elif metric in ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw"):
-                # disaggregated: every GPU of both pools counted (serving/disaggregated._pooled); a published gpus that
-                # differs from prefill_gpus + decode_gpus is the denominator of the measured figure
-                val = df[metric].to_numpy(float).reshape(S, nb)
-                if split and rec.gpus:
-                    assert rec.prefill_gpus is not None and rec.decode_gpus is not None  # split: both given
-                    val = val * (rec.prefill_gpus + rec.decode_gpus) / rec.gpus
-            else:
-                raise Unsupported(f"metric {metric} on a frontier row")
-            ok = fits & np.isfinite(val)
-            fit_any = fit_any or bool(fits.any())
-            peak_user = np.maximum(peak_user, np.where(ok, user, -np.inf).max(axis=1))
-            if limits is not None:
-                ok = ok & meets_limits(df, limits, (S, nb))
-            elif target is not None and metric not in ("tps_per_user", "max_tps_per_user"):
-                ok = ok & (user >= target)
-            best = np.maximum(best, np.where(ok, val, -np.inf).max(axis=1))
-        return best, peak_user, fit_any
-
-    best, peak_user, fit_any = scan(cands)
-    if not fit_any and not (inst or rec.gpus or rec.tp or rec.ep):
-        # nothing on one scale-up domain holds the weights (DeepSeek-R1 FP8 on 8 x H100): an engine runs the
-        # instance over the fewest whole domains that do, its collectives crossing the NIC (equations/collectives)
-        domain = int(ctx.setup.symbol_values()["D_dom"])
-        for nodes in (2, 4, 8):
-            G = float(nodes * domain)
-            multi = [(G, float(t), G if is_moe(m) else 1.0) for t in (1, 2, 4, 8, G) if G % t == 0
-                     and (is_moe(m) or t == G)]
-            multi = [c for c in dict.fromkeys(multi) if not _valid(m, *c)]
-            best, peak_user, fit_any = scan(multi)
-            if fit_any:
-                note.append(f"no layout on one {domain}-GPU domain fits the weights; instances of {nodes} domains")
-                break
-    best = np.where(np.isfinite(best), best, np.nan)
-    if np.isnan(best).all():
-        if target is not None and np.isfinite(peak_user).any():
-            raise Unsupported(f"modeled frontier ends at {np.nanmax(peak_user):.0f} tok/s/user, below the "
-                              f"target {target:g}")
-        unpublished = inst is None and rec.tp is None and rec.ep is None
-        if cands_override is None and unpublished and not np.isfinite(peak_user).any():
-            domain = int(ctx.setup.symbol_values()["D_dom"])
-            more = multi_domain_candidates(m, domain)
-            if more:
-                return frontier_value(rec, ctx, note, cands_override=more)
-        raise Unsupported("no candidate deployment fits in memory" + (
-            f" (up to {4 * int(ctx.setup.symbol_values()['D_dom'])} GPUs)" if cands_override else ""))
-    return best
+        raise Unsupported(f"layout: {next(iter(problems.values()), f'no candidate layout on {row.inst} GPUs')}")
+    if row.disagg and not row.split:
+        row = dataclasses.replace(row, pools=_pool_search(rec, ctx))
+    found = _scan(row, ctx, cands)
+    if not found.fit_any and not (row.inst or rec.gpus or rec.tp or rec.ep):
+        found = _multi_domain_scan(row, ctx, note)
+    best = np.where(np.isfinite(found.value), found.value, np.nan)
+    if not np.isnan(best).all():
+        return best
+    if rec.at_tps_per_user is not None and np.isfinite(found.peak_speed).any():
+        raise Unsupported(f"modeled frontier ends at {np.nanmax(found.peak_speed):.0f} tok/s/user, below the "
+                          f"target {rec.at_tps_per_user:g}")
+    unpublished = row.inst is None and rec.tp is None and rec.ep is None
+    if cands_override is None and unpublished and not np.isfinite(found.peak_speed).any():
+        more = multi_domain_candidates(row.model, int(ctx.setup.symbol_values()["D_dom"]))
+        if more:
+            return frontier_value(rec, ctx, note, cands_override=more)
+    raise Unsupported("no candidate deployment fits in memory" + (
+        f" (up to {4 * int(ctx.setup.symbol_values()['D_dom'])} GPUs)" if cands_override else ""))
 
 
 TTFT_LIMIT = re.compile(r"TTFT[^0-9<>=]{0,24}?(?:<=|<|\u2264|under|below|within|limit(?:\s+of)?)\s*"
@@ -644,11 +726,10 @@ TTFT_LIMIT_AFTER = re.compile(r"\band\s+([0-9][0-9,]*(?:\.[0-9]+)?)\s*(ms|s)\s+T
 """An SLO tier written value first ("20 tok/s output speed and 10 s TTFT", the AA wording)."""
 
 
-def slo_of(rec: Record):
+def slo_of(rec: Record) -> SLO:
     """The SLO of an agents_per_gpu row: speed floor at_tps_per_user, TTFT limit from the notes ('TTFT < 5 s'),
     at the percentiles the workload's benchmark applies (aa-agentperf: speed P25, TTFT P95), else at P90 when the
     notes say p90, else P50 (the record format's default percentile)."""
-    from ..analyses.agents import SLO
     if rec.at_tps_per_user is None:
         raise Unsupported("agents_per_gpu row without at_tps_per_user (the SLO's speed floor)")
     m = TTFT_LIMIT.search(rec.notes or "") or TTFT_LIMIT_AFTER.search(rec.notes or "")
@@ -658,8 +739,8 @@ def slo_of(rec: Record):
     q = 90.0 if re.search(r"\bp90\b", rec.notes or "", re.IGNORECASE) else 50.0
     w = catalog.workload(rec.workload) if rec.workload else None
     if w is not None and w.slo_speed_percentile is not None:       # the benchmark's own percentiles
-        return SLO(rec.at_tps_per_user, limit, w.slo_speed_percentile, w.slo_ttft_percentile)
-    return SLO(rec.at_tps_per_user, limit, q)
+        return SLO.speed_floor(rec.at_tps_per_user, limit, w.slo_speed_percentile, w.slo_ttft_percentile)
+    return SLO.speed_floor(rec.at_tps_per_user, limit, q)
 
 
 _AGENTS_CACHE: dict = {}
@@ -724,15 +805,30 @@ def predict_values(rec: Record, hardware: str, profile: ProfileSpec, params: dic
     ctx = make_ctx(hardware, rec, profile, params)
     if rec.kind == "point":
         return predict_point(rec, ctx, note)
-    if rec.engine or not _ENVELOPE.get() or not any(v in profile.variants for v in ENVELOPE_VARIANTS):
+    if rec.engine or not _ENVELOPE.get() or len(envelope_members(profile, params)) == 1:
         return frontier_value(rec, ctx, note)
     return envelope_value(rec, hardware, profile, params, ctx, note)
 
 
-ENVELOPE_VARIANTS = ("min-latency",)
-"""Latency-tuned stack configurations (profile variants) a frontier row with no engine named is also read on: such a
-frontier (InferenceX's) is the envelope over engines and their configurations, and at its high-interactivity end
-the latency-tuned configuration is the one on it."""
+ENVELOPE_PROFILES = ("trtllm", "sglang", "vllm")
+"""The default profiles a frontier row that names no engine is read on, as their envelope: such a frontier
+(InferenceX's) is the best over engines and their configurations."""
+VARIANT_SCOPE = {"min-latency": "curve-end"}
+"""Profile variant -> the kind of records it was fitted or validated on: 'curve-end' (fitted on the
+high-interactivity end of frontier reads only: ``python -m perfmodel.validation.variant_fit``) or 'mid-curve'
+(validated along the curve). A variant joins the envelope of rows naming no engine only when validated mid-curve
+(``ENVELOPE_SCOPE``): a configuration fitted on the curve end alone reads the rest of the curve far too fast (the
+min-latency variant did, by +100-700% on the InferenceX reads); it stays selectable by name
+(``engine: trtllm@min-latency``)."""
+ENVELOPE_SCOPE = ("mid-curve",)
+ENVELOPE_VARIANTS = tuple(v for v, scope in VARIANT_SCOPE.items() if scope in ENVELOPE_SCOPE)
+"""The variants that join the envelope (none while every variant is fitted on the curve end only)."""
+
+
+LATENCY_VARIANTS = ("min-latency",)
+"""Without the mechanism envelope_over_engines: the latency-tuned stack configurations a frontier row with no engine
+named is also read on, beside the profile (at a frontier's high-interactivity end the latency-tuned configuration
+is the one on it)."""
 
 
 _ENVELOPE = contextvars.ContextVar("frontier_envelope", default=True)
@@ -755,20 +851,39 @@ def variant_params(profile: ProfileSpec, variant: str, params: dict[str, np.ndar
     return {**params, **{k: np.full(n, p.value) for k, p in profile.variants[variant].params.items()}}
 
 
+def envelope_members(profile: ProfileSpec, params: dict[str, np.ndarray]) -> list[tuple[str, ProfileSpec, dict]]:
+    """(label, profile, parameter samples) of every member of a no-engine row's envelope: ``profile`` with
+    ``params``, the other ENVELOPE_PROFILES (central values for one sample, else draws at the fixed seed), and each
+    member's ENVELOPE_VARIANTS."""
+    n = len(next(iter(params.values())))
+    members = [(profile.id, profile, params)]
+    if not profile.uses("envelope_over_engines"):      # the profile and its latency-tuned variant (specs/mechanisms.py)
+        return members + [(f"{profile.id}@{v}", profile, variant_params(profile, v, params))
+                          for v in LATENCY_VARIANTS if v in profile.variants]
+    for pid in ENVELOPE_PROFILES:
+        if pid != profile.id:
+            p = catalog.profile(pid)
+            members.append((pid, p, central_params(p) if n == 1 else sample_params(p, n)))
+    out = []
+    for label, p, prm in members:
+        out.append((label, p, prm))
+        out += [(f"{label}@{v}", p, variant_params(p, v, prm)) for v in ENVELOPE_VARIANTS if v in p.variants]
+    return out
+
+
 def envelope_value(rec: Record, hardware: str, profile: ProfileSpec, params: dict[str, np.ndarray], ctx: Ctx,
                    note: list) -> np.ndarray:
-    """Best value per sample over the profile and its ENVELOPE_VARIANTS (each read on its own frontier)."""
+    """Best value per sample over ``envelope_members`` (each read on its own frontier)."""
     values: dict[str, np.ndarray] = {}
     why: Unsupported | None = None
-    for variant in (None, *(v for v in ENVELOPE_VARIANTS if v in profile.variants)):
-        label = profile.id if variant is None else f"{profile.id}@{variant}"
+    for label, p, prm in envelope_members(profile, params):
         try:
-            c = ctx if variant is None else make_ctx(hardware, rec, profile, variant_params(profile, variant, params))
+            c = ctx if label == profile.id else make_ctx(hardware, rec, p, prm)
             values[label] = frontier_value(rec, c, [])
         except Unsupported as exc:
             why = why or exc
     if not values:
-        assert why is not None  # no value: every variant (the profile itself at least) raised
+        assert why is not None  # no value: every member (the profile itself at least) raised
         raise why
     top = max(values, key=lambda k: np.nanmedian(values[k]))
     note.append(f"frontier envelope over {', '.join(values)}: {top} on top")
@@ -805,7 +920,8 @@ def predict_rows(records: list[Record], n_samples: int = N_SAMPLES, seed: int = 
             lo, hi = (np.nanpercentile(mc, BAND) if np.isfinite(mc).any() else (np.nan, np.nan))
             lo, hi = min(lo, pred), max(hi, pred)
             rows.append({**base, "profile": pid, "predicted": pred, "low": lo, "high": hi,
-                         "error_pct": (pred / rec.value - 1) * 100, "status": "ok", "note": "; ".join(note)})
+                         "error_pct": (pred / rec.value - 1) * 100, "status": "ok", "note": "; ".join(note),
+                         "horizontal_error_pct": horizontal_of(rec, prof)})
         except Unsupported as exc:
             rows.append({**base, "profile": "", "predicted": np.nan, "low": np.nan, "high": np.nan,
                          "error_pct": np.nan, "status": f"unsupported: {exc}", "note": ""})
@@ -813,8 +929,29 @@ def predict_rows(records: list[Record], n_samples: int = N_SAMPLES, seed: int = 
             rows.append({**base, "profile": "", "predicted": np.nan, "low": np.nan, "high": np.nan,
                          "error_pct": np.nan, "status": f"unsupported: {exc.line()}", "note": ""})
     cols = ["id", "metric", "measured", "predicted", "low", "high", "error_pct", "status", "kind", "hardware",
-            "model", "engine", "profile", "note"]
-    return pd.DataFrame(rows)[cols]
+            "model", "engine", "profile", "note", "horizontal_error_pct"]
+    return pd.DataFrame(rows).reindex(columns=cols)
+
+
+HORIZONTAL_METRICS = ("output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw")
+
+
+def horizontal_of(rec: Record, profile: ProfileSpec) -> float:
+    """The horizontal error of a frontier row read at a speed (validation/horizontal.py): the modeled speed at the
+    measured throughput against at_tps_per_user, %, at the central profile; NaN for other rows (points, peaks,
+    rows read under latency limits)."""
+    from .horizontal import horizontal_error_pct
+    if (rec.kind != "frontier" or rec.at_tps_per_user is None or rec.metric not in HORIZONTAL_METRICS
+            or record_latency_limits(rec) is not None):
+        return float("nan")
+    central = central_params(profile)
+
+    def value_at(speed: float) -> float:
+        try:
+            return float(predict_record(rec.model_copy(update={"at_tps_per_user": speed}), profile, central)[0])
+        except Unsupported:
+            return float("nan")
+    return horizontal_error_pct(value_at, rec.at_tps_per_user, rec.value)
 
 
 def summary(df: pd.DataFrame) -> dict:
@@ -827,4 +964,10 @@ def summary(df: pd.DataFrame) -> dict:
     if "low" in df and "high" in df:   # rows with an uncertainty band
         inside = (ok["measured"] >= ok["low"]) & (ok["measured"] <= ok["high"])
         out["inside_band"] = float(inside.mean()) if len(ok) else float("nan")
+    if "kind" in ok and "horizontal_error_pct" in ok:   # frontier reads at a speed, scored both ways
+        fr = ok[(ok["kind"] == "frontier") & ok["horizontal_error_pct"].notna()]
+        if len(fr):
+            out["frontier_rows"] = len(fr)
+            out["frontier_vertical_median_abs_pct"] = float(fr["error_pct"].abs().median())
+            out["frontier_horizontal_median_abs_pct"] = float(fr["horizontal_error_pct"].abs().median())
     return out

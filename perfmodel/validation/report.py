@@ -28,9 +28,14 @@ def _unsupported(unsup: pd.DataFrame) -> str:
 
 
 def summary_text(s: dict) -> str:
-    return (f"{s['predicted']}/{s['rows']} rows predicted ({s['unsupported']} unsupported); "
+    text = (f"{s['predicted']}/{s['rows']} rows predicted ({s['unsupported']} unsupported); "
             f"median |error| {s['median_abs_error_pct']:.1f}%, mean |error| {s['mean_abs_error_pct']:.1f}%, "
             f"within ±25%: {s['within_25pct']:.0%}, measured inside band: {s['inside_band']:.0%}")
+    if s.get("frontier_rows"):
+        text += (f"\nfrontier reads at a speed ({s['frontier_rows']}): vertical (throughput at the speed) median "
+                 f"|error| {s['frontier_vertical_median_abs_pct']:.1f}%, horizontal (speed at the throughput) "
+                 f"{s['frontier_horizontal_median_abs_pct']:.1f}%")
+    return text
 
 
 def table_text(df: pd.DataFrame) -> str:

@@ -4,10 +4,19 @@ the KV host tier, the speculative-decoding method. Read from the record's worklo
 Workload versions (``workload_version``): AgentX changed under the same name. A row with workload ``agentx`` is
 mapped to the catalog entry of the version it ran:
   * ``agentx-062126-256k``  notes name the 256k-truncated trace (``cc-traces-weka-062126-256k``, "truncated 256k")
-  * ``agentx-062126``       dated before 2026-07-30, or notes placing it before the AIPerf/AgentX harness update of
-                            2026-07-30 ("predates", "before the 2026-07-30", a July 2026 bring-up)
-  * ``agentx-062126-0730``  every other AgentX row (the harness from 2026-07-30 on, full trace)
+  * ``agentx-062126``       dated before the harness switch of 2026-07-29 (``AGENTX_HARNESS``), or notes placing
+                            it before the AIPerf/AgentX harness update ("predates", "before the 2026-07-29 switch",
+                            a July 2026 bring-up)
+  * ``agentx-062126-0730``  every other AgentX row (the harness from 2026-07-29 on, full trace)
 Other workload ids are used as given.
+
+Harness versions (``AGENTX_HARNESS``, ``record_harness``): what a lane does between its requests, per the
+InferenceX harness history read in ../shared/data/AUDIT.md section 1.1 (data, never fitted).
+
+Interactivity (``record_interactivity``): AgentX tables quote two per-user speeds. ``intvty`` = 1 / the ITL
+statistic (InferenceX utils/agentic/aggregation/request_metrics.py l. 198; ITL = (E2E - TTFT) / (OSL - 1), so
+prefill stalls are in it, TTFT is not); ``e2e_norm_intvty`` = 1 / (E2E / OSL) (l. 159-184, the dashboard axis).
+A row whose notes quote ``intvty`` without E2E normalisation is the ITL one; otherwise the workload's own.
 
 Statistic (``record_statistic``): ``mean`` where the notes say the source's latencies are means (InferenceX API
 tables: "'Mean latency'", "MEANS"; "mean TTFT" / "mean TPOT" for that metric), ``p90`` / ``p95`` / ``p50`` where the
@@ -18,14 +27,16 @@ for AgentX interactivity, the workload's percentile.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-HARNESS_UPDATE = "2026-07-30"
+HARNESS_UPDATE = "2026-07-29"
+"""InferenceX ddeb02eb9 (PR #2415, 2026-07-29): AgentX moved to upstream AIPerf main (AUDIT.md 1.1)."""
 AGENTX_256K = "agentx-062126-256k"
 AGENTX_PRE = "agentx-062126"
 AGENTX_POST = "agentx-062126-0730"
 
 _TRUNC = re.compile(r"cc-traces-weka-062126-256k|truncated 256k|256k-truncated", re.IGNORECASE)
-_PRE = re.compile(r"predates the AIPerf|before the 2026-07-30|July 2026 harness|image pushed 2026-07-|"
+_PRE = re.compile(r"predates the AIPerf|before the 2026-07-30|before the 2026-07-29|July 2026 harness|image pushed 2026-07-|"
                   r"PR of (early|mid|late) July 2026", re.IGNORECASE)
 _HOST = re.compile(r"HiCache|LMCache|DRAM offload|DRAM arm|CPU tier|host[- ]memory offload|kv offload|"
                    r"host-DRAM|CPUOffload|\boffload\b", re.IGNORECASE)
@@ -38,6 +49,66 @@ _MEAN_TABLE = re.compile(r"'Mean latency'|are MEANS", re.IGNORECASE)
 _METRIC_WORDS = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "tps_per_user": "intvty|interactivity|user"}
 
 
+@dataclass(frozen=True)
+class Harness:
+    """One AgentX harness version: what ``concurrency`` lanes do between requests (AUDIT.md 1.1, 1.2).
+
+    A lane is one live session tree (a root trace plus its subagents); it waits the trace's recorded end-to-start
+    gap before its next turn, each gap cut at ``gap_cap_s`` (None: as recorded), and all lanes' timers skip
+    ahead once the whole system has idled ``system_idle_cap_s``. Warmup requests are excluded from the
+    figures; the measurement window runs from the first profiled start to the last profiled end (the drain of
+    requests in flight at the end is included)."""
+
+    since: str                         # first date (ISO) of runs on this harness ("": the first AgentX runs)
+    gap_cap_s: float | None            # idle gap cap, s (None: gaps as recorded)
+    cap_scope: str                     # what the cap applies to: "trace" (per trace), "tree" (per session tree)
+    system_idle_cap_s: float           # all lanes idle: timers skip ahead after this long, s
+    warmup: str                        # how the caches are warmed (excluded from the figures)
+    workload: str                      # the catalog workload (lengths, pause) of the full trace on this harness
+    source: str
+
+
+AGENTX_HARNESS = (
+    Harness("", 10.0, "trace", 10.0, "600 s agentic cache warmup, one-token outputs, no idle delays",
+            AGENTX_PRE, "InferenceX benchmarks/benchmark_lib.sh at 20030666b (PR #2268, 2026-07-18) l. 1740, 1781: "
+            "--trace-idle-gap-cap-seconds 10 against parent + subagent request starts; lanes ~91-95% busy "
+            "(PR #2275)"),
+    Harness(HARNESS_UPDATE, None, "trace", 10.0, "10 warmup requests per lane", AGENTX_POST,
+            "InferenceX ddeb02eb9 (PR #2415, 2026-07-29): upstream AIPerf main, per-lane warmup, no per-trace cap"),
+    Harness("2026-08-02", 300.0, "tree", 10.0, "10 warmup requests per lane", AGENTX_POST,
+            "InferenceX ce8a34e4d (PR #2457, 2026-08-02): 300 s whole-trajectory idle cap for every AgentX "
+            "replay; benchmark_lib.sh at 843c6254 l. 1797, 2038 (default 300)"),
+)
+"""AgentX harness versions in date order (``record_harness`` picks the last one started by a row's date)."""
+
+
+def harness_on(date: str | None, notes: str | None = None) -> Harness:
+    """The AgentX harness a run used: the last version started on or before ``date``; an undated row whose
+    notes place it before the 2026-07-29 switch gets the first, any other undated row the current one."""
+    if not date:
+        return AGENTX_HARNESS[0] if _PRE.search(notes or "") else AGENTX_HARNESS[-1]
+    started = [h for h in AGENTX_HARNESS if h.since <= date]
+    return started[-1] if started else AGENTX_HARNESS[0]
+
+
+def record_harness(rec) -> Harness | None:
+    """The AgentX harness of a record (None for other workloads)."""
+    return harness_on(rec.date, rec.notes) if (rec.workload or "").startswith("agentx") else None
+
+
+_INTVTY = re.compile(r"\bintvty\b", re.IGNORECASE)
+_E2E_NORM = re.compile(r"e2e[_ -]?norm|E2E-normali[sz]ed|normali[sz]ed by E2E|OSL / E2E", re.IGNORECASE)
+
+
+def record_interactivity(rec, workload) -> str:
+    """'itl' or 'e2e': what a per-user speed record is (module docstring). The notes quoting AgentX's ``intvty``
+    (1 / the ITL statistic) without E2E normalisation -> 'itl'; else the workload's ``interactivity``."""
+    n = rec.notes or ""
+    if _INTVTY.search(n) and not _E2E_NORM.search(n):
+        return "itl"
+    return getattr(workload, "interactivity", "itl")
+
+
 def workload_version(workload: str | None, date: str | None, notes: str | None) -> str | None:
     """The catalog workload a record ran (see the module docstring); None for fixed-length rows."""
     if workload != "agentx":
@@ -45,9 +116,9 @@ def workload_version(workload: str | None, date: str | None, notes: str | None) 
     n = notes or ""
     if _TRUNC.search(n):
         return AGENTX_256K
-    if (date and date < HARNESS_UPDATE) or _PRE.search(n):
+    if _PRE.search(n):
         return AGENTX_PRE
-    return AGENTX_POST
+    return harness_on(date, n).workload
 
 
 def record_workload(rec) -> str | None:
@@ -122,7 +193,8 @@ def record_drafts_unstated(rec) -> bool:
     return rec.spec_tokens is None and bool(_SPEC.search(n)) and not _NO_SPEC.search(n)
 
 
-__all__ = ["AGENTX_256K", "AGENTX_POST", "AGENTX_PRE", "HARNESS_UPDATE", "record_drafts_unstated",
+__all__ = ["AGENTX_256K", "AGENTX_HARNESS", "AGENTX_POST", "AGENTX_PRE", "HARNESS_UPDATE", "Harness", "harness_on",
+           "record_drafts_unstated", "record_harness", "record_interactivity",
            "record_host_tier", "record_statistic", "record_workload", "workload_version"]
 
 

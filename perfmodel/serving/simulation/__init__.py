@@ -4,10 +4,13 @@
 ``api.simulate(scenario)`` binds a scenario to those. The step costs come from one
 vectorized evaluation of the compiled decode / prefill equations on a grid (``steps.StepTables``); the symbol
 values, capacity and acceptance are those the closed form uses (``Setup.symbol_values``, ``serving/aggregated``'s
-``max_batch`` / ``kv_max_batch``, ``Deployment.accepted_tokens``). The loop (``engine.Engine``) schedules
-continuous batching with chunked prefill under the profile's token budget (``prefill_chunk_tokens``), mixed or
-prefill-first (``features.mixed_prefill``), the running-request cap, KV capacity with an LRU prefix cache, closed-
-or open-loop clients and lengths drawn from the workload (``requests.Lengths``). Deterministic for a seed.
+``max_batch`` / ``kv_max_batch``, ``Deployment.accepted_tokens``). The clock loop (``engine.Engine``) wires
+vLLM's seams: the scheduler policy (``scheduler.Scheduler``: continuous batching with chunked prefill under the
+profile's token budget ``prefill_chunk_tokens``, the running-request cap), the KV cache manager
+(``kv_cache.KVCacheManager``: KV capacity with an LRU prefix cache) and the cost oracle (``cost.CostOracle``: mixed
+or prefill-first steps, ``features.mixed_prefill``), with closed- or open-loop clients (``clients.Clients``),
+lengths drawn from the workload (``requests.Lengths``, ``ledger.RequestLog``) and the decode batch
+(``decode_batch.DecodeBatch``). Deterministic for a seed.
 
 Not simulated (the closed form has them): disaggregated pools, the host KV tier, KV-aware routing over several
 instances, a KV pool, speculative acceptance varying per step (the mean acceptance is used). State snapshots

@@ -5,8 +5,11 @@ Agentic workloads: each client runs sessions of T turns (T ~ the turns distribut
 the context reached (isl), the new tokens (<= isl) and the output (capped at max_output_tokens) are drawn from
 their log-normal distributions (median, mean -> sigma; Dist). The first turn of a session prefills its initial
 context c0 = isl - (E[T] - 1) / 2 (E[new] + E[osl]) (at least its new tokens), as ``serving/lengths.py`` counts it;
-later turns prefill only their new tokens, if the session's prefix is still cached (engine.py decides), and
-at least isl (1 - max_hit_rate) where the workload publishes a ceiling. A tool pause published without a spread
+a harness that replays each session from a uniform start fraction r in ``replay_start_ratio`` (AgentX from
+2026-07-29) replays T (1 - r) turns, the first prefilling the whole context reached there (lengths.py likewise);
+later turns prefill only their new tokens, if the session's prefix is still cached (kv_cache.py decides), scaled
+where the workload publishes a hit ceiling so the trace-wide hit stays at or below it (``sessions.ceiling_scale``,
+as the mean request counts it). A tool pause published without a spread
 is drawn exponential with that mean: identical pauses and lengths lock the clients into synchronized waves, and
 the closed form's queueing assumes random arrivals. Contexts are drawn per request, not
 grown turn by turn: the distributions are the workload's statistics over all requests.
@@ -18,6 +21,7 @@ import numpy as np
 
 from ...specs.deployment import FixedWorkload
 from ...specs.workload import WorkloadSpec
+from ..sessions import ceiling_scale
 
 
 def _lognormal(rng, dist, n: int) -> np.ndarray:
@@ -46,9 +50,13 @@ class Lengths:
         self.new = np.minimum(np.maximum(np.round(_lognormal(rng, a.new_tokens_per_turn, n)), 1.0), self.isl)
         drawn_osl = np.maximum(np.round(_lognormal(rng, a.output_tokens, n)), 1.0)
         self.osl = np.minimum(drawn_osl, a.max_output_tokens) if a.max_output_tokens else drawn_osl
-        if a.max_hit_rate is not None:
-            self.new = np.minimum(np.maximum(self.new, self.isl * (1 - a.max_hit_rate)), self.isl)
-        if a.turns is not None:          # first turns prefill the initial context
+        if a.max_hit_rate is not None:   # the trace-wide hit ceiling: later turns' new tokens scaled (sessions.py)
+            self.new = np.minimum(np.maximum(np.round(self.new * ceiling_scale(a)), 1.0), self.isl)
+        self._replay = a.replay_start_ratio if a.replayed_turns is not None else None
+        if self._replay is not None:     # replayed from a mid-trajectory start: the first replayed request
+            self.turns_mean = float(a.replayed_turns)      # prefills the whole context reached there, cold
+            self.first_new = self.isl.copy()
+        elif a.turns is not None:        # first turns prefill the initial context
             self.turns_mean = a.turns.mean_value
             grow = (self.turns_mean - 1) / 2 * (a.new_tokens_per_turn.mean_value + self.osl.mean())
             self.first_new = np.clip(self.isl - grow, self.new, self.isl)
@@ -68,4 +76,7 @@ class Lengths:
         """Turns of a new session (fixed workloads: 1)."""
         if not self.agentic or self._turns_dist is None:
             return 1 if not self.agentic else 10 ** 9
-        return max(int(round(_lognormal(rng, self._turns_dist, 1)[0])), 1)
+        turns = _lognormal(rng, self._turns_dist, 1)[0]
+        if self._replay is not None:     # the harness starts the trace at a uniform fraction r and replays the rest
+            turns *= 1.0 - rng.uniform(*self._replay)
+        return max(int(round(turns)), 1)

@@ -35,6 +35,14 @@ class Axis:
     n: int
     log: bool
 
+    def __post_init__(self):
+        # constants of ``locate``, computed once (the same floats it would compute per call)
+        self._flat = self.hi <= self.lo or self.n < 2
+        if self.log and not self._flat:
+            self._f0, self._span = math.log(self.lo), math.log(self.hi) - math.log(self.lo)
+        else:
+            self._f0, self._span = self.lo, self.hi - self.lo
+
     def points(self) -> np.ndarray:
         if self.hi <= self.lo:
             return np.full(self.n, self.lo)
@@ -42,10 +50,9 @@ class Axis:
 
     def locate(self, x: float) -> tuple[int, float]:
         """(i, t): x lies at i + t on the grid, 0 <= t <= 1, i in [0, n - 2]."""
-        if self.hi <= self.lo or self.n < 2:
+        if self._flat:
             return 0, 0.0
-        f = (math.log(max(x, self.lo)) - math.log(self.lo)) / (math.log(self.hi) - math.log(self.lo)) if self.log \
-            else (x - self.lo) / (self.hi - self.lo)
+        f = (math.log(max(x, self.lo)) - self._f0) / self._span if self.log else (x - self.lo) / self._span
         f = min(max(f, 0.0), 1.0) * (self.n - 1)
         i = min(int(f), self.n - 2)
         return i, f - i

@@ -1,0 +1,109 @@
+"""Two step unknowns of a ratio claim solved jointly: both systems' decode steps off the model at once.
+
+Where no single system's steps bring a ratio claim A/B to its claimed value within the model's own error (one
+unknown at a time), both may: A's steps k_A and B's steps k_B times the modeled ones, the figure read with both
+shifts (``Figure.read(shifts={A: k_A, B: k_B}, diagonal=True)``). The error is spent once, in quadrature: each
+factor in units of its own region's band (``conditions.region_band``: ln k / ln(band end on k's side)),
+
+    z = sqrt((ln k_A / ln b_A)^2 + (ln k_B / ln b_B)^2),
+
+and the pair with the least z on the curve Q(k_A, k_B) = claimed is reported (k_A on a grid toward the side that
+moves Q toward the claim, k_B solved for each by bisection and read back: the figure at the pair must land the
+claim inside the model's interval, never on a jump). ``within error`` when z <= 1. Bounds as for one system:
+speed of light for a faster system, the speeds the source says a slower one reached; beyond the band and the
+fitted fast corner with no record for it, *implausible on the evidence*.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .conditions import dir_down, fast_corner, itl_end, lands, measured_speed, region_band, sol_factor, solve_factor
+from .evidence import on_steps
+from .fmt import fmt
+
+STEPS_A = 10          # grid points of k_A between 1 and its bound
+
+
+def _z(k: float, band: dict) -> float:
+    """|ln k| in units of the band's end on k's side (k < 1: faster, the band's low end)."""
+    end = band["lo"] if k < 1 else band["hi"]
+    le = abs(math.log(end))
+    return abs(math.log(k)) / le if le > 0 else math.inf
+
+
+def joint_steps(C, fig, ev: dict) -> dict | None:
+    """The least-z pair (k_A, k_B) that gives a ratio claim its claimed value (module docstring), or None."""
+    if C.claim.kind != "ratio" or len(C.sides) != 2 or C.col == "ttft_s":
+        return None
+    ha, hb = C.sides[0].hardware, C.sides[1].hardware
+    iv, q0, c = ev["iv"], ev["q"], ev["c"]
+    if ha == hb or not (q0 and math.isfinite(q0) and q0 > 0 and c and c > 0):
+        return None
+    up = c > q0
+    a_fast = up == dir_down(fig, ha)          # A faster raises Q when A is a numerator
+    ba, bb = region_band(C, fig, ev, ha), region_band(C, fig, ev, hb)
+    ends = {h: ev["ends"].get(h, {}).get("end") for h in (ha, hb)}
+
+    def limits(h: str, faster: bool) -> float:
+        if faster:
+            s = sol_factor(C, fig, h)
+            return max(s, 1 / 20) if s else 1 / 20
+        v, e = measured_speed(C, h), ends[h]
+        return max(1.0, min(e / v * 1.01, 20.0)) if v and e and math.isfinite(e) else 20.0
+    lim_a = limits(ha, a_fast)
+    b_fast = not a_fast                         # B moves the same way on Q: slower when A is faster
+    lim_b = limits(hb, b_fast)
+
+    def q_of(ka: float, kb: float) -> float:
+        r = fig.read(shifts={ha: ka, hb: kb}, diagonal=True)
+        if r["unreached"]:
+            return 0.0 if all(dir_down(fig, h) for h in r["unreached"]) else math.inf
+        return r["q"]
+    best = None
+    # k_A: a grid out to its bound, a finer one out to its band's end, and the fitted fast corner itself
+    opt_a = fast_corner(ev, fig, ha) if a_fast else None
+    opt_b = fast_corner(ev, fig, hb) if b_fast else None
+    end_a = ba["lo"] if a_fast else ba["hi"]
+    grid = {*np.geomspace(1.0, lim_a, STEPS_A + 1)[1:], *np.geomspace(1.0, end_a, STEPS_A // 2 + 1)[1:]}
+    grid |= {opt_a} if opt_a and lim_a <= opt_a < 1 else set()
+    for ka in sorted(float(v) for v in grid):
+        qa = q_of(ka, 1.0)
+        kb: float | None = (1.0 if lands(qa, c, iv) and abs(math.log(c / qa)) < 1e-9 else
+                            solve_factor(lambda k, ka=ka: q_of(ka, k), qa, c))
+        if kb is None or not ((kb >= lim_b * (1 - 1e-9)) if b_fast else (kb <= lim_b)):
+            continue
+        if not lands(q_of(ka, kb), c, iv):
+            continue
+        z = math.hypot(_z(ka, ba), _z(kb, bb))
+        fit = (a_fast and opt_a is not None and ka < opt_a) or (b_fast and opt_b is not None and kb < opt_b)
+        if best is None or (fit, z) < best[:2]:            # inside the fitted ranges first, then the least z
+            best = (fit, z, ka, kb)
+    if best is None:
+        return None
+    _, z, ka, kb = best
+    recs = {h: on_steps(h, C.model, k, itl_end(C, h)) for h, k in ((ha, ka), (hb, kb))}
+    opt = {h: fast_corner(ev, fig, h) for h in (ha, hb)}
+    beyond_fit = any(k < 1 and (o := opt[h]) is not None and k < o and recs[h]["tag"] != "supported by records"
+                     for h, k in ((ha, ka), (hb, kb)))
+    within = z <= 1 and not beyond_fit        # never 'within error' beside 'beyond the fitted ranges'
+    contradicted = any(r["tag"] == "contradicts records" for r in recs.values())
+    allowed = z <= 1 or not beyond_fit
+    tag = ("contradicts records" if contradicted else "within error" if within else
+           "beyond the fitted ranges" if z <= 1 else "implausible on the evidence" if not allowed else "beyond error")
+
+    def part(h: str, k: float) -> str:
+        e = ends[h]
+        kk = 1 / k if k < 1 else k
+        s = f"{h} steps {kk:.2f}x {'faster' if k < 1 else 'slower'}"
+        return s + (f" (end {fmt(e / k)}, modeled {fmt(e)})" if e and math.isfinite(e) else "")
+    both = f"{part(ha, ka)} and {part(hb, kb)}"
+    ev_text = (f"the two spent in quadrature: {z:.2f} of the model's error (its regions: {ha} {ba['region']} "
+               f"{1 / ba['lo']:.3g}x faster to {ba['hi']:.3g}x slower, {hb} {bb['region']} {1 / bb['lo']:.3g}x "
+               f"faster to {bb['hi']:.3g}x slower); {ha}: {recs[ha]['text']}; {hb}: {recs[hb]['text']}")
+    return {"kind": "joint_steps", "system": f"{ha}+{hb}", "key": f"{ha}+{hb} steps on {C.model}",
+            "factors": {ha: ka, hb: kb}, "z": z, "allowed": bool(allowed), "within_model_error": bool(within),
+            "tag": tag, "bands": {ha: [ba["lo"], ba["hi"]], hb: [bb["lo"], bb["hi"]]}, "records": recs,
+            "evidence": ev_text, "short": f"{both} [{tag}]", "text": f"{both}, together, at the claim [{tag}: {ev_text}]"}

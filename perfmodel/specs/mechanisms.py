@@ -1,0 +1,58 @@
+"""Physics mechanisms that are written but not yet switched on: each moves predictions of fitted rows, so each
+lands switched off (a profile lists the ones it uses in ``mechanisms``) and is switched on, with a refit, only
+through the calibration gate (docs/accuracy.md, the ledger). While a profile does not list a mechanism, the code
+computes exactly what it did before the mechanism was written (tests/test_mechanisms_off.py pins that: the serving
+reference of the previous main).
+
+Name -> what switching it on changes (and where the code is).
+"""
+
+from __future__ import annotations
+
+MECHANISMS: dict[str, str] = {
+    "floors_net_of_harness": (
+        "kernel-table floors net of the collector's per-call node period (harness_call_us once per kernel of the "
+        "measured call, MOE_KERNELS for a fused MoE call), curves whose t0 sits on its fitting bound left out of the "
+        "floor's median (engine/kernel_bind.py)"),
+    "mla_decode_row_tiles": (
+        "MLA decode attention issues whole 64-row MMA tiles: issued / useful FLOPs = 64 ceil(r / 64) / r, "
+        "r = q_len H / tp (model/mla.py, equations/step.py)"),
+    "prefix_cache_renewal": (
+        "the prefix cache as an LRU cache over the sessions' own idle gaps (renewal Che law, log-normal tool "
+        "pauses plus the admission wait) in place of the exponential working-set law n / P "
+        "(serving/prefix_cache.ReuseGaps, serving/sessions.idle_gaps)"),
+    "kv_admitted_prefill": (
+        "requests admitted to prefill hold their KV (n_pf = X (W_q + T_pf), Little's law), and past the KV cliff "
+        "the admitted requests fill the running cap: a second pass of the agentic fixed point "
+        "(serving/sessions.spare_hbm_prefixes)"),
+    "agentic_lanes": (
+        "an aggregated agentic deployment's concurrency is the benchmark's lanes, a closed loop whose running "
+        "batch the step evaluation solves capped at the capacity, the excess waiting for a slot, instead of "
+        "inverting C(B) uncapped (api.predict, serving/load.running_batch)"),
+    "deepseek_mtp_random_prior": (
+        "DeepSeek MTP heads on random-token benchmarks accept drafts at vLLM #41044's measured 0.614 (a prior, "
+        "acceptance_priors.py) instead of the profile's rate"),
+    "record_intvty_itl": (
+        "a per-user speed record whose notes quote AgentX's 'intvty' is read as 1 / ITL, not on the workload's "
+        "E2E axis (validation/workload_versions.record_interactivity)"),
+    "envelope_over_engines": (
+        "a frontier row naming no engine is read on the envelope of the default profiles (trtllm, sglang, vllm) "
+        "plus variants validated mid-curve, instead of the profile and its min-latency variant "
+        "(validation/predict_rows.envelope_members)"),
+    "hit_ceiling_per_trace": (
+        "a published prefix-hit ceiling bounds the trace-wide hit: later turns' new tokens scaled by "
+        "k = max(1, (E[ctx](1 - h_max) - w_1 E[first]) / E[new]) in the median request and the request samples "
+        "(serving/sessions.ceiling_scale)"),
+    "first_turn_requests": (
+        "the request samples (TTFT and E2E percentiles) include the sessions' first turns, which prefill their "
+        "whole starting context (serving/sessions.first_turn_share, first_turn_tokens)"),
+}
+"""Every mechanism a profile may switch on."""
+
+
+def check(names: list[str]) -> list[str]:
+    """``names`` if every one is a known mechanism; else ValueError naming the unknown one and the choices."""
+    for n in names:
+        if n not in MECHANISMS:
+            raise ValueError(f"unknown mechanism {n!r}; choose from {', '.join(sorted(MECHANISMS))}")
+    return names

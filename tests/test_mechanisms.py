@@ -1,0 +1,101 @@
+"""Physics mechanisms written but switched off (perfmodel/specs/mechanisms.py): each switch is wired (on, it moves
+a number; off, the number is the one before it was written) and an unknown name is a one-line error. The numbers
+with every mechanism off are pinned as a whole by tests/test_serving_reference.py (main's reference); the other
+mechanisms' on/off checks sit beside their hand checks (test_kernel_bind, test_attention_phases,
+test_acceptance_random, test_agentic_cliff, test_curve_end_parts)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mechanisms_on import profile_file, profile_with
+
+from perfmodel import api, catalog
+from perfmodel.engine.evaluate import point_arrays
+from perfmodel.errors import SpecError
+from perfmodel.serving import sessions
+from perfmodel.serving.lengths import workload_lengths
+from perfmodel.specs.deployment import Scenario
+from perfmodel.specs.mechanisms import MECHANISMS
+from perfmodel.specs.profile import ProfileSpec
+
+AGENTIC = {"hardware": "b200", "model": "deepseek-v4-pro",
+           "deployment": {"gpus": 8, "tp": 8, "ep": 8, "weights": "mxfp4", "spec_tokens": 3, "concurrency": 64},
+           "workload": "agentx"}
+
+
+def _predict(folder, *mechanisms, concurrency=64):
+    sc = {**AGENTIC, "profile": profile_file(folder, "sglang", *mechanisms),
+          "deployment": {**AGENTIC["deployment"], "concurrency": concurrency}}
+    return api.predict(Scenario.model_validate(sc)).iloc[0]
+
+
+def test_catalog_profiles_name_known_mechanisms_and_an_unknown_one_is_refused():
+    for pid in catalog.ids("profiles"):
+        assert set(catalog.profile(pid).mechanisms) <= set(MECHANISMS)
+    data = catalog.profile("vllm").model_dump(mode="json", exclude_none=True)
+    with pytest.raises(ValueError, match="unknown mechanism 'warp_drive'; choose from"):
+        ProfileSpec.model_validate({**data, "mechanisms": ["warp_drive"]})
+    with pytest.raises(AssertionError):
+        catalog.profile("vllm").uses("warp_drive")            # a typo in the code fails loudly
+
+
+def test_unknown_mechanism_in_a_profile_file_is_one_line(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text(open(profile_file(tmp_path, "vllm")).read() + "mechanisms: [warp_drive]\n")
+    with pytest.raises(SpecError) as exc:
+        catalog.profile(str(path))
+    assert "mechanisms" in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_agentic_lanes_switch(tmp_path):
+    """On, the 64 lanes are a closed loop whose running batch is solved (capped, lanes pausing); off, the live
+    sessions set the batch by inverting C(B)."""
+    off, on = _predict(tmp_path), _predict(tmp_path, "agentic_lanes")
+    assert on["batch"] != pytest.approx(off["batch"], rel=1e-3)
+
+
+def test_kv_admitted_prefill_switch(tmp_path):
+    """Past the KV cliff (256 lanes on 8 B200), requests admitted to prefill holding their KV take the room the
+    idle prefixes kept: the hit falls and the TTFT grows."""
+    lanes = _predict(tmp_path, "agentic_lanes", concurrency=256)
+    both = _predict(tmp_path, "agentic_lanes", "kv_admitted_prefill", concurrency=256)
+    assert both["prefix_hit"] < lanes["prefix_hit"] - 0.05 and both["ttft_ms"] > lanes["ttft_ms"]
+
+
+def test_prefix_cache_renewal_switch():
+    """On, the idle prefixes age out by the sessions' own gaps (a renewal Che law); off, the exponential law (None)."""
+    dists = catalog.workload("agentx").agentic
+    args = (dists, dists.pause_s, np.array([40.0]), np.array([8.0]), np.array([20.0]), "session")
+    on = sessions.idle_gaps(type("S", (), {"profile": profile_with("sglang", "prefix_cache_renewal")}), *args)
+    off = sessions.idle_gaps(type("S", (), {"profile": profile_with("sglang")}), *args)
+    assert off is None and on is not None
+    assert on.survival(np.array([0.5]))[0] != pytest.approx(0.5, abs=1e-3)      # not n / P
+
+
+def test_first_turn_requests_switch():
+    """On, 1 / replayed turns of the request samples prefill the whole context they start at (AgentX after its
+    harness update replays from mid-trajectory): the mean sampled TTFT grows."""
+    from perfmodel.api import deployment_points, setup_for
+    wl = catalog.workload("agentx-062126-0730")
+    sc = Scenario.model_validate({**AGENTIC, "profile": "sglang", "workload": wl.id})
+    pts = {**deployment_points(sc.deployment, workload_lengths(wl), 2.0), "batch": 16.0, "concurrency": np.nan}
+    mean = {}
+    for label, prof in (("off", profile_with("sglang")), ("on", profile_with("sglang", "first_turn_requests"))):
+        setup = setup_for(sc.hardware, sc.model, prof, sc.deployment)
+        df = sessions.agentic(setup, pts, wl.agentic.pause_s, False, dists=wl.agentic)
+        mean[label] = sessions._request_samples(setup, point_arrays(pts), df, wl.agentic)[0].mean()
+    assert mean["on"] > 1.01 * mean["off"]
+
+
+def test_record_intvty_itl_switch():
+    """a205 quotes AgentX's 'intvty' (1 / ITL): on, it is read as ITL speed; off, on the workload's E2E axis."""
+    from perfmodel.validation.predict_rows import agentic_inputs, point_inputs, resolve_record
+    from perfmodel.validation.records import read_records
+    from perfmodel.validation.workload_versions import record_workload_spec
+    rec = resolve_record(next(r for r in read_records("data/shared/agentic.csv") if r.id == "a205"))
+    m, w = catalog.model(rec.model), record_workload_spec(rec)
+    pts, _ = point_inputs(rec, m)
+    off = agentic_inputs(rec, m, pts, w, profile_with("sglang"))
+    on = agentic_inputs(rec, m, pts, w, profile_with("sglang", "record_intvty_itl"))
+    assert w.interactivity == "e2e" and off.q is not None and on.q is None

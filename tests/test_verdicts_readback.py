@@ -1,0 +1,295 @@
+"""Issue 42: verdicts a planner reads correctly. One synthetic claim per rule on synthetic envelopes with known
+answers (A: f = 1e6 / x on [10, 400]; B: f = 5e5 / x^2 on [10, 200]; the ratio A/B = 2x, so a ratio at x reads
+2x, and B's steps k times the modeled ones read 2x k^3, A's 2x / k^2), and the read-back of every printed
+'[within error]' condition through the model. The error table is read at run time (its numbers move with a
+refit): each synthetic claim is placed relative to the band it reads."""
+
+import importlib
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfmodel import catalog
+from perfmodel.claims.arith import spec_ratio_check
+from perfmodel.claims.evidence import on_steps
+from perfmodel.specs.claim import ClaimSpec
+
+chk = importlib.import_module("perfmodel.claims.check")
+cond = importlib.import_module("perfmodel.claims.conditions")
+
+A, B = "vr200-nvl72", "gb300-nvl72"
+
+
+class Synth:
+    """Synthetic envelopes by hardware: the profile's fast corner ('opt') has every speed and figure ``fast`` x
+    the modeled one, the speed-of-light profile 10x."""
+
+    weights = "nvfp4"
+    space = {"spec_tokens": (0,)}
+    evaluations = 0
+
+    def __init__(self, fast=1.2, b=None):
+        xa, xb = np.geomspace(10, 400, 31), np.geomspace(10, 200, 23)
+        self.base = {A: (xa, 1e6 / xa), B: b if b is not None else (xb, 5e5 / xb ** 2)}
+        self.fast = fast
+
+    @staticmethod
+    def _env(x, y):
+        d = pd.DataFrame({"tps_per_user": x, "total_tps_per_gpu": y, "ttft_ms": 100.0, "concurrency": 1e4 / x,
+                          "step_ms": 1e3 / x, "sessions_per_gpu": 1e3 / x, "gpus": 8.0, "ttft_mean_ms": 100.0})
+        for ax in ("tps_per_user_e2e", "tps_per_user_e2e_p50", "tps_per_user_e2e_p90"):
+            d[ax] = x
+        return d
+
+    def envelope(self, side, model, wl, axis="itl", metric="total_tps_per_gpu"):
+        x, y = self.base[side.hardware]
+        s = 10.0 if side.profile == "speed-of-light" else self.fast if side.corner == "opt" else 1.0
+        return self._env(x * s, y * s)
+
+    def _envelope_points(self, side, model, wl):
+        return self.envelope(side, model, wl)
+
+    points = _envelope_points
+
+
+def _claim(**kw):
+    d = {"id": "synthetic", "title": "t", "source": "a synthetic note, as reported in seeds/synthetic.txt",
+         "kind": "ratio", "quote": "q", "date": "2026-11-12",
+         "systems": [{"hardware": A, "profile": "vllm"}, {"hardware": B, "profile": "vllm"}],
+         "model": "deepseek-v4.1-flash", "workload": "agentx",
+         "metric": {"quantity": "throughput", "tokens": "total", "per": "gpu"},
+         "at": {"point": "speed", "tps_per_user": 50, "interactivity": "itl", "percentile": 50}, "claimed": 2.0}
+    d.update(kw)
+    return ClaimSpec.model_validate(d)
+
+
+def _band(x=50.0):
+    """The speed band the synthetic point at x reads (its concurrency 1e4 / x sets the region)."""
+    from perfmodel.claims.model_error import CURVE_END_CONCURRENCY, half_widths, region_of
+    conc = 1e4 / x
+    h = half_widths("speed", "curve-end" if conc <= CURVE_END_CONCURRENCY else region_of(conc), "agentic")
+    return math.exp(h["q10"]), math.exp(h["q90"])
+
+
+def _cond(r, hw, kind="steps"):
+    return next(c for c in r["conditions"] if c["kind"] == kind and c["system"] == hw)
+
+
+# ------------------------------------------------------------------ rule: the error spent once, at the claim
+def test_within_error_is_tested_at_the_claimed_value_against_the_points_own_band():
+    lo, hi = _band()
+    assert hi < 2.0, "the synthetic B must still reach 50 tok/s/user at the factors tried (its end 200 / k)"
+    inside = hi ** 0.9                          # B's steps this much slower: 2x k^3 at x = 50 is 100 k^3
+    r = chk.check(_claim(claimed=100 * inside ** 3), Synth())
+    b = _cond(r, B)
+    assert b["factor"] == pytest.approx(inside, rel=2e-3) and b["tag"] == "within error"
+    assert r["verdict"] == "consistent only if" and "[within error]" in r["condition"]
+    # just beyond the band: the old rule (the claim first moved to the interval's edge) called it within error
+    beyond = hi * 1.08
+    r2 = chk.check(_claim(claimed=100 * beyond ** 3), Synth())
+    b2 = _cond(r2, B)
+    assert b2["factor"] == pytest.approx(beyond, rel=2e-3) and b2["edge"] < hi    # the edge would have passed
+    assert b2["tag"] != "within error" and not b2["within_model_error"]
+
+
+def test_never_within_error_beside_beyond_the_fitted_ranges():
+    lo, _ = _band()
+    k = max(lo, 1 / 2.0) ** 0.5 / 1.0           # A's steps faster than the fast corner (1.2x) but inside the band
+    k = min(k, 1 / 1.3)
+    r = chk.check(_claim(claimed=100 / k ** 2), Synth())
+    a = _cond(r, A)
+    assert a["factor"] == pytest.approx(k, rel=2e-3) and a["beyond_fit"]
+    assert a["tag"] != "within error" and "within error" not in a["short"]
+    for c in r["conditions"]:
+        assert not ("[within error" in c["text"] and "beyond the fitted ranges" in c["text"])
+
+
+# ------------------------------------------------------------------ rule: the solver reads its solution back
+def test_a_solution_on_a_jump_is_no_solution():
+    # at 190 tok/s/user B's curve (end 200) ends 5% past the point: slowing B ends it there, and the figure jumps
+    # from ~20x to unbounded; 1,000x lies in the jump, so no step factor of B alone gives it
+    r = chk.check(_claim(at={"point": "speed", "tps_per_user": 190, "interactivity": "itl", "percentile": 50},
+                         claimed=1000.0), Synth())
+    b = _cond(r, B)
+    assert b.get("jump") and not b["allowed"]
+    assert r["verdict"] != "consistent only if" or b["short"] not in r["condition"]
+
+
+def test_a_no_op_condition_on_a_jump_of_the_curve_reads_consistent():
+    xb = np.array([10, 20, 50, 100, 100.5, 150, 200.0])
+    yb = 5e5 / xb ** 2 * np.where(xb <= 100, 3.0, 1.0)          # B's figure falls 3x between 100 and 100.5
+    s = Synth(b=(xb, yb))
+    x = 100.2
+    fb_low = 5e5 / 100.5 ** 2                                       # just past the jump
+    r = chk.check(_claim(at={"point": "speed", "tps_per_user": x, "interactivity": "itl", "percentile": 50},
+                         claimed=(1e6 / x) / fb_low), s)
+    assert r["verdict"] == "consistent" and "jump" in r["flag"]
+    assert not r["condition"]
+
+
+# ------------------------------------------------------------------ rule: implausible on the evidence
+def test_beyond_the_error_and_the_fast_corner_with_no_record_is_implausible_on_the_evidence():
+    lo, _ = _band()
+    k = lo / 1.2                                # A's steps faster than its band allows, and than the fast corner
+    r = chk.check(_claim(claimed=100 / k ** 2), Synth())
+    a = _cond(r, A)
+    assert a["factor"] == pytest.approx(k, rel=2e-3)
+    assert not a["allowed"] and a["tag"] == "implausible on the evidence"
+    assert "no record of vr200-nvl72" in a["text"]
+
+
+# ------------------------------------------------------------------ rule: two unknowns jointly, in quadrature
+def test_two_step_unknowns_are_solved_jointly_in_quadrature():
+    lo, hi = _band()
+    if not (lo <= 0.6 and hi < 3.2):
+        pytest.skip("the synthetic placement assumes a speed band at least 1.67x wide on the fast side")
+    c = 100 * 1.19 ** 2 * hi ** 2.7             # A 1.19x faster and B hi^0.9 slower give it (2x k_B^3 / k_A^2)
+    r = chk.check(_claim(claimed=c), Synth())
+    assert _cond(r, B)["tag"] != "within error"            # B alone: beyond its band
+    assert _cond(r, A)["tag"] != "within error"            # A alone: beyond the fitted fast corner
+    j = _cond(r, f"{A}+{B}", "joint_steps")
+    assert j["tag"] == "within error" and j["z"] <= 1
+    ka, kb = j["factors"][A], j["factors"][B]
+    assert 100 * kb ** 3 / ka ** 2 == pytest.approx(c, rel=0.01)                 # it gives the claim, read back
+    assert math.hypot(math.log(ka) / math.log(lo), math.log(kb) / math.log(hi)) == pytest.approx(j["z"], rel=1e-6)
+    assert "and" in r["condition"] and "[within error]" in r["condition"]
+
+
+# ------------------------------------------------------------------ rule: TTFT with no load, both sides
+def test_a_ttft_without_a_load_is_not_checkable_on_either_side():
+    base = dict(kind="absolute", systems=[{"hardware": A, "profile": "vllm"}], metric={"quantity": "ttft_s"})
+    for claimed in (0.1, 0.105, 10.0):          # the model's own 100 ms, just beside it, 100x
+        assert chk.check(_claim(**base, claimed=claimed), Synth())["verdict"] == "not checkable"
+    loaded = _claim(**base, claimed=0.1, deployment_hints=[{"system": A, "concurrency": 64}])
+    assert chk.check(loaded, Synth())["verdict"] == "consistent"                # a stated load: graded
+
+
+# ------------------------------------------------------------------ rule: a spec ratio rests on stated specs
+def test_a_spec_ratio_is_consistent_only_with_stated_specs():
+    hbm = catalog.claim("spec-hbm-bandwidth-2.4x")
+    r = spec_ratio_check(hbm)
+    assert r["verdict"] == "consistent only if" and "19.16/8" in r["condition"] and "estimate" in r["condition"]
+    assert "2.5x, 2.75x" in r["condition"]                           # every stated spec named
+    assert spec_ratio_check(hbm.model_copy(update={"claimed": 2.5}))["verdict"] == "consistent"  # shipments' 20
+    assert spec_ratio_check(hbm.model_copy(update={"claimed": 2.75}))["verdict"] == "consistent"  # announced 22
+    c2c = spec_ratio_check(catalog.claim("spec-c2c-2x"))
+    assert c2c["verdict"] == "consistent only if" and "no source states it" in c2c["condition"]
+
+
+# ------------------------------------------------------------------ rule: evidence from records, by id
+def test_records_of_that_hardware_and_model_are_the_evidence_named_by_id():
+    recs = (("r1", B, "m", 224.0, 1.0), ("r2", B, "m", 150.0, 16.0), ("r3", B, "other", 900.0, 1.0))
+    slower = on_steps(B, "m", 1.5, 402.0, recs)      # the end moves to 268: nothing measured is faster
+    assert slower["tag"] == "consistent with records" and slower["record"] == "r1"
+    assert on_steps(B, "m", 2.0, 402.0, recs)["tag"] == "contradicts records"      # 201 < r1's 224
+    assert on_steps(B, "m", 0.5, 200.0, recs)["tag"] == "supported by records"     # r1 above the modeled end
+    assert on_steps(B, "m", 0.5, 400.0, recs)["tag"] == "vendor's word"            # no record above the end
+    assert on_steps(A, "m", 0.5, 400.0, recs)["tag"] == "vendor's word" and on_steps(A, "m", 0.5, 400.0, recs)[
+        "record"] is None
+
+
+def test_a_sources_own_fastest_run_bounds_its_other_claims():
+    c = catalog.claim("aa-1.26x-peak-per-mw-kimi-k3")
+    C = type("C", (), {"claim": c, "model": "kimi-k3"})()
+    assert cond.measured_speed(C, A) == pytest.approx(catalog.claim("aa-255-tps-kimi-k3").claimed)
+
+
+# ------------------------------------------------------------------ the read-back of every '[within error]'
+STEPS = re.compile(r"([\w.\-]+) steps ([\d.]+)x (faster|slower)")
+
+
+def _readback(r: dict, claim: ClaimSpec, store) -> int:
+    """Every '[within error]' in the printed verdict, read back through the model: the printed factors give the
+    claim inside the interval, and each lies inside the band it was tagged against (one factor: its region's
+    band; two: their quadrature sum <= 1). Returns the number of conditions read back."""
+    n = 0
+    conds = [c for c in r.get("conditions") or [] if c.get("allowed") and c.get("tag") == "within error"]
+    printed = r.get("condition") or ""
+    for c in conds:
+        if c["short"] not in printed:
+            continue
+        ks = {hw: (1 / float(v) if d == "faster" else float(v)) for hw, v, d in STEPS.findall(c["short"])}
+        assert ks, c["short"]
+        C = chk._Claim(store, claim, claim.model, claim.workload, {"assumptions": []})
+        fig = C.figure()
+        ev = chk._evaluate(C, fig)
+        got = fig.read(shifts=ks, diagonal=True)
+        assert not got["unreached"]
+        assert cond.lands(got["q"], ev["c"], ev["iv"]), (c["short"], got["q"], ev["c"])
+        assert abs(math.log(got["q"] / ev["c"])) < 0.05          # at the claim itself, not at the interval's edge
+        if c["kind"] == "steps":
+            lo, hi = c["band"]
+            assert lo <= ks[c["system"]] * (1 + 1e-2) and ks[c["system"]] <= hi * (1 + 1e-2)
+        else:
+            z = math.hypot(*(math.log(ks[h]) / math.log(c["bands"][h][0 if ks[h] < 1 else 1]) for h in ks))
+            assert z <= 1.02
+        n += 1
+    return n
+
+
+def test_every_printed_within_error_condition_reads_back_synthetic():
+    lo, hi = _band()
+    n = 0
+    for kb in (hi ** 0.3, hi ** 0.7, hi ** 0.95):
+        for ka in (1.0, 1 / 1.1):
+            c = _claim(claimed=100 * kb ** 3 * 1.4 / ka ** 2)
+            s = Synth()
+            n += _readback(chk.check(c, s), c, s)
+    assert n >= 4
+
+
+@pytest.mark.parametrize("cid", ["vllm-58x-at-387", "aa-12-18x-per-gpu-fastest", "aa-5x-output-per-mw-at-165",
+                                 "aa-gb300-minus-81pct-120-to-165"])
+def test_every_printed_within_error_condition_reads_back_seed(cid, real_store):
+    c = catalog.claim(cid)
+    r = chk.check(c, real_store)
+    n = _readback(r, c, real_store)
+    assert n == r["condition"].count("[within error]") if r.get("condition") else n == 0
+
+
+@pytest.fixture(scope="module")
+def real_store():
+    from perfmodel.claims import CurveStore
+    return CurveStore(space=dict(batch_points=8, spec_tokens=(0, 3)))
+
+
+# ------------------------------------------------------------------ rule: one story per seed, at most two unknowns
+def test_one_story_solves_two_shared_unknowns_jointly_and_names_what_it_leaves():
+    from perfmodel.claims.story import KS, solve
+    n = len(KS)
+
+    def g(c, fn):       # a ratio claim whose figure is fn(k_A, k_B) on the grid
+        return {"systems": [A, B], "model": "m", "q": [[fn(ka, kb) for kb in KS] for ka in KS], "c": c,
+                "down": 0.1, "up": 0.1, "qualifier": "about", "per_mw": False, "r0": None,
+                "bands": {A: [0.5, 2.0], B: [0.5, 2.0]}, "bounds": {A: [0.0, 99.0], B: [0.0, 99.0]}}
+    ka, kb = float(KS[n // 2 - 2]), float(KS[n // 2 + 3])       # the true story: A faster, B slower
+    src = "as reported in seeds/s.txt"
+    res = [{"id": "x", "source": src, "verdict": "consistent only if", "story_grid": g(2 * kb / ka, lambda a, b: 2 * b / a)},
+           {"id": "y", "source": src, "verdict": "consistent only if", "story_grid": g(3 / ka, lambda a, b: 3 / a)},
+           {"id": "z", "source": src, "verdict": "consistent only if", "story_grid": g(50.0, lambda a, b: 1.0)}]
+    st = solve(res)["s"]
+    f = st["per_model"]["m"]
+    assert sorted(st["unknowns"]) == ["A", "B"] and len(st["unknowns"]) <= 2
+    assert f["ka"] == pytest.approx(ka) and f["kb"] == pytest.approx(kb)
+    assert sorted(st["explained"]) == ["x", "y"] and st["left"] == ["z"] and "`z`" in st["text"]
+
+
+def test_the_planners_table_states_its_bases_and_never_a_cliff_maximum():
+    from perfmodel.report.planner import markdown
+    df = pd.DataFrame([{"source": "s", "model": "m", "point": "peak", "axis": "itl", "a": f"{A} (vllm)",
+                        "b": f"{B} (vllm)", "a_tps_per_gpu": 3000.0, "b_tps_per_gpu": 1000.0, "a_end": 400.0,
+                        "b_end": 200.0, "per_gpu": 3.0, "per_gpu_low": 2.0, "per_gpu_high": 4.0, "per_mw": 2.4,
+                        "per_usd": 1.8, "a_sessions_per_rack": 700.0, "b_sessions_per_rack": 300.0,
+                        "slo_tps_per_user": 20.0},
+                       {"source": "s", "model": "m", "point": "300", "axis": "itl", "a": f"{A} (vllm)",
+                        "b": f"{B} (vllm)", "a_tps_per_gpu": 500.0, "b_tps_per_gpu": math.nan, "a_end": 400.0,
+                        "b_end": 200.0, "per_gpu": math.nan, "per_gpu_low": math.nan, "per_gpu_high": math.nan,
+                        "per_mw": math.nan, "per_usd": math.nan, "a_sessions_per_rack": 50.0,
+                        "b_sessions_per_rack": None, "slo_tps_per_user": 300.0}])
+    md = "\n".join(markdown(df, "s"))
+    assert "W;" in md and "per GPU-hour" in md and "TTFT <=" in md            # the power, price and SLO bases
+    assert "| 3x (2-4) | 2.4x (1.6-3.2) | 1.8x (1.2-2.4) | 700 / 300 at >= 20 |" in md
+    assert "beyond its end (200)" in md and "none meets it" in md and "up to" not in md.split("\n", 1)[1]
