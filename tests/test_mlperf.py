@@ -35,9 +35,14 @@ def test_workloads_exist_with_scenarios():
         assert all(s.startswith(("http", "\"http")) or "inference_results" in s for s in w.sources)
     s = catalog.workload("mlperf-llama2-70b").scenarios
     assert (s["Server"].ttft_ms, s["Server"].tpot_ms, s["Interactive"].tpot_ms) == (2000, 200, 40)
-    # the dataset means stay main's until the calibration lands the audited ones (../shared/data/README.md, audit
-    # of 2026-12-05: docs/accuracy.md, the ledger); they move predictions of fitted rows
-    assert catalog.workload("mlperf-deepseek-r1").osl == pytest.approx(4043.45)
+    # the sourced dataset means (../shared/data/README.md, audit of 2026-12-05) and the 20k-cap DeepSeek-R1 reference
+    means = {w: (catalog.workload(w).isl, catalog.workload(w).osl) for w in WORKLOADS}
+    assert means["mlperf-llama2-70b"] == (222.3, 294.45) and means["mlperf-llama3.1-8b"][0] == 870.7
+    assert means["mlperf-deepseek-r1"] == (803.8, 3886.23) and means["mlperf-llama3.1-405b"][0] == 9428.6
+    limits = {(w, k): (v.ttft_ms, v.tpot_ms) for w in WORKLOADS for k, v in catalog.workload(w).scenarios.items()}
+    assert limits[("mlperf-deepseek-r1", "Interactive")] == (1500, 15)
+    assert limits[("mlperf-gpt-oss-120b", "Server")] == (3000, 80)
+    assert limits[("mlperf-gpt-oss-120b", "Interactive")] == (2000, 15)
 
 
 def test_notes_are_read(records):

@@ -15,7 +15,7 @@ def _at(**dep):
     return api.predict(Scenario.model_validate({**BASE, "deployment": {**BASE["deployment"], **dep}})).iloc[0]
 
 
-@pytest.mark.parametrize("rate", [0.5, 4.0, 10.0])
+@pytest.mark.parametrize("rate", [0.5, 4.0, 7.0])
 def test_open_loop_obeys_littles_law_on_slots_and_in_the_system(rate):
     r = _at(arrival_rate=rate)
     assert r["request_rate_per_s"] == pytest.approx(rate)
@@ -29,7 +29,7 @@ def test_open_loop_obeys_littles_law_on_slots_and_in_the_system(rate):
 
 
 def test_ttft_and_its_tail_grow_with_the_arrival_rate():
-    rows = [_at(arrival_rate=x) for x in (1.0, 5.0, 10.0)]
+    rows = [_at(arrival_rate=x) for x in (1.0, 4.0, 7.0)]
     p50 = [r["ttft_ms"] for r in rows]
     p90 = [r["ttft_p90_ms"] for r in rows]
     assert p50 == sorted(p50) and p90 == sorted(p90)

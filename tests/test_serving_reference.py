@@ -1,9 +1,10 @@
 """The serving reference numbers (benchmarks/serving_reference.json) equal what the code computes now.
 
-The reference was recorded on main at de3d714 and is unchanged at b95223e, the main that the integrate branch
-landed on: the landing (the pipeline refactors, the verdict and plan fixes, and every physics mechanism of the
-branch switched off, perfmodel/specs/mechanisms.py) moves none of its numbers. Outputs added since (a column the
-reference does not record) are not compared; every recorded one is.
+History: recorded on main at de3d714 and unchanged at b95223e, the main the integrate branch landed on (40c5a9d:
+the landing moved none of its numbers, every physics mechanism switched off); re-recorded on the E refit (issue
+47 step 1: every mechanism of perfmodel/specs/mechanisms.py on, the E fit design, profiles refitted), whose
+ledger row in docs/accuracy.md gives the gate. Outputs added since a recording (a column the reference does not
+record) are not compared; every recorded one is.
 
 The provenance stamp of every committed report hashes that file instead of the package source
 (perfmodel/provenance.py): a change that moves a number must re-record it
@@ -18,8 +19,7 @@ import json
 
 from benchmarks import serving_reference as ref
 
-RECORDED_AT = "de3d714"      # main's commit that recorded benchmarks/serving_reference.json
-LANDED_ON = "b95223e"        # main before the integrate landing: the same file
+RECORDED_AT = "the E refit"    # what recorded benchmarks/serving_reference.json (the history above)
 
 
 def test_every_serving_path_gives_the_recorded_numbers():

@@ -53,10 +53,8 @@ FIT_PARAMS: dict[str, tuple[float, float]] = {
     "kernel_overhead_us": (0.0, 8.0), "step_overhead_ms": (0.0, 5.0), "seq_overhead_us": (0.0, 60.0),
     "moe_imbalance": (1.0, 3.0), "request_overhead_ms": (0.0, 400.0), "arrival_burst": (0.0, 1.0),
     "workspace_gb": (0.5, 20.0), "kernel_floor_share": (0.0, 1.0)}
-# the attention efficiencies are searched over the prior ranges above, not inside the engine's kernel-table bands
-# (kernel_bands.py): bounded there, trtllm's decode efficiency sat on the band's low edge and its step overhead
-# rose 40x to compensate, and the family cross-validation lost up to 7 points per family. A fitted value outside
-# the band is written into the profile's calibration note instead (band_notes): a mechanism the equations lack
+# the attention efficiencies' ranges are the engine's kernel-table bands where it has kernel tables
+# (kernel_bands.py: the hardware layer bounds them; the ranges above are the priors of engines without tables)
 # not fitted: eff_grouped_gemm and collective_latency_us, which the kernel fits replace wherever a GPU has them
 # (engine/kernel_bind.py: the grouped-GEMM rate by tokens per local expert, the all-reduce latency law); they keep
 # their catalog values for the GPUs without kernel tables (H800, AMD)
@@ -344,18 +342,9 @@ def base_engine(pid: str) -> str:
     return pid.split("-", 1)[1] if pid.startswith("dynamo-") else pid
 
 
-def band_notes(pid: str, values: dict[str, float]) -> list[str]:
-    """One note per attention efficiency fitted outside the engine's kernel-table band (kernel_bands.py)."""
-    notes = []
-    for name, (lo, hi) in kernel_bands(base_engine(pid)).items():
-        v = values.get(name)
-        if v is not None and not lo <= v <= hi:
-            side = "below" if v < lo else "above"
-            notes.append(f"{name} {v:.3g} {side} the {base_engine(pid)} kernel tables' band {lo:.2f}-{hi:.2f}: the "
-                         f"records ask for {'slower' if v < lo else 'faster'} attention than the kernels measure at "
-                         "serving shapes (missing: the kernels' efficiency by batch and context, which the band's "
-                         "shapes start at 8 sequences per rank)")
-    return notes
+def engine_bounds(pid: str) -> dict[str, tuple[float, float]]:
+    """Search ranges that depend on the engine: its attention efficiencies inside its kernel-table bands."""
+    return kernel_bands(base_engine(pid))
 
 
 def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = None,
@@ -382,7 +371,7 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
     for pid, recs in progress.bar(sorted(by.items(), key=lambda kv: not own_fit_ok(kv[1])),
                                   desc="calibrating engine families", unit="family", at_once=True):
         if own_fit_ok(recs):
-            results[pid] = {**fit_family(recs, profiles, fit, neutral_start=neutral_start),
+            results[pid] = {**fit_family(recs, profiles, fit, bounds=engine_bounds(pid), neutral_start=neutral_start),
                             "basis": f"own fit on {len(recs)} records"}
             continue
         base = base_engine(pid)
@@ -390,7 +379,7 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
             start_fit, start_basis = results[base], f"the fit of {base}"
         else:
             if pooled is None:
-                pooled = fit_family(records, profiles, fit, neutral_start=neutral_start)
+                pooled = fit_family(records, profiles, fit, bounds=engine_bounds(pid), neutral_start=neutral_start)
             start_fit, start_basis = pooled, f"the pooled fit over all {len(pooled['rows'])} records"
         small = list(SMALL_FIT)
         if needs_acceptance_fit(recs) and len(recs) >= ROWS_PER_PARAM * (len(small) + 1):
@@ -486,7 +475,7 @@ def render_profile(pid: str, result: dict, command: str) -> str:
                            f"{result['rms_log_error']:.3f}, median |ln error| "
                            f"{result.get('median_abs_log_error', float('nan')):.3f}; ranges = 90% intervals; "
                            f"other parameters keep their catalog values"
-                           + "".join(f"; {n}" for n in edge_notes(result) + band_notes(pid, result["values"])))
+                           + "".join(f"; {n}" for n in edge_notes(result)))
     ProfileSpec.model_validate(data)  # never write an invalid profile
     lines = []
     for k, v in data.items():

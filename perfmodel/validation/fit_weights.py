@@ -7,12 +7,11 @@ latency points are one benchmark suite: one voice, not two).
 
 Weight of a row in a group of n_g rows (``fit_weights``):
 
-    w_i = W_g / n_g,   W_g equal for every group   =>   w_i = 1 / n_g
+    w_i = W_g / n_g,   W_g proportional to sqrt(n_g)   =>   w_i = 1 / sqrt(n_g)
 
-so every group speaks with one voice whatever its row count (the 1,356 TensorRT-LLM rows of the InferenceX silicon
-sweeps weigh as much together as the six rows of the MTP-depth blog table). A weight growing as sqrt(n_g) was tried
-(issue 41): the many high-batch sweep rows then set the fit, and the family cross-validation lost 6-39 points on the
-small families (low-batch DeepSeek-R1 on TensorRT-LLM above all). Then the cap: no row above ROW_CAP of the total. Water-filling, w_i <- min(w_i, c) with the level c solved
+so a group's total grows with its rows, but only as their square root: the 1,356 TensorRT-LLM rows of the
+InferenceX silicon sweeps weigh sqrt(1356) = 37 single-row groups together, and each of them 1/37 of one such
+row. Then the cap: no row above ROW_CAP of the total. Water-filling, w_i <- min(w_i, c) with the level c solved
 from c = ROW_CAP * sum_j min(w_j, c); the rows below the level keep their ratios. With fewer than 1 / ROW_CAP
 rows no weighting can meet the cap and every row weighs the same (the lowest largest share there is, 1/N).
 The weights are scaled to sum to N (the loss keeps the scale of an unweighted sum).
@@ -73,11 +72,11 @@ def capped(w: np.ndarray, cap: float = ROW_CAP) -> np.ndarray:
 
 
 def fit_weights(records: Sequence[Record], cap: float = ROW_CAP) -> np.ndarray:
-    """Weight of each record (module docstring): 1/n_g per row of a group of n_g rows, capped at ``cap``
+    """Weight of each record (module docstring): 1/sqrt(n_g) per row of a group of n_g rows, capped at ``cap``
     of the total, scaled to sum to N."""
     groups = [weight_group(r) for r in records]
     counts = Counter(groups)
-    w = capped(np.array([1.0 / counts[g] for g in groups]), cap)
+    w = capped(np.array([1.0 / np.sqrt(counts[g]) for g in groups]), cap)
     return w * (len(w) / w.sum()) if len(w) else w
 
 

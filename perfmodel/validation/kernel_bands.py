@@ -1,6 +1,5 @@
-"""Bands of the attention efficiencies from the measured kernel tables (issue 41 item 1): what the hardware layer
-says the serving fit should find. The calibration reports a fitted value outside its band in the profile's note
-(validation/calibrate.band_notes); it does not bound the fit by it (see calibrate.FIT_PARAMS).
+"""Search ranges of the attention efficiencies from the measured kernel tables (issue 41 item 1): the hardware
+layer bounds what the serving fit may move.
 
 The calibration fits one prefill and one decode attention efficiency per engine (profile ``eff_attention``,
 ``eff_attention_decode``), across GPUs and shapes. The kernel tables (``../shared/data/kernels``, fitted per GPU,
@@ -14,7 +13,8 @@ attention kernels. For each fitted (GPU, kernel) curve of the engine, the effect
         e = eff_c y / (y + y_half),          y = H isl
         over isl in CONTEXT and H in PREFILL_HEADS query heads per rank
 
-The band is the [BAND_Q, 1 - BAND_Q] quantile range over every (GPU, kernel, shape) value. Kernels kept: the engines' production kernels at BF16 attention math (the
+The band is the [BAND_Q, 1 - BAND_Q] quantile range over every (GPU, kernel, shape) value; the fit moves the
+engine's efficiency only inside it. Kernels kept: the engines' production kernels at BF16 attention math (the
 equations divide by the BF16 peak): Triton fallbacks and decode kernels timed on prefill shapes are left out.
 An engine with no such curve keeps the prior range PRIOR (a sourced prior's band: FlashAttention-2/3 reach 35-75%
 of the BF16 peak on H100, Dao 2023 "FlashAttention-2" and Shah et al. 2024 "FlashAttention-3"; 0.1-1.0 keeps
@@ -79,5 +79,5 @@ def band(param: str, engine: str) -> tuple[float, float]:
 
 
 def bands(engine: str) -> dict[str, tuple[float, float]]:
-    """The band of every attention efficiency for ``engine`` (low, high)."""
+    """Search ranges of every attention efficiency for ``engine``."""
     return {p: band(p, engine) for p in FAMILY}
