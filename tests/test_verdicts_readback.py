@@ -258,23 +258,91 @@ def real_store():
 
 # ------------------------------------------------------------------ rule: one story per seed, at most two unknowns
 def test_one_story_solves_two_shared_unknowns_jointly_and_names_what_it_leaves():
-    from perfmodel.claims.story import KS, solve
+    from perfmodel.claims.story import KS, TOL, solve
     n = len(KS)
 
-    def g(c, fn):       # a ratio claim whose figure is fn(k_A, k_B) on the grid
-        return {"systems": [A, B], "model": "m", "q": [[fn(ka, kb) for kb in KS] for ka in KS], "c": c,
-                "down": 0.1, "up": 0.1, "qualifier": "about", "per_mw": False, "r0": None,
-                "bands": {A: [0.5, 2.0], B: [0.5, 2.0]}, "bounds": {A: [0.0, 99.0], B: [0.0, 99.0]}}
-    ka, kb = float(KS[n // 2 - 2]), float(KS[n // 2 + 3])       # the true story: A faster, B slower
+    def g(c, fn, slot="speed"):       # a ratio claim whose figure is fn(k_A, k_B) on the grid
+        return {"systems": [A, B], "slots": {A: f"{A}:{slot}", B: f"{B}:{slot}"}, "model": "m",
+                "q": [[fn(ka, kb) for kb in KS] for ka in KS], "qmin": None, "c": c, "c_range": [c, c],
+                "qualifier": "about", "per_mw": False, "r0": None,
+                "bands": {f"{A}:{slot}": [0.5, 2.0], f"{B}:{slot}": [0.5, 2.0]},
+                "bounds": {f"{A}:{slot}": [0.0, 99.0], f"{B}:{slot}": [0.0, 99.0]}}
+    ka, kb = float(KS[n // 2 - 4]), float(KS[n // 2 + 6])       # the true story: A faster, B slower
+    kp = float(KS[n // 2 + 3])                                   # ... and A slower at its peak
     src = "as reported in seeds/s.txt"
     res = [{"id": "x", "source": src, "verdict": "consistent only if", "story_grid": g(2 * kb / ka, lambda a, b: 2 * b / a)},
            {"id": "y", "source": src, "verdict": "consistent only if", "story_grid": g(3 / ka, lambda a, b: 3 / a)},
+           {"id": "p", "source": src, "verdict": "consistent", "story_grid": g(4 / kp, lambda a, b: 4 / a, "peak")},
            {"id": "z", "source": src, "verdict": "consistent only if", "story_grid": g(50.0, lambda a, b: 1.0)}]
     st = solve(res)["s"]
-    f = st["per_model"]["m"]
-    assert sorted(st["unknowns"]) == ["A", "B"] and len(st["unknowns"]) <= 2
-    assert f["ka"] == pytest.approx(ka) and f["kb"] == pytest.approx(kb)
-    assert sorted(st["explained"]) == ["x", "y"] and st["left"] == ["z"] and "`z`" in st["text"]
+    f = st["per_model"]["m"]["factors"]
+    assert sorted(st["unknowns"]) == ["A", "B"]
+    # separate factors at peak and at speed: the peak claim does not pull the at-speed factor
+    # (the tolerance lets a cell a step or two off read back: the least-z one is taken)
+    assert f[f"{A}:speed"] < 1 < f[f"{B}:speed"] and f[f"{A}:peak"] > 1
+    assert abs(math.log(f[f"{A}:speed"] / ka)) <= TOL + 1e-9 and abs(math.log(f[f"{A}:peak"] / kp)) <= TOL + 1e-9
+    assert sorted(st["explained"]) == ["p", "x", "y"] and st["left"] == ["z"] and "`z`" in st["text"]
+    for i in ("x", "y", "p"):        # at the claimed value, not anywhere inside the interval
+        rb = st["readback"][i]
+        assert rb["ok"] and abs(math.log(rb["q"] / rb["claimed"][0])) <= TOL
+
+
+def test_a_story_holds_the_power_ratio_to_its_same_basis_range():
+    from perfmodel.claims.conditions import power_ratio_range
+    from perfmodel.claims.story import KS, TOL, solve
+    pr = power_ratio_range(A, B)
+    tdp_a, tdp_b = catalog.hardware(A).specs.gpu_tdp_w, catalog.hardware(B).specs.gpu_tdp_w
+    assert pr["tdp"][1] == pytest.approx((tdp_a.high or tdp_a.value) / (tdp_b.low or tdp_b.value))
+    n, r0 = len(KS), 1.27
+    src = "as reported in seeds/s.txt"
+
+    def g(c):                        # per-MW figure 2 r0 ... the model's per-GPU 2x at the catalog's r0
+        return {"systems": [A, B], "slots": {A: f"{A}:peak", B: f"{B}:peak"}, "model": "m",
+                "q": [[2.0 / r0] * n for _ in range(n)], "qmin": None, "c": c, "c_range": [c, c],
+                "qualifier": "about", "per_mw": True, "r0": r0,
+                "bands": {f"{A}:peak": [0.5, 2.0], f"{B}:peak": [0.5, 2.0]},
+                "bounds": {f"{A}:peak": [1.0, 1.0], f"{B}:peak": [1.0, 1.0]}}      # the steps may not move
+    ok = solve([{"id": "in", "source": src, "verdict": "x", "story_grid": g(2.0 / 1.5)}])["s"]
+    pm = ok["per_model"]["m"]
+    assert ok["explained"] == ["in"] and abs(math.log(pm["r"] / 1.5)) <= TOL + 1e-9
+    assert pm["r_range"][0] <= 1.5 <= pm["r_range"][1] and pr["low"] <= pm["r"] <= pr["high"]
+    out = solve([{"id": "out", "source": src, "verdict": "x", "story_grid": g(2.0 / 2.0)}])["s"]
+    assert out["left"] == ["out"]          # a power ratio of 2.0x is outside the same-basis range
+
+
+STORY_IDS = ("vllm-2.7x-at-peak", "vllm-58x-at-387", "vllm-rubin-1.7m-at-387", "vllm-rubin-2.52m-at-peak",
+             "aa-1.14x-peak-per-mw-deepseek-v4-pro", "aa-5.7x-per-mw-deepseek-v4-pro", "aa-5x-output-per-mw-at-165",
+             "aa-rubin-minus-16pct-120-to-165", "aa-gb300-minus-81pct-120-to-165", "aa-12-18x-per-gpu-fastest")
+
+
+def test_every_explained_claim_in_every_story_reads_back_at_the_claim(real_store):
+    """Each story's values (its factors per slot, its power ratio) read back through the model for every claim
+    it explains: the figure within the story's tolerance of the claimed value, each factor inside its band."""
+    from perfmodel.claims.story import TOL, solve
+    res = [chk.check(catalog.claim(i), real_store) for i in STORY_IDS]
+    stories = solve(res)
+    n = 0
+    for st in stories.values():
+        for cid in st["explained"]:
+            rb, c = st["readback"][cid], catalog.claim(cid)
+            g = next(r for r in res if r["id"] == cid)["story_grid"]
+            C = chk._Claim(real_store, c, c.model, c.workload, {"assumptions": []})
+            got = C.figure().read(shifts=rb["shifts"], diagonal=True)
+            assert not got["unreached"], cid
+            q = got["q"] * (g["r0"] / rb["r"] if g["per_mw"] and rb["r"] else 1.0)
+            lo, hi = c.claimed_range or ((1 + c.claimed,) * 2 if c.kind == "delta" else (c.claimed,) * 2)
+            if c.qualifier == "up_to":
+                qmin = got["qmin"] * q / got["q"]
+                assert qmin * math.exp(-TOL) <= hi and q >= lo * math.exp(-TOL), cid
+            else:
+                assert lo * math.exp(-TOL) * (1 - 1e-9) <= q <= hi * math.exp(TOL) * (1 + 1e-9), (cid, q, lo, hi)
+            for h, k in rb["shifts"].items():
+                b = g["bands"][g["slots"][h]]
+                assert b[0] * (1 - 1e-9) <= k <= b[1] * (1 + 1e-9), (cid, h, k, b)
+            if rb["r"] is not None:
+                assert st["power_range"][0] * (1 - 1e-9) <= rb["r"] <= st["power_range"][1] * (1 + 1e-9)
+            n += 1
+    assert n >= 4
 
 
 def test_the_planners_table_states_its_bases_and_never_a_cliff_maximum():
