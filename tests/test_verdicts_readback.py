@@ -361,3 +361,43 @@ def test_the_planners_table_states_its_bases_and_never_a_cliff_maximum():
     assert "W;" in md and "per GPU-hour" in md and "TTFT <=" in md            # the power, price and SLO bases
     assert "| 3x (2-4) | 2.4x (1.6-3.2) | 1.8x (1.2-2.4) | 700 / 300 at >= 20 |" in md
     assert "beyond its end (200)" in md and "none meets it" in md and "up to" not in md.split("\n", 1)[1]
+
+
+# ------------------------------------------------------------------ issue 48: four outcomes, never a wrong label
+def _absolute(claimed: float):
+    """A's total tokens/s per GPU at 50 tok/s/user: 1e6 / 50 = 2e4 modeled; A's steps k read 2e4 / k^2."""
+    return _claim(kind="absolute", systems=[{"hardware": A, "profile": "vllm"}], claimed=claimed)
+
+
+def test_below_the_speed_of_light_is_never_beyond_physics():
+    lo, _ = _band()
+    k = min(lo, 1 / 1.2) / 1.5                      # beyond the band and the fast corner, 10x inside speed of light
+    r = chk.check(_absolute(2e4 / k ** 2), Synth())
+    assert r["verdict"] == "implausible" and r["implausible"] == "on the evidence"
+    assert "beyond physics" not in r["reason"] and r["condition"].startswith("on the evidence")
+    assert f"allows {1 / lo:.3g}x faster" in r["condition"]            # the band it is beyond, printed
+    far = chk.check(_absolute(2e4 * 12.0 ** 2), Synth())             # 12x faster: past speed of light (10x)
+    assert far["verdict"] == "implausible" and far["implausible"] == "beyond physics"
+    assert "speed of light allows 10x faster" in far["condition"]
+
+
+def test_a_slower_competitor_beyond_the_band_with_no_record_is_implausible_on_the_evidence():
+    _, hi = _band()
+    k = hi * 1.15                                   # B's steps beyond its band; no record of B on the model
+    r = chk.check(_claim(claimed=100 * k ** 3), Synth())
+    b = _cond(r, B)
+    assert b["factor"] == pytest.approx(k, rel=2e-3) and b["records"]["tag"] == "vendor's word"
+    assert not b["allowed"] and b["tag"] == "implausible on the evidence"
+    assert "[vendor's word]" not in (r["condition"] or "")
+
+
+def test_a_claim_on_a_jump_is_solved_with_two_conditions_or_not_decidable():
+    # 195 tok/s/user: B's curve (end 200) ends within the curve-end speed error of the point
+    r = chk.check(_claim(at={"point": "speed", "tps_per_user": 195, "interactivity": "itl", "percentile": 50},
+                         claimed=5000.0), Synth())
+    assert r["verdict"] in ("consistent only if", "not decidable by this model")
+    if r["verdict"] == "not decidable by this model":
+        assert r["implausible"] == "on a jump" and f"{B}'s curve ends" in r["condition"]
+    else:
+        assert " and " in r["condition"]
+    assert "beyond physics" not in r["reason"]
