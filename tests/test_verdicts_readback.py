@@ -175,8 +175,22 @@ def test_a_spec_ratio_is_consistent_only_with_stated_specs():
     assert "2.5x, 2.75x" in r["condition"]                           # every stated spec named
     assert spec_ratio_check(hbm.model_copy(update={"claimed": 2.5}))["verdict"] == "consistent"  # shipments' 20
     assert spec_ratio_check(hbm.model_copy(update={"claimed": 2.75}))["verdict"] == "consistent"  # announced 22
+    # a per-GPU value derived by arithmetic from a stated figure keeps its status and says the arithmetic
     c2c = spec_ratio_check(catalog.claim("spec-c2c-2x"))
-    assert c2c["verdict"] == "consistent only if" and "no source states it" in c2c["condition"]
+    assert c2c["verdict"] == "consistent" and "1800 / 2 / 2 = 450" in c2c["reason"]
+    assert "announced" in c2c["reason"] and "900 / 2 / 2 = 225" in c2c["reason"]
+
+
+def test_a_derivation_must_give_the_catalogs_value(tmp_path):
+    from perfmodel.claims.derived import derived
+    from perfmodel.errors import SpecError
+    f = tmp_path / "d.yaml"
+    f.write_text("- {hardware: vr200-nvl72, field: host_link_bandwidth_gbps, arithmetic: '1800 / 2', steps: s,\n"
+                 "   stated: {value: 1800, unit: GB/s, status: announced, source: 'https://example.com'}}\n")
+    with pytest.raises(SpecError) as e:
+        derived("vr200-nvl72", "host_link_bandwidth_gbps", str(f))
+    assert "arithmetic" in e.value.line() and "900" in e.value.line() and str(f) in e.value.line()
+    assert derived("vr200-nvl72", "hbm_bandwidth_tbps", str(f)) is None
 
 
 # ------------------------------------------------------------------ rule: evidence from records, by id
