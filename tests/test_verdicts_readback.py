@@ -361,20 +361,44 @@ def test_every_explained_claim_in_every_story_reads_back_at_the_claim(real_store
 
 def test_the_planners_table_states_its_bases_and_never_a_cliff_maximum():
     from perfmodel.report.planner import markdown
-    df = pd.DataFrame([{"source": "s", "model": "m", "point": "peak", "axis": "itl", "a": f"{A} (vllm)",
-                        "b": f"{B} (vllm)", "a_tps_per_gpu": 3000.0, "b_tps_per_gpu": 1000.0, "a_end": 400.0,
-                        "b_end": 200.0, "per_gpu": 3.0, "per_gpu_low": 2.0, "per_gpu_high": 4.0, "per_mw": 2.4,
-                        "per_usd": 1.8, "a_sessions_per_rack": 700.0, "b_sessions_per_rack": 300.0,
+    base = {"source": "s", "model": "m", "axis": "itl", "a": f"{A}:vllm", "b": f"{B}:vllm", "a_hw": A, "b_hw": B,
+            "a_end": 400.0, "b_end": 200.0}
+    df = pd.DataFrame([{**base, "point": "peak", "a_tps_per_gpu": 3000.0, "b_tps_per_gpu": 1000.0,
+                        "per_gpu": 3.0, "per_gpu_low": 2.0, "per_gpu_high": 4.0, "per_mw": 2.4,
+                        "per_usd": 1.8, "a_sessions_per_rack_ttft2s": 600.0, "b_sessions_per_rack_ttft2s": 100.0,
+                        "a_sessions_per_rack_ttft5s": 700.0, "b_sessions_per_rack_ttft5s": 300.0,
                         "slo_tps_per_user": 20.0},
-                       {"source": "s", "model": "m", "point": "300", "axis": "itl", "a": f"{A} (vllm)",
-                        "b": f"{B} (vllm)", "a_tps_per_gpu": 500.0, "b_tps_per_gpu": math.nan, "a_end": 400.0,
-                        "b_end": 200.0, "per_gpu": math.nan, "per_gpu_low": math.nan, "per_gpu_high": math.nan,
-                        "per_mw": math.nan, "per_usd": math.nan, "a_sessions_per_rack": 50.0,
-                        "b_sessions_per_rack": None, "slo_tps_per_user": 300.0}])
+                       {**base, "point": "190", "a_tps_per_gpu": 500.0, "b_tps_per_gpu": 50.0, "per_gpu": 10.0,
+                        "per_gpu_low": 7.0, "per_gpu_high": math.inf, "per_mw": 8.0, "per_usd": 6.0,
+                        "a_sessions_per_rack_ttft2s": 50.0, "b_sessions_per_rack_ttft2s": None,
+                        "a_sessions_per_rack_ttft5s": 50.0, "b_sessions_per_rack_ttft5s": None,
+                        "slo_tps_per_user": 190.0},
+                       {**base, "point": "300", "a_tps_per_gpu": 500.0, "b_tps_per_gpu": math.nan,
+                        "per_gpu": math.nan, "per_gpu_low": math.nan, "per_gpu_high": math.nan,
+                        "per_mw": math.nan, "per_usd": math.nan, "a_sessions_per_rack_ttft2s": 50.0,
+                        "b_sessions_per_rack_ttft2s": None, "a_sessions_per_rack_ttft5s": 50.0,
+                        "b_sessions_per_rack_ttft5s": None, "slo_tps_per_user": 300.0}])
     md = "\n".join(markdown(df, "s"))
-    assert "W;" in md and "per GPU-hour" in md and "TTFT <=" in md            # the power, price and SLO bases
-    assert "| 3x (2-4) | 2.4x (1.6-3.2) | 1.8x (1.2-2.4) | 700 / 300 at >= 20 |" in md
+    assert "W;" in md and "per GPU-hour" in md and "TTFT <= 2 s" in md and "TTFT <= 5 s" in md   # bases, SLOs
+    assert "read at that row's SLO" in md and "planner's choice" in md
+    assert "| 3x (2-4) | 2.4x (1.6-3.2) | 1.8x (1.2-2.4) | 600 / 100 | 700 / 300 |" in md
+    assert "| 10x (7-unbounded) |" in md                     # a curve ending near the speed: no upper bound
     assert "beyond its end (200)" in md and "none meets it" in md and "up to" not in md.split("\n", 1)[1]
+
+
+PLANNER_IDS = ("vllm-2.7x-at-peak", "vllm-58x-at-387", "vllm-rubin-1.7m-at-387", "vllm-rubin-2.52m-at-peak")
+
+
+def test_three_numbers_of_the_planners_table_read_back_through_check(real_store):
+    """The planner's rows use the software the verdicts use: its 387 tok/s/user multiple is the 58x claim's
+    model figure, its Rubin throughput there the 1.7M claim's, its peak multiple the 2.7x claim's."""
+    from perfmodel.report.planner import tables
+    res = {i: chk.check(catalog.claim(i), real_store) for i in PLANNER_IDS}
+    t = tables(real_store, list(res.values()))
+    t = t[t["model"] == "deepseek-v4.1-flash"].set_index("point")
+    assert t.loc["387", "per_gpu"] == pytest.approx(res["vllm-58x-at-387"]["model"]["value"], rel=1e-6)
+    assert t.loc["387", "a_tps_per_gpu"] == pytest.approx(res["vllm-rubin-1.7m-at-387"]["model"]["value"], rel=1e-6)
+    assert t.loc["peak", "per_gpu"] == pytest.approx(res["vllm-2.7x-at-peak"]["model"]["value"], rel=1e-6)
 
 
 # ------------------------------------------------------------------ issue 48: four outcomes, never a wrong label
