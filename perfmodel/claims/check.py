@@ -894,7 +894,7 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
 
 
 CANDIDATE_KEYS = ("verdict", "condition", "reason", "model", "systems", "hardware_only", "as_measured", "interval",
-                  "distance", "needs", "ends")
+                  "distance", "needs", "ends", "implausible")
 
 
 def _fresh(out: dict) -> dict:

@@ -44,8 +44,8 @@ CELL = 200          # characters of a verdict cell at most
 def verdict_cell(r: dict) -> str:
     """The verdict and its condition (or flag) in at most CELL characters; the detail is in claims.json."""
     s = r["verdict"]
-    if r.get("condition"):
-        s += ": " + r["condition"]
+    if r.get("condition"):     # 'implausible on the evidence: ...', 'consistent only if: ...'
+        s += (" " if r.get("implausible") and r["verdict"] == "implausible" else ": ") + r["condition"]
     elif r.get("flag"):
         s += f" ({r['flag']})"
     s = s.replace("|", "/")
@@ -119,7 +119,9 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
         L.append(f"### `{r['id']}`\n")
         if r["kind"] != "spec_ratio":
             L.append(f"- Read: {r.get('metric', '')}, {r.get('at', '')}.")
-        L.append(f"- Verdict: **{r['verdict']}**" + (f" ({r['flag']})" if r.get("flag") else "") + ".")
+        L.append(f"- Verdict: **{r['verdict']}" + (f" {r['implausible']}" if r["verdict"] == "implausible" and
+                                                    r.get("implausible") else "") + "**"
+                 + (f" ({r['flag']})" if r.get("flag") else "") + ".")
         conds = (r.get("conditions") or [])[:3]
         for c in conds:
             tag = "Condition" if c.get("allowed") else "Not allowed"
