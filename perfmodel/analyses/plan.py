@@ -41,10 +41,11 @@ from ..serving.dispatch import Pools, serve
 from .deployments import SERVING_MIX, DeploymentSpace, points
 from .evaluation import workload_info
 from .frontier import frontier
+from .plan_error import DEMAND_KINDS, POWER_BASES
 from .systems import as_model, as_system
 
 HOURS_PER_MONTH = 730.0
-DEMAND_KINDS = ("requests_per_s", "output_tps", "tokens_per_day", "users", "sessions")
+
 PLAN_COLUMNS = [
     "system", "hardware", "profile", "model", "workload", "status", "period", "demand_scale", "demand_kind",
     "demand_value", "demand_requests_per_s", "demand_output_tps", "serving", "weights", "gpus_per_instance", "tp",
@@ -153,7 +154,6 @@ def plan(model, workload, systems, demand: Demand | None = None, slo: SLO = SLO(
     what that limit serves. ``power_basis``: board (all-in per GPU), tdp or measured (``plan_error.power``);
     ``periods``: one label per scale (a demand over time, ``--demand-file``). Raises SpecError (one line) when no
     system meets the SLO, naming it and the best value any deployment reaches."""
-    from .plan_error import POWER_BASES
     if power_basis not in POWER_BASES:
         raise SpecError(f"unknown power basis {power_basis!r}; choose from {list(POWER_BASES)}", field="power_basis")
     if periods is not None and len(periods) != len(scales):

@@ -36,6 +36,8 @@ from .. import catalog
 from ..errors import SpecError
 
 POWER_BASES = ("board", "tdp", "measured")
+DEMAND_KINDS = ("requests_per_s", "output_tps", "tokens_per_day", "users", "sessions")
+"""The demand kinds of a plan (``plan.Demand``) and the column names a demand file may use."""
 MEASURED_POWER = Path("data") / "measured-power" / "power.yaml"
 FOLDS = 5
 
@@ -126,7 +128,6 @@ def read_demand_file(path: str) -> tuple[str, list[str], list[float]]:
     hours; optional, default the row number) and one demand column named by its kind (``requests_per_s``,
     ``output_tps``, ``tokens_per_day``, ``users``, ``sessions``). One-line SpecError naming the file and column
     on a missing file, no or two demand columns, or a value that is not a positive number."""
-    from .plan import DEMAND_KINDS
     p = Path(path)
     if not p.is_file():
         raise SpecError("no such file", file=str(p))

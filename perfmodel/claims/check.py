@@ -239,6 +239,12 @@ class _Claim:
         return c.claimed
 
 
+def claim_sides(store: CurveStore, claim: ClaimSpec, model: str, wl: str) -> list[Side]:
+    """The systems of a claim as its check reads them (profile, the source's kernel speed-ups, host tier, GPUs,
+    draft tokens, serving mode): the software the planner's table uses, the same as the verdicts'."""
+    return _Claim(store, claim, model, wl, {"assumptions": []}).sides
+
+
 def _dir(fig: Figure, hw: str) -> str:
     """Which side of Q a system's unreached term sends Q to ('down': 0, 'up': infinity)."""
     t = next(t for t in fig.terms if t.side.hardware == hw)
