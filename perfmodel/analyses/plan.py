@@ -41,7 +41,7 @@ from ..serving.dispatch import Pools, serve
 from .deployments import SERVING_MIX, DeploymentSpace, points
 from .evaluation import workload_info
 from .frontier import frontier
-from .plan_error import DEMAND_KINDS, POWER_BASES
+from .plan_error import DEMAND_KINDS, POWER_BASES, hw_range
 from .systems import as_model, as_system
 
 HOURS_PER_MONTH = 730.0
@@ -134,17 +134,6 @@ def _unit_gpus(front: pd.DataFrame) -> np.ndarray:
     return g
 
 
-def _hw_range(sysm, field: str, value: float) -> tuple[float, float, str]:
-    """(low, high, basis) of a hardware field: the catalog range where the value is an estimate (else the value)."""
-    p = getattr(sysm.hardware_spec().specs, field, None)
-    status = getattr(p, "status", None) or "catalog"
-    low, high = getattr(p, "low", None), getattr(p, "high", None)
-    if sysm.hw_overrides.get(field) is not None or low is None or high is None:
-        low = high = value
-        status = "override" if sysm.hw_overrides.get(field) is not None else status
-    return float(low), float(high), f"{field} {value:g} ({status})"
-
-
 def plan(model, workload, systems, demand: Demand | None = None, slo: SLO = SLO(),
          scales=(1.0,), limits: Limits = Limits(), *, weights=("fp8",), kv_cache: str = "fp8",
          space: DeploymentSpace | None = None, power_basis: str = "board",
@@ -215,7 +204,7 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
     power, p_low, p_high, p_basis = power_of(sysm, power_basis)
     price = sysm.price()
     if price is not None:
-        c_low, c_high, c_basis = _hw_range(sysm, "price_usd_per_gpu_hour", float(price))
+        c_low, c_high, c_basis = hw_range(sysm, "price_usd_per_gpu_hour", float(price))
     else:
         c_low = c_high = np.nan
         c_basis = "no price in the hardware catalog"

@@ -86,13 +86,19 @@ def power(sysm, basis: str = "board") -> tuple[float, float, float, str]:
     v = f.get(field)
     if not v:
         raise SpecError(f"{sysm.name} has no {field} in the catalog", field="--power-basis")
+    low, high, text = hw_range(sysm, field, float(v))
+    return float(v), low, high, text
+
+
+def hw_range(sysm, field: str, value: float) -> tuple[float, float, str]:
+    """(low, high, basis) of a hardware field: the catalog range where the value is an estimate (else the value)."""
     p = getattr(sysm.hardware_spec().specs, field, None)
     status = getattr(p, "status", None) or "catalog"
     low, high = getattr(p, "low", None), getattr(p, "high", None)
     if sysm.hw_overrides.get(field) is not None or low is None or high is None:
-        low = high = v
+        low = high = value
         status = "override" if sysm.hw_overrides.get(field) is not None else status
-    return float(v), float(low), float(high), f"{field} {v:g} ({status})"
+    return float(low), float(high), f"{field} {value:g} ({status})"
 
 
 def coverage(cv: pd.DataFrame | None = None, folds: int = FOLDS) -> dict:
