@@ -62,8 +62,11 @@ def test_a_point_beyond_a_curve_end_names_the_curve_end_it_needs(store):
     if end_a > 1.02 * end_b:            # beyond B's end only: B's curve end is the condition
         at = c.at.model_copy(update={"tps_per_user": (end_b + min(end_a, 1.2 * end_b)) / 2})
         r = check(_with("vllm-58x-at-387", at=at), store)
-        assert r["verdict"] in ("consistent only if", "implausible")
-        gb = [k for k in r["conditions"] if k.get("system") == "gb300-nvl72"]
+        # on a jump (B's curve ends within the speed error of the point): two conditions, or not decidable
+        assert r["verdict"] in ("consistent only if", "not decidable by this model")
+        if r["verdict"] == "not decidable by this model":
+            assert r["implausible"] == "on a jump" and "gb300-nvl72's curve ends" in r["condition"]
+        gb = [k for k in r["conditions"] if "gb300-nvl72" in k.get("system", "")]
         assert gb and "gb300-nvl72" in gb[0]["text"]
     # beyond both ends: no single named condition, both ends named
     at = c.at.model_copy(update={"tps_per_user": 1.5 * max(end_a, end_b)})

@@ -175,8 +175,22 @@ def test_a_spec_ratio_is_consistent_only_with_stated_specs():
     assert "2.5x, 2.75x" in r["condition"]                           # every stated spec named
     assert spec_ratio_check(hbm.model_copy(update={"claimed": 2.5}))["verdict"] == "consistent"  # shipments' 20
     assert spec_ratio_check(hbm.model_copy(update={"claimed": 2.75}))["verdict"] == "consistent"  # announced 22
+    # a per-GPU value derived by arithmetic from a stated figure keeps its status and says the arithmetic
     c2c = spec_ratio_check(catalog.claim("spec-c2c-2x"))
-    assert c2c["verdict"] == "consistent only if" and "no source states it" in c2c["condition"]
+    assert c2c["verdict"] == "consistent" and "1800 / 2 / 2 = 450" in c2c["reason"]
+    assert "announced" in c2c["reason"] and "900 / 2 / 2 = 225" in c2c["reason"]
+
+
+def test_a_derivation_must_give_the_catalogs_value(tmp_path):
+    from perfmodel.claims.derived import derived
+    from perfmodel.errors import SpecError
+    f = tmp_path / "d.yaml"
+    f.write_text("- {hardware: vr200-nvl72, field: host_link_bandwidth_gbps, arithmetic: '1800 / 2', steps: s,\n"
+                 "   stated: {value: 1800, unit: GB/s, status: announced, source: 'https://example.com'}}\n")
+    with pytest.raises(SpecError) as e:
+        derived("vr200-nvl72", "host_link_bandwidth_gbps", str(f))
+    assert "arithmetic" in e.value.line() and "900" in e.value.line() and str(f) in e.value.line()
+    assert derived("vr200-nvl72", "hbm_bandwidth_tbps", str(f)) is None
 
 
 # ------------------------------------------------------------------ rule: evidence from records, by id
@@ -258,38 +272,170 @@ def real_store():
 
 # ------------------------------------------------------------------ rule: one story per seed, at most two unknowns
 def test_one_story_solves_two_shared_unknowns_jointly_and_names_what_it_leaves():
-    from perfmodel.claims.story import KS, solve
+    from perfmodel.claims.story import KS, TOL, solve
     n = len(KS)
 
-    def g(c, fn):       # a ratio claim whose figure is fn(k_A, k_B) on the grid
-        return {"systems": [A, B], "model": "m", "q": [[fn(ka, kb) for kb in KS] for ka in KS], "c": c,
-                "down": 0.1, "up": 0.1, "qualifier": "about", "per_mw": False, "r0": None,
-                "bands": {A: [0.5, 2.0], B: [0.5, 2.0]}, "bounds": {A: [0.0, 99.0], B: [0.0, 99.0]}}
-    ka, kb = float(KS[n // 2 - 2]), float(KS[n // 2 + 3])       # the true story: A faster, B slower
+    def g(c, fn, slot="speed"):       # a ratio claim whose figure is fn(k_A, k_B) on the grid
+        return {"systems": [A, B], "slots": {A: f"{A}:{slot}", B: f"{B}:{slot}"}, "model": "m",
+                "q": [[fn(ka, kb) for kb in KS] for ka in KS], "qmin": None, "c": c, "c_range": [c, c],
+                "qualifier": "about", "per_mw": False, "r0": None,
+                "bands": {f"{A}:{slot}": [0.5, 2.0], f"{B}:{slot}": [0.5, 2.0]},
+                "bounds": {f"{A}:{slot}": [0.0, 99.0], f"{B}:{slot}": [0.0, 99.0]}}
+    ka, kb = float(KS[n // 2 - 4]), float(KS[n // 2 + 6])       # the true story: A faster, B slower
+    kp = float(KS[n // 2 + 3])                                   # ... and A slower at its peak
     src = "as reported in seeds/s.txt"
     res = [{"id": "x", "source": src, "verdict": "consistent only if", "story_grid": g(2 * kb / ka, lambda a, b: 2 * b / a)},
            {"id": "y", "source": src, "verdict": "consistent only if", "story_grid": g(3 / ka, lambda a, b: 3 / a)},
+           {"id": "p", "source": src, "verdict": "consistent", "story_grid": g(4 / kp, lambda a, b: 4 / a, "peak")},
            {"id": "z", "source": src, "verdict": "consistent only if", "story_grid": g(50.0, lambda a, b: 1.0)}]
     st = solve(res)["s"]
-    f = st["per_model"]["m"]
-    assert sorted(st["unknowns"]) == ["A", "B"] and len(st["unknowns"]) <= 2
-    assert f["ka"] == pytest.approx(ka) and f["kb"] == pytest.approx(kb)
-    assert sorted(st["explained"]) == ["x", "y"] and st["left"] == ["z"] and "`z`" in st["text"]
+    f = st["per_model"]["m"]["factors"]
+    assert sorted(st["unknowns"]) == ["A", "B"]
+    # separate factors at peak and at speed: the peak claim does not pull the at-speed factor
+    # (the tolerance lets a cell a step or two off read back: the least-z one is taken)
+    assert f[f"{A}:speed"] < 1 < f[f"{B}:speed"] and f[f"{A}:peak"] > 1
+    assert abs(math.log(f[f"{A}:speed"] / ka)) <= TOL + 1e-9 and abs(math.log(f[f"{A}:peak"] / kp)) <= TOL + 1e-9
+    assert sorted(st["explained"]) == ["p", "x", "y"] and st["left"] == ["z"] and "`z`" in st["text"]
+    for i in ("x", "y", "p"):        # at the claimed value, not anywhere inside the interval
+        rb = st["readback"][i]
+        assert rb["ok"] and abs(math.log(rb["q"] / rb["claimed"][0])) <= TOL
+
+
+def test_a_story_holds_the_power_ratio_to_its_same_basis_range():
+    from perfmodel.claims.conditions import power_ratio_range
+    from perfmodel.claims.story import KS, TOL, solve
+    pr = power_ratio_range(A, B)
+    tdp_a, tdp_b = catalog.hardware(A).specs.gpu_tdp_w, catalog.hardware(B).specs.gpu_tdp_w
+    assert pr["tdp"][1] == pytest.approx((tdp_a.high or tdp_a.value) / (tdp_b.low or tdp_b.value))
+    n, r0 = len(KS), 1.27
+    src = "as reported in seeds/s.txt"
+
+    def g(c):                        # per-MW figure 2 r0 ... the model's per-GPU 2x at the catalog's r0
+        return {"systems": [A, B], "slots": {A: f"{A}:peak", B: f"{B}:peak"}, "model": "m",
+                "q": [[2.0 / r0] * n for _ in range(n)], "qmin": None, "c": c, "c_range": [c, c],
+                "qualifier": "about", "per_mw": True, "r0": r0,
+                "bands": {f"{A}:peak": [0.5, 2.0], f"{B}:peak": [0.5, 2.0]},
+                "bounds": {f"{A}:peak": [1.0, 1.0], f"{B}:peak": [1.0, 1.0]}}      # the steps may not move
+    ok = solve([{"id": "in", "source": src, "verdict": "x", "story_grid": g(2.0 / 1.5)}])["s"]
+    pm = ok["per_model"]["m"]
+    assert ok["explained"] == ["in"] and abs(math.log(pm["r"] / 1.5)) <= TOL + 1e-9
+    assert pm["r_range"][0] <= 1.5 <= pm["r_range"][1] and pr["low"] <= pm["r"] <= pr["high"]
+    out = solve([{"id": "out", "source": src, "verdict": "x", "story_grid": g(2.0 / 2.0)}])["s"]
+    assert out["left"] == ["out"]          # a power ratio of 2.0x is outside the same-basis range
+
+
+STORY_IDS = ("vllm-2.7x-at-peak", "vllm-58x-at-387", "vllm-rubin-1.7m-at-387", "vllm-rubin-2.52m-at-peak",
+             "aa-1.14x-peak-per-mw-deepseek-v4-pro", "aa-5.7x-per-mw-deepseek-v4-pro", "aa-5x-output-per-mw-at-165",
+             "aa-rubin-minus-16pct-120-to-165", "aa-gb300-minus-81pct-120-to-165", "aa-12-18x-per-gpu-fastest")
+
+
+def test_every_explained_claim_in_every_story_reads_back_at_the_claim(real_store):
+    """Each story's values (its factors per slot, its power ratio) read back through the model for every claim
+    it explains: the figure within the story's tolerance of the claimed value, each factor inside its band."""
+    from perfmodel.claims.story import TOL, solve
+    res = [chk.check(catalog.claim(i), real_store) for i in STORY_IDS]
+    stories = solve(res)
+    n = 0
+    for st in stories.values():
+        for cid in st["explained"]:
+            rb, c = st["readback"][cid], catalog.claim(cid)
+            g = next(r for r in res if r["id"] == cid)["story_grid"]
+            C = chk._Claim(real_store, c, c.model, c.workload, {"assumptions": []})
+            got = C.figure().read(shifts=rb["shifts"], diagonal=True)
+            assert not got["unreached"], cid
+            q = got["q"] * (g["r0"] / rb["r"] if g["per_mw"] and rb["r"] else 1.0)
+            lo, hi = c.claimed_range or ((1 + c.claimed,) * 2 if c.kind == "delta" else (c.claimed,) * 2)
+            if c.qualifier == "up_to":
+                qmin = got["qmin"] * q / got["q"]
+                assert qmin * math.exp(-TOL) <= hi and q >= lo * math.exp(-TOL), cid
+            else:
+                assert lo * math.exp(-TOL) * (1 - 1e-9) <= q <= hi * math.exp(TOL) * (1 + 1e-9), (cid, q, lo, hi)
+            for h, k in rb["shifts"].items():
+                b = g["bands"][g["slots"][h]]
+                assert b[0] * (1 - 1e-9) <= k <= b[1] * (1 + 1e-9), (cid, h, k, b)
+            if rb["r"] is not None:
+                assert st["power_range"][0] * (1 - 1e-9) <= rb["r"] <= st["power_range"][1] * (1 + 1e-9)
+            n += 1
+    assert n >= 4
 
 
 def test_the_planners_table_states_its_bases_and_never_a_cliff_maximum():
     from perfmodel.report.planner import markdown
-    df = pd.DataFrame([{"source": "s", "model": "m", "point": "peak", "axis": "itl", "a": f"{A} (vllm)",
-                        "b": f"{B} (vllm)", "a_tps_per_gpu": 3000.0, "b_tps_per_gpu": 1000.0, "a_end": 400.0,
-                        "b_end": 200.0, "per_gpu": 3.0, "per_gpu_low": 2.0, "per_gpu_high": 4.0, "per_mw": 2.4,
-                        "per_usd": 1.8, "a_sessions_per_rack": 700.0, "b_sessions_per_rack": 300.0,
+    base = {"source": "s", "model": "m", "axis": "itl", "a": f"{A}:vllm", "b": f"{B}:vllm", "a_hw": A, "b_hw": B,
+            "a_end": 400.0, "b_end": 200.0}
+    df = pd.DataFrame([{**base, "point": "peak", "a_tps_per_gpu": 3000.0, "b_tps_per_gpu": 1000.0,
+                        "per_gpu": 3.0, "per_gpu_low": 2.0, "per_gpu_high": 4.0, "per_mw": 2.4,
+                        "per_usd": 1.8, "a_sessions_per_rack_ttft2s": 600.0, "b_sessions_per_rack_ttft2s": 100.0,
+                        "a_sessions_per_rack_ttft5s": 700.0, "b_sessions_per_rack_ttft5s": 300.0,
                         "slo_tps_per_user": 20.0},
-                       {"source": "s", "model": "m", "point": "300", "axis": "itl", "a": f"{A} (vllm)",
-                        "b": f"{B} (vllm)", "a_tps_per_gpu": 500.0, "b_tps_per_gpu": math.nan, "a_end": 400.0,
-                        "b_end": 200.0, "per_gpu": math.nan, "per_gpu_low": math.nan, "per_gpu_high": math.nan,
-                        "per_mw": math.nan, "per_usd": math.nan, "a_sessions_per_rack": 50.0,
-                        "b_sessions_per_rack": None, "slo_tps_per_user": 300.0}])
+                       {**base, "point": "190", "a_tps_per_gpu": 500.0, "b_tps_per_gpu": 50.0, "per_gpu": 10.0,
+                        "per_gpu_low": 7.0, "per_gpu_high": math.inf, "per_mw": 8.0, "per_usd": 6.0,
+                        "a_sessions_per_rack_ttft2s": 50.0, "b_sessions_per_rack_ttft2s": None,
+                        "a_sessions_per_rack_ttft5s": 50.0, "b_sessions_per_rack_ttft5s": None,
+                        "slo_tps_per_user": 190.0},
+                       {**base, "point": "300", "a_tps_per_gpu": 500.0, "b_tps_per_gpu": math.nan,
+                        "per_gpu": math.nan, "per_gpu_low": math.nan, "per_gpu_high": math.nan,
+                        "per_mw": math.nan, "per_usd": math.nan, "a_sessions_per_rack_ttft2s": 50.0,
+                        "b_sessions_per_rack_ttft2s": None, "a_sessions_per_rack_ttft5s": 50.0,
+                        "b_sessions_per_rack_ttft5s": None, "slo_tps_per_user": 300.0}])
     md = "\n".join(markdown(df, "s"))
-    assert "W;" in md and "per GPU-hour" in md and "TTFT <=" in md            # the power, price and SLO bases
-    assert "| 3x (2-4) | 2.4x (1.6-3.2) | 1.8x (1.2-2.4) | 700 / 300 at >= 20 |" in md
+    assert "W;" in md and "per GPU-hour" in md and "TTFT <= 2 s" in md and "TTFT <= 5 s" in md   # bases, SLOs
+    assert "read at that row's SLO" in md and "planner's choice" in md
+    assert "| 3x (2-4) | 2.4x (1.6-3.2) | 1.8x (1.2-2.4) | 600 / 100 | 700 / 300 |" in md
+    assert "| 10x (7-unbounded) |" in md                     # a curve ending near the speed: no upper bound
     assert "beyond its end (200)" in md and "none meets it" in md and "up to" not in md.split("\n", 1)[1]
+
+
+PLANNER_IDS = ("vllm-2.7x-at-peak", "vllm-58x-at-387", "vllm-rubin-1.7m-at-387", "vllm-rubin-2.52m-at-peak")
+
+
+def test_three_numbers_of_the_planners_table_read_back_through_check(real_store):
+    """The planner's rows use the software the verdicts use: its 387 tok/s/user multiple is the 58x claim's
+    model figure, its Rubin throughput there the 1.7M claim's, its peak multiple the 2.7x claim's."""
+    from perfmodel.report.planner import tables
+    res = {i: chk.check(catalog.claim(i), real_store) for i in PLANNER_IDS}
+    t = tables(real_store, list(res.values()))
+    t = t[t["model"] == "deepseek-v4.1-flash"].set_index("point")
+    assert t.loc["387", "per_gpu"] == pytest.approx(res["vllm-58x-at-387"]["model"]["value"], rel=1e-6)
+    assert t.loc["387", "a_tps_per_gpu"] == pytest.approx(res["vllm-rubin-1.7m-at-387"]["model"]["value"], rel=1e-6)
+    assert t.loc["peak", "per_gpu"] == pytest.approx(res["vllm-2.7x-at-peak"]["model"]["value"], rel=1e-6)
+
+
+# ------------------------------------------------------------------ issue 48: four outcomes, never a wrong label
+def _absolute(claimed: float):
+    """A's total tokens/s per GPU at 50 tok/s/user: 1e6 / 50 = 2e4 modeled; A's steps k read 2e4 / k^2."""
+    return _claim(kind="absolute", systems=[{"hardware": A, "profile": "vllm"}], claimed=claimed)
+
+
+def test_below_the_speed_of_light_is_never_beyond_physics():
+    lo, _ = _band()
+    k = min(lo, 1 / 1.2) / 1.5                      # beyond the band and the fast corner, 10x inside speed of light
+    r = chk.check(_absolute(2e4 / k ** 2), Synth())
+    assert r["verdict"] == "implausible" and r["implausible"] == "on the evidence"
+    assert "beyond physics" not in r["reason"] and r["condition"].startswith("on the evidence")
+    assert f"allows {1 / lo:.3g}x faster" in r["condition"]            # the band it is beyond, printed
+    far = chk.check(_absolute(2e4 * 12.0 ** 2), Synth())             # 12x faster: past speed of light (10x)
+    assert far["verdict"] == "implausible" and far["implausible"] == "beyond physics"
+    assert "speed of light allows 10x faster" in far["condition"]
+
+
+def test_a_slower_competitor_beyond_the_band_with_no_record_is_implausible_on_the_evidence():
+    _, hi = _band()
+    k = hi * 1.15                                   # B's steps beyond its band; no record of B on the model
+    r = chk.check(_claim(claimed=100 * k ** 3), Synth())
+    b = _cond(r, B)
+    assert b["factor"] == pytest.approx(k, rel=2e-3) and b["records"]["tag"] == "vendor's word"
+    assert not b["allowed"] and b["tag"] == "implausible on the evidence"
+    assert "[vendor's word]" not in (r["condition"] or "")
+
+
+def test_a_claim_on_a_jump_is_solved_with_two_conditions_or_not_decidable():
+    # 195 tok/s/user: B's curve (end 200) ends within the curve-end speed error of the point
+    r = chk.check(_claim(at={"point": "speed", "tps_per_user": 195, "interactivity": "itl", "percentile": 50},
+                         claimed=5000.0), Synth())
+    assert r["verdict"] in ("consistent only if", "not decidable by this model")
+    if r["verdict"] == "not decidable by this model":
+        assert r["implausible"] == "on a jump" and f"{B}'s curve ends" in r["condition"]
+    else:
+        assert " and " in r["condition"]
+    assert "beyond physics" not in r["reason"]

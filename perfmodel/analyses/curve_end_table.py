@@ -52,11 +52,11 @@ def table(profile: str = "trtllm") -> str:
 
 def replace_block(text: str, block: str) -> str:
     """``text`` with the lines between START and END replaced by ``block`` (a one-line error without markers)."""
-    if START not in text or END not in text:
-        raise SystemExit(f"{DOC}: markers {START} / {END} not found")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{block}\n{END}{tail}"
+    from ..validation.readme_table import replace_between
+    try:
+        return replace_between(text, START, END, block, str(DOC))
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def main(argv: list[str]) -> int:

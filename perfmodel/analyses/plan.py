@@ -41,19 +41,22 @@ from ..serving.dispatch import Pools, serve
 from .deployments import SERVING_MIX, DeploymentSpace, points
 from .evaluation import workload_info
 from .frontier import frontier
+from .plan_error import DEMAND_KINDS, POWER_BASES, hw_range
 from .systems import as_model, as_system
 
 HOURS_PER_MONTH = 730.0
-DEMAND_KINDS = ("requests_per_s", "output_tps", "tokens_per_day", "users", "sessions")
+
 PLAN_COLUMNS = [
-    "system", "hardware", "profile", "model", "workload", "status", "demand_scale", "demand_kind", "demand_value",
-    "demand_requests_per_s", "demand_output_tps", "serving", "weights", "gpus_per_instance", "tp", "dp", "ep", "pp",
-    "spec_tokens", "batch", "pf_gpus", "pf_tp", "pf_ep", "prefill_gpus", "decode_gpus", "unit_gpus", "units",
-    "gpus", "scaleup_domain_gpus", "scaleup_domains", "output_tps_per_gpu", "tps_per_user", "tpot_ms",
-    "tpot_p99_ms", "ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_s", "capacity_requests_per_s",
-    "capacity_output_tps", "utilization", "mw", "mw_low", "mw_high", "power_basis", "usd_per_hour",
+    "system", "hardware", "profile", "model", "workload", "status", "period", "demand_scale", "demand_kind",
+    "demand_value", "demand_requests_per_s", "demand_output_tps", "serving", "weights", "gpus_per_instance", "tp",
+    "dp", "ep", "pp", "spec_tokens", "batch", "pf_gpus", "pf_tp", "pf_ep", "prefill_gpus", "decode_gpus",
+    "unit_gpus", "units", "gpus", "gpus_low", "gpus_high", "scaleup_domain_gpus", "scaleup_domains",
+    "output_tps_per_gpu", "tps_per_user", "tpot_ms", "tpot_p99_ms", "ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_s",
+    "capacity_requests_per_s", "capacity_output_tps", "capacity_output_tps_low", "capacity_output_tps_high",
+    "utilization", "mw", "mw_low", "mw_high", "mw_interval_low", "mw_interval_high", "power_basis", "usd_per_hour",
     "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_basis", "usd_per_m_output_tokens",
-    "usd_per_m_tokens", "joules_per_output_token", "binding"]
+    "usd_per_m_output_tokens_low", "usd_per_m_output_tokens_high", "usd_per_m_tokens", "joules_per_output_token",
+    "error_basis", "binding"]
 """The plan CSV (``perfmodel plan --csv``): these columns in this order on every run (docs/plan.md gives units)."""
 
 
@@ -131,24 +134,19 @@ def _unit_gpus(front: pd.DataFrame) -> np.ndarray:
     return g
 
 
-def _hw_range(sysm, field: str, value: float) -> tuple[float, float, str]:
-    """(low, high, basis) of a hardware field: the catalog range where the value is an estimate (else the value)."""
-    p = getattr(sysm.hardware_spec().specs, field, None)
-    status = getattr(p, "status", None) or "catalog"
-    low, high = getattr(p, "low", None), getattr(p, "high", None)
-    if sysm.hw_overrides.get(field) is not None or low is None or high is None:
-        low = high = value
-        status = "override" if sysm.hw_overrides.get(field) is not None else status
-    return float(low), float(high), f"{field} {value:g} ({status})"
-
-
 def plan(model, workload, systems, demand: Demand | None = None, slo: SLO = SLO(),
          scales=(1.0,), limits: Limits = Limits(), *, weights=("fp8",), kv_cache: str = "fp8",
-         space: DeploymentSpace | None = None) -> pd.DataFrame:
+         space: DeploymentSpace | None = None, power_basis: str = "board",
+         periods: list[str] | None = None) -> pd.DataFrame:
     """One row per (system, demand scale): PLAN_COLUMNS (module docstring). ``systems``: ``System`` objects or
     ``HARDWARE[:PROFILE]`` strings. Without ``demand`` a limit (GPUs, MW or USD/h) is required and each row is
-    what that limit serves. Raises SpecError (one line) when no system meets the SLO, naming it and the best
-    value any deployment reaches."""
+    what that limit serves. ``power_basis``: board (all-in per GPU), tdp or measured (``plan_error.power``);
+    ``periods``: one label per scale (a demand over time, ``--demand-file``). Raises SpecError (one line) when no
+    system meets the SLO, naming it and the best value any deployment reaches."""
+    if power_basis not in POWER_BASES:
+        raise SpecError(f"unknown power basis {power_basis!r}; choose from {list(POWER_BASES)}", field="power_basis")
+    if periods is not None and len(periods) != len(scales):
+        raise SpecError(f"{len(periods)} periods for {len(scales)} demand values", field="periods")
     if demand is None and not limits.any:
         raise SpecError("give a demand (requests/s, output tokens/s, tokens/day, users or sessions) or a limit "
                         "(GPUs, MW or USD/h) to fill", field="demand")
@@ -178,7 +176,10 @@ def plan(model, workload, systems, demand: Demand | None = None, slo: SLO = SLO(
             errors.append(slo_infeasible(slo, {k: {"best": np.nanmin(v) if np.isfinite(v).any() else np.inf}
                                                for k, (v, _lim) in terms.items()}, sysm.name))
             continue
-        rows += _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo)
+        got = _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo, power_basis)
+        for row, per in zip(got, list(periods) if periods is not None else [None] * len(got)):
+            row["period"] = per
+        rows += got
     if not rows:
         raise SpecError(" | ".join(errors) if errors else "no system to plan", field="slo")
     out = pd.DataFrame(rows)
@@ -190,7 +191,9 @@ def plan(model, workload, systems, demand: Demand | None = None, slo: SLO = SLO(
     return out
 
 
-def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo) -> list[dict]:
+def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo, power_basis="board"
+              ) -> list[dict]:
+    from .plan_error import power as power_of
     osl = wl.lengths["osl"]
     y = front["output_tps_per_gpu"].to_numpy(float)
     u = _unit_gpus(front)
@@ -198,12 +201,10 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
     usable = 1.0 - limits.headroom
     fields = sysm.fields()
     domain = float(fields["scaleup_domain_gpus"])
-    power = float(sysm.power_w())
-    pfield = "allin_power_w" if fields.get("allin_power_w") else "gpu_tdp_w"
-    p_low, p_high, p_basis = _hw_range(sysm, pfield, power)
+    power, p_low, p_high, p_basis = power_of(sysm, power_basis)
     price = sysm.price()
     if price is not None:
-        c_low, c_high, c_basis = _hw_range(sysm, "price_usd_per_gpu_hour", float(price))
+        c_low, c_high, c_basis = hw_range(sysm, "price_usd_per_gpu_hour", float(price))
     else:
         c_low = c_high = np.nan
         c_basis = "no price in the hardware catalog"
@@ -239,11 +240,41 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
                    usd_per_hour_high=g * c_high, usd_per_month=g * price * HOURS_PER_MONTH if price else np.nan,
                    price_basis=c_basis)
         row.update(_per_token(row, wl))
+        row.update(_interval(row, front, j, wl, demand, req, u[j], r[j], usable, in_flight[j], (p_low, p_high),
+                             (c_low, c_high)))
         per_gpu = y if demand is None or demand.kind not in ("users", "sessions") else \
             np.where(np.isfinite(units) & (units > 0), 1.0 / np.maximum(gpus, 1e-300), 0.0)
         row["binding"] = _binding(j, per_gpu, ok, terms, front)
         row["status"] = _limit_status(row, limits) if demand is not None else "ok"
         out.append(row)
+    return out
+
+
+def _interval(row: dict, front, j, wl, demand, req, u_j, r_j, usable, in_flight_j, p_rng, c_rng) -> dict:
+    """The 80% interval of the model's cross-validated throughput error on GPUs, capacity, MW and $/M output
+    tokens (``plan_error``: true throughput in [y lo, y hi]; units at each end re-sized for the same demand)."""
+    from .plan_error import band
+    f = front.iloc[j]
+    b = band(float(f["batch"]) if "batch" in f.index else None, wl.agentic)
+    cap = row["capacity_output_tps"]
+    if demand is None:
+        g_lo = g_hi = row["gpus"]
+    else:
+        per = (in_flight_j * (u_j / float(f["gpus"]) if demand.kind == "users" else 1.0)
+               if demand.kind in ("users", "sessions") else None)
+        d = float(req[j]) if per is None else None
+        v = demand.value * row["demand_scale"]
+
+        def units(k: float) -> float:
+            return math.ceil((d / (r_j * k * usable) if per is None else v / (per * k * usable)) - 1e-9)
+        g_lo, g_hi = units(b["hi"]) * u_j, units(b["lo"]) * u_j
+    t_out = row["demand_output_tps"]
+    out = {"gpus_low": float(g_lo), "gpus_high": float(g_hi), "capacity_output_tps_low": cap * b["lo"],
+           "capacity_output_tps_high": cap * b["hi"], "mw_interval_low": g_lo * p_rng[0] / 1e6,
+           "mw_interval_high": g_hi * p_rng[1] / 1e6, "error_basis": b["text"]}
+    ok = t_out > 0 and np.isfinite(c_rng[0])
+    out["usd_per_m_output_tokens_low"] = g_lo * c_rng[0] / (3600.0 * t_out) * 1e6 if ok else np.nan
+    out["usd_per_m_output_tokens_high"] = g_hi * c_rng[1] / (3600.0 * t_out) * 1e6 if ok else np.nan
     return out
 
 

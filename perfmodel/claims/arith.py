@@ -47,11 +47,16 @@ STATED = ("datasheet", "announced")
 def stated_spec(hw: str, field: str) -> bool:
     """Whether a source states ``hw``'s value of ``field`` as the spec: its status is datasheet or announced, or
     it is an end of the stated range of a datasheet / announced value (e.g. the 20 TB/s reported for first
-    shipments beside the 22 TB/s announced); an estimate (inferred, derived, assumed) is not."""
+    shipments beside the 22 TB/s announced), or arithmetic on a stated figure (``derived.py``: NVLink-C2C
+    1.8 TB/s per Vera CPU / 2 directions / 2 GPUs = 450 GB/s per GPU, announced); any other estimate is not."""
     sv = getattr(catalog.hardware(hw).specs, field)
     if sv is None:
         return False
     if sv.status in STATED:
+        return True
+    from .derived import derived
+    d = derived(hw, field)
+    if d is not None and d["status"] in STATED:      # arithmetic on a stated figure keeps its status
         return True
     base = getattr(catalog.hardware(hw.split("@")[0]).specs, field)
     return (base is not None and base.status in STATED and base.low is not None
@@ -83,10 +88,13 @@ def spec_ratio_check(claim: ClaimSpec) -> dict:
         if xa is None or xb is None or (xa, xb) in seen:
             continue
         seen.add((xa, xb))
-        sa, sb = getattr(ha.specs, f), getattr(hb.specs, f)
+        from .derived import derived, effective_status
         rounded = round_half_up(xa / xb, d)
+        da, db = derived(va, f), derived(vb, f)
         rows.append({"a": va, "b": vb, "a_value": xa, "b_value": xb, "ratio": xa / xb, "rounded": rounded,
-                     "a_status": sa.status, "b_status": sb.status, "matches": abs(rounded - target) < 1e-9,
+                     "a_status": effective_status(va, f), "b_status": effective_status(vb, f),
+                     "a_derived": da["text"] if da else None, "b_derived": db["text"] if db else None,
+                     "matches": abs(rounded - target) < 1e-9,
                      "stated": stated_spec(va, f) and stated_spec(vb, f)})
     b_default = catalog.hardware(b_id).value(f)
     need = claim.claimed * b_default if b_default else None
@@ -102,6 +110,9 @@ def spec_ratio_check(claim: ClaimSpec) -> dict:
         reason = (f"{f}: the catalog gives {published}; {m['a_value']:g}/{m['b_value']:g} = {m['ratio']:.4g} rounds "
                   f"to {m['rounded']:.{d}f} at the claim's {d} decimal(s), the claimed {claim.claimed:g}x, both "
                   f"values stated specs ({m['a_status']}/{m['b_status']})")
+        arith = [f"{h}: {t}" for h, t in ((m["a"], m["a_derived"]), (m["b"], m["b_derived"])) if t]
+        if arith:
+            reason += "; derived by arithmetic from stated figures, which keeps their status (" + "; ".join(arith) + ")"
     elif est:
         m, n = est[0], est[0]
         who = " and ".join(h for h, ok in ((m["a"], stated_spec(m["a"], f)), (m["b"], stated_spec(m["b"], f)))

@@ -239,6 +239,12 @@ class _Claim:
         return c.claimed
 
 
+def claim_sides(store: CurveStore, claim: ClaimSpec, model: str, wl: str) -> list[Side]:
+    """The systems of a claim as its check reads them (profile, the source's kernel speed-ups, host tier, GPUs,
+    draft tokens, serving mode): the software the planner's table uses, the same as the verdicts'."""
+    return _Claim(store, claim, model, wl, {"assumptions": []}).sides
+
+
 def _dir(fig: Figure, hw: str) -> str:
     """Which side of Q a system's unreached term sends Q to ('down': 0, 'up': infinity)."""
     t = next(t for t in fig.terms if t.side.hardware == hw)
@@ -471,14 +477,87 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
         return _verdict(out, "consistent only if", " or ".join(c["short"] for c in ok[:2]),
                         text + "; " + " or ".join(c["text"] for c in ok))
     if conds:
-        return _verdict(out, "implausible", None, text + "; beyond physics: " +
-                        "; ".join(f"{c['text']}" for c in conds[:2]) + _needs_text(needs))
+        return _cannot(out, C, ev, conds, text, needs)
     un = ev["nom"]["unreached"]
     ends_t = ", ".join(f"{h} {_fmt(ev['ends'][h]['end'])}" for h in un)
     why = (f"{' and '.join(un)} cannot reach the claim's point in the model: more than one named condition is "
            f"needed (each curve's end: {ends_t} tok/s/user)"
            if len(un) > 1 else "no single named condition moves the figure to the claim")
     return _verdict(out, "not decidable by this model", why, text)
+
+
+def on_jump(C: _Claim, ev: dict) -> list[str]:
+    """The systems whose curve ends within the model's curve-end speed error of the claim's speed (the figure
+    changes regime there: finite on one side of the end, unbounded or zero on the other)."""
+    x = ev["nom"].get("x")
+    p = C.point
+    if x is None or p is None or p.point != "speed":
+        return []
+    return [hw for hw, e in ev["ends"].items()
+            if math.isfinite(e.get("end", math.inf)) and e["low"] <= x <= e["high"]]
+
+
+def _bound_text(c: dict) -> str:
+    """The bound a condition passes: the speed-of-light factor, the error band, the same-basis spec range."""
+    w = why_not_kind(c)
+    if w == "beyond physics":
+        s = c.get("sol_factor")
+        return f"speed of light allows {1 / s:.3g}x faster" if s else str(c.get("bound", ""))
+    if w == "specs":
+        lo, hi = c["catalog_range"]
+        return f"the same-basis range is {lo:.2f}-{hi:.2f}x"
+    if c.get("band"):
+        lo, hi = c["band"]
+        sol = f"; speed of light {1 / c['sol_factor']:.3g}x faster" if c.get("sol_factor") else ""
+        return (f"the model's cross-validated {c.get('band_quantity', 'speed')} error ({c.get('band_region', '')}) "
+                f"allows {1 / lo:.3g}x faster to {hi:.3g}x slower{sol}")
+    if c.get("bands"):
+        return "the two factors spent in quadrature: " + f"{c.get('z', math.nan):.2f} of the model's error"
+    return str(c.get("bound", ""))
+
+
+def why_not_kind(c: dict) -> str:
+    from .conditions import why_not
+    if c["kind"] == "joint_steps" and not c.get("allowed"):
+        return "on the evidence"
+    return why_not(c)
+
+
+def _cannot(out: dict, C: _Claim, ev: dict, conds: list[dict], text: str, needs: list[dict]) -> dict:
+    """No named condition is allowed: one of the four outcomes for a figure the model cannot produce.
+
+    - *on a jump*: a system's curve ends within the model's speed error of the claimed speed, or a step factor
+      alone makes the figure jump past the claim, and no pair of step factors gives it: ``not decidable by this
+      model``, naming the curve end it turns on;
+    - *beyond physics*: every condition is past the speed-of-light bound (printed);
+    - *implausible on the evidence*: physics allows it; the model's cross-validated error band (printed), the
+      records of that hardware and model, or the source's own stated speeds do not;
+    - power or price ratios outside the same-basis range with no step condition: *inconsistent with the
+      published specs*."""
+    from .verdict import SPEC_INCONSISTENT, curve_end_text
+    kinds = [why_not_kind(c) for c in conds]
+    jump_at = on_jump(C, ev)
+    if "on a jump" in kinds or jump_at:
+        hws = jump_at or [c["system"] for c in conds if c.get("jump")]
+        out["implausible"] = "on a jump"
+        cond = ("on a jump: the figure changes regime within the model's speed error of the claimed speed; "
+                + curve_end_text(ev["ends"], hws))
+        return _verdict(out, "not decidable by this model", cond,
+                        text + "; " + cond + "; " + "; ".join(c["text"] for c in conds[:2]))
+    steps_ = [(c, k) for c, k in zip(conds, kinds) if c["kind"] in ("steps", "joint_steps")]
+    if steps_ and all(k == "beyond physics" for _, k in steps_):
+        kind = "beyond physics"
+    elif steps_:
+        kind = "on the evidence"
+    else:
+        out["implausible"] = "specs"
+        cond = "; ".join(f"{c['short']}: {_bound_text(c)}" for c in conds[:2])
+        return _verdict(out, SPEC_INCONSISTENT, cond, text + "; " + cond)
+    out["implausible"] = kind
+    pick = [c for c, k in zip(conds, kinds) if k == kind] or conds
+    cond = f"{kind}: " + "; ".join(f"{c['short']} ({_bound_text(c)})" for c in pick[:2])
+    return _verdict(out, "implausible", cond, text + "; " + cond + ". Conditions: "
+                    + "; ".join(c["text"] for c in conds[:3]) + _needs_text(needs))
 
 
 TAG_RANK = ("within error", "supported by records", "beyond the fitted ranges", "beyond error, records allow",
@@ -821,7 +900,7 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
 
 
 CANDIDATE_KEYS = ("verdict", "condition", "reason", "model", "systems", "hardware_only", "as_measured", "interval",
-                  "distance", "needs", "ends")
+                  "distance", "needs", "ends", "implausible")
 
 
 def _fresh(out: dict) -> dict:

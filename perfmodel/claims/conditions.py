@@ -213,6 +213,7 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
             "noop": bool(at_claim and abs(math.log(k)) < math.log(1 + NOOP)),
             "band": [band["lo"], band["hi"]], "band_region": band["region"], "band_quantity": band["quantity"],
             "sol_factor": k_sol, "fast_corner": opt_k, "beyond_fit": beyond_fit, "new_end": new_end,
+            "beyond_sol": bool(k < 1 and k_sol is not None and k < k_sol),
             "records": rec, "tag": tag, "evidence": ev_text, "short": short,
             "text": f"{what} at the claim [{tag}: {ev_text}; bound: {bound}]"}
 
@@ -255,9 +256,11 @@ def _unreached_result(C, fig, hw: str, q0: float, centre_t: float) -> dict:
     what = (f"{hw}'s decode steps more than {1 / lim:.0f}x faster than modeled" if faster else
             f"{hw}'s decode steps more than {lim:.0f}x slower than modeled")
     bound = f"speed of light {1 / k_sol:.2g}x the modeled speed" if k_sol else "beyond the range searched"
+    beyond_sol = bool(faster and k_sol and k_sol > lim)
     return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model}", "needed": None, "edge": None,
             "allowed": False, "bound": bound, "within_model_error": False, "sol_factor": k_sol,
-            "evidence": "beyond physics" if k_sol and k_sol > lim else "beyond the range searched",
+            "beyond_sol": beyond_sol,
+            "evidence": "beyond physics" if beyond_sol else "beyond the range searched",
             "short": what, "text": f"{what} [bound: {bound}]"}
 
 
@@ -282,14 +285,24 @@ def _step_bound(hw: str, k: float, k_sol: float | None, opt_k: float | None, bey
 def _step_tag(k: float, allowed: bool, in_band: bool, beyond_fit: bool, within_err: bool, band: dict,
               rec: dict) -> tuple[str, str, bool]:
     """(tag, evidence text, allowed) of step factor k, from its region's error band (``in_band``), the fitted
-    fast corner (``beyond_fit``) and the records of ``hw`` on the model (``rec``). Allowed but beyond the band and
-    the fast corner with no record supporting it: *implausible on the evidence*, not allowed; a slower step the
-    source's own speeds rule out: *below the source's own speeds*."""
-    on_evidence = (allowed and not in_band and beyond_fit and rec["tag"] != "supported by records")
-    if on_evidence:
+    fast corner (``beyond_fit``) and the records of ``hw`` on the model (``rec``).
+
+    Not allowed, *implausible on the evidence* (physics allows it, the evidence does not): a step a record of
+    ``hw`` on the model contradicts (measured faster than the curve end it leaves); a faster step beyond the band
+    and the fitted fast corner that no record supports; a slower step beyond the band with no record of ``hw`` on
+    the model behind it (vendor's word). A slower step the source's own speeds rule out: *below the source's own
+    speeds*."""
+    faster = k < 1
+    unsupported = rec["tag"] == "vendor's word"
+    on_evidence = allowed and not in_band and (
+        (faster and beyond_fit and rec["tag"] != "supported by records") or (not faster and unsupported))
+    contradicted = rec["tag"] == "contradicts records"
+    if on_evidence or contradicted:
         allowed = False
-    if within_err and rec["tag"] == "contradicts records":
-        tag, ev_text = "contradicts records", _band_text(band) + "; " + rec["text"]
+    if contradicted:
+        tag = "contradicts records"
+        ev_text = (("inside " if in_band else "beyond ") + _band_text(band) + "; implausible on the evidence: "
+                   + rec["text"])
     elif within_err:
         tag, ev_text = "within error", _band_text(band) + "; " + rec["text"]
     elif in_band and beyond_fit:
@@ -297,15 +310,31 @@ def _step_tag(k: float, allowed: bool, in_band: bool, beyond_fit: bool, within_e
         ev_text = f"inside {_band_text(band)}, beyond the profile's fitted fast corner; " + rec["text"]
     elif on_evidence:
         tag = "implausible on the evidence"
-        ev_text = f"beyond {_band_text(band)} and the fitted fast corner; " + rec["text"]
+        ev_text = (f"beyond {_band_text(band)}" + (" and the fitted fast corner" if faster else "") + "; "
+                   + rec["text"])
     else:
-        tag = {"contradicts records": "contradicts records", "supported by records": "supported by records",
-               "consistent with records": "beyond error, records allow",
+        tag = {"supported by records": "supported by records", "consistent with records": "beyond error, records allow",
                "vendor's word": "vendor's word"}[rec["tag"]]
         ev_text = f"beyond {_band_text(band)}; " + rec["text"]
-    if not allowed and k > 1:
+    if not allowed and k > 1 and not contradicted and not on_evidence:
         tag = "below the source's own speeds"
     return tag, ev_text, allowed
+
+
+def why_not(c: dict) -> str:
+    """Why a condition is not allowed, one of: ``beyond physics`` (faster than the speed-of-light profile, or no
+    step factor in range reaches it), ``on the evidence`` (physics allows it; the model's cross-validated error,
+    the records or the source's own stated speeds do not), ``on a jump`` (the figure jumps past the claim),
+    ``specs`` (a power or price ratio outside the catalog's same-basis range); '' when allowed."""
+    if c.get("allowed"):
+        return ""
+    if c.get("jump"):
+        return "on a jump"
+    if c["kind"] in ("all-in power", "price"):
+        return "specs"
+    if c.get("beyond_sol"):
+        return "beyond physics"
+    return "on the evidence"
 
 
 def _step_words(hw: str, k: float, end: float | None) -> tuple[str, str, float | None]:
@@ -374,9 +403,37 @@ def dir_down(fig, hw: str) -> bool:
     return (t.sign > 0) != (fig.col == "ttft_s")
 
 
+def power_ratio_range(a: str, b: str) -> dict:
+    """The A/B power ratio a per-MW claim may divide by, on one basis for both systems: the hull of the GPU TDP
+    ratio over the catalog's TDP ranges (tdp_A low / tdp_B high .. tdp_A high / tdp_B low) and the ratio of the
+    provisioned all-in powers per GPU (allin_power_w values: rack power / GPUs). A measured draw on one side
+    against a provisioned figure on the other (e.g. the low end of GB300's all-in range) is no same-basis ratio
+    and is left out. Returns {low, high, tdp: [low, high] | None, allin: value | None, text}."""
+    from .interval import spec_bounds
+    ha, hb = catalog.hardware(a), catalog.hardware(b)
+    vals, tdp, allin = [], None, None
+    ta, tb = ha.value("gpu_tdp_w"), hb.value("gpu_tdp_w")
+    if ta and tb:
+        sa, sb = spec_bounds(a, "gpu_tdp_w"), spec_bounds(b, "gpu_tdp_w")
+        lo = (sa["low"] if sa else ta) / (sb["high"] if sb else tb)
+        hi = (sa["high"] if sa else ta) / (sb["low"] if sb else tb)
+        tdp = [lo, hi]
+        vals += tdp
+    pa, pb = ha.value("allin_power_w"), hb.value("allin_power_w")
+    if pa and pb:
+        allin = pa / pb
+        vals.append(allin)
+    if not vals:
+        return {"low": 0.0, "high": math.inf, "tdp": None, "allin": None, "text": "no same-basis power figures"}
+    parts = ([f"GPU TDP {range_text(*tdp)}x"] if tdp else []) + ([f"provisioned all-in {allin:.2f}x"] if allin else [])
+    return {"low": min(vals), "high": max(vals), "tdp": tdp, "allin": allin,
+            "text": f"same-basis range {min(vals):.2f}-{max(vals):.2f}x ({'; '.join(parts)})"}
+
+
 def ratio_basis(C, ev: dict, field: str, what: str, unit: str) -> dict | None:
     """The A/B ratio of ``field`` (allin_power_w or price_usd_per_gpu_hour) a per-MW / per-dollar ratio claim
-    needs: R = R0 q / c (edge: the interval's edge), against the catalog's value and range."""
+    needs: R = R0 q / c (edge: the interval's edge), against the catalog's value and range. A power ratio is held
+    to its same-basis range (``power_ratio_range``); a price ratio to the catalog's price ranges."""
     if C.claim.kind != "ratio" or len(C.sides) != 2:
         return None
     from .interval import spec_bounds
@@ -394,18 +451,28 @@ def ratio_basis(C, ev: dict, field: str, what: str, unit: str) -> dict | None:
         hi_n = math.inf
     elif C.claim.qualifier == "at_least":
         lo_n = 0.0
-    ba, bb = spec_bounds(a, field), spec_bounds(b, field)
-    lo = (ba["low"] if ba else va) / (bb["high"] if bb else vb)
-    hi = (ba["high"] if ba else va) / (bb["low"] if bb else vb)
+    if field == "allin_power_w":
+        pr = power_ratio_range(a, b)
+        lo, hi, basis_text = pr["low"], pr["high"], pr["text"]
+    else:
+        ba, bb = spec_bounds(a, field), spec_bounds(b, field)
+        lo = (ba["low"] if ba else va) / (bb["high"] if bb else vb)
+        hi = (ba["high"] if ba else va) / (bb["low"] if bb else vb)
+        basis_text = f"range {lo:.2f}-{hi:.2f}x"
     allowed = hi_n >= lo and lo_n <= hi
     status = catalog.hardware(a).specs.__dict__[field].status if hasattr(catalog.hardware(a).specs, field) else "?"
+    inside = (max(lo_n, lo), min(hi_n, hi)) if allowed else None
+    verdict_t = (f"inside it: {range_text(*inside)}x" if inside else
+                 "outside it: inconsistent with the specs on one basis")
     return {"kind": what, "system": f"{a}/{b}", "key": f"{a}/{b} {what} ratio", "needed": need,
             "claimed": c, "model": q, "error": [iv["down"], iv["up"]],
-            "range_needed": [lo_n, hi_n], "catalog": r0, "catalog_range": [lo, hi], "allowed": bool(allowed),
+            "range_needed": [lo_n, hi_n], "range_allowed": list(inside) if inside else None,
+            "catalog": r0, "catalog_range": [lo, hi], "allowed": bool(allowed),
             "evidence": f"unknown but checkable (catalog {unit} are {status}s)",
-            "short": f"{what} ratio {range_text(lo_n, hi_n)}x (catalog {r0:.2f}x)",
-            "text": f"the {a}/{b} {what} ratio is {range_text(lo_n, hi_n)}x (catalog {r0:.2f}x, range {lo:.2f}-"
-                    f"{hi:.2f}x; unknown but checkable)"}
+            "short": (f"{what} ratio {range_text(*inside) if inside else range_text(lo_n, hi_n)}x (same-basis "
+                      f"{lo:.2f}-{hi:.2f}x, catalog {r0:.2f}x)"),
+            "text": f"the {a}/{b} {what} ratio is {range_text(lo_n, hi_n)}x (catalog {r0:.2f}x, {basis_text}; "
+                    f"{verdict_t}; unknown but checkable)"}
 
 
 def range_text(lo: float, hi: float) -> str:

@@ -40,8 +40,8 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
         return None
     ha, hb = C.sides[0].hardware, C.sides[1].hardware
     iv, q0, c = ev["iv"], ev["q"], ev["c"]
-    if ha == hb or not (q0 and math.isfinite(q0) and q0 > 0 and c and c > 0):
-        return None
+    if ha == hb or q0 is None or math.isnan(q0) or not (c and c > 0):
+        return None     # an unreached system (Q = 0 or infinity) is solved too: the claim may sit on a jump
     up = c > q0
     a_fast = up == dir_down(fig, ha)          # A faster raises Q when A is a numerator
     ba, bb = region_band(C, fig, ev, ha), region_band(C, fig, ev, hb)
@@ -90,9 +90,15 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
                      for h, k in ((ha, ka), (hb, kb)))
     within = z <= 1 and not beyond_fit        # never 'within error' beside 'beyond the fitted ranges'
     contradicted = any(r["tag"] == "contradicts records" for r in recs.values())
-    allowed = z <= 1 or not beyond_fit
+    # beyond the error (z > 1): every factor outside its own band needs a record of its system behind it
+    bands_ = {ha: ba, hb: bb}
+    unbacked = [h for h, k in ((ha, ka), (hb, kb)) if not bands_[h]["lo"] <= k <= bands_[h]["hi"]
+                and not (recs[h]["tag"] == "supported by records"
+                         or (k > 1 and recs[h]["tag"] == "consistent with records"))]
+    allowed = not contradicted and (z <= 1 or (not beyond_fit and not unbacked))
     tag = ("contradicts records" if contradicted else "within error" if within else
-           "beyond the fitted ranges" if z <= 1 else "implausible on the evidence" if not allowed else "beyond error")
+           "beyond the fitted ranges" if z <= 1 else "implausible on the evidence" if not allowed else
+           "beyond error, records allow")
 
     def part(h: str, k: float) -> str:
         e = ends[h]

@@ -8,8 +8,8 @@ from ..fileio import check_output, dumps_json, ensure_parent
 from .analyses_cmd import add_space_args, add_workload_args, format_table, frontier_kwargs, workload_of
 from .main import finite_float
 
-TABLE = ["system", "demand_value", "serving", "gpus_per_instance", "tp", "ep", "spec_tokens", "batch", "units", "gpus",
-         "scaleup_domains", "output_tps_per_gpu", "tps_per_user", "ttft_p99_ms", "capacity_output_tps", "utilization", "mw",
+TABLE = ["system", "period", "demand_value", "serving", "gpus_per_instance", "tp", "ep", "spec_tokens", "batch", "units", "gpus",
+         "gpus_low", "gpus_high", "scaleup_domains", "output_tps_per_gpu", "tps_per_user", "ttft_p99_ms", "capacity_output_tps", "utilization", "mw",
          "usd_per_month", "binding"]
 DEMANDS = (("rate", "requests_per_s"), ("output_tps", "output_tps"), ("tokens_per_day", "tokens_per_day"),
            ("users", "users"), ("sessions", "sessions"))
@@ -27,6 +27,9 @@ def register(sub):
     d.add_argument("--tokens-per-day", type=finite_float, metavar="N", help="output tokens per day")
     d.add_argument("--users", type=finite_float, metavar="N", help="concurrent users (one request in flight each)")
     d.add_argument("--sessions", type=finite_float, metavar="N", help="live agent sessions (agentic workload)")
+    d.add_argument("--demand-file", metavar="CSV", help="demand over time: a CSV with a 'period' column and one "
+                   "demand column (requests_per_s, output_tps, tokens_per_day, users or sessions); one plan per "
+                   "period, and the GPUs at the peak period")
     d.add_argument("--demand-scale", default="1", metavar="S,S,..", help="growth multipliers (default 1)")
     s = p.add_argument_group("SLO (none: the peak)")
     s.add_argument("--ttft-ms", type=finite_float, metavar="MS", help="TTFT limit, ms")
@@ -41,6 +44,9 @@ def register(sub):
     lim.add_argument("--mw-limit", type=finite_float, metavar="MW", help="all-in MW at most")
     lim.add_argument("--usd-per-hour-limit", type=finite_float, metavar="USD", help="USD per hour at most")
     lim.add_argument("--headroom", type=finite_float, default=0.0, help="share of capacity kept free (default 0)")
+    p.add_argument("--power-basis", default="board", choices=["board", "tdp", "measured"],
+                   help="power per GPU for MW: board = catalog all-in (provisioned) power, the default; tdp = GPU "
+                   "TDP; measured = a measured all-in draw (data/measured-power/power.yaml)")
     p.add_argument("--csv", metavar="FILE", help="write the plan (fixed columns, docs/plan.md) to FILE")
     p.add_argument("--plot", metavar="FILE.png", help="GPUs (or --plot-metric) needed against demand per system")
     p.add_argument("--plot-metric", default="gpus", choices=["gpus", "mw", "usd_per_hour"])
@@ -99,7 +105,17 @@ def run_plan(args):
                     headroom=args.headroom)
     systems = [s if ":" in s else f"{s}:{args.profile}" for s in args.system]
     kw = frontier_kwargs(args)
-    df = plan(args.model, workload_of(args), systems, _demand(args), slo, _scales(args.demand_scale), limits, **kw)
+    demand, scales, periods = _demand(args), _scales(args.demand_scale), None
+    if args.demand_file:
+        from ..analyses.plan import Demand
+        from ..analyses.plan_error import read_demand_file
+        if demand is not None or args.demand_scale != "1":
+            raise SpecError("give --demand-file alone (not with another demand or --demand-scale)",
+                            field="--demand-file")
+        kind, periods, vals = read_demand_file(args.demand_file)
+        demand, scales = Demand(kind, 1.0), tuple(vals)
+    df = plan(args.model, workload_of(args), systems, demand, slo, scales, limits, power_basis=args.power_basis,
+              periods=periods, **kw)
     if args.csv:
         from ..csvout import write_csv
         write_csv(df, ensure_parent(args.csv), PLAN_COLUMNS)
@@ -116,13 +132,20 @@ def run_plan(args):
     print(f"  power basis: {'; '.join(sorted(set(df['power_basis'])))}")
     print(f"  price basis: {'; '.join(sorted(set(df['price_basis'])))} (USD/month = USD/h x 730)")
     board = sorted(set(df.loc[df["power_basis"].str.startswith("gpu_tdp_w"), "system"]))
-    if board:
+    if board and args.power_basis == "board":
         print(f"  power bases differ: {', '.join(board)} board power only (no all-in figure in the catalog); its MW "
               "is below an all-in figure and not comparable with the others'")
     if (line := unmeasured(df)) is not None:
         print(f"  {line}")
     for e in df.attrs.get("errors", []):
         print(f"  not planned: {e}")
+    print(f"  intervals: 80% of the model's cross-validated throughput error ({df['error_basis'].iloc[0]}; "
+          "coverage on held-out configurations in docs/plan.md)")
+    if periods is not None:
+        for name, g in df.groupby("system", sort=False):
+            top = g.loc[g["gpus"].idxmax()]
+            print(f"  {name}: at the peak period {top['period']}: {top['gpus']:,.0f} GPUs "
+                  f"({top['gpus_low']:,.0f}-{top['gpus_high']:,.0f}), {top['mw']:.3g} MW")
     print(format_table(df.assign(binding=df["binding"] + df["status"].where(df["status"] != "ok", "").radd(" ")
                            .where(df["status"] != "ok", "")), TABLE))
     return 0

@@ -1,16 +1,21 @@
 """The planner's table of a seed article: what the model says a capacity planner can plan on, per model it names.
 
-For the seed's two systems A / B (the systems of its first ratio claim, each with the software profile its
-claims are read with) and each model the seed names, one row at each system's peak and one at each per-user
-speed the seed names (on the axis its claim reads it), from the envelopes of total tokens/s per GPU:
+For the seed's two systems A / B with the software the verdicts read them with (the sides of its first ratio
+claim on that model, as the check builds them: profile, the source's kernel speed-ups, host tier, GPUs, draft
+tokens) and each model the seed names, one row at each system's peak and one at each per-user speed the seed
+names (on the axis its claim reads it), from the envelopes of total tokens/s per GPU. Every column of a row is
+read at that row's SLO (the speed floor on the row's axis and a TTFT limit):
 
 - absolute throughput f_A, f_B (total tokens/s per GPU) and the multiple m = f_A / f_B per GPU, with the
-  model's held-out ratio error (``rate-ratio`` of the claim's records class): interval m exp(-down) .. m exp(up);
+  model's held-out ratio error (``rate-ratio`` of the claim's records class): interval m exp(-down) .. m exp(up),
+  unbounded above (B) or from 0 (A) where a system's curve ends within the model's curve-end speed error of the
+  row's speed (end exp(-q90) <= x <= end exp(-q10): the multiple may jump there);
 - per MW: m x P_B / P_A (P: catalog all-in power per GPU, W; status stated), per dollar: m x $_B / $_A (catalog
   price per GPU-hour, USD; status stated); the same ln half-widths (the basis is a constant of the catalog);
-- sessions per rack at an SLO that includes TTFT: agents_per_gpu (``analyses/agents.py``) over the envelope's
-  deployments with the speed floor at the row's speed (at a peak, the seed's lowest named speed, else none) and a
-  TTFT limit ``PLAN_TTFT_MS`` at the workload's SLO percentiles, times the GPUs of one scale-up domain (a rack).
+- sessions per rack at each TTFT limit of ``PLAN_TTFT_MS`` (the planner's choice, two side by side: no seed states
+  one): agents_per_gpu (``analyses/agents.py``) over the envelope's deployments with the speed floor at the row's
+  speed on the row's axis (at a peak, the seed's slowest named speed on the decode axis) and the TTFT limit at the
+  workload's SLO percentiles, times the GPUs of one scale-up domain (a rack).
 
 A speed a system cannot reach is "beyond its curve end" (never a cliff maximum: no 'up to' is read here).
 """
@@ -27,10 +32,25 @@ from ..claims.fmt import fmt
 from ..claims.model_error import half_widths
 from ..claims.shared import source_key
 
-PLAN_TTFT_MS = 5000.0     # the planner's TTFT limit (ms): a planning choice stated in the table, not a spec number
+PLAN_TTFT_MS = (2000.0, 5000.0)   # TTFT limits (ms) side by side: the planner's choice (no seed states one)
 METRIC = "total_tps_per_gpu"
 COLUMNS = ["source", "model", "point", "axis", "a", "b", "a_tps_per_gpu", "b_tps_per_gpu", "per_gpu", "per_gpu_low",
-           "per_gpu_high", "per_mw", "per_usd", "a_sessions_per_rack", "b_sessions_per_rack", "slo"]
+           "per_gpu_high", "per_mw", "per_usd", *[f"{s}_sessions_per_rack_ttft{t / 1e3:g}s" for t in PLAN_TTFT_MS
+                                                  for s in "ab"], "slo"]
+
+
+def _sides(rs: list[dict], store: CurveStore, model: str) -> tuple[Side, Side] | None:
+    """The two systems with the software the verdicts read them with: the sides of the seed's first two-system
+    claim on ``model`` (else on any model), as the check builds them (profile, the source's kernel speed-ups,
+    host tier, GPUs, draft tokens, serving mode)."""
+    from ..claims.check import claim_sides
+    cands = [r for r in rs if r["kind"] == "ratio" and len(r.get("systems") or []) == 2 and r.get("model_id")]
+    r = next((r for r in cands if r["model_id"] == model), cands[0] if cands else None)
+    if r is None:
+        return None
+    c = catalog.claim(r["id"])
+    a, b = claim_sides(store, c, model, c.workload or "agentx")
+    return a, b
 
 
 def _pair(rs: list[dict]) -> tuple[tuple[str, str], tuple[str, str]] | None:
@@ -67,15 +87,20 @@ def _named(rs: list[dict], model: str) -> list[tuple[float, str]]:
     return sorted(out)
 
 
-def _sessions(store: CurveStore, side: Side, model: str, wl: str, speed: float | None, rack: float) -> float | None:
+def _sessions(store: CurveStore, side: Side, model: str, wl: str, speed: float | None, rack: float, ttft_ms: float,
+              axis: str = "itl") -> float | None:
+    """Sessions per rack meeting the row's SLO: the speed floor on the row's own axis (the column the throughput
+    is read on) and the TTFT limit, at the workload's SLO percentiles."""
     from ..analyses.agents import agents_per_gpu
     from ..search import SLO
     w = catalog.workload(wl)
     pts = store._envelope_points(side, model, wl)
     if speed is None or not len(pts):
         return None
-    slo = SLO.speed_floor(speed, PLAN_TTFT_MS, getattr(w, "slo_speed_percentile", None) or 50.0,
-                          getattr(w, "slo_ttft_percentile", None))
+    col = AXES.get(axis, "tps_per_user")
+    col = col if col in pts.columns else "tps_per_user"
+    slo = SLO.speed_floor(speed, ttft_ms, getattr(w, "slo_speed_percentile", None) or 50.0,
+                          getattr(w, "slo_ttft_percentile", None), speed_column=col)
     res = agents_per_gpu(pts, slo)
     return None if res.value is None else res.value * rack
 
@@ -87,55 +112,74 @@ def tables(store: CurveStore, results: list[dict]) -> pd.DataFrame:
         by_src.setdefault(source_key(r.get("source")), []).append(r)
     rows = []
     for src, rs in by_src.items():
-        pair = _pair(rs)
-        if pair is None:
+        if _pair(rs) is None:
             continue
-        (ha, pa), (hb, pb) = pair
-        A, B = Side(ha, pa), Side(hb, pb)
-        cA, cB = catalog.hardware(ha), catalog.hardware(hb)
-        p_ratio = (cB.value("allin_power_w") or math.nan) / (cA.value("allin_power_w") or math.nan)
-        d_ratio = (cB.value("price_usd_per_gpu_hour") or math.nan) / (cA.value("price_usd_per_gpu_hour") or math.nan)
-        rack_a, rack_b = cA.value("scaleup_domain_gpus") or math.nan, cB.value("scaleup_domain_gpus") or math.nan
         models = sorted({r["model_id"] for r in rs if r.get("model_id") and r["kind"] != "spec_ratio"})
         for model in models:
-            wl = next((r["workload"] for r in rs if r.get("model_id") == model and r.get("workload")), "agentx")
-            w = catalog.workload(wl)
-            cls = "agentic" if getattr(w, "kind", "fixed") == "agentic" else "all"
-            h = half_widths("rate-ratio", "all", cls)
-            named = _named(rs, model)
-            floor = _floor(rs, model)
-            for x, ax in [(None, "itl"), *named]:
-                ea, eb = (store.envelope(S, model, wl, ax, METRIC) for S in (A, B))
-                if x is None:
-                    fa, fb = peak(ea, METRIC), peak(eb, METRIC)
-                else:
-                    fa, fb = (float(read(e, x, ax, METRIC)[0]) for e in (ea, eb))
-                m = fa / fb if fb and math.isfinite(fb) and math.isfinite(fa) else math.nan
-                slo_speed = x if x is not None else floor
-                rows.append({"source": src, "model": model, "point": "peak" if x is None else f"{x:g}", "axis": ax,
-                             "a": f"{ha} ({pa})", "b": f"{hb} ({pb})", "a_tps_per_gpu": fa, "b_tps_per_gpu": fb,
-                             "a_end": curve_end(ea, ax), "b_end": curve_end(eb, ax),
-                             "per_gpu": m, "per_gpu_low": m * math.exp(-h["down"]),
-                             "per_gpu_high": m * math.exp(h["up"]), "per_mw": m * p_ratio, "per_usd": m * d_ratio,
-                             "a_sessions_per_rack": _sessions(store, A, model, wl, slo_speed, rack_a),
-                             "b_sessions_per_rack": _sessions(store, B, model, wl, slo_speed, rack_b),
-                             "slo_tps_per_user": slo_speed,
-                             "slo": (f">= {slo_speed:g} tok/s/user, TTFT <= {PLAN_TTFT_MS / 1e3:g} s"
-                                     if slo_speed else "")})
+            sides = _sides(rs, store, model)
+            if sides is not None:
+                rows += _model_rows(store, src, rs, model, *sides)
     return pd.DataFrame(rows)
+
+
+def _model_rows(store: CurveStore, src: str, rs: list[dict], model: str, A: Side, B: Side) -> list[dict]:
+    """The rows of one model: its peak and each speed the seed names, every column at the row's SLO."""
+    ha, hb = A.hardware, B.hardware
+    cA, cB = catalog.hardware(ha), catalog.hardware(hb)
+    p_ratio = (cB.value("allin_power_w") or math.nan) / (cA.value("allin_power_w") or math.nan)
+    d_ratio = (cB.value("price_usd_per_gpu_hour") or math.nan) / (cA.value("price_usd_per_gpu_hour") or math.nan)
+    rack_a, rack_b = cA.value("scaleup_domain_gpus") or math.nan, cB.value("scaleup_domain_gpus") or math.nan
+    wl = next((r["workload"] for r in rs if r.get("model_id") == model and r.get("workload")), "agentx")
+    cls = "agentic" if getattr(catalog.workload(wl), "kind", "fixed") == "agentic" else "all"
+    h = half_widths("rate-ratio", "all", cls)
+    he = half_widths("speed", "curve-end", cls)
+    floor = _floor(rs, model)
+    out = []
+    for x, ax in [(None, "itl"), *_named(rs, model)]:
+        ea, eb = (store.envelope(S, model, wl, ax, METRIC) for S in (A, B))
+        if x is None:
+            fa, fb = peak(ea, METRIC), peak(eb, METRIC)
+        else:
+            fa, fb = (float(read(e, x, ax, METRIC)[0]) for e in (ea, eb))
+        m = fa / fb if fb and math.isfinite(fb) and math.isfinite(fa) else math.nan
+        end_a, end_b = curve_end(ea, ax), curve_end(eb, ax)
+        lo, hi = m * math.exp(-h["down"]), m * math.exp(h["up"])
+        # a curve ending within the model's curve-end speed error of the row's speed: the multiple may jump there
+        near = [hw for hw, e in ((ha, end_a), (hb, end_b))
+                if x is not None and math.isfinite(e) and e * math.exp(-he["q90"]) <= x <= e * math.exp(-he["q10"])]
+        if hb in near:
+            hi = math.inf
+        if ha in near:
+            lo = 0.0
+        slo_speed = x if x is not None else floor
+        row = {"source": src, "model": model, "point": "peak" if x is None else f"{x:g}", "axis": ax,
+               "a": A.name, "b": B.name, "a_hw": ha, "b_hw": hb, "a_tps_per_gpu": fa, "b_tps_per_gpu": fb, "a_end": end_a, "b_end": end_b,
+               "per_gpu": m, "per_gpu_low": lo, "per_gpu_high": hi, "near_end": ", ".join(near),
+               "per_mw": m * p_ratio, "per_usd": m * d_ratio, "slo_tps_per_user": slo_speed,
+               "slo": (f">= {slo_speed:g} tok/s/user ({ax}), TTFT <= " + " or ".join(f"{t / 1e3:g}" for t in PLAN_TTFT_MS)
+                       + " s" if slo_speed else "")}
+        for t in PLAN_TTFT_MS:
+            for s, S, rack in (("a", A, rack_a), ("b", B, rack_b)):
+                row[f"{s}_sessions_per_rack_ttft{t / 1e3:g}s"] = _sessions(store, S, model, wl, slo_speed, rack, t,
+                                                                           ax if x is not None else "itl")
+        out.append(row)
+    return out
 
 
 def _x(v: float, lo: float | None = None, hi: float | None = None) -> str:
     if v is None or not math.isfinite(v):
         return "n/a"
     s = f"{fmt(v)}x"
-    return s + (f" ({fmt(lo)}-{fmt(hi)})" if lo is not None and hi is not None else "")
+    if lo is None or hi is None:
+        return s
+    return s + (f" ({fmt(lo)}-unbounded)" if math.isinf(hi) else f" (0-{fmt(hi)})" if lo == 0 else
+                f" ({fmt(lo)}-{fmt(hi)})")
 
 
 def _scaled(r, col: str) -> tuple[float, float, float]:
     """A per-MW or per-dollar multiple with the per-GPU interval scaled by the same catalog constant."""
     k = r[col] / r["per_gpu"] if r["per_gpu"] else math.nan
-    return r[col], r["per_gpu_low"] * k, r["per_gpu_high"] * k
+    return r[col], r["per_gpu_low"] * k, (r["per_gpu_high"] * k if math.isfinite(r["per_gpu_high"]) else math.inf)
 
 
 def _abs(v, end, x) -> str:
@@ -144,14 +188,15 @@ def _abs(v, end, x) -> str:
     return f"{v:,.0f}"
 
 
-def _sess(r) -> str:
-    """'6,961 / 1,494 at >= 120': sessions per rack of A and B at the row's SLO speed floor."""
+def _sess(r, ttft_ms: float) -> str:
+    """'6,961 / 1,494': sessions per rack of A and B at the row's speed floor and a TTFT limit."""
     x = r.get("slo_tps_per_user")
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a (no speed named)"
-    v = [r["a_sessions_per_rack"], r["b_sessions_per_rack"]]
+    k = f"ttft{ttft_ms / 1e3:g}s"
+    v = [r.get(f"a_sessions_per_rack_{k}"), r.get(f"b_sessions_per_rack_{k}")]
     t = [("none meets it" if a is None or (isinstance(a, float) and math.isnan(a)) else f"{a:,.0f}") for a in v]
-    return f"{t[0]} / {t[1]} at >= {x:g}"
+    return f"{t[0]} / {t[1]}"
 
 
 def markdown(df: pd.DataFrame, src: str) -> list[str]:
@@ -162,23 +207,28 @@ def markdown(df: pd.DataFrame, src: str) -> list[str]:
     if not len(d):
         return []
     a, b = d["a"].iloc[0], d["b"].iloc[0]
-    ha, hb = a.split(" ")[0], b.split(" ")[0]
+    ha = d["a_hw"].iloc[0] if "a_hw" in d else a.split(" ")[0].split(":")[0]
+    hb = d["b_hw"].iloc[0] if "b_hw" in d else b.split(" ")[0].split(":")[0]
     cA, cB = catalog.hardware(ha), catalog.hardware(hb)
     pa, pb = cA.specs.allin_power_w, cB.specs.allin_power_w
     da, db = cA.specs.price_usd_per_gpu_hour, cB.specs.price_usd_per_gpu_hour
-    L = [f"Planner's table: {a} over {b}, total tokens/s per GPU on the model's envelopes (no 'up to' maxima). "
-         f"Per MW divides by catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} {pb.value:,.0f} W; "
-         f"{pa.status}/{pb.status}); per dollar by catalog price per GPU-hour ({ha} ${da.value:g}, {hb} "
-         f"${db.value:g}; {da.status}/{db.status}). Interval: the held-out ratio error. Sessions per rack at the "
-         f"speed floor shown (decode tok/s/user) with TTFT <= {PLAN_TTFT_MS / 1e3:g} s (a planning choice) at the "
-         "workload's SLO percentiles.\n",
-         "| model | point (tok/s/user) | tok/s/GPU A / B | per GPU (interval) | per MW | per $ | sessions/rack A / B |",
-         "|---|---|---|---|---|---|---|"]
+    ttfts = " and ".join(f"<= {t / 1e3:g} s" for t in PLAN_TTFT_MS)
+    L = [f"Planner's table: {a} over {b} (the software the verdicts read them with), total tokens/s per GPU on the "
+         "model's envelopes (no 'up to' maxima). **Every column of a row is read at that row's SLO**: the per-user "
+         "speed floor of column 'point' on the row's axis (itl: P50 decode speed; e2e_p90: P90 E2E-normalised "
+         "speed; at a peak, the seed's slowest named speed for the sessions) and a TTFT limit, "
+         f"{ttfts} side by side (the planner's choice: no seed states a TTFT limit), at the workload's SLO "
+         f"percentiles. Per MW divides by catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} "
+         f"{pb.value:,.0f} W; {pa.status}/{pb.status}); per dollar by catalog price per GPU-hour ({ha} "
+         f"${da.value:g}, {hb} ${db.value:g}; {da.status}/{db.status}). Interval: the held-out ratio error; "
+         "unbounded (or from 0) where a curve ends within the model's curve-end speed error of the row's speed.\n",
+         "| model | point (tok/s/user) | tok/s/GPU A / B | per GPU (interval) | per MW | per $ | "
+         + " | ".join(f"sessions/rack A / B, TTFT <= {t / 1e3:g} s" for t in PLAN_TTFT_MS) + " |",
+         "|---|---|---|---|---|---|" + "---|" * len(PLAN_TTFT_MS)]
     for _, r in d.iterrows():
         pt = r["point"] + ("" if r["point"] == "peak" or r["axis"] == "itl" else f" ({r['axis']})")
         L.append(f"| {r['model']} | {pt} | {_abs(r['a_tps_per_gpu'], r['a_end'], r['point'])} / "
                  f"{_abs(r['b_tps_per_gpu'], r['b_end'], r['point'])} | "
                  f"{_x(r['per_gpu'], r['per_gpu_low'], r['per_gpu_high'])} | {_x(*_scaled(r, 'per_mw'))} | "
-                 f"{_x(*_scaled(r, 'per_usd'))} | "
-                 f"{_sess(r)} |")
+                 f"{_x(*_scaled(r, 'per_usd'))} | " + " | ".join(_sess(r, t) for t in PLAN_TTFT_MS) + " |")
     return L + [""]

@@ -44,8 +44,8 @@ CELL = 200          # characters of a verdict cell at most
 def verdict_cell(r: dict) -> str:
     """The verdict and its condition (or flag) in at most CELL characters; the detail is in claims.json."""
     s = r["verdict"]
-    if r.get("condition"):
-        s += ": " + r["condition"]
+    if r.get("condition"):     # 'implausible on the evidence: ...', 'consistent only if: ...'
+        s += (" " if r.get("implausible") and r["verdict"] == "implausible" else ": ") + r["condition"]
     elif r.get("flag"):
         s += f" ({r['flag']})"
     s = s.replace("|", "/")
@@ -72,10 +72,14 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
          "the claim's own kind (ratio of two systems, change along one curve, a throughput, a per-user speed, a "
          "TTFT), from held-out agentic records for agentic claims, applied vertically. *Consistent*: the claim "
          "lies within that interval on its own side. Outside it, each single unknown that would bring it inside is "
-         "solved (a power or price ratio, one system's decode steps faster or slower than modeled, for an 'up to' "
-         "the fastest speed tested): *consistent only if* it names the first physically allowed one with its "
-         "value and evidence; *implausible* only when none is (faster than speed of light, or a system that could "
-         "no longer reach a speed the source says it was measured at). An unstated model whose candidates "
+         "solved (a power ratio held to its same-basis range, a price ratio, one system's decode steps faster or "
+         "slower than modeled, both systems' together in quadrature, for an 'up to' the fastest speed tested): "
+         "*consistent only if* it names the allowed ones with their values and evidence. A figure no allowed "
+         "condition gives has one of four outcomes: *implausible beyond physics* (past the speed-of-light bound, "
+         "printed), *implausible on the evidence* (physics allows it; the model's cross-validated error band, "
+         "printed, the records of that hardware and model or the source's own stated speeds do not), *not "
+         "decidable* on a jump (a curve ends within the model's speed error of the claimed speed: it turns on "
+         "where), or *inconsistent with the published specs*. An unstated model whose candidates "
          "disagree is *not checkable (under-specified)*. The profile's fast corner is reported as software "
          "headroom, never in the interval.\n"]
     by_src: dict[str, list[dict]] = {}
@@ -115,7 +119,9 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
         L.append(f"### `{r['id']}`\n")
         if r["kind"] != "spec_ratio":
             L.append(f"- Read: {r.get('metric', '')}, {r.get('at', '')}.")
-        L.append(f"- Verdict: **{r['verdict']}**" + (f" ({r['flag']})" if r.get("flag") else "") + ".")
+        L.append(f"- Verdict: **{r['verdict']}" + (f" {r['implausible']}" if r["verdict"] == "implausible" and
+                                                    r.get("implausible") else "") + "**"
+                 + (f" ({r['flag']})" if r.get("flag") else "") + ".")
         conds = (r.get("conditions") or [])[:3]
         for c in conds:
             tag = "Condition" if c.get("allowed") else "Not allowed"

@@ -117,11 +117,17 @@ def generated(rep: Path) -> str:
 
 def render(readme_text: str, tbl: str) -> str:
     """README text with the block between BEGIN and END replaced by ``tbl``."""
-    if BEGIN not in readme_text or END not in readme_text:
-        raise ValueError(f"docs/accuracy.md has no accuracy-table markers ({BEGIN!r} ... {END!r})")
-    head, rest = readme_text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{tbl}\n{END}{tail}"
+    return replace_between(readme_text, BEGIN, END, tbl, "docs/accuracy.md")
+
+
+def replace_between(text: str, start: str, end: str, block: str, where: str) -> str:
+    """``text`` with the lines between the markers ``start`` and ``end`` replaced by ``block``; ValueError naming
+    ``where`` when a marker is missing. The one marker-block writer of generated doc sections."""
+    if start not in text or end not in text:
+        raise ValueError(f"{where} has no generated-block markers ({start!r} ... {end!r})")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{block}\n{end}{tail}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,157 @@
+"""Plan intervals from the model's cross-validated error, the power basis, and the coverage check.
+
+**Intervals.** A plan sizes units on the frontier's output tokens/s per GPU y. The model's held-out error of a
+throughput (``claims/model_error``: e = ln(predicted / measured), quantity ``rate``, the region of the chosen
+point's batch; agentic records for agentic workloads) has 10th / 90th percentiles q10, q90, so at 80% the true
+throughput lies in
+
+    y_true in [y exp(-q90), y exp(-q10)]
+
+and the units needed for a demand D (requests/s, r = y u / osl per unit, headroom h) in
+``[ceil(D / (r exp(-q10) (1 - h))), ceil(D / (r exp(-q90) (1 - h)))]``; GPUs, MW and $/M tokens follow (MW with
+the power basis's range, $ with the price range). A limit-filled plan keeps its GPUs; its capacity takes the band.
+
+**Coverage.** ``coverage`` checks that band on configurations it never saw: the cross-validated rows
+(``reports/crossval.csv``, each predicted by profiles fitted without its configuration) are split by configuration
+into folds; each fold's rows are tested against the q10-q90 band of its region computed on the other folds' rows.
+The share inside is the coverage of the 80% band (docs/plan.md states it; tests/test_plan_intervals.py holds it to
+75-85%).
+
+**Power basis** (``--power-basis``): ``board`` (default) the hardware's ``allin_power_w`` (provisioned all-in power
+per GPU: rack or node power / GPUs; GPU TDP where absent, named), ``tdp`` the GPU TDP (``gpu_tdp_w``), ``measured``
+a measured all-in draw under load (``data/measured-power/power.yaml``, sourced); a system without the figure is a
+one-line error naming the field.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import catalog
+from ..errors import SpecError
+
+POWER_BASES = ("board", "tdp", "measured")
+DEMAND_KINDS = ("requests_per_s", "output_tps", "tokens_per_day", "users", "sessions")
+"""The demand kinds of a plan (``plan.Demand``) and the column names a demand file may use."""
+MEASURED_POWER = Path("data") / "measured-power" / "power.yaml"
+FOLDS = 5
+
+
+def band(concurrency: float | None, agentic: bool) -> dict:
+    """{lo, hi, text}: the true throughput over the model's, exp(-q90) .. exp(-q10), at 80%, for a point of this
+    concurrency (sequences in flight per instance)."""
+    from ..claims.model_error import half_widths, region_of
+    h = half_widths("rate", region_of(concurrency), "agentic" if agentic else "all")
+    lo, hi = math.exp(-h["q90"]), math.exp(-h["q10"])
+    return {"lo": lo, "hi": hi, "text": f"rate error, {h['workload']} records, {h['region']} ({h['rows']} held-out "
+                                         f"rows): true/model {lo:.2f}-{hi:.2f}x at 80%"}
+
+
+@functools.cache
+def _measured() -> dict[str, tuple[float, str]]:
+    from ..fileio import load_yaml
+    p = catalog.builtin_root() / MEASURED_POWER
+    if not p.is_file():
+        return {}
+    out = {}
+    for i, d in enumerate(load_yaml(p) or []):
+        try:
+            v = float(d["value"])
+            out[str(d["hardware"])] = (v, str(d["source"]))
+        except (KeyError, TypeError, ValueError):
+            raise SpecError("each entry needs hardware, value (W) and source", file=str(p), field=f"[{i}]") from None
+        if not (math.isfinite(v) and v > 0):
+            raise SpecError(f"must be a positive number of W, got {v!r}", file=str(p), field=f"[{i}].value")
+    return out
+
+
+def power(sysm, basis: str = "board") -> tuple[float, float, float, str]:
+    """(W per GPU, low, high, basis text) of a system on a power basis (module docstring)."""
+    if basis not in POWER_BASES:
+        raise SpecError(f"unknown power basis {basis!r}; choose from {list(POWER_BASES)}", field="--power-basis")
+    f = sysm.fields()
+    if basis == "measured":
+        hw = sysm.hardware_spec().id
+        m = _measured().get(hw)
+        if m is None:
+            raise SpecError(f"no measured power draw of {hw} in {MEASURED_POWER.as_posix()} (choose tdp or board)",
+                            field="--power-basis")
+        return m[0], m[0], m[0], f"measured {m[0]:g} W ({m[1]})"
+    field = "gpu_tdp_w" if basis == "tdp" or not f.get("allin_power_w") else "allin_power_w"
+    v = f.get(field)
+    if not v:
+        raise SpecError(f"{sysm.name} has no {field} in the catalog", field="--power-basis")
+    low, high, text = hw_range(sysm, field, float(v))
+    return float(v), low, high, text
+
+
+def hw_range(sysm, field: str, value: float) -> tuple[float, float, str]:
+    """(low, high, basis) of a hardware field: the catalog range where the value is an estimate (else the value)."""
+    p = getattr(sysm.hardware_spec().specs, field, None)
+    status = getattr(p, "status", None) or "catalog"
+    low, high = getattr(p, "low", None), getattr(p, "high", None)
+    if sysm.hw_overrides.get(field) is not None or low is None or high is None:
+        low = high = value
+        status = "override" if sysm.hw_overrides.get(field) is not None else status
+    return float(low), float(high), f"{field} {value:g} ({status})"
+
+
+def coverage(cv: pd.DataFrame | None = None, folds: int = FOLDS) -> dict:
+    """The share of held-out throughput rows inside the 80% band computed without their configuration's fold
+    (module docstring): {rows, inside, share, by_region}."""
+    from ..claims.model_error import RATE_METRICS, record_setups, region_of
+    if cv is None:
+        cv = pd.read_csv(catalog.builtin_root() / "reports" / "crossval.csv")
+    ok = cv[(cv["status"] == "ok") & (cv["measured"] > 0) & (cv["predicted"] > 0)
+            & cv["metric"].isin(list(RATE_METRICS))].copy()
+    sign = ok["metric"].map(RATE_METRICS).astype(float)
+    ok["e"] = np.log(ok["predicted"] / ok["measured"]) * sign
+    conc, _ = record_setups(sorted(ok["file"].dropna().unique()))
+    ok["region"] = [region_of(conc.get(i)) for i in ok["id"]]
+    configs = sorted(ok["config"].astype(str).unique())
+    fold_of = {c: i % folds for i, c in enumerate(configs)}
+    ok["fold"] = ok["config"].astype(str).map(fold_of)
+    inside = np.zeros(len(ok), bool)
+    for k in range(folds):
+        test, train = ok["fold"] == k, ok["fold"] != k
+        for reg, g in ok[test].groupby("region"):
+            t = ok[train & (ok["region"] == reg)]["e"]
+            t = t if len(t) >= 20 else ok[train]["e"]
+            q10, q90 = np.quantile(t, 0.1), np.quantile(t, 0.9)
+            inside[g.index.map(ok.index.get_loc)] = ((g["e"] >= q10) & (g["e"] <= q90)).to_numpy()
+    by = {reg: float(inside[(ok["region"] == reg).to_numpy()].mean()) for reg in sorted(ok["region"].unique())}
+    return {"rows": int(len(ok)), "configs": len(configs), "inside": int(inside.sum()),
+            "share": float(inside.mean()), "by_region": by}
+
+
+def read_demand_file(path: str) -> tuple[str, list[str], list[float]]:
+    """(demand kind, period labels, values) of a demand CSV: a ``period`` column (any labels, e.g. dates or
+    hours; optional, default the row number) and one demand column named by its kind (``requests_per_s``,
+    ``output_tps``, ``tokens_per_day``, ``users``, ``sessions``). One-line SpecError naming the file and column
+    on a missing file, no or two demand columns, or a value that is not a positive number."""
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError("no such file", file=str(p))
+    try:
+        df = pd.read_csv(p)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise SpecError(f"not a CSV: {str(exc).splitlines()[0][:80]}", file=str(p)) from None
+    kinds = [c for c in df.columns if c in DEMAND_KINDS]
+    if len(kinds) != 1:
+        raise SpecError(f"needs exactly one demand column of {list(DEMAND_KINDS)}, found "
+                        f"{kinds or list(df.columns)[:6]}", file=str(p), field="columns")
+    kind = kinds[0]
+    if not len(df):
+        raise SpecError("no rows", file=str(p), field=kind)
+    vals = pd.to_numeric(df[kind], errors="coerce").to_numpy(float)
+    bad = [i for i, v in enumerate(vals) if not (math.isfinite(v) and v > 0)]
+    if bad:
+        raise SpecError(f"row {bad[0] + 2}: must be a positive number, got {df[kind].iloc[bad[0]]!r}",
+                        file=str(p), field=kind)
+    periods = [str(x) for x in df["period"]] if "period" in df.columns else [str(i + 1) for i in range(len(df))]
+    return kind, periods, [float(v) for v in vals]

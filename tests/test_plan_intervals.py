@@ -1,0 +1,94 @@
+"""Issue 48: plan intervals from the cross-validated error (coverage checked on held-out configurations), a demand
+over time (--demand-file) and the power basis (--power-basis)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+
+import pandas as pd
+import pytest
+
+from perfmodel import catalog
+from perfmodel.analyses.deployments import DeploymentSpace
+from perfmodel.analyses.plan import Demand, plan
+from perfmodel.analyses.plan_error import band, coverage
+from perfmodel.cli.main import main
+from perfmodel.search import SLO
+
+SPACE = DeploymentSpace(spec_tokens=(0,), batch_points=8, max_gpus=8, disaggregation=False)
+MODEL, WL = "llama-3.3-70b", "fixed-1k1k"
+SLO_ = SLO(ttft_ms=1500, ttft_percentile=99, tps_per_user=20)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return plan(MODEL, WL, ["h200-sxm:vllm"], Demand("requests_per_s", 30), SLO_, scales=(1, 3), space=SPACE)
+
+
+def test_the_80pct_band_covers_75_to_85pct_of_held_out_configurations():
+    cov = coverage()
+    assert cov["rows"] > 500 and cov["configs"] > 100
+    assert 0.75 <= cov["share"] <= 0.85, cov
+
+
+def test_gpu_interval_is_the_demand_resized_at_the_bands_ends_by_hand(rows):
+    for _, r in rows.iterrows():
+        b = band(float(r["batch"]), False)
+        # the true throughput y exp(-q90) .. y exp(-q10): units at each end re-sized for the same demand
+        r_unit = r["output_tps_per_gpu"] * r["unit_gpus"] / 1024          # requests/s per unit, osl 1024
+        hi = math.ceil(r["demand_requests_per_s"] / (r_unit * b["lo"]) - 1e-9) * r["unit_gpus"]
+        lo = math.ceil(r["demand_requests_per_s"] / (r_unit * b["hi"]) - 1e-9) * r["unit_gpus"]
+        assert (r["gpus_low"], r["gpus_high"]) == (lo, hi)
+        assert r["gpus_low"] <= r["gpus"] <= r["gpus_high"]
+        assert r["mw_interval_low"] <= r["mw"] <= r["mw_interval_high"]
+        assert r["usd_per_m_output_tokens_low"] <= r["usd_per_m_output_tokens"] <= r["usd_per_m_output_tokens_high"]
+        assert "80%" in r["error_basis"]
+
+
+def test_power_basis_tdp_and_measured(rows):
+    tdp = plan(MODEL, WL, ["h200-sxm:vllm"], Demand("requests_per_s", 30), SLO_, space=SPACE, power_basis="tdp")
+    w = catalog.hardware("h200-sxm").value("gpu_tdp_w")
+    assert tdp["mw"].iloc[0] == pytest.approx(tdp["gpus"].iloc[0] * w / 1e6)
+    assert tdp["power_basis"].iloc[0].startswith("gpu_tdp_w")
+    meas = plan(MODEL, WL, ["h200-sxm:vllm"], Demand("requests_per_s", 30), SLO_, space=SPACE,
+                power_basis="measured")
+    assert meas["mw"].iloc[0] == pytest.approx(meas["gpus"].iloc[0] * 540 / 1e6)
+    assert rows["power_basis"].iloc[0].startswith("allin_power_w")               # board: the default
+
+
+def _cli(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+BASE = ["plan", "--model", MODEL, "--workload", WL, "--system", "h200-sxm:vllm", "--ttft-ms", "1500",
+        "--ttft-percentile", "99", "--min-tps-per-user", "20", "--spec-tokens", "0", "--batch-points", "8",
+        "--max-gpus", "8", "--no-disaggregation"]
+
+
+def test_demand_file_plans_every_period_and_names_the_peak(tmp_path):
+    f = tmp_path / "demand.csv"
+    f.write_text("period,requests_per_s\n2027-01,10\n2027-02,40\n2027-03,25\n")
+    csv = tmp_path / "plan.csv"
+    code, out, err = _cli([*BASE, "--demand-file", str(f), "--csv", str(csv)])
+    assert code == 0, err
+    df = pd.read_csv(csv)
+    assert list(df["period"]) == ["2027-01", "2027-02", "2027-03"]
+    assert list(df["demand_value"]) == [10, 40, 25] and df["gpus"].idxmax() == 1
+    assert "at the peak period 2027-02" in out and f"{df['gpus'].max():,.0f} GPUs" in out
+
+
+def test_bad_demand_file_and_power_basis_are_one_line_errors(tmp_path):
+    f = tmp_path / "d.csv"
+    f.write_text("period,requests_per_s\nA,10\nB,-2\n")
+    code, _, err = _cli([*BASE, "--demand-file", str(f)])
+    assert code == 2 and err.strip().count("\n") == 0 and "requests_per_s" in err and "row 3" in err
+    f.write_text("period,qps\nA,10\n")
+    code, _, err = _cli([*BASE, "--demand-file", str(f)])
+    assert code == 2 and "demand column" in err and "Traceback" not in err
+    code, _, err = _cli([*BASE[:5], "--system", "b200:vllm", *BASE[7:], "--rate", "5", "--power-basis", "measured"])
+    assert code == 2 and "--power-basis" in err and "b200" in err and err.strip().count("\n") == 0
