@@ -36,8 +36,8 @@ from scipy.optimize import least_squares
 from .. import catalog, progress
 from ..acceptance_priors import record_prior
 from ..errors import SpecError
-from ..workers import jobs
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
+from ..workers import jobs
 from .batch_predict import plan, predict_matrix
 from .fit_weights import fit_weights, speed_fit_row
 from .kernel_bands import bands as kernel_bands
@@ -424,9 +424,9 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
     # full fits first (families with enough records, independent: own_fits), so that small dynamo-X families can
     # start from X
     full = [(pid, recs) for pid, recs in by.items() if own_fit_ok(recs)]
-    own = own_fits(full, profiles, fit, neutral_start)
+    fitted_own = own_fits(full, profiles, fit, neutral_start)
     for pid, recs in full:
-        results[pid] = {**own[pid], "basis": f"own fit on {len(recs)} records"}
+        results[pid] = {**fitted_own[pid], "basis": f"own fit on {len(recs)} records"}
     for pid, recs in progress.bar([kv for kv in by.items() if not own_fit_ok(kv[1])],
                                   desc="calibrating engine families", unit="family", at_once=True):
         base = base_engine(pid)
