@@ -61,6 +61,7 @@ BENCHES = (
     Bench("bench_memory"),                  # its figure is the peak of a 10^7-point sweep: never smaller
     Bench("bench_simulate", (), ("--requests", "2000")),
     Bench("bench_check", (), ("--repeat", "1", "--cli-repeat", "1")),
+    Bench("bench_gate", (), ("--skip-crossval",), timeout_s=1800),
 )
 
 FIGURES = (
@@ -75,6 +76,10 @@ FIGURES = (
     Figure("bench_check", "check_cli_s", "`check vllm-58x-at-387` as a fresh CLI process", "s", target=1.5),
     Figure("bench_check", "equation_runs", "`check vllm-58x-at-387`: compiled-equation runs", "", digits=0),
     Figure("bench_check", "frame_builds", "`check vllm-58x-at-387`: serving frame builds", "", digits=0),
+    Figure("bench_gate", "calibrate_s", "`perfmodel calibrate` on the shipped records, fresh process", "s",
+           target=60.0, digits=0),
+    Figure("bench_gate", "crossval_family_s", "`perfmodel crossval --by family` (the family gate), fresh process",
+           "min", 1 / 60, target=6.0, digits=1),
 )
 
 # figures no script here measures: (what, how, last figure and its source, target)

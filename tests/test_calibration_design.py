@@ -179,3 +179,48 @@ def test_the_attention_fit_stays_inside_the_kernel_bands_and_the_launch_gap_is_f
     rec = SimpleNamespace(hardware="h100-sxm", family="x", spec_tokens=0, acceptance_length=None, weights="fp8",
                           engine="vllm")
     assert {"kernel_overhead_us", "kernel_floor_share", "step_overhead_ms"} <= set(default_fit([rec]))
+
+
+def _stand_in_fit(calls):
+    """A deterministic stand-in for one engine family's least-squares fit (``_fit_family``): its values say which
+    records it saw; ``calls`` collects (engine, record count) per real fit."""
+    def fit(records, profiles, fit=None, bounds=None, neutral_start=False):
+        calls.append((records[0].engine, len(records)))
+        v = float(len(records)) / 100 + (0.5 if records[0].engine == "vllm" else 0.0)
+        return {"values": {"eff_weights": v}, "ranges": {"eff_weights": (v, v)}, "rows": [r.id for r in records]}
+    return fit
+
+
+def test_own_fits_in_workers_give_the_one_process_fits(monkeypatch):
+    """The independent own fits of calibrate run in forked workers (PERFMODEL_JOBS=2) and give exactly the fits
+    of one process (PERFMODEL_JOBS=1), in the same order."""
+    recs = [_rec(i, "a", engine="trtllm" if i % 2 else "vllm") for i in range(40)]
+    out = {}
+    for n in ("1", "2"):
+        monkeypatch.setenv("PERFMODEL_JOBS", n)
+        calls: list = []
+        monkeypatch.setattr(cal, "_fit_family", _stand_in_fit(calls))
+        out[n] = {pid: r["values"] for pid, r in cal.calibrate(recs, fit=["eff_weights"]).items()}
+    assert out["1"] == out["2"] and list(out["1"])[:2] == ["vllm", "trtllm"]
+    assert out["1"]["vllm"]["eff_weights"] == pytest.approx(0.7) and out["1"]["trtllm"]["eff_weights"] == 0.2
+
+
+def test_family_fold_refits_only_the_engines_whose_records_it_leaves_out(monkeypatch):
+    """Leave one family out: after the fit on every record, a fold refits only the engine families with records in
+    the left-out family; the others reuse the all-records fit (memo_fits). Two engines, three families (a: 40
+    trtllm, b: 40 vllm, c: 30 of each; every set large enough for an own fit): 2 fits on all records, then one per
+    engine the fold touches (a: trtllm on 30; b: vllm on 30; c: both on 40), 6 in all, not 8."""
+    from perfmodel.validation import crossval
+    recs = [_rec(i, "a", engine="trtllm") for i in range(40)] + [_rec(100 + i, "b", engine="vllm") for i in range(40)]
+    recs += [_rec(200 + i, "c", engine=("trtllm", "vllm")[i % 2]) for i in range(60)]
+    monkeypatch.setenv("PERFMODEL_JOBS", "1")
+    calls: list = []
+    monkeypatch.setattr(cal, "_fit_family", _stand_in_fit(calls))
+    monkeypatch.setattr(crossval, "_predict", lambda test, res: np.array([res["trtllm"]["values"]["eff_weights"]
+                                                                           + res["vllm"]["values"]["eff_weights"]
+                                                                           for _ in test]))
+    df = crossval.cross_validate(recs, by="family")
+    assert sorted(calls) == sorted([("trtllm", 70), ("vllm", 70), ("trtllm", 30), ("vllm", 30), ("trtllm", 40),
+                                    ("vllm", 40)])
+    # the fold leaving out a fits trtllm on the 30 of c and reuses vllm's all-records fit (70 records)
+    assert df.loc[df["family"] == "a", "predicted"].iloc[0] == pytest.approx(0.30 + 0.5 + 0.70)

@@ -37,6 +37,7 @@ from .. import catalog, progress
 from ..acceptance_priors import record_prior
 from ..errors import SpecError
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
+from ..workers import jobs
 from .batch_predict import plan, predict_matrix
 from .fit_weights import fit_weights, speed_fit_row
 from .kernel_bands import bands as kernel_bands
@@ -125,17 +126,70 @@ class memo_fits:
         return False
 
 
+def _memo_key(records: list[Record], profiles: dict[str, ProfileSpec], fit, bounds, neutral_start: bool) -> tuple:
+    """What a fit_family result depends on: the records (ids, in order), the starting profile, the fitted
+    parameters, the bounds and the start."""
+    pid = profile_id(records[0])
+    return (tuple(r.id for r in records), profiles[pid].model_dump_json(), tuple(fit or ()),
+            tuple(sorted((bounds or {}).items())), neutral_start)
+
+
 def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: list[str] | None = None,
                bounds: dict[str, tuple[float, float]] | None = None, neutral_start: bool = False) -> dict:
     """``_fit_family`` (below), memoised inside ``memo_fits``."""
     if _MEMO is None:
         return _fit_family(records, profiles, fit, bounds, neutral_start)
-    pid = profile_id(records[0])
-    key = (tuple(r.id for r in records), profiles[pid].model_dump_json(), tuple(fit or ()),
-           tuple(sorted((bounds or {}).items())), neutral_start)
+    key = _memo_key(records, profiles, fit, bounds, neutral_start)
     if key not in _MEMO:
         _MEMO[key] = _fit_family(records, profiles, fit, bounds, neutral_start)
     return _MEMO[key]
+
+
+_IN_WORKER = False    # set in forked workers (crossval folds, own fits): no second level of processes
+_OWN: tuple | None = None   # (items, profiles, fit, neutral_start) of the running parallel own fits
+
+
+def _own_fit(i: int) -> dict:
+    global _IN_WORKER
+    _IN_WORKER = True
+    assert _OWN is not None
+    items, profiles, fit, neutral_start = _OWN
+    pid, recs = items[i]
+    return _fit_family(recs, profiles, fit, engine_bounds(pid), neutral_start)
+
+
+def own_fits(items: list[tuple[str, list[Record]]], profiles: dict[str, ProfileSpec], fit: list[str] | None,
+             neutral_start: bool) -> dict[str, dict]:
+    """The own fits (``fit_family`` with the engine's bounds) of the engine families ``items`` [(pid, records)],
+    which are independent: in forked workers (``workers.jobs``, largest first) unless this process is one, each
+    taken from and stored in the memo inside ``memo_fits``. Same numbers as fitting them one after another."""
+    global _OWN
+    out: dict[str, dict] = {}
+    todo = []
+    for pid, recs in items:
+        key = _memo_key(recs, profiles, fit, engine_bounds(pid), neutral_start)
+        if _MEMO is not None and key in _MEMO:
+            out[pid] = _MEMO[key]
+        else:
+            todo.append((pid, recs, key))
+    n_jobs = 1 if _IN_WORKER else min(jobs(), len(todo))
+    if n_jobs > 1:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+        todo.sort(key=lambda t: -len(t[1]))
+        _OWN = ([(pid, recs) for pid, recs, _ in todo], profiles, fit, neutral_start)
+        try:
+            with ProcessPoolExecutor(n_jobs, mp_context=mp.get_context("fork")) as pool:
+                done = list(pool.map(_own_fit, range(len(todo))))
+        finally:
+            _OWN = None
+    else:
+        done = [_fit_family(recs, profiles, fit, engine_bounds(pid), neutral_start) for pid, recs, _ in todo]
+    for (pid, _recs, key), res in zip(todo, done):
+        out[pid] = res
+        if _MEMO is not None:
+            _MEMO[key] = res
+    return out
 
 
 def _fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: list[str] | None = None,
@@ -367,13 +421,14 @@ def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = N
     def own_fit_ok(recs):
         return len(recs) >= max(MIN_ROWS, ROWS_PER_PARAM * len(fit or default_fit(recs)))
 
-    # full fits first (families with enough records), so that small dynamo-X families can start from X
-    for pid, recs in progress.bar(sorted(by.items(), key=lambda kv: not own_fit_ok(kv[1])),
+    # full fits first (families with enough records, independent: own_fits), so that small dynamo-X families can
+    # start from X
+    full = [(pid, recs) for pid, recs in by.items() if own_fit_ok(recs)]
+    fitted_own = own_fits(full, profiles, fit, neutral_start)
+    for pid, recs in full:
+        results[pid] = {**fitted_own[pid], "basis": f"own fit on {len(recs)} records"}
+    for pid, recs in progress.bar([kv for kv in by.items() if not own_fit_ok(kv[1])],
                                   desc="calibrating engine families", unit="family", at_once=True):
-        if own_fit_ok(recs):
-            results[pid] = {**fit_family(recs, profiles, fit, bounds=engine_bounds(pid), neutral_start=neutral_start),
-                            "basis": f"own fit on {len(recs)} records"}
-            continue
         base = base_engine(pid)
         if base != pid and base in results:
             start_fit, start_basis = results[base], f"the fit of {base}"

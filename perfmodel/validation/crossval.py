@@ -86,6 +86,8 @@ def _run_fold(f: int) -> tuple[list[int], np.ndarray]:
     """Fit without fold ``f`` (every other fold plus the other training records, from the middle of the search
     ranges) and predict fold ``f``: (indices of its records, their central predictions)."""
     assert _TASK is not None
+    from . import calibrate as cal
+    cal._IN_WORKER = cal._IN_WORKER or mp.parent_process() is not None    # a forked fold fits in process
     targets, fold, others = _TASK
     test = [i for i, x in enumerate(fold) if x == f]
     train = [r for r, x in zip(targets, fold) if x != f] + list(others)
@@ -100,8 +102,21 @@ def cross_validate(targets: list[Record], others: Sequence[Record] = (), k: int 
     configuration, or with ``by="family"`` without its whole data family), error_pct, status."""
     fold = folds(targets, k, seed, by)
     k = max(fold) + 1 if fold else 0
+    with memo_fits():
+        if by == "family":
+            # the fit on every record first: a fold whose left-out family has no record of an engine family fits
+            # that engine on the same records as this fit, so it reuses it (memo_fits; the fit is deterministic,
+            # so no number changes) and refits only the engine families whose records it leaves out
+            calibrate(list(targets) + list(others), neutral_start=True)
+        return _cross_validate(targets, others, fold, k, progress)
+
+
+def _cross_validate(targets: list[Record], others: Sequence[Record], fold: list[int], k: int,
+                    progress: Callable[[str], None] | None) -> pd.DataFrame:
+    """``cross_validate`` over the dealt folds (inside its memo)."""
     pred = np.full(len(targets), np.nan)
-    tasks = [f for f in range(k) if f in set(fold)]
+    sizes = np.bincount(fold, minlength=k) if fold else np.zeros(0, int)
+    tasks = sorted((f for f in range(k) if f in set(fold)), key=lambda f: -sizes[f])    # largest held-out first
     global _TASK
     _TASK = (targets, fold, others)
     n_jobs = min(jobs(), len(tasks))
