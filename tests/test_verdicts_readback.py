@@ -207,8 +207,50 @@ def test_records_of_that_hardware_and_model_are_the_evidence_named_by_id():
 
 def test_a_sources_own_fastest_run_bounds_its_other_claims():
     c = catalog.claim("aa-1.26x-peak-per-mw-kimi-k3")
-    C = type("C", (), {"claim": c, "model": "kimi-k3"})()
+    store = type("S", (), {})()
+    store._judged_implausible = {"aa-255-tps-kimi-k3": False}     # its verdict: consistent (reports/claims.md)
+    C = type("C", (), {"claim": c, "model": "kimi-k3", "store": store})()
     assert cond.measured_speed(C, A) == pytest.approx(catalog.claim("aa-255-tps-kimi-k3").claimed)
+
+
+class _Catalog:
+    """The catalog with one synthetic claim added to its claims (for the rules that read a source's others)."""
+
+    def __init__(self, extra: ClaimSpec):
+        self.extra = extra
+
+    def ids(self, kind):
+        return [*catalog.ids(kind), self.extra.id] if kind == "claims" else catalog.ids(kind)
+
+    def claim(self, i):
+        return self.extra if i == self.extra.id else catalog.claim(i)
+
+    def __getattr__(self, name):
+        return getattr(catalog, name)
+
+
+def test_a_fastest_run_judged_implausible_bounds_no_other_claim(monkeypatch):
+    """The source's own fastest run on A bounds how much slower A may be, unless the model judges that run
+    implausible: 1,000 tok/s/user on A (modeled end 400, fast corner 480) is; 400 is not. A claim that needs A
+    slower (inside its band) is then allowed, and the story's bound on A's steps is the source's stated 50."""
+    _, hi = _band()
+    k = hi ** 0.7                                            # A's steps this much slower: 2e4 / k^2 at 50 tok/s/user
+    x = _absolute(2e4 / k ** 2)
+    got = {}
+    for fastest in (1000.0, 400.0):
+        f = _claim(id=f"fastest-{fastest:g}", kind="absolute", systems=[{"hardware": A, "profile": "vllm"}],
+                   metric={"quantity": "tps_per_user"},
+                   at={"point": "max_speed", "interactivity": "itl", "percentile": 50}, claimed=fastest)
+        monkeypatch.setattr(cond, "catalog", _Catalog(f))
+        s = Synth()
+        r = chk.check(x, s)
+        got[fastest] = (cond.judged_implausible(s, f), _cond(r, A), r["story_grid"]["bounds"][f"{A}:speed"][1], r)
+    judged, a, bound, r = got[1000.0]
+    assert judged and a["allowed"] and a["tag"] == "within error" and "[within error]" in r["condition"]
+    assert a["factor"] == pytest.approx(k, rel=2e-3) and bound == pytest.approx(400 / 50 * 1.01)
+    judged, a, bound, r = got[400.0]
+    assert not judged and not a["allowed"] and a["tag"] == "below the source's own speeds"
+    assert bound == pytest.approx(1.01) and "400 tok/s/user the source states" in a["text"]
 
 
 # ------------------------------------------------------------------ the read-back of every '[within error]'
@@ -513,3 +555,34 @@ def test_a_claim_on_a_jump_is_solved_with_two_conditions_or_not_decidable():
     else:
         assert " and " in r["condition"]
     assert "beyond physics" not in r["reason"]
+
+
+class SynthMW(Synth):
+    """Synth with total tokens/s per MW of the catalog's all-in power per GPU beside the per-GPU figure."""
+
+    def envelope(self, side, model, wl, axis="itl", metric="total_tps_per_gpu"):
+        e = super().envelope(side, model, wl, axis, metric)
+        e["total_tps_per_mw"] = e["total_tps_per_gpu"] * 1e6 / catalog.hardware(side.hardware).value("allin_power_w")
+        return e
+
+
+def test_a_multiple_whose_own_per_gpu_figure_needs_a_power_ratio_off_the_specs_is_inconsistent_with_them(
+        monkeypatch):
+    """The source states 100x per GPU (the model's own figure) and 5,000x per MW at 50 tok/s/user: together they need
+    an all-in power ratio of 0.02x, outside the catalog's range. The model's steps could close the per-MW gap only
+    by contradicting the source's own per-GPU figure, so the verdict is the fourth outcome, worded as such."""
+    from perfmodel.claims import pairs
+    gpu = _claim(id="synthetic-per-gpu", claimed=100.0)
+    mw = _claim(id="synthetic-per-mw", claimed=5000.0, metric={"quantity": "throughput", "tokens": "total", "per": "mw"})
+    alone = chk.check(mw, SynthMW())                          # no per-GPU figure of the source: the steps decide
+    assert alone["verdict"] == "implausible" and alone["implausible"] == "on the evidence"
+    real = pairs.cross_checks
+    monkeypatch.setattr(pairs, "cross_checks", lambda claims: real([gpu, mw]))
+    r = chk.check(mw, SynthMW())
+    assert r["verdict"] == "inconsistent with the published specs" and r["implausible"] == "specs"
+    lo, hi = (catalog.hardware(h).specs.allin_power_w.bounds() for h in (A, B))
+    assert r["condition"] == (f"synthetic-per-gpu (100x per GPU) over synthetic-per-mw (5000x per mw) implies {A}/{B} "
+                              f"all-in power 0.02x: the all-in power ratio they imply, 0.02x, lies outside the "
+                              f"catalog's range {lo[0] / hi[1]:.2f}-{lo[1] / hi[0]:.2f}x")
+    assert "beyond physics" not in r["reason"] and "Conditions:" in r["reason"]
+    assert chk.check(gpu, SynthMW())["verdict"] == "consistent"          # the per-GPU figure itself is the model's
