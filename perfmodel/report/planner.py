@@ -155,8 +155,9 @@ def slo_limit(x: float, axis: str, wl: str) -> dict:
     """The row's speed limit as an SLO (module docstring): {slo_tps_per_user, slo_tpot_ms (itl), slo_e2e_s (e2e
     axes: osl / x s), slo_speed_percentile, slo_ttft_percentile, text}."""
     q, qt = _percentiles(wl)
-    out = {"slo_tps_per_user": x, "slo_tpot_ms": math.nan, "slo_e2e_s": math.nan, "slo_speed_percentile": q,
-           "slo_ttft_percentile": qt if qt is not None else q}
+    out: dict[str, float | str | None] = {
+        "slo_tps_per_user": x, "slo_tpot_ms": math.nan, "slo_e2e_s": math.nan, "slo_speed_percentile": q,
+        "slo_ttft_percentile": qt if qt is not None else q}
     if axis == "itl":
         out["slo_tpot_ms"] = 1000.0 / x
         out["text"] = f"TPOT P{q:g} <= {1000.0 / x:.3g} ms (>= {x:g} tok/s/user)"
