@@ -208,8 +208,9 @@ def test_records_of_that_hardware_and_model_are_the_evidence_named_by_id():
 def test_a_sources_own_fastest_run_bounds_its_other_claims():
     c = catalog.claim("aa-1.26x-peak-per-mw-kimi-k3")
     store = type("S", (), {})()
-    store._judged_implausible = {"aa-255-tps-kimi-k3": False}     # its verdict: consistent (reports/claims.md)
-    C = type("C", (), {"claim": c, "model": "kimi-k3", "store": store})()
+    def judge(claim):                                        # its verdict (reports/claims.md)
+        return {"aa-255-tps-kimi-k3": "consistent"}[claim.id]
+    C = type("C", (), {"claim": c, "model": "kimi-k3", "store": store, "judge": staticmethod(judge)})()
     assert cond.measured_speed(C, A) == pytest.approx(catalog.claim("aa-255-tps-kimi-k3").claimed)
 
 
@@ -244,7 +245,8 @@ def test_a_fastest_run_judged_implausible_bounds_no_other_claim(monkeypatch):
         monkeypatch.setattr(cond, "catalog", _Catalog(f))
         s = Synth()
         r = chk.check(x, s)
-        got[fastest] = (cond.judged_implausible(s, f), _cond(r, A), r["story_grid"]["bounds"][f"{A}:speed"][1], r)
+        C = chk._Claim(s, x, x.model, x.workload, {"assumptions": []})
+        got[fastest] = (cond.judged_implausible(C, f), _cond(r, A), r["story_grid"]["bounds"][f"{A}:speed"][1], r)
     judged, a, bound, r = got[1000.0]
     assert judged and a["allowed"] and a["tag"] == "within error" and "[within error]" in r["condition"]
     assert a["factor"] == pytest.approx(k, rel=2e-3) and bound == pytest.approx(400 / 50 * 1.01)

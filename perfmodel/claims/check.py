@@ -215,6 +215,7 @@ class _Claim:
             self.profiles.append((prof, assumed))
         self.point = claim.to if claim.kind == "delta" else claim.at
         self.axis = _axis(self.point)
+        self.judge = lambda other: check(other, store)["verdict"]     # another claim's verdict (conditions.py)
         self.wclass = _wclass(wl)
 
     def figure(self, axis: str | None = None, sides: list[Side] | None = None) -> Figure:

@@ -127,7 +127,7 @@ def measured_speed(C, hw: str) -> float | None:
         pts = [c.to, c.from_] if c.kind == "delta" else [c.at]
         v += [p.tps_per_user * (0.9 if p.approx else 1.0) for p in pts if p is not None and p.point == "speed"]
         if (c.id != C.claim.id and c.metric.quantity == "tps_per_user" and c.at is not None
-                and c.at.point == "max_speed" and c.system_ids[0] == hw and not judged_implausible(C.store, c)):
+                and c.at.point == "max_speed" and c.system_ids[0] == hw and not judged_implausible(C, c)):
             v.append(c.claimed)          # the source's own fastest run on hw bounds its other claims
     pts = [C.claim.to, C.claim.from_] if C.claim.kind == "delta" else [C.claim.at]
     v += [p.tps_per_user * (0.9 if p.approx else 1.0) for p in pts if p is not None and p.point == "speed"]
@@ -137,18 +137,21 @@ def measured_speed(C, hw: str) -> float | None:
 _JUDGING: set[str] = set()      # fastest-run claims being checked for ``judged_implausible`` (no recursion)
 
 
-def judged_implausible(store, claim) -> bool:
-    """Whether the model judges ``claim`` (a source's fastest run) implausible, checked once per store: such a
-    claim bounds none of the source's others (its figure is itself outside what the model and the evidence
-    allow). A claim whose own check is under way (two fastest runs bounding each other) counts as plausible."""
-    memo = store.__dict__.setdefault("_judged_implausible", {})
+def judged_implausible(C, claim) -> bool:
+    """Whether the model judges ``claim`` (a source's fastest run) implausible, through the check's own judge
+    (``C.judge``: claim -> verdict, set by ``check._Claim``; none: plausible), once per store: such a claim bounds
+    none of the source's others (its figure is itself outside what the model and the evidence allow). A claim
+    whose own check is under way (two fastest runs bounding each other) counts as plausible."""
+    judge = getattr(C, "judge", None)
+    if judge is None:
+        return False
+    memo = C.store.__dict__.setdefault("_judged_implausible", {})
     if claim.id not in memo:
         if claim.id in _JUDGING:
             return False
-        from .check import check
         _JUDGING.add(claim.id)
         try:
-            memo[claim.id] = check(claim, store)["verdict"] == "implausible"
+            memo[claim.id] = judge(claim) == "implausible"
         finally:
             _JUDGING.discard(claim.id)
     return memo[claim.id]
