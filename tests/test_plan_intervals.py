@@ -92,3 +92,35 @@ def test_bad_demand_file_and_power_basis_are_one_line_errors(tmp_path):
     assert code == 2 and "demand column" in err and "Traceback" not in err
     code, _, err = _cli([*BASE[:5], "--system", "b200:vllm", *BASE[7:], "--rate", "5", "--power-basis", "measured"])
     assert code == 2 and "--power-basis" in err and "b200" in err and err.strip().count("\n") == 0
+
+
+def _bands(monkeypatch, lo: float, hi: float):
+    """plan_error.band with true/model throughput lo .. hi (the model's error band, widened or narrowed)."""
+    from perfmodel.analyses import plan_error
+    monkeypatch.setattr(plan_error, "band", lambda conc, agentic: {"lo": lo, "hi": hi, "text": f"80% {lo}-{hi}"})
+
+
+@pytest.mark.parametrize("demand, model, wl, system", [
+    (Demand("users", 5000), MODEL, WL, "h200-sxm:vllm"),
+    (Demand("sessions", 5000), "gpt-oss-120b", "agentx", "b200:vllm")])
+def test_users_and_sessions_intervals_contain_the_plan_and_widen_with_the_error(monkeypatch, demand, model, wl,
+                                                                                  system):
+    """The same re-sizing for a demand in users (requests in flight) or live sessions: GPUs at each end of the
+    band hold the central plan, equal it at a band of zero width, and move outwards as the band widens."""
+    slo = SLO_ if demand.kind == "users" else SLO(tps_per_user=20)
+    got = {}
+    for lo, hi in ((1.0, 1.0), (0.8, 1.25), (0.5, 2.0)):
+        _bands(monkeypatch, lo, hi)
+        got[lo] = plan(model, wl, [system], demand, slo, space=SPACE).iloc[0]
+    for r in got.values():
+        assert r["demand_kind"] == demand.kind and r["gpus_low"] <= r["gpus"] <= r["gpus_high"]
+        assert r["mw_interval_low"] <= r["mw"] <= r["mw_interval_high"]
+    zero, mid, wide = got[1.0], got[0.8], got[0.5]
+    assert zero["gpus_low"] == zero["gpus"] == zero["gpus_high"]
+    assert mid["gpus"] == wide["gpus"] == zero["gpus"]              # the central plan does not read the band
+    assert wide["gpus_low"] < mid["gpus_low"] < mid["gpus"] < mid["gpus_high"] < wide["gpus_high"]
+    # by hand: units scale as 1 / (true throughput share), whole units of unit_gpus
+    u = wide["unit_gpus"]
+    units = wide["gpus"] / u
+    assert wide["gpus_high"] == pytest.approx(math.ceil(units / 0.5 - 1e-6) * u, abs=u)
+    assert wide["gpus_low"] == pytest.approx(math.ceil(units / 2.0 - 1e-6) * u, abs=u)

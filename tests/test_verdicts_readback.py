@@ -15,7 +15,7 @@ import pytest
 from perfmodel import catalog
 from perfmodel.claims.arith import spec_ratio_check
 from perfmodel.claims.evidence import on_steps
-from perfmodel.specs.claim import ClaimSpec
+from perfmodel.specs.claim import ClaimSpec, OperatingPoint
 
 chk = importlib.import_module("perfmodel.claims.check")
 cond = importlib.import_module("perfmodel.claims.conditions")
@@ -207,8 +207,52 @@ def test_records_of_that_hardware_and_model_are_the_evidence_named_by_id():
 
 def test_a_sources_own_fastest_run_bounds_its_other_claims():
     c = catalog.claim("aa-1.26x-peak-per-mw-kimi-k3")
-    C = type("C", (), {"claim": c, "model": "kimi-k3"})()
+    store = type("S", (), {})()
+    def judge(claim):                                        # its verdict (reports/claims.md)
+        return {"aa-255-tps-kimi-k3": "consistent"}[claim.id]
+    C = type("C", (), {"claim": c, "model": "kimi-k3", "store": store, "judge": staticmethod(judge)})()
     assert cond.measured_speed(C, A) == pytest.approx(catalog.claim("aa-255-tps-kimi-k3").claimed)
+
+
+class _Catalog:
+    """The catalog with one synthetic claim added to its claims (for the rules that read a source's others)."""
+
+    def __init__(self, extra: ClaimSpec):
+        self.extra = extra
+
+    def ids(self, kind):
+        return [*catalog.ids(kind), self.extra.id] if kind == "claims" else catalog.ids(kind)
+
+    def claim(self, i):
+        return self.extra if i == self.extra.id else catalog.claim(i)
+
+    def __getattr__(self, name):
+        return getattr(catalog, name)
+
+
+def test_a_fastest_run_judged_implausible_bounds_no_other_claim(monkeypatch):
+    """The source's own fastest run on A bounds how much slower A may be, unless the model judges that run
+    implausible: 1,000 tok/s/user on A (modeled end 400, fast corner 480) is; 400 is not. A claim that needs A
+    slower (inside its band) is then allowed, and the story's bound on A's steps is the source's stated 50."""
+    _, hi = _band()
+    k = hi ** 0.7                                            # A's steps this much slower: 2e4 / k^2 at 50 tok/s/user
+    x = _absolute(2e4 / k ** 2)
+    got = {}
+    for fastest in (1000.0, 400.0):
+        f = _claim(id=f"fastest-{fastest:g}", kind="absolute", systems=[{"hardware": A, "profile": "vllm"}],
+                   metric={"quantity": "tps_per_user"},
+                   at={"point": "max_speed", "interactivity": "itl", "percentile": 50}, claimed=fastest)
+        monkeypatch.setattr(cond, "catalog", _Catalog(f))
+        s = Synth()
+        r = chk.check(x, s)
+        C = chk._Claim(s, x, x.model, x.workload, {"assumptions": []})
+        got[fastest] = (cond.judged_implausible(C, f), _cond(r, A), r["story_grid"]["bounds"][f"{A}:speed"][1], r)
+    judged, a, bound, r = got[1000.0]
+    assert judged and a["allowed"] and a["tag"] == "within error" and "[within error]" in r["condition"]
+    assert a["factor"] == pytest.approx(k, rel=2e-3) and bound == pytest.approx(400 / 50 * 1.01)
+    judged, a, bound, r = got[400.0]
+    assert not judged and not a["allowed"] and a["tag"] == "below the source's own speeds"
+    assert bound == pytest.approx(1.01) and "400 tok/s/user the source states" in a["text"]
 
 
 # ------------------------------------------------------------------ the read-back of every '[within error]'
@@ -362,28 +406,82 @@ def test_every_explained_claim_in_every_story_reads_back_at_the_claim(real_store
 def test_the_planners_table_states_its_bases_and_never_a_cliff_maximum():
     from perfmodel.report.planner import markdown
     base = {"source": "s", "model": "m", "axis": "itl", "a": f"{A}:vllm", "b": f"{B}:vllm", "a_hw": A, "b_hw": B,
-            "a_end": 400.0, "b_end": 200.0}
+            "a_end": 400.0, "b_end": 200.0, "slo_ttft_percentile": 95.0}
     df = pd.DataFrame([{**base, "point": "peak", "a_tps_per_gpu": 3000.0, "b_tps_per_gpu": 1000.0,
                         "per_gpu": 3.0, "per_gpu_low": 2.0, "per_gpu_high": 4.0, "per_mw": 2.4,
                         "per_usd": 1.8, "a_sessions_per_rack_ttft2s": 600.0, "b_sessions_per_rack_ttft2s": 100.0,
                         "a_sessions_per_rack_ttft5s": 700.0, "b_sessions_per_rack_ttft5s": 300.0,
-                        "slo_tps_per_user": 20.0},
+                        "slo_tps_per_user": 20.0, "slo_limit": "TPOT P25 <= 50 ms (>= 20 tok/s/user)",
+                        "slo_source": "stated: c1"},
                        {**base, "point": "190", "a_tps_per_gpu": 500.0, "b_tps_per_gpu": 50.0, "per_gpu": 10.0,
                         "per_gpu_low": 7.0, "per_gpu_high": math.inf, "per_mw": 8.0, "per_usd": 6.0,
                         "a_sessions_per_rack_ttft2s": 50.0, "b_sessions_per_rack_ttft2s": None,
                         "a_sessions_per_rack_ttft5s": 50.0, "b_sessions_per_rack_ttft5s": None,
-                        "slo_tps_per_user": 190.0},
+                        "slo_tps_per_user": 190.0, "slo_limit": "TPOT P25 <= 5.26 ms (>= 190 tok/s/user)",
+                        "slo_source": "named: c2"},
                        {**base, "point": "300", "a_tps_per_gpu": 500.0, "b_tps_per_gpu": math.nan,
                         "per_gpu": math.nan, "per_gpu_low": math.nan, "per_gpu_high": math.nan,
                         "per_mw": math.nan, "per_usd": math.nan, "a_sessions_per_rack_ttft2s": 50.0,
                         "b_sessions_per_rack_ttft2s": None, "a_sessions_per_rack_ttft5s": 50.0,
-                        "b_sessions_per_rack_ttft5s": None, "slo_tps_per_user": 300.0}])
+                        "b_sessions_per_rack_ttft5s": None, "slo_tps_per_user": 300.0,
+                        "slo_limit": "TPOT P25 <= 3.33 ms (>= 300 tok/s/user)", "slo_source": "named: c3"}])
     md = "\n".join(markdown(df, "s"))
     assert "W;" in md and "per GPU-hour" in md and "TTFT <= 2 s" in md and "TTFT <= 5 s" in md   # bases, SLOs
-    assert "read at that row's SLO" in md and "planner's choice" in md
-    assert "| 3x (2-4) | 2.4x (1.6-3.2) | 1.8x (1.2-2.4) | 600 / 100 | 700 / 300 |" in md
+    assert "read at that row's SLO" in md and "planner's choice" in md and "TTFT P95" in md
+    assert "none for tok/s/GPU and the multiples" in md              # the TTFT limit of every column stated
+    assert ("| peak | TPOT P25 <= 50 ms (>= 20 tok/s/user); stated: c1 | 3,000 / 1,000 | 3x (2-4) | 2.4x (1.6-3.2) | "
+            "1.8x (1.2-2.4) | 600 / 100 | 700 / 300 |") in md
     assert "| 10x (7-unbounded) |" in md                     # a curve ending near the speed: no upper bound
     assert "beyond its end (200)" in md and "none meets it" in md and "up to" not in md.split("\n", 1)[1]
+
+
+def test_a_rows_speed_limit_is_a_tpot_or_an_e2e_limit():
+    from perfmodel.report.planner import slo_limit
+    itl = slo_limit(120.0, "itl", "aa-agentperf")           # AA-AgentPerf: speed floor at P25, TTFT at P95
+    assert itl["slo_tpot_ms"] == pytest.approx(1000 / 120) and math.isnan(itl["slo_e2e_s"])
+    assert (itl["slo_speed_percentile"], itl["slo_ttft_percentile"]) == (25.0, 95.0)
+    assert itl["text"] == "TPOT P25 <= 8.33 ms (>= 120 tok/s/user)"
+    e2e = slo_limit(387.0, "e2e_p90", "agentx")             # osl / (P90 TTFT + osl TPOT) >= 387: E2E P90 <= osl/387
+    assert e2e["slo_e2e_s"] == pytest.approx(444 / 387) and math.isnan(e2e["slo_tpot_ms"])
+    assert e2e["text"].startswith("E2E P90 <= 1.15 s for a 444-token reply")
+
+
+class SynthDeployments(Synth):
+    """Synth with deployments off the throughput envelope: half its throughput and sessions at the same speeds,
+    and a TTFT of 1 s where the envelope's (large-batch) points take 6 s."""
+
+    def envelope(self, side, model, wl, axis="itl", metric="total_tps_per_gpu"):
+        e = super().envelope(side, model, wl, axis, metric)
+        e["ttft_ms"] = 6000.0
+        return e
+
+    def points(self, side, model, wl, keep=None):
+        e = self.envelope(side, model, wl)
+        off = e.assign(total_tps_per_gpu=e["total_tps_per_gpu"] / 2, sessions_per_gpu=e["sessions_per_gpu"] / 2,
+                       ttft_ms=1000.0)
+        return pd.concat([e, off], ignore_index=True)
+
+
+def test_sessions_per_rack_are_read_at_each_rows_own_slo_over_every_deployment():
+    """The bug this catches: sessions read over the throughput envelope's points only (large batches, long TTFT)
+    gave one figure, or none, on every row. Read over every deployment, each row's floor picks its own point:
+    the most sessions (500 / x per GPU at the off-envelope points, TTFT 1 s) at the slowest speed x >= the floor."""
+    from perfmodel.report.planner import PEAK_FLOOR, tables
+    res = [{"id": i, "kind": "ratio", "systems": [{"hardware": A, "profile": "vllm"}, {"hardware": B, "profile": "vllm"}],
+            "model_id": "deepseek-v4.1-flash", "workload": "agentx", "source": "vLLM blog, as reported in seeds/v.txt",
+            "axis": ax} for i, ax in (("vllm-2.7x-at-peak", "itl"), ("vllm-58x-at-387", "e2e_p90"))]
+    t = tables(SynthDeployments(), res).set_index("point")
+    xa, xb = np.geomspace(10, 400, 31), np.geomspace(10, 200, 23)
+    rack = 72
+    for pt, floor in (("peak", PEAK_FLOOR), ("387", 387.0)):
+        for s, x in (("a", xa), ("b", xb)):
+            ok = x[x >= floor * (1 - 1e-12)]
+            want = 500 / ok.min() * rack if len(ok) else None
+            for ttft in ("2s", "5s"):
+                got = t.loc[pt, f"{s}_sessions_per_rack_ttft{ttft}"]
+                assert (got is None or math.isnan(got)) if want is None else got == pytest.approx(want), (pt, s)
+    assert t.loc["peak", "a_sessions_per_rack_ttft2s"] > 10 * t.loc["387", "a_sessions_per_rack_ttft2s"]
+    assert t.loc["peak", "slo_source"].startswith("the planner's choice") and t.loc["387", "slo_e2e_s"] > 0
 
 
 PLANNER_IDS = ("vllm-2.7x-at-peak", "vllm-58x-at-387", "vllm-rubin-1.7m-at-387", "vllm-rubin-2.52m-at-peak")
@@ -391,14 +489,34 @@ PLANNER_IDS = ("vllm-2.7x-at-peak", "vllm-58x-at-387", "vllm-rubin-1.7m-at-387",
 
 def test_three_numbers_of_the_planners_table_read_back_through_check(real_store):
     """The planner's rows use the software the verdicts use: its 387 tok/s/user multiple is the 58x claim's
-    model figure, its Rubin throughput there the 1.7M claim's, its peak multiple the 2.7x claim's."""
-    from perfmodel.report.planner import tables
+    model figure, its Rubin throughput there the 1.7M claim's, its peak multiple the 2.7x claim's read at the row's
+    stated floor (the seed states none: the planner's 20 tok/s/user)."""
+    from perfmodel.report.planner import PEAK_FLOOR, tables
     res = {i: chk.check(catalog.claim(i), real_store) for i in PLANNER_IDS}
     t = tables(real_store, list(res.values()))
     t = t[t["model"] == "deepseek-v4.1-flash"].set_index("point")
     assert t.loc["387", "per_gpu"] == pytest.approx(res["vllm-58x-at-387"]["model"]["value"], rel=1e-6)
     assert t.loc["387", "a_tps_per_gpu"] == pytest.approx(res["vllm-rubin-1.7m-at-387"]["model"]["value"], rel=1e-6)
-    assert t.loc["peak", "per_gpu"] == pytest.approx(res["vllm-2.7x-at-peak"]["model"]["value"], rel=1e-6)
+    assert t.loc["peak", "slo_tps_per_user"] == PEAK_FLOOR and "planner's choice" in t.loc["peak", "slo_source"]
+    at_floor = catalog.claim("vllm-2.7x-at-peak").model_copy(update={"at": OperatingPoint(point="peak",
+                                                                                         min_tps_per_user=PEAK_FLOOR)})
+    assert t.loc["peak", "per_gpu"] == pytest.approx(chk.check(at_floor, real_store)["model"]["value"], rel=1e-6)
+
+
+AA_PEAKS = ("aa-1.14x-peak-per-mw-deepseek-v4-pro", "aa-5x-output-per-mw-at-165")
+
+
+def test_a_peak_row_is_read_at_the_floor_its_peak_claim_states(real_store):
+    """The AA peak claims state a 20 tok/s/user floor: the planner's peak row is read there too (read with no floor,
+    GB300's peak sits below it and the row's per-MW multiple was 1.51x against the check's 1.84x)."""
+    from perfmodel.report.planner import tables
+    res = {i: chk.check(catalog.claim(i), real_store) for i in AA_PEAKS}
+    t = tables(real_store, list(res.values()))
+    t = t[t["model"] == "deepseek-v4-pro"].set_index("point")
+    assert t.loc["peak", "slo_tps_per_user"] == 20 and "aa-1.14x-peak-per-mw-deepseek-v4-pro" in t.loc["peak",
+                                                                                                     "slo_source"]
+    assert t.loc["peak", "per_mw"] == pytest.approx(res[AA_PEAKS[0]]["model"]["value"], rel=1e-6)
+    assert t.loc["165", "slo_tpot_ms"] == pytest.approx(1000 / 165) and t.loc["165", "slo_speed_percentile"] == 25
 
 
 # ------------------------------------------------------------------ issue 48: four outcomes, never a wrong label
@@ -439,3 +557,34 @@ def test_a_claim_on_a_jump_is_solved_with_two_conditions_or_not_decidable():
     else:
         assert " and " in r["condition"]
     assert "beyond physics" not in r["reason"]
+
+
+class SynthMW(Synth):
+    """Synth with total tokens/s per MW of the catalog's all-in power per GPU beside the per-GPU figure."""
+
+    def envelope(self, side, model, wl, axis="itl", metric="total_tps_per_gpu"):
+        e = super().envelope(side, model, wl, axis, metric)
+        e["total_tps_per_mw"] = e["total_tps_per_gpu"] * 1e6 / catalog.hardware(side.hardware).value("allin_power_w")
+        return e
+
+
+def test_a_multiple_whose_own_per_gpu_figure_needs_a_power_ratio_off_the_specs_is_inconsistent_with_them(
+        monkeypatch):
+    """The source states 100x per GPU (the model's own figure) and 5,000x per MW at 50 tok/s/user: together they need
+    an all-in power ratio of 0.02x, outside the catalog's range. The model's steps could close the per-MW gap only
+    by contradicting the source's own per-GPU figure, so the verdict is the fourth outcome, worded as such."""
+    from perfmodel.claims import pairs
+    gpu = _claim(id="synthetic-per-gpu", claimed=100.0)
+    mw = _claim(id="synthetic-per-mw", claimed=5000.0, metric={"quantity": "throughput", "tokens": "total", "per": "mw"})
+    alone = chk.check(mw, SynthMW())                          # no per-GPU figure of the source: the steps decide
+    assert alone["verdict"] == "implausible" and alone["implausible"] == "on the evidence"
+    real = pairs.cross_checks
+    monkeypatch.setattr(pairs, "cross_checks", lambda claims: real([gpu, mw]))
+    r = chk.check(mw, SynthMW())
+    assert r["verdict"] == "inconsistent with the published specs" and r["implausible"] == "specs"
+    lo, hi = (catalog.hardware(h).specs.allin_power_w.bounds() for h in (A, B))
+    assert r["condition"] == (f"synthetic-per-gpu (100x per GPU) over synthetic-per-mw (5000x per mw) implies {A}/{B} "
+                              f"all-in power 0.02x: the all-in power ratio they imply, 0.02x, lies outside the "
+                              f"catalog's range {lo[0] / hi[1]:.2f}-{lo[1] / hi[0]:.2f}x")
+    assert "beyond physics" not in r["reason"] and "Conditions:" in r["reason"]
+    assert chk.check(gpu, SynthMW())["verdict"] == "consistent"          # the per-GPU figure itself is the model's

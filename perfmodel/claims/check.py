@@ -215,6 +215,7 @@ class _Claim:
             self.profiles.append((prof, assumed))
         self.point = claim.to if claim.kind == "delta" else claim.at
         self.axis = _axis(self.point)
+        self.judge = lambda other: check(other, store)["verdict"]     # another claim's verdict (conditions.py)
         self.wclass = _wclass(wl)
 
     def figure(self, axis: str | None = None, sides: list[Side] | None = None) -> Figure:
@@ -532,8 +533,10 @@ def _cannot(out: dict, C: _Claim, ev: dict, conds: list[dict], text: str, needs:
     - *beyond physics*: every condition is past the speed-of-light bound (printed);
     - *implausible on the evidence*: physics allows it; the model's cross-validated error band (printed), the
       records of that hardware and model, or the source's own stated speeds do not;
-    - power or price ratios outside the same-basis range with no step condition: *inconsistent with the
-      published specs*."""
+    - *inconsistent with the published specs*: the source's own per-GPU multiple at the same point and this per-MW
+      (per-dollar) one imply a power (price) ratio outside the catalog's range (``pairs.py``: the steps cannot
+      close a gap the source's own figures fix), or power or price ratios outside the same-basis range with no
+      step condition."""
     from .verdict import SPEC_INCONSISTENT, curve_end_text
     kinds = [why_not_kind(c) for c in conds]
     jump_at = on_jump(C, ev)
@@ -544,6 +547,13 @@ def _cannot(out: dict, C: _Claim, ev: dict, conds: list[dict], text: str, needs:
                 + curve_end_text(ev["ends"], hws))
         return _verdict(out, "not decidable by this model", cond,
                         text + "; " + cond + "; " + "; ".join(c["text"] for c in conds[:2]))
+    spec = next((x for x in out.get("cross_claims") or [] if x["verdict"] == SPEC_INCONSISTENT
+                 and x["claims"][1] == C.claim.id), None)
+    if spec is not None:       # the source's own per-GPU figure fixes the rest: only the basis is left, off the specs
+        out["implausible"] = "specs"
+        cond = f"{spec['text'].split('; ')[0]}: {spec['condition']}"
+        return _verdict(out, SPEC_INCONSISTENT, cond, text + "; " + cond + ". Conditions: "
+                        + "; ".join(c["text"] for c in conds[:3]))
     steps_ = [(c, k) for c, k in zip(conds, kinds) if c["kind"] in ("steps", "joint_steps")]
     if steps_ and all(k == "beyond physics" for _, k in steps_):
         kind = "beyond physics"

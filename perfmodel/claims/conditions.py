@@ -117,7 +117,8 @@ def sol_factor(C, fig, hw: str) -> float | None:
 def measured_speed(C, hw: str) -> float | None:
     """The fastest per-user speed the source says ``hw`` was measured at, for rule 2: the stated speeds of every
     claim of the same source on ``hw`` and the same model (the slow end of an approximate one), and the source's
-    own fastest runs (a maximum per-user speed it states for ``hw``, e.g. 255 tok/s/user on Kimi K3)."""
+    own fastest runs (a maximum per-user speed it states for ``hw``, e.g. 255 tok/s/user on Kimi K3) unless the
+    model judges that run implausible (``judged_implausible``: a claim judged implausible bounds no other)."""
     v = []
     for cid in catalog.ids("claims"):
         c = catalog.claim(cid)
@@ -126,11 +127,34 @@ def measured_speed(C, hw: str) -> float | None:
         pts = [c.to, c.from_] if c.kind == "delta" else [c.at]
         v += [p.tps_per_user * (0.9 if p.approx else 1.0) for p in pts if p is not None and p.point == "speed"]
         if (c.id != C.claim.id and c.metric.quantity == "tps_per_user" and c.at is not None
-                and c.at.point == "max_speed" and c.system_ids[0] == hw):
+                and c.at.point == "max_speed" and c.system_ids[0] == hw and not judged_implausible(C, c)):
             v.append(c.claimed)          # the source's own fastest run on hw bounds its other claims
     pts = [C.claim.to, C.claim.from_] if C.claim.kind == "delta" else [C.claim.at]
     v += [p.tps_per_user * (0.9 if p.approx else 1.0) for p in pts if p is not None and p.point == "speed"]
     return max(v) if v else None
+
+
+_JUDGING: set[str] = set()      # fastest-run claims being checked for ``judged_implausible`` (no recursion)
+
+
+def judged_implausible(C, claim) -> bool:
+    """Whether the model judges ``claim`` (a source's fastest run) implausible, through the check's own judge
+    (``C.judge``: claim -> verdict, set by ``check._Claim``; none: plausible), once per store: such a claim bounds
+    none of the source's others (its figure is itself outside what the model and the evidence allow). A claim
+    whose own check is under way (two fastest runs bounding each other) counts as plausible."""
+    judge = getattr(C, "judge", None)
+    if judge is None:
+        return False
+    memo = C.store.__dict__.setdefault("_judged_implausible", {})
+    if claim.id not in memo:
+        if claim.id in _JUDGING:
+            return False
+        _JUDGING.add(claim.id)
+        try:
+            memo[claim.id] = judge(claim) == "implausible"
+        finally:
+            _JUDGING.discard(claim.id)
+    return memo[claim.id]
 
 
 NOOP = 0.02          # a step factor within 2% of 1: a no-op, the claim sits on a jump of the modeled curve

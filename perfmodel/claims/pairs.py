@@ -8,7 +8,7 @@ The implied ratio (a range where a claim gives one) is compared with the catalog
 [A_low / B_high, A_high / B_low] from each system's stated low/high. Verdicts: ``consistent`` when the catalog
 value lies within the implied range (each end widened by ``ROUND`` for the claims' rounding), ``consistent only
 if`` the systems' values lie toward the named ends of their ranges when only the catalog range reaches it,
-``implausible`` when no catalog value in range does (what would have to be true: the implied ratio).
+``inconsistent with the published specs`` when no catalog value in range does (the implied ratio named).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .. import catalog
 from ..errors import SpecError
 from ..specs.claim import ClaimSpec
 from .fields import metric
+from .verdict import SPEC_INCONSISTENT
 
 ROUND = 0.05     # the claims' own figures are rounded: each end of an implied ratio widened by 5%
 
@@ -69,8 +70,10 @@ def pair_check(g: ClaimSpec, o: ClaimSpec) -> dict:
             ends = [f"{A} toward its low end ({a_lo:,.4g})" if a_lo < sa.value else None,
                     f"{B} toward its high end ({b_hi:,.4g})" if b_hi > sb.value else None]
         cond = f"the {what} ratio is {imp_t}, i.e. " + " and ".join(e for e in ends if e)
-    else:
-        verdict, cond = "implausible", None
+    else:       # no value in the catalog's ranges gives it: the source's own two figures need a basis outside them
+        verdict = SPEC_INCONSISTENT
+        cond = (f"the {what} ratio they imply, {imp_t}, lies outside the catalog's range "
+                f"{cat_lo:.2f}-{cat_hi:.2f}x")
     return {"claims": [g.id, o.id], "systems": [A, B], "model": g.model, "workload": g.workload, "field": field,
             "implied": list(imp), "catalog": cat, "catalog_range": [cat_lo, cat_hi], "verdict": verdict,
             "condition": cond, "text": head + (f": {verdict}" + (f" {cond}" if cond else "")),

@@ -3,19 +3,30 @@
 For the seed's two systems A / B with the software the verdicts read them with (the sides of its first ratio
 claim on that model, as the check builds them: profile, the source's kernel speed-ups, host tier, GPUs, draft
 tokens) and each model the seed names, one row at each system's peak and one at each per-user speed the seed
-names (on the axis its claim reads it), from the envelopes of total tokens/s per GPU. Every column of a row is
-read at that row's SLO (the speed floor on the row's axis and a TTFT limit):
+names (on the axis its claim reads it), from the envelopes of total tokens/s per GPU. Each row has ONE speed
+limit, stated with its source (``slo_*`` columns):
 
-- absolute throughput f_A, f_B (total tokens/s per GPU) and the multiple m = f_A / f_B per GPU, with the
-  model's held-out ratio error (``rate-ratio`` of the claim's records class): interval m exp(-down) .. m exp(up),
-  unbounded above (B) or from 0 (A) where a system's curve ends within the model's curve-end speed error of the
-  row's speed (end exp(-q90) <= x <= end exp(-q10): the multiple may jump there);
+- a speed row: the speed x the seed names (tokens/s per user, the claims that name it), on the row's axis: on
+  ``itl`` a TPOT limit 1000 / x ms; on ``e2e_p50`` / ``e2e_p90`` an E2E limit osl / x s for a reply of the
+  workload's osl tokens at that TTFT percentile; at the workload's SLO speed percentile;
+- a peak row: the speed floor a peak claim of the seed states for that model (``min_tps_per_user``; the AA
+  claims: 20 tok/s/user), else ``PEAK_FLOOR`` (the planner's choice): each system's peak among the envelope's
+  points at or above it (the reading of the check: ``reading.Figure`` at a peak).
+
+Columns, every one at the row's speed limit:
+
+- absolute throughput f_A, f_B (total tokens/s per GPU) and the multiple m = f_A / f_B per GPU, with no TTFT
+  limit (as the verdicts read the claims: no seed states one), with the model's held-out ratio error
+  (``rate-ratio`` of the claim's records class): interval m exp(-down) .. m exp(up), unbounded above (B) or from
+  0 (A) where a system's curve ends within the model's curve-end speed error of the row's speed
+  (end exp(-q90) <= x <= end exp(-q10): the multiple may jump there);
 - per MW: m x P_B / P_A (P: catalog all-in power per GPU, W; status stated), per dollar: m x $_B / $_A (catalog
   price per GPU-hour, USD; status stated); the same ln half-widths (the basis is a constant of the catalog);
-- sessions per rack at each TTFT limit of ``PLAN_TTFT_MS`` (the planner's choice, two side by side: no seed states
-  one): agents_per_gpu (``analyses/agents.py``) over the envelope's deployments with the speed floor at the row's
-  speed on the row's axis (at a peak, the seed's slowest named speed on the decode axis) and the TTFT limit at the
-  workload's SLO percentiles, times the GPUs of one scale-up domain (a rack).
+- sessions per rack at the row's speed limit and each TTFT limit of ``PLAN_TTFT_MS`` (the planner's choice, two
+  side by side: no seed states one), at the workload's SLO percentiles: agents_per_gpu (``analyses/agents.py``)
+  over EVERY evaluated deployment of the system (``CurveStore.points``, as an agents claim is checked; not only
+  the throughput envelope's points, whose large batches miss a TTFT limit the others meet), times the GPUs of one
+  scale-up domain (a rack).
 
 A speed a system cannot reach is "beyond its curve end" (never a cliff maximum: no 'up to' is read here).
 """
@@ -33,10 +44,12 @@ from ..claims.model_error import half_widths
 from ..claims.shared import source_key
 
 PLAN_TTFT_MS = (2000.0, 5000.0)   # TTFT limits (ms) side by side: the planner's choice (no seed states one)
+PEAK_FLOOR = 20.0   # tok/s/user: a peak row's speed floor where no peak claim states one (the planner's choice)
 METRIC = "total_tps_per_gpu"
 COLUMNS = ["source", "model", "point", "axis", "a", "b", "a_tps_per_gpu", "b_tps_per_gpu", "per_gpu", "per_gpu_low",
            "per_gpu_high", "per_mw", "per_usd", *[f"{s}_sessions_per_rack_ttft{t / 1e3:g}s" for t in PLAN_TTFT_MS
-                                                  for s in "ab"], "slo"]
+                                                  for s in "ab"], "slo_tps_per_user", "slo_tpot_ms", "slo_e2e_s",
+           "slo_speed_percentile", "slo_ttft_percentile", "slo_limit", "slo_source", "slo"]
 
 
 def _sides(rs: list[dict], store: CurveStore, model: str) -> tuple[Side, Side] | None:
@@ -62,20 +75,25 @@ def _pair(rs: list[dict]) -> tuple[tuple[str, str], tuple[str, str]] | None:
     return None
 
 
-def _floor(rs: list[dict], model: str) -> float | None:
-    """The slowest per-user speed the seed names or sets as an SLO floor for ``model`` (tok/s/user), or None."""
-    v = [x for x, _ in _named(rs, model)]
+def _peak_floor(rs: list[dict], model: str) -> tuple[float, str]:
+    """(speed floor of a peak row in tok/s/user, its source): the floor the seed's peak claims on ``model`` state
+    (``at.min_tps_per_user``, the claims named), else ``PEAK_FLOOR``, the planner's choice."""
+    v: dict[float, list[str]] = {}
     for r in rs:
         if r.get("model_id") == model and r["kind"] != "spec_ratio":
             at = catalog.claim(r["id"]).at
-            if at is not None and at.min_tps_per_user:
-                v.append(float(at.min_tps_per_user))
-    return min(v) if v else None
+            if at is not None and at.point == "peak" and at.min_tps_per_user:
+                v.setdefault(float(at.min_tps_per_user), []).append(r["id"])
+    if not v:
+        return PEAK_FLOOR, "the planner's choice (no peak claim states a floor)"
+    x = min(v)
+    return x, "stated: " + ", ".join(sorted(v[x]))
 
 
-def _named(rs: list[dict], model: str) -> list[tuple[float, str]]:
-    """The per-user speeds the seed names for ``model`` (tok/s/user) with the axis each is read on."""
-    out = set()
+def _named(rs: list[dict], model: str) -> list[tuple[float, str, str]]:
+    """The per-user speeds the seed names for ``model`` (tok/s/user) with the axis each is read on and the claims
+    that name it."""
+    out: dict[tuple[float, str], set[str]] = {}
     for r in rs:
         if r.get("model_id") != model:
             continue
@@ -83,25 +101,29 @@ def _named(rs: list[dict], model: str) -> list[tuple[float, str]]:
         for p in ([c.from_, c.to] if c.kind == "delta" else [c.at]):
             if p is not None and p.point == "speed" and p.tps_per_user:
                 ax = r.get("axis") or "itl"
-                out.add((float(p.tps_per_user), ax if ax in AXES else "itl"))
-    return sorted(out)
+                out.setdefault((float(p.tps_per_user), ax if ax in AXES else "itl"), set()).add(r["id"])
+    return [(x, ax, "named: " + ", ".join(sorted(ids))) for (x, ax), ids in sorted(out.items())]
 
 
-def _sessions(store: CurveStore, side: Side, model: str, wl: str, speed: float | None, rack: float, ttft_ms: float,
-              axis: str = "itl") -> float | None:
-    """Sessions per rack meeting the row's SLO: the speed floor on the row's own axis (the column the throughput
-    is read on) and the TTFT limit, at the workload's SLO percentiles."""
+def _percentiles(wl: str) -> tuple[float, float | None]:
+    """(speed percentile, TTFT percentile) of the workload's SLO (AA-AgentPerf: P25 speed, P95 TTFT; else P50)."""
+    w = catalog.workload(wl)
+    q = getattr(w, "slo_speed_percentile", None) or 50.0
+    return float(q), getattr(w, "slo_ttft_percentile", None)
+
+
+def _sessions(pts: pd.DataFrame, wl: str, speed: float, rack: float, ttft_ms: float, axis: str) -> float | None:
+    """Sessions per rack meeting the row's SLO over every evaluated deployment ``pts`` of a system: the speed
+    floor on the row's own axis (the column the throughput is read on) and the TTFT limit, at the workload's SLO
+    percentiles (``_percentiles``)."""
     from ..analyses.agents import agents_per_gpu
     from ..search import SLO
-    w = catalog.workload(wl)
-    pts = store._envelope_points(side, model, wl)
-    if speed is None or not len(pts):
+    if not len(pts):
         return None
     col = AXES.get(axis, "tps_per_user")
     col = col if col in pts.columns else "tps_per_user"
-    slo = SLO.speed_floor(speed, ttft_ms, getattr(w, "slo_speed_percentile", None) or 50.0,
-                          getattr(w, "slo_ttft_percentile", None), speed_column=col)
-    res = agents_per_gpu(pts, slo)
+    q, qt = _percentiles(wl)
+    res = agents_per_gpu(pts, SLO.speed_floor(speed, ttft_ms, q, qt, speed_column=col))
     return None if res.value is None else res.value * rack
 
 
@@ -122,23 +144,51 @@ def tables(store: CurveStore, results: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _peak_at(env: pd.DataFrame, floor: float, axis: str) -> float:
+    """A system's peak of METRIC among its envelope's points at or above ``floor`` on ``axis`` (the check's
+    reading of a peak with a speed floor, ``reading.Figure``); NaN where none is."""
+    u = env[env[AXES[axis]].to_numpy(float) >= floor] if len(env) else env
+    return peak(u, METRIC) if len(u) else math.nan
+
+
+def slo_limit(x: float, axis: str, wl: str) -> dict:
+    """The row's speed limit as an SLO (module docstring): {slo_tps_per_user, slo_tpot_ms (itl), slo_e2e_s (e2e
+    axes: osl / x s), slo_speed_percentile, slo_ttft_percentile, text}."""
+    q, qt = _percentiles(wl)
+    out: dict[str, float | str | None] = {
+        "slo_tps_per_user": x, "slo_tpot_ms": math.nan, "slo_e2e_s": math.nan, "slo_speed_percentile": q,
+        "slo_ttft_percentile": qt if qt is not None else q}
+    if axis == "itl":
+        out["slo_tpot_ms"] = 1000.0 / x
+        out["text"] = f"TPOT P{q:g} <= {1000.0 / x:.3g} ms (>= {x:g} tok/s/user)"
+    else:
+        from ..analyses.evaluation import workload_info
+        osl = workload_info(wl).lengths["osl"]
+        pct = axis.rsplit("_p", 1)[1] if "_p" in axis else "50"
+        out["slo_e2e_s"] = osl / x
+        out["text"] = (f"E2E P{pct} <= {osl / x:.3g} s for a {osl:,.0f}-token reply (>= {x:g} tok/s/user "
+                       "E2E-normalised)")
+    return out
+
+
 def _model_rows(store: CurveStore, src: str, rs: list[dict], model: str, A: Side, B: Side) -> list[dict]:
-    """The rows of one model: its peak and each speed the seed names, every column at the row's SLO."""
+    """The rows of one model: its peak and each speed the seed names, every column at the row's speed limit."""
     ha, hb = A.hardware, B.hardware
     cA, cB = catalog.hardware(ha), catalog.hardware(hb)
     p_ratio = (cB.value("allin_power_w") or math.nan) / (cA.value("allin_power_w") or math.nan)
     d_ratio = (cB.value("price_usd_per_gpu_hour") or math.nan) / (cA.value("price_usd_per_gpu_hour") or math.nan)
-    rack_a, rack_b = cA.value("scaleup_domain_gpus") or math.nan, cB.value("scaleup_domain_gpus") or math.nan
+    rack = {"a": cA.value("scaleup_domain_gpus") or math.nan, "b": cB.value("scaleup_domain_gpus") or math.nan}
     wl = next((r["workload"] for r in rs if r.get("model_id") == model and r.get("workload")), "agentx")
     cls = "agentic" if getattr(catalog.workload(wl), "kind", "fixed") == "agentic" else "all"
     h = half_widths("rate-ratio", "all", cls)
     he = half_widths("speed", "curve-end", cls)
-    floor = _floor(rs, model)
+    pf, pf_src = _peak_floor(rs, model)
+    pts = {"a": store.points(A, model, wl), "b": store.points(B, model, wl)}     # every deployment, once
     out = []
-    for x, ax in [(None, "itl"), *_named(rs, model)]:
+    for x, ax, x_src in [(None, "itl", pf_src), *_named(rs, model)]:
         ea, eb = (store.envelope(S, model, wl, ax, METRIC) for S in (A, B))
         if x is None:
-            fa, fb = peak(ea, METRIC), peak(eb, METRIC)
+            fa, fb = _peak_at(ea, pf, ax), _peak_at(eb, pf, ax)
         else:
             fa, fb = (float(read(e, x, ax, METRIC)[0]) for e in (ea, eb))
         m = fa / fb if fb and math.isfinite(fb) and math.isfinite(fa) else math.nan
@@ -151,17 +201,18 @@ def _model_rows(store: CurveStore, src: str, rs: list[dict], model: str, A: Side
             hi = math.inf
         if ha in near:
             lo = 0.0
-        slo_speed = x if x is not None else floor
+        speed = x if x is not None else pf
+        lim = slo_limit(speed, ax, wl)
         row = {"source": src, "model": model, "point": "peak" if x is None else f"{x:g}", "axis": ax,
-               "a": A.name, "b": B.name, "a_hw": ha, "b_hw": hb, "a_tps_per_gpu": fa, "b_tps_per_gpu": fb, "a_end": end_a, "b_end": end_b,
-               "per_gpu": m, "per_gpu_low": lo, "per_gpu_high": hi, "near_end": ", ".join(near),
-               "per_mw": m * p_ratio, "per_usd": m * d_ratio, "slo_tps_per_user": slo_speed,
-               "slo": (f">= {slo_speed:g} tok/s/user ({ax}), TTFT <= " + " or ".join(f"{t / 1e3:g}" for t in PLAN_TTFT_MS)
-                       + " s" if slo_speed else "")}
+               "a": A.name, "b": B.name, "a_hw": ha, "b_hw": hb, "a_tps_per_gpu": fa, "b_tps_per_gpu": fb,
+               "a_end": end_a, "b_end": end_b, "per_gpu": m, "per_gpu_low": lo, "per_gpu_high": hi,
+               "near_end": ", ".join(near), "per_mw": m * p_ratio, "per_usd": m * d_ratio,
+               **{k: v for k, v in lim.items() if k != "text"}, "slo_limit": lim["text"], "slo_source": x_src,
+               "slo": f"{lim['text']}, {x_src}; TTFT P{lim['slo_ttft_percentile']:g} <= "
+                      + " or ".join(f"{t / 1e3:g}" for t in PLAN_TTFT_MS) + " s (the planner's choice) for sessions"}
         for t in PLAN_TTFT_MS:
-            for s, S, rack in (("a", A, rack_a), ("b", B, rack_b)):
-                row[f"{s}_sessions_per_rack_ttft{t / 1e3:g}s"] = _sessions(store, S, model, wl, slo_speed, rack, t,
-                                                                           ax if x is not None else "itl")
+            for s in "ab":
+                row[f"{s}_sessions_per_rack_ttft{t / 1e3:g}s"] = _sessions(pts[s], wl, speed, rack[s], t, ax)
         out.append(row)
     return out
 
@@ -189,7 +240,7 @@ def _abs(v, end, x) -> str:
 
 
 def _sess(r, ttft_ms: float) -> str:
-    """'6,961 / 1,494': sessions per rack of A and B at the row's speed floor and a TTFT limit."""
+    """'6,961 / 1,494': sessions per rack of A and B at the row's speed limit and a TTFT limit."""
     x = r.get("slo_tps_per_user")
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a (no speed named)"
@@ -213,21 +264,26 @@ def markdown(df: pd.DataFrame, src: str) -> list[str]:
     pa, pb = cA.specs.allin_power_w, cB.specs.allin_power_w
     da, db = cA.specs.price_usd_per_gpu_hour, cB.specs.price_usd_per_gpu_hour
     ttfts = " and ".join(f"<= {t / 1e3:g} s" for t in PLAN_TTFT_MS)
+    qt = d["slo_ttft_percentile"].iloc[0] if "slo_ttft_percentile" in d else 50.0
     L = [f"Planner's table: {a} over {b} (the software the verdicts read them with), total tokens/s per GPU on the "
-         "model's envelopes (no 'up to' maxima). **Every column of a row is read at that row's SLO**: the per-user "
-         "speed floor of column 'point' on the row's axis (itl: P50 decode speed; e2e_p90: P90 E2E-normalised "
-         "speed; at a peak, the seed's slowest named speed for the sessions) and a TTFT limit, "
-         f"{ttfts} side by side (the planner's choice: no seed states a TTFT limit), at the workload's SLO "
-         f"percentiles. Per MW divides by catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} "
+         "model's envelopes (no 'up to' maxima). **Every column of a row is read at that row's SLO**, stated in "
+         "column 'SLO' with its source: a speed limit (the speed the seed names, on the axis its claims read it: a "
+         "TPOT limit on the decode axis, an E2E limit on an E2E-normalised one; at a peak, the floor the seed's "
+         f"peak claims state, else {PEAK_FLOOR:g} tok/s/user, the planner's choice; each system's peak at or above "
+         "it), at the workload's SLO speed percentile, and a TTFT limit: none for tok/s/GPU and the multiples "
+         f"(as the verdicts read the claims: no seed states one), {ttfts} side by side for the sessions (the "
+         f"planner's choice), at TTFT P{qt:g}. Sessions per rack: the most live sessions of any deployment meeting "
+         f"both. Per MW divides by catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} "
          f"{pb.value:,.0f} W; {pa.status}/{pb.status}); per dollar by catalog price per GPU-hour ({ha} "
          f"${da.value:g}, {hb} ${db.value:g}; {da.status}/{db.status}). Interval: the held-out ratio error; "
          "unbounded (or from 0) where a curve ends within the model's curve-end speed error of the row's speed.\n",
-         "| model | point (tok/s/user) | tok/s/GPU A / B | per GPU (interval) | per MW | per $ | "
-         + " | ".join(f"sessions/rack A / B, TTFT <= {t / 1e3:g} s" for t in PLAN_TTFT_MS) + " |",
-         "|---|---|---|---|---|---|" + "---|" * len(PLAN_TTFT_MS)]
+         "| model | point (tok/s/user) | SLO (speed limit; source) | tok/s/GPU A / B | per GPU (interval) | per MW | "
+         "per $ | " + " | ".join(f"sessions/rack A / B, TTFT <= {t / 1e3:g} s" for t in PLAN_TTFT_MS) + " |",
+         "|---|---|---|---|---|---|---|" + "---|" * len(PLAN_TTFT_MS)]
     for _, r in d.iterrows():
         pt = r["point"] + ("" if r["point"] == "peak" or r["axis"] == "itl" else f" ({r['axis']})")
-        L.append(f"| {r['model']} | {pt} | {_abs(r['a_tps_per_gpu'], r['a_end'], r['point'])} / "
+        L.append(f"| {r['model']} | {pt} | {r.get('slo_limit', '')}; {r.get('slo_source', '')} | "
+                 f"{_abs(r['a_tps_per_gpu'], r['a_end'], r['point'])} / "
                  f"{_abs(r['b_tps_per_gpu'], r['b_end'], r['point'])} | "
                  f"{_x(r['per_gpu'], r['per_gpu_low'], r['per_gpu_high'])} | {_x(*_scaled(r, 'per_mw'))} | "
                  f"{_x(*_scaled(r, 'per_usd'))} | " + " | ".join(_sess(r, t) for t in PLAN_TTFT_MS) + " |")
