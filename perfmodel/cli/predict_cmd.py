@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .. import api
 from ..fileio import check_output, dumps_json, ensure_parent
 from ..numfmt import fmt_number
-from ..serving.result import record, units
-from ..specs.deployment import Scenario
 from .main import finite_float, positive_int
+
+if TYPE_CHECKING:
+    from ..specs.deployment import Scenario
+
+# the command's work (api, the specs, the serving layer) is imported when it runs, not when the parser is built
 
 KEY_COLUMNS = ["hardware", "model", "profile", "batch", "tpot_ms", "ttft_ms", "tps_per_user", "tps_per_user_e2e",
                "output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw", "mem_gb_per_gpu", "max_batch",
@@ -62,7 +65,9 @@ def register(sub):
 def _scenario(args) -> Scenario:
     from pydantic import ValidationError
 
+    from .. import api
     from ..errors import SpecError, pydantic_to_spec_error
+    from ..specs.deployment import Scenario
     base = {}
     if args.scenario:      # validated as written, then taken as written: unset fields keep the default rule
         import copy
@@ -128,7 +133,9 @@ def _check_ids(base: dict) -> None:
 
 
 def run(args):
+    from .. import api
     from ..errors import SpecError
+    from ..serving.result import record, units
     if args.csv and args.csv != "-":
         if args.csv.lower().endswith((".yaml", ".yml")):
             raise SpecError(f"{args.csv} looks like a scenario; give it before --csv, or --csv FILE.csv",

@@ -8,11 +8,17 @@ and a hash of the equations' source code), so a new process skips the sympy buil
 expressions themselves are rebuilt on demand (``Compiled.exprs``: derivatives, explain). The disk cache lives
 in ``$PERFMODEL_CACHE`` (default ``~/.cache/perfmodel``; ``off`` disables it); file names are
 ``model-<content hash>-<code hash>.json``, never built from the model's id.
+
+A process whose equations all come from the disk cache never imports sympy (nor perfmodel/equations, which
+builds sympy terms at import): the generated code runs in a namespace of numpy names (``_namespace``, the one
+lambdify gives it), and the code hash reads sympy's version from its files, not from the imported package.
 """
 
 from __future__ import annotations
 
+import builtins
 import hashlib
+import importlib.util
 import inspect
 import json
 import math
@@ -20,14 +26,16 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-import sympy as sp
 
-from ..equations.memory import memory
-from ..equations.step import StepBuilder
 from ..specs.model import ModelSpec
+
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from ..equations.step import StepBuilder
 
 
 @dataclass
@@ -161,12 +169,15 @@ SCALAR_NAMESPACE = {"SMax": _smax, "SMin": _smin, "Heaviside": _heaviside, "sqrt
 and the caller falls back to numpy)."""
 
 
-NUMPY_MODULES = [{"ceiling": np.ceil, "Heaviside": lambda x, h0=0.5: np.heaviside(x, h0), "SMax": np.maximum, "Ceil": np.ceil, "Floor": np.floor,
-                  "SMin": np.minimum}, "numpy"]
+NUMPY_FUNCTIONS: dict[str, Any] = {
+    "ceiling": np.ceil, "Heaviside": lambda x, h0=0.5: np.heaviside(x, h0), "SMax": np.maximum, "Ceil": np.ceil,
+    "Floor": np.floor, "SMin": np.minimum}
+NUMPY_MODULES = [NUMPY_FUNCTIONS, "numpy"]
 """lambdify ``modules`` that map the equations' own functions to numpy (for derivatives compiled elsewhere)."""
 
 
 def _compile(exprs: dict[str, sp.Expr]) -> Compiled:
+    import sympy as sp
     names = list(exprs)
     ex = [sp.sympify(exprs[n]) for n in names]
     syms = sorted(set().union(*(e.free_symbols for e in ex)), key=lambda s: s.name)
@@ -182,6 +193,7 @@ class CompiledModel:
 
     @property
     def builder(self) -> StepBuilder:
+        from ..equations.step import StepBuilder
         return StepBuilder(self.model)
 
 
@@ -196,7 +208,7 @@ def _code_version() -> str:
     here = Path(__file__).resolve().parent
     files = sorted((here.parent / "equations").glob("*.py")) + sorted((here.parent / "model").glob("*.py")) + [
         Path(__file__).resolve(), here.parent / "arch" / "params.py"]
-    h = hashlib.sha1(sp.__version__.encode())
+    h = hashlib.sha1(_sympy_version())
     for f in files:
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
@@ -209,14 +221,46 @@ def _cache_dir() -> Path | None:
     return Path(d) if d else Path.home() / ".cache" / "perfmodel"
 
 
+def _sympy_version() -> bytes:
+    """sympy's release file (its ``__version__``), read without importing sympy (a fresh process whose equations
+    come from the disk cache never imports it); the imported package's version where the file is not found."""
+    spec = importlib.util.find_spec("sympy")
+    release = Path(spec.origin).parent / "release.py" if spec is not None and spec.origin else None
+    if release is not None and release.is_file():
+        return release.read_bytes()
+    import sympy
+    return sympy.__version__.encode()
+
+
+LAMBDIFY_EXTRAS = {"I": 1j, "Abs": abs, "builtins": builtins, "range": range}
+"""What lambdify adds to the numpy names for ``modules=NUMPY_MODULES`` besides our own mappings (sympy's numpy
+translations and its printer's helpers; tests/test_compiled_cache.py pins the namespace to lambdify's)."""
+
+
 @lru_cache(maxsize=1)
 def _namespace() -> dict:
-    """The globals lambdify gives its functions for NUMPY_MODULES (numpy names and our mappings)."""
+    """The globals lambdify gives its functions for NUMPY_MODULES (numpy names and our mappings), built without
+    sympy: ``import numpy; from numpy import *; from numpy.linalg import *`` (lambdify's import lines for numpy),
+    LAMBDIFY_EXTRAS, then our mappings over them."""
+    ns: dict = {}
+    exec("import numpy; from numpy import *; from numpy.linalg import *", ns)  # noqa: S102 - fixed text
+    ns.update(LAMBDIFY_EXTRAS)
+    ns.update(NUMPY_FUNCTIONS)
+    return ns
+
+
+def _lambdify_namespace() -> dict:
+    """The namespace sympy's lambdify itself builds for NUMPY_MODULES (imports sympy; the tests' reference)."""
+    import sympy as sp
     return dict(sp.lambdify([], 0, modules=NUMPY_MODULES).__globals__)
 
 
 def _save(path: Path, parts: dict[str, Compiled]) -> None:
-    data = {k: {"args": c.args, "names": c.names, "source": c.source} for k, c in parts.items()}
+    _write_json(path, {k: {"args": c.args, "names": c.names, "source": c.source} for k, c in parts.items()})
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file renamed: readers never see half a file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data))
@@ -225,15 +269,42 @@ def _save(path: Path, parts: dict[str, Compiled]) -> None:
 
 def _load(path: Path, exprs: Callable[[str], Callable[[], list]]) -> dict[str, Compiled]:
     data = json.loads(path.read_text())
-    out = {}
-    for k, d in data.items():
-        ns = dict(_namespace())
-        exec(compile(d["source"], f"<perfmodel {k}>", "exec"), ns)  # our own generated code, keyed by hash
-        out[k] = Compiled(d["args"], d["names"], ns["_lambdifygenerated"], exprs(k), d["source"])
-    return out
+    return {k: Compiled(d["args"], d["names"], _exec_source(d["source"], f"<perfmodel {k}>"), exprs(k), d["source"])
+            for k, d in data.items()}
+
+
+def cached_functions(name: str, build: Callable[[], dict[str, Callable[..., Any]]]) -> dict[str, Callable[..., Any]]:
+    """Functions lambdify generates (``build()``: name -> lambdified function, numpy modules NUMPY_MODULES),
+    kept on disk as their generated source (``<name>-<code hash>.json`` in the cache directory, the code hash
+    covering perfmodel/equations), so a new process runs the same code without building it, or importing sympy.
+    """
+    d = _cache_dir()
+    path = d / f"{name}-{_code_version()}.json" if d else None
+    if path is not None and path.is_file():
+        try:
+            sources = json.loads(path.read_text())
+            return {k: _exec_source(src, f"<perfmodel {name} {k}>") for k, src in sources.items()}
+        except Exception:  # noqa: BLE001 - a damaged cache file is rebuilt
+            pass
+    fns = build()
+    if path is not None:
+        try:
+            _write_json(path, {k: inspect.getsource(fn) for k, fn in fns.items()})
+        except (OSError, TypeError, ValueError):
+            pass
+    return fns
+
+
+def _exec_source(source: str, label: str) -> Callable[..., Any]:
+    """The function ``_lambdifygenerated`` of lambdify's generated ``source``, run in lambdify's namespace."""
+    ns = dict(_namespace())
+    exec(compile(source, label, "exec"), ns)  # noqa: S102 - our own generated code, keyed by hash
+    return ns["_lambdifygenerated"]
 
 
 def _expressions(m: ModelSpec) -> dict[str, dict[str, sp.Expr]]:
+    from ..equations.memory import memory
+    from ..equations.step import StepBuilder
     b = StepBuilder(m)
     dec = b.decode()
     dec.update(memory(b))
@@ -263,7 +334,10 @@ def compiled(m: ModelSpec) -> CompiledModel:
     if path is not None and path.is_file():
         try:
             def lazy(part):
-                return lambda: [sp.sympify(e) for e in _expressions(m)[part].values()]
+                def exprs():
+                    import sympy as sp
+                    return [sp.sympify(e) for e in _expressions(m)[part].values()]
+                return exprs
             parts = _load(path, lazy)
         except Exception:  # noqa: BLE001 - a damaged cache file is rebuilt
             parts = None

@@ -18,11 +18,31 @@ Every input is a numpy array (or scalar) in seconds, requests/s or requests.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
-from ..equations.queueing import compiled_queue
+from ..engine.compiled import cached_functions
 from .prefill_first import mixed as mixed_share
 from .prefill_first import own_and_serve, saturation_time
+
+
+@lru_cache(maxsize=1)
+def compiled_queue() -> dict:
+    """The queueing forms of equations/queueing.py (``compiled_queue`` there: the same generated code), read
+    from the disk cache without importing sympy; each callable as ``f(*args)`` or ``f(*args, cs2=x)``."""
+    def build():
+        from ..equations.queueing import lambdified_queue
+        return lambdified_queue()
+    return {k: _cs2_last(f) for k, f in cached_functions("queue", build).items()}
+
+
+def _cs2_last(f):
+    """``f(*args, cs2)`` callable as ``f(*args)`` (cs2 = 0) or ``f(*args, cs2=x)`` (as equations/queueing.cs2_last)."""
+    def call(*args, cs2=0.0):
+        return f(*args, cs2)
+    return call
+
 
 PERCENTILES = (0.5, 0.9, 0.99)
 SATURATED_RHO = 0.99          # prefill servers at their rate: the wait is evaluated here (closed loop: finite)
