@@ -13,7 +13,7 @@ import numpy as np
 from perfmodel.engine import compiled as C
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("sympy", "matplotlib", "scipy", "numba")
+HEAVY = ("sympy", "matplotlib", "scipy", "numba", "numpy.f2py")
 
 
 def _fresh(code: str, cache: Path) -> dict:
@@ -32,7 +32,7 @@ def test_a_fresh_predict_with_the_cache_warm_imports_no_sympy(tmp_path):
             f"'loaded': [m for m in {HEAVY!r} if m in sys.modules]}}))")
     cold = _fresh(code, tmp_path)        # builds the equations with sympy and writes them to the cache
     assert cold["rc"] == 0 and "sympy" in cold["loaded"]
-    assert sorted(p.name.split("-")[0] for p in tmp_path.glob("*.json")) == ["model", "queue"]
+    assert {p.name.split("-")[0] for p in tmp_path.glob("*.json")} == {"model", "queue", "catalog"}
     warm = _fresh(code, tmp_path)
     assert warm == {"rc": 0, "tpot": cold["tpot"], "loaded": []}
 
@@ -55,6 +55,23 @@ def test_the_namespace_built_without_sympy_is_lambdifys():
     keys = lambda ns: {k for k in ns if not k.startswith("__")}  # noqa: E731
     assert keys(ours) == keys(theirs)
     assert [k for k in keys(ours) if ours[k] is not theirs[k] and ours[k] != theirs[k]] == []
+
+
+def test_generated_code_reads_lambdifys_objects(tmp_path, monkeypatch):
+    """The names a cached function's code reads resolve to the objects of lambdify's namespace (and a name that
+    namespace lacks stays unresolved, for the builtins)."""
+    from perfmodel import catalog
+    monkeypatch.setenv("PERFMODEL_CACHE", str(tmp_path))
+    full = C._namespace()
+    sources = [C.compiled(catalog.model(m)).decode.source for m in ("deepseek-v4.1-flash", "llama-3.1-8b")]
+    sources += ["def _lambdifygenerated(x):\n    return numpy.sqrt(x) + sqrt(x) + Abs(x) + I + inv(x) + abs(x) "
+                "+ SMin(x, 1) + ceiling(x) + Heaviside(x) + len(x) + range(3)[0]\n"]
+    for src in sources:
+        code = compile(src, "<test>", "exec")
+        ns = C.namespace_for(code)
+        names = C._code_names(code)
+        assert {n for n in names if n in full} == set(ns)
+        assert [n for n in ns if ns[n] is not full[n]] == []
 
 
 def test_cached_queue_forms_are_the_built_ones(tmp_path, monkeypatch):
@@ -95,3 +112,32 @@ def test_serving_queue_forms_equal_the_equations():
 def test_the_code_version_reads_sympys_version_from_its_files():
     import sympy
     assert sympy.__version__.encode() in C._sympy_version()
+
+
+def test_the_catalog_ids_kept_on_disk_are_the_parsed_ones(tmp_path, monkeypatch):
+    from perfmodel import catalog
+    monkeypatch.setenv("PERFMODEL_CACHE", str(tmp_path))
+    root = catalog.builtin_root()
+    for kind in catalog.KINDS:
+        parsed = catalog._root_ids(kind, root)                     # a miss: every file parsed, the ids written
+        assert len(list(tmp_path.glob(f"catalog-{kind}-*.json"))) == 1
+        monkeypatch.setattr(catalog, "_file_ids", lambda f: (_ for _ in ()).throw(AssertionError(f"parsed {f}")))
+        assert catalog._root_ids(kind, root) == parsed             # a hit: no file parsed
+        monkeypatch.undo()
+        monkeypatch.setenv("PERFMODEL_CACHE", str(tmp_path))
+
+
+def test_a_changed_catalog_file_is_indexed_again(tmp_path, monkeypatch):
+    from perfmodel import catalog
+    monkeypatch.setenv("PERFMODEL_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "cat" / "hardware").mkdir(parents=True)
+    f = tmp_path / "cat" / "hardware" / "x.yaml"
+    f.write_text("id: first\n")
+    monkeypatch.setattr(catalog, "builtin_root", lambda: tmp_path / "cat")
+    assert catalog._root_ids("hardware", tmp_path / "cat") == [(f, ["first"])]
+    f.write_text("id: second\naliases: [two]\n")
+    assert catalog._root_ids("hardware", tmp_path / "cat") == [(f, ["second", "two"])]
+    (tmp_path / "cat" / "hardware" / "y.yaml").write_text("id: third\n")
+    assert [ids for _, ids in catalog._root_ids("hardware", tmp_path / "cat")] == [["second", "two"], ["third"]]
+    monkeypatch.setenv("PERFMODEL_CACHE", "off")
+    assert [ids for _, ids in catalog._root_ids("hardware", tmp_path / "cat")] == [["second", "two"], ["third"]]

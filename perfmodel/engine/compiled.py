@@ -26,6 +26,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -215,10 +216,8 @@ def _code_version() -> str:
 
 
 def _cache_dir() -> Path | None:
-    d = os.environ.get("PERFMODEL_CACHE", "")
-    if d.lower() == "off":
-        return None
-    return Path(d) if d else Path.home() / ".cache" / "perfmodel"
+    from ..fileio import cache_dir
+    return cache_dir()
 
 
 def _sympy_version() -> bytes:
@@ -296,10 +295,42 @@ def cached_functions(name: str, build: Callable[[], dict[str, Callable[..., Any]
 
 
 def _exec_source(source: str, label: str) -> Callable[..., Any]:
-    """The function ``_lambdifygenerated`` of lambdify's generated ``source``, run in lambdify's namespace."""
-    ns = dict(_namespace())
-    exec(compile(source, label, "exec"), ns)  # noqa: S102 - our own generated code, keyed by hash
+    """The function ``_lambdifygenerated`` of lambdify's generated ``source``, run in lambdify's namespace (the
+    names of it the code reads: ``namespace_for``)."""
+    code = compile(source, label, "exec")
+    ns = namespace_for(code)
+    exec(code, ns)  # noqa: S102 - our own generated code, keyed by hash
     return ns["_lambdifygenerated"]
+
+
+def _code_names(code: CodeType) -> set[str]:
+    """Every name ``code`` and the code objects inside it read (globals and attributes alike)."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, CodeType):
+            names |= _code_names(c)
+    return names
+
+
+def namespace_for(code: CodeType) -> dict:
+    """The entries of lambdify's namespace (``_namespace``) that ``code`` reads, resolved one name at a time in
+    the namespace's order (our functions, LAMBDIFY_EXTRAS, numpy.linalg's and numpy's public names, the numpy
+    module): the same objects, without ``from numpy import *`` (which imports numpy's f2py and testing packages,
+    ~40 ms of a fresh process). A name in none of them is left to the builtins, as in lambdify's namespace."""
+    linalg = np.linalg
+    ns: dict = {}
+    for name in _code_names(code):
+        if name in NUMPY_FUNCTIONS:
+            ns[name] = NUMPY_FUNCTIONS[name]
+        elif name in LAMBDIFY_EXTRAS:
+            ns[name] = LAMBDIFY_EXTRAS[name]
+        elif name in linalg.__all__:
+            ns[name] = getattr(linalg, name)
+        elif name in np.__all__:
+            ns[name] = getattr(np, name)
+        elif name == "numpy":
+            ns[name] = np
+    return ns
 
 
 def _expressions(m: ModelSpec) -> dict[str, dict[str, sp.Expr]]:
