@@ -161,9 +161,21 @@ def decode_under_load(cm, p: dict, vals: dict, t_pf) -> tuple[dict, dict]:
     share = load["chunk_share"] * w
     load["chunk_step_share"] = share
     load["step0_s"], load["step_chunk_s"] = step0, np.asarray(dk["step_s"], float) * ones   # for the TPOT tail
-    d = {k: (1 - share) * np.asarray(d0[k], float) + share * np.asarray(dk[k], float) for k in d0}
+    d = _mix(d0, dk, share)
     d["step_s"] = np.where(mixed > 0, d["step_s"], load["step_s"])    # decode step incl. the prefill stalls
     return d, load
+
+
+def _mix(d0: dict, dk: dict, share: np.ndarray) -> dict:
+    """Every decode output at the load's chunk-step share s: (1 - s) bare + s chunk step (elementwise). One point
+    whose outputs are floats (``Compiled`` on one point) is mixed as one stacked array: one numpy pass over every
+    output instead of four per output (the same arithmetic)."""
+    keys = list(d0)
+    if np.size(share) == 1 and all(type(d0[k]) is float and type(dk[k]) is float for k in keys):
+        a0 = np.array([d0[k] for k in keys])[:, None]
+        ak = np.array([dk[k] for k in keys])[:, None]
+        return dict(zip(keys, (1 - share) * a0 + share * ak))
+    return {k: (1 - share) * np.asarray(d0[k], float) + share * np.asarray(dk[k], float) for k in keys}
 
 
 def chunk_mixture(p: dict, vals: dict) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -191,7 +203,10 @@ def chunk_mixture(p: dict, vals: dict) -> tuple[np.ndarray, np.ndarray, dict]:
 def _columns(setup: Setup, p, d, pf, vals, load) -> dict[str, np.ndarray]:
     """All output columns, as arrays (a DataFrame is built from them once, by the caller)."""
     n = len(p["batch"])
-    full = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (n,))  # noqa: E731
+
+    def full(v) -> np.ndarray:     # v as a float array of the points' length (broadcast only where it is not)
+        a = np.asarray(v, dtype=float)
+        return a if a.shape == (n,) else np.broadcast_to(a, (n,))
     step = full(d["step_s"])
     acc = p["acc"]
     tpot = step / acc

@@ -162,7 +162,7 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
     t_own, t_serve = own_and_serve(mixed_share(vals), t_pf, t_budget, step0, n_ch, chunks, p["new"], vals["N_ch"])
     mixed = p["mix"] > 0
     zero = np.zeros_like(batch)
-    sub = lambda v: np.broadcast_to(v, batch.shape)[mixed]  # noqa: E731  (the closed loop on mixed points only)
+    sub = lambda v: _shaped(v, batch.shape)[mixed]  # noqa: E731  (the closed loop on mixed points only)
     agg = closed_loop(sub(p["concurrency"]), sub(batch), sub(vals["t_req"]), sub(step0), sub(step_chunk),
                       sub(chunks), sub(p["acc"]), sub(p["osl"]), sub(t_own), sub(t_serve), sub(servers),
                       sub(vals["phi"]), sub(p.get("prefill_cv2", 0.0)),
@@ -174,7 +174,7 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
              **{k: t_pf + step0 for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")}}
     out = {}
     for k in alone:
-        out[k] = np.array(np.broadcast_to(alone[k], batch.shape), dtype=float)
+        out[k] = np.array(_shaped(alone[k], batch.shape), dtype=float)
         out[k][mixed] = agg[k]
     out["prefill_saturated"] = out["prefill_saturated"] > 0
     out["queue_stable"] = np.ones(batch.shape, dtype=bool)
@@ -183,6 +183,11 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
     if opened.any():
         _open_loop_into(out, opened, rate, batch, p, vals, t_own, t_serve, servers)
     return out
+
+
+def _shaped(v, shape: tuple) -> np.ndarray:
+    """``np.broadcast_to(v, shape)``, skipped where ``v`` is an array of that shape already (one-point calls)."""
+    return v if isinstance(v, np.ndarray) and v.shape == shape else np.broadcast_to(v, shape)
 
 
 def _open_loop_into(out: dict, sel, rate, batch, p: dict, vals: dict, t_own, t_serve, servers) -> None:
