@@ -16,6 +16,7 @@ from .serving.aggregated import evaluate, evaluate_columns
 from .serving.dispatch import Pools, Sessions, serve
 from .serving.lengths import workload_lengths
 from .serving.load import fewer_sessions_than_one_batch, running_batch
+from .serving.point import point_columns
 from .specs.deployment import Deployment, Scenario
 from .specs.workload import WorkloadSpec
 
@@ -147,11 +148,14 @@ def predict_point(scenario: Scenario) -> dict:
     check_layout(setup.model, dep)
     rate = setup.profile.spec_decoding.acceptance_rate
     pts = deployment_points(dep, workload_lengths(wl), dep.accepted_tokens(rate.value if rate else None))
-    cols = evaluate_columns(setup, pts, symbol_values=vals)
     out = {"hardware": setup.hardware.id, "model": setup.model.id, "profile": setup.profile.id}
-    for k, v in cols.items():
-        x = np.asarray(v).reshape(-1)[0]
-        out[k] = x.item() if hasattr(x, "item") else x
+    floats = point_columns(setup, pts, vals)       # Python floats (serving/point.py), else the arrays
+    if floats is not None:
+        out.update(floats)
+    else:
+        for k, v in evaluate_columns(setup, pts, symbol_values=vals).items():
+            x = np.asarray(v).reshape(-1)[0]
+            out[k] = x.item() if hasattr(x, "item") else x
     out["serving"] = dep.serving
     return out
 

@@ -96,15 +96,30 @@ class Compiled:
                     out[j, i:i + NUMPY_CHUNK] = col
         return dict(zip(self.names, out))
 
-    def _one_point(self, argv: list) -> dict[str, np.ndarray | float] | None:
-        """One operating point on Python floats (the same code, ~10x faster than numpy on 1-element arrays);
-        None where Python float arithmetic raises (x / 0, sqrt of a negative, overflow): numpy decides."""
+    def _scalar_function(self) -> Callable[..., Any]:
+        """The generated code run on Python floats (built on first use)."""
         if self._scalar_fn is None:
             ns: dict[str, Any] = dict(SCALAR_NAMESPACE)
             exec(compile(self.source or inspect.getsource(self.fn), "<perfmodel one point>", "exec"), ns)  # noqa: S102
             self._scalar_fn = ns["_lambdifygenerated"]
+        return self._scalar_fn
+
+    def _one_point(self, argv: list) -> dict[str, np.ndarray | float] | None:
+        """One operating point on Python floats (the same code, ~10x faster than numpy on 1-element arrays);
+        None where Python float arithmetic raises (x / 0, sqrt of a negative, overflow): numpy decides."""
+        fn = self._scalar_function()
         try:
-            out = self._scalar_fn(*[float(v[0]) if isinstance(v, np.ndarray) and v.ndim else float(v) for v in argv])
+            out = fn(*[float(v[0]) if isinstance(v, np.ndarray) and v.ndim else float(v) for v in argv])
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return None
+        return dict(zip(self.names, out))
+
+    def scalar(self, values: dict) -> dict[str, float] | None:
+        """Every output at one point whose inputs are all Python floats (the generated code on floats, no
+        checks: ``serving/point.py``); None where float arithmetic raises (numpy decides there)."""
+        fn = self._scalar_function()
+        try:
+            out = fn(*[values[a] for a in self.args])
         except (ZeroDivisionError, ValueError, OverflowError):
             return None
         return dict(zip(self.names, out))
@@ -274,24 +289,42 @@ def _load(path: Path, exprs: Callable[[str], Callable[[], list]]) -> dict[str, C
 
 def cached_functions(name: str, build: Callable[[], dict[str, Callable[..., Any]]]) -> dict[str, Callable[..., Any]]:
     """Functions lambdify generates (``build()``: name -> lambdified function, numpy modules NUMPY_MODULES),
-    kept on disk as their generated source (``<name>-<code hash>.json`` in the cache directory, the code hash
-    covering perfmodel/equations), so a new process runs the same code without building it, or importing sympy.
-    """
+    kept on disk as their generated source (``cached_sources``), so a new process runs the same code without
+    building it, or importing sympy."""
+    return {k: _exec_source(src, f"<perfmodel {name} {k}>") for k, src in cached_sources(name, build).items()}
+
+
+def cached_sources(name: str, build: Callable[[], dict[str, Callable[..., Any]]]) -> dict[str, str]:
+    """The generated source of each function ``build()`` lambdifies, read from ``<name>-<code hash>.json`` in the
+    cache directory (the code hash covers perfmodel/equations), else built and written there."""
     d = _cache_dir()
     path = d / f"{name}-{_code_version()}.json" if d else None
     if path is not None and path.is_file():
         try:
             sources = json.loads(path.read_text())
-            return {k: _exec_source(src, f"<perfmodel {name} {k}>") for k, src in sources.items()}
-        except Exception:  # noqa: BLE001 - a damaged cache file is rebuilt
+            if isinstance(sources, dict) and all(isinstance(v, str) for v in sources.values()):
+                return sources
+        except (OSError, ValueError):      # a damaged cache file is rebuilt
             pass
-    fns = build()
+    sources = {k: inspect.getsource(fn) for k, fn in build().items()}
     if path is not None:
         try:
-            _write_json(path, {k: inspect.getsource(fn) for k, fn in fns.items()})
+            _write_json(path, sources)
         except (OSError, TypeError, ValueError):
             pass
-    return fns
+    return sources
+
+
+def scalar_functions(sources: dict[str, str], extra: dict | None = None) -> dict[str, Callable[..., Any]]:
+    """Generated functions (name -> source) run on Python floats: the source executed with SCALAR_NAMESPACE
+    (and ``extra``, e.g. ``math.log``) for numpy's functions. They raise where numpy would return inf or NaN
+    (x / 0, the log of 0); the caller then takes the numpy version."""
+    out = {}
+    for k, src in sources.items():
+        ns: dict[str, Any] = {**SCALAR_NAMESPACE, **(extra or {})}
+        exec(compile(src, f"<perfmodel scalar {k}>", "exec"), ns)  # noqa: S102 - our own generated code
+        out[k] = ns["_lambdifygenerated"]
+    return out
 
 
 def _exec_source(source: str, label: str) -> Callable[..., Any]:

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..engine.compiled import cached_functions
+from ..engine.compiled import cached_functions, cached_sources
 from .prefill_first import mixed as mixed_share
 from .prefill_first import own_and_serve, saturation_time
 
@@ -31,10 +31,19 @@ from .prefill_first import own_and_serve, saturation_time
 def compiled_queue() -> dict:
     """The queueing forms of equations/queueing.py (``compiled_queue`` there: the same generated code), read
     from the disk cache without importing sympy; each callable as ``f(*args)`` or ``f(*args, cs2=x)``."""
-    def build():
-        from ..equations.queueing import lambdified_queue
-        return lambdified_queue()
-    return {k: _cs2_last(f) for k, f in cached_functions("queue", build).items()}
+    return {k: _cs2_last(f) for k, f in cached_functions("queue", _build_queue).items()}
+
+
+@lru_cache(maxsize=1)
+def queue_sources() -> dict[str, str]:
+    """The generated source of each queueing form (cs2 its last positional argument): serving/point.py runs
+    them on Python floats."""
+    return cached_sources("queue", _build_queue)
+
+
+def _build_queue() -> dict:
+    from ..equations.queueing import lambdified_queue
+    return lambdified_queue()
 
 
 def _cs2_last(f):
