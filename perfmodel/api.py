@@ -115,6 +115,7 @@ def predict(scenario: Scenario) -> pd.DataFrame:
 
 
 _setups: dict = {}
+_layouts_ok: dict = {}   # (id(model), gpus, tp, ep, pp) -> the model whose layout check passed
 
 
 def _cached_setup(scenario: Scenario) -> tuple[Setup, dict]:
@@ -145,7 +146,10 @@ def predict_point(scenario: Scenario) -> dict:
     if dep.serving not in ("aggregated", "decode_only") or (isinstance(wl, WorkloadSpec) and wl.kind == "agentic"):
         return predict(scenario).iloc[0].to_dict()
     setup, vals = _cached_setup(scenario)
-    check_layout(setup.model, dep)
+    layout = (id(setup.model), dep.gpus, dep.tp, dep.ep, dep.pp)
+    if _layouts_ok.get(layout) is not setup.model:   # a layout checked once per bound model (no prefill pool here)
+        check_layout(setup.model, dep)
+        _layouts_ok[layout] = setup.model
     rate = setup.profile.spec_decoding.acceptance_rate
     pts = deployment_points(dep, workload_lengths(wl), dep.accepted_tokens(rate.value if rate else None))
     out = {"hardware": setup.hardware.id, "model": setup.model.id, "profile": setup.profile.id}
@@ -220,3 +224,4 @@ def _overload(summary: dict, dep, setup, pts: dict) -> dict:
 def predict_point_cache_clear() -> None:
     """Forget the setups ``predict_point`` bound (after a catalog file changed within the session)."""
     _setups.clear()
+    _layouts_ok.clear()

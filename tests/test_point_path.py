@@ -84,3 +84,20 @@ def test_predict_point_takes_the_float_path_and_keeps_predicts_row():
     assert list(got) == list(row)
     assert [k for k in row if not _close(got[k], row[k])] == []
     assert catalog.model("deepseek-v3").id == got["model"]
+
+
+def test_predict_point_checks_each_new_layout_once_and_still_refuses_bad_ones():
+    from perfmodel.errors import SpecError
+
+    def sc(**dep):
+        return Scenario.model_validate({"hardware": "h200-sxm", "model": "deepseek-v3", "profile": "sglang",
+                                        "deployment": {"gpus": 8, "tp": 8, "ep": 8, "batch": 64, **dep},
+                                        "workload": {"isl": 1024, "osl": 1024}})
+    api.predict_point_cache_clear()
+    api.predict_point(sc())
+    assert len(api._layouts_ok) == 1
+    with pytest.raises(SpecError, match="does not divide"):
+        api.predict_point(sc(tp=6, ep=1, gpus=6))
+    with pytest.raises(SpecError, match="does not divide"):
+        api.predict_point(sc(tp=6, ep=1, gpus=6))     # a refused layout is never remembered as checked
+    assert len(api._layouts_ok) == 1
