@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from pydantic import ValidationError
 
 from . import catalog
@@ -19,6 +19,9 @@ from .serving.load import fewer_sessions_than_one_batch, running_batch
 from .serving.point import point_columns
 from .specs.deployment import Deployment, Scenario
 from .specs.workload import WorkloadSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def load_scenario(path: str | Path) -> Scenario:

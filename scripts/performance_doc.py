@@ -215,11 +215,22 @@ NOTES = """
   cached in `$PERFMODEL_CACHE/kernels`) pays off; frontiers and the report stay on the numpy path.
 - `perfmodel report` keeps only the envelope points of each system's curve and checks the claims of other
   workloads than its figures' in a forked worker (`PERFMODEL_JOBS`, default 2; `1`: one process).
-- One point: `api.predict_point(scenario)` returns `predict`'s row as a dict, catalog setups bound once per
-  process; the serving and queueing layer still makes many numpy calls on 1-element arrays.
+- One point: `api.predict_point(scenario)` returns `predict`'s row as a dict, catalog setups bound and layouts
+  checked once per process. A fixed batch of an aggregated or decode-only fixed workload runs on Python floats
+  (`perfmodel/serving/point.py`: the compiled equations, the closed loop and the columns without numpy arrays;
+  pinned to the array path by tests/test_point_path.py, bit-identical on its scenarios); other points (a solved
+  batch, clients, an arrival rate, agentic or disaggregated serving) take the array path.
+- A fresh process imports what its command uses: sympy only where equations are built (a disk-cache miss,
+  `explain`, `sensitivity`), pandas, matplotlib and scipy by the commands that need them. Kept in
+  `$PERFMODEL_CACHE` (default `~/.cache/perfmodel`): the compiled step equations and queueing forms (generated
+  code, keyed by the equations' source) and the built-in catalog's ids (keyed by the files' sizes and times).
 - `check vllm-58x-at-387` evaluates whole deployment spaces: both systems' curves, the profile corners, the
   speed-of-light bounds and each step factor the conditions try (`equation_runs` / `frame_builds` count one
-  in-process check; the in-process time is a repeated call: catalog and equations already loaded).
+  in-process check; the in-process time is a repeated call: catalog and equations already loaded). Its ten
+  curves are evaluated one after the other: the agentic fixed points (serving/sessions.py) iterate until every
+  point of a call has converged (and switch to their second pass together), so a point's digits below the loop's
+  1e-6 tolerance can depend on the other points of its call, and one call over several curves would not give
+  the same numbers.
 """
 
 

@@ -1,5 +1,5 @@
 """Imports cost what a command uses (issue 49): with the compiled equations on disk, a fresh process that predicts
-one point never imports sympy, matplotlib, scipy or numba; the code it runs from the disk cache is the code
+one point never imports sympy, pandas, matplotlib, scipy or numba; the code it runs from the disk cache is the code
 lambdify generates, in lambdify's namespace."""
 
 import json
@@ -29,7 +29,7 @@ def test_a_fresh_predict_with_the_cache_warm_imports_no_sympy(tmp_path):
             "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
             "    rc = main(['predict', 'examples/llama70b-h100.yaml', '--json'])\n"
             f"print(json.dumps({{'rc': rc, 'tpot': json.loads(out.getvalue())['tpot_ms'], "
-            f"'loaded': [m for m in {HEAVY!r} if m in sys.modules]}}))")
+            f"'loaded': [m for m in {HEAVY + ('pandas',)!r} if m in sys.modules]}}))")
     cold = _fresh(code, tmp_path)        # builds the equations with sympy and writes them to the cache
     assert cold["rc"] == 0 and "sympy" in cold["loaded"]
     assert {p.name.split("-")[0] for p in tmp_path.glob("*.json")} == {"model", "queue", "catalog"}

@@ -72,6 +72,7 @@ def test_points_outside_its_scope_take_the_array_path():
     assert point_columns(setup, {**pts, "batch": np.array([1.0, 2.0])}, vals) is None  # arrays of points
     assert point_columns(setup, pts, {**vals, "mixed_pf": 0.0}) is None               # prefill-first engine
     assert point_columns(setup, pts, {**vals, "e_w": np.array([0.5, 0.6])}) is None   # symbol arrays
+    assert point_columns(setup, pts, {**vals, "e_w": "half"}) is None                 # no number
     assert point_columns(setup, {**pts, "osl": 0.0}, vals) is None                    # x / 0: numpy decides
 
 

@@ -144,27 +144,29 @@ def run(args):
     if not args.scenario and (args.hardware is None or args.model is None):
         raise SpecError("give a scenario YAML, or at least --hardware and --model", field="scenario")
     scenario = _scenario(args)
-    try:
-        df = api.predict(scenario)
+    try:   # the CSV writes a frame; text and JSON read the row (api.predict_point: predict's row, no frame)
+        df = api.predict(scenario) if args.csv else None
+        row = df.iloc[0].to_dict() if df is not None else api.predict_point(scenario)
     except SpecError as exc:   # a deployment/override problem names the scenario file it came from
         if args.scenario and exc.field and exc.field.split(".")[0] in ("deployment", "overrides", "workload"):
             raise exc.in_file(args.scenario) from None
         raise
-    if not df["fits"].iloc[0] and not args.allow_overflow:
-        reason = df["fit_reason"].iloc[0]
+    if not row["fits"] and not args.allow_overflow:
+        reason = row["fit_reason"]
         if reason.startswith("arrival_rate"):
             raise SpecError(f"{reason} (--allow-overflow prints the numbers at its capacity anyway)",
                             field="deployment.arrival_rate")
-        field = "deployment.gpus" if df["kv_max_batch"].iloc[0] < 1 else "deployment.batch"
+        field = "deployment.gpus" if row["kv_max_batch"] < 1 else "deployment.batch"
         what = "exceeds the running-request cap" if "running-request cap" in reason else "does not fit in memory"
         if "running-request cap" in reason:
             field = "deployment.max_running_requests"
         raise SpecError(f"the deployment {what}: {reason} "
                         "(--allow-overflow prints the numbers anyway)", field=field)
-    df = df.assign(overrides=overrides_text(scenario))     # what was changed from the catalog, in every output
-    if args.csv:
+    row["overrides"] = overrides_text(scenario)     # what was changed from the catalog, in every output
+    if df is not None:
         from ..csvout import write_csv
         from ..serving.result import csv_columns
+        df = df.assign(overrides=row["overrides"])
         cols = csv_columns(list(df.columns))        # the declared set: the same single columns for every scenario
         if args.csv == "-":
             write_csv(df, "-", cols)
@@ -173,27 +175,26 @@ def run(args):
         write_csv(df, args.csv, cols)
         print(f"wrote {args.csv}")
         return 0
-    row = df.iloc[0]
     if args.json:
-        cols = [k for k in row.index if k != "overrides"]
+        cols = [k for k in row if k != "overrides"]
         rec = record({k: row[k] for k in cols})          # the declared columns, in schema order
         rec["overrides"] = scenario.overrides.model_dump()
         rec["units"] = units(cols)
         rec["breakdown"] = {
-            "component_ms": {k[2:-3]: rec[k] for k in row.index if k.startswith("t_") and k.endswith("_ms")},
-            "resource_ms": {k[4:-3]: rec[k] for k in row.index if k.startswith("res_")}}
+            "component_ms": {k[2:-3]: rec[k] for k in row if k.startswith("t_") and k.endswith("_ms")},
+            "resource_ms": {k[4:-3]: rec[k] for k in row if k.startswith("res_")}}
         print(dumps_json(rec))
         return 0
-    extra = [k for k in EXTRA_COLUMNS if k in row.index] + [k for k in row.index if k.startswith("tps_per_user_e2e_p")]
+    extra = [k for k in EXTRA_COLUMNS if k in row] + [k for k in row if k.startswith("tps_per_user_e2e_p")]
     for k in KEY_COLUMNS[:3] + ["overrides"] + KEY_COLUMNS[3:] + extra:
         v = row[k]
         print(f"{k:>20}: {fmt_number(v) if v != '' else 'none (catalog values)'}")
     print("  decode step by resource (ms):")
-    for k in row.index:
+    for k in row:
         if k.startswith("res_") and row[k] > 0:
             print(f"{k[4:-3]:>20}: {fmt_number(row[k])}")
     print("  decode step by component (ms):")
-    for k in row.index:
+    for k in row:
         if k.startswith("t_") and k.endswith("_ms") and row[k] > 0:
             print(f"{k[2:-3]:>20}: {fmt_number(row[k])}")
     return 0 if row["fits"] else 1

@@ -21,8 +21,9 @@ Derived metrics (InferenceX definitions, ../shared/reference/metrics-and-claims.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from ..engine.bind import attention_format
 from ..engine.compiled import compiled
@@ -31,12 +32,16 @@ from ..formats import COMPUTE_RATE
 from . import prefill_first
 from .queueing import serving_load, tpot_quantile
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 OPEN_LOOP_SUBSTITUTIONS = 5   # evaluations of the open-loop batch root B = lambda S(B) (secant passes)
 RESOURCES = {"r_compute_s": "compute", "r_memory_s": "hbm_bandwidth", "t_link_s": "link", "t_lat_total_s": "latency"}
 
 
 def evaluate(setup: Setup, points: dict, which: str = "value", symbol_values: dict | None = None) -> pd.DataFrame:
     """Evaluate every operating point in ``points``: ``evaluate_columns`` as one DataFrame, one row a point."""
+    import pandas as pd
     return pd.DataFrame(evaluate_columns(setup, points, which, symbol_values))
 
 

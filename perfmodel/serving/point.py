@@ -69,7 +69,10 @@ def _float_values(vals: dict) -> dict | None:
         return hit[1]
     out: dict | None = None
     if not any(isinstance(v, np.ndarray) and v.ndim > 0 for v in vals.values()):
-        out = {k: float(v) for k, v in vals.items()}
+        try:
+            out = {k: float(v) for k, v in vals.items()}
+        except (TypeError, ValueError):      # a value that is no number: the array path decides
+            out = None
     if len(_float_vals) > 256:
         _float_vals.clear()
     _float_vals[id(vals)] = (vals, out)
