@@ -166,11 +166,11 @@ def _fused_failed(exc: Exception) -> None:
                   RuntimeWarning, stacklevel=3)
 
 
-def _smax(a, b):
+def scalar_max(a, b):
     return a if (a >= b or a != a) else b     # np.maximum: NaN if either is NaN
 
 
-def _smin(a, b):
+def scalar_min(a, b):
     return a if (a <= b or a != a) else b     # np.minimum: NaN if either is NaN
 
 
@@ -178,7 +178,7 @@ def _heaviside(x, h0=0.5):
     return 0.0 if x < 0 else (1.0 if x > 0 else (h0 if x == 0 else x))
 
 
-SCALAR_NAMESPACE = {"SMax": _smax, "SMin": _smin, "Heaviside": _heaviside, "sqrt": math.sqrt,
+SCALAR_NAMESPACE = {"SMax": scalar_max, "SMin": scalar_min, "Heaviside": _heaviside, "sqrt": math.sqrt,
                     "ceiling": lambda x: float(math.ceil(x)), "Ceil": lambda x: float(math.ceil(x)),
                     "Floor": lambda x: float(math.floor(x))}
 """The generated code's functions on Python floats (numpy's NaN rules; math raises where numpy gives inf/NaN,

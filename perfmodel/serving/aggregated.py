@@ -252,7 +252,7 @@ def _columns(setup: Setup, p, d, pf, vals, load) -> dict[str, np.ndarray]:
             cols[key[:-2] + "_ms"] = full(d[key]) * 1e3
     # per-GPU work of one decode step: FLOPs by number format, bytes by kind, link traffic, collectives
     attn_fmt = attention_format(setup.model, setup.weights, setup.attention_weights)
-    fmt_of = {"n_flops_gemm_attn": _rate_name(attn_fmt), "n_flops_gemm_ffn": _rate_name(setup.weights),
+    fmt_of = {"n_flops_gemm_attn": rate_name(attn_fmt), "n_flops_gemm_ffn": rate_name(setup.weights),
               "n_flops_attention_core": "bf16", "n_flops_indexer": "fp8"}
     for fmt in ("bf16", "fp8", "fp4"):
         cols[f"step_flops_{fmt}"] = sum((full(d[k]) for k, f in fmt_of.items() if f == fmt and k in d), np.zeros(n))
@@ -285,18 +285,18 @@ def _columns(setup: Setup, p, d, pf, vals, load) -> dict[str, np.ndarray]:
         kv_gb_per_gpu=p["batch"] * p["tp"] * p["pp"] / p["gpus"] * kvs / 1e9, mem_gb_per_gpu=mem_gb,
         max_batch=np.maximum(np.floor(maxb), 0), kv_max_batch=np.maximum(np.floor(kv_maxb), 0), fits=fits,
         bound=np.where(fits, np.where(p["batch"] >= np.floor(maxb) * 0.999, "capacity:" + bound, bound), "capacity"),
-        fit_reason=_fit_reasons(fits | ~stable, maxb, p["batch"], w, kvs, mem_gb, stable, p["arrival_rate"], kv_maxb),
+        fit_reason=fit_reasons(fits | ~stable, maxb, p["batch"], w, kvs, mem_gb, stable, p["arrival_rate"], kv_maxb),
         # InferenceX record names, so measured and modeled curves overlay
         intvty=tps_user, tput_per_gpu=total_gpu, output_tput_per_gpu=out_gpu,
     )
     return cols
 
 
-def _rate_name(fmt: str) -> str:
+def rate_name(fmt: str) -> str:
     return COMPUTE_RATE[fmt]
 
 
-def _fit_reasons(fits, maxb, batch, w, kvs, mem_gb, stable=None, rate=None, kv_maxb=None) -> np.ndarray:
+def fit_reasons(fits, maxb, batch, w, kvs, mem_gb, stable=None, rate=None, kv_maxb=None) -> np.ndarray:
     """Why each point does not fit: the weights leave no KV room, the batch is over the KV capacity, or over the
     engine's running-request cap (max_running_requests per scheduler x attention-DP ranks); 'fits' otherwise."""
     kv_maxb = maxb if kv_maxb is None else kv_maxb

@@ -19,9 +19,9 @@ from statistics import NormalDist
 import numpy as np
 
 from ..engine.bind import attention_format
-from ..engine.compiled import _smax, _smin, compiled, scalar_functions
+from ..engine.compiled import compiled, scalar_functions, scalar_max, scalar_min
 from ..engine.evaluate import OPTIONAL_COLUMNS, POINT_COLUMNS, Setup
-from .aggregated import RESOURCES, _fit_reasons, _rate_name
+from .aggregated import RESOURCES, fit_reasons, rate_name
 from .queueing import PERCENTILES, SATURATED_RHO, SEEN_SUBSTITUTIONS
 
 _nan = float("nan")
@@ -93,7 +93,7 @@ def _decode_inputs(p: dict, vals: dict, mix: float) -> dict:
 def _prefill_inputs(p: dict, vals: dict, tokens: float | None = None) -> dict:
     """``evaluate.prefill_inputs`` of one point (floats)."""
     x = dict(vals)
-    new = _smax(p["new"], 1.0)
+    new = scalar_max(p["new"], 1.0)
     x.update(G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], T_pf=new if tokens is None else tokens, S_pf=new,
              P_pf=p["isl"] - p["new"])
     return x
@@ -116,9 +116,9 @@ def _evaluate(setup: Setup, p: dict, vals: dict) -> dict:
     unit = (p["batch"] - 1) * p["acc"] * p["new"] / p["osl"]
     n_pf = p["mix"] * unit
     ranks = p["gpus"] / (p["tp"] * p["pp"])
-    n_cap = _smin(n_pf, n_ch_tok * ranks)
-    k_rank = _smin(_smax(p["new"], 1.0), n_ch_tok)
-    w = 1 - (1 - _smin(1.0, n_cap / (ranks * k_rank))) ** ranks if n_cap > 0 else 0.0
+    n_cap = scalar_min(n_pf, n_ch_tok * ranks)
+    k_rank = scalar_min(scalar_max(p["new"], 1.0), n_ch_tok)
+    w = 1 - (1 - scalar_min(1.0, n_cap / (ranks * k_rank))) ** ranks if n_cap > 0 else 0.0
     k = n_cap / w if w > 0 else 0.0
     demand = n_pf / n_cap if n_cap > 0 else 0.0
     dk = _floats(cm.decode.scalar(_decode_inputs(p, vals, k / unit if unit > 0 else 0.0))) if w > 0 else d0
@@ -146,9 +146,9 @@ def _serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict
                 "ttft_p99_s": ttft}
     n_tok = vals["N_ch"]
     servers = p["gpus"] / (p["tp"] * p["pp"])
-    n_ch = float(math.ceil(_smax(p["new"], 1.0) / n_tok - 1e-9))
+    n_ch = float(math.ceil(scalar_max(p["new"], 1.0) / n_tok - 1e-9))
     t_own = t_pf + n_ch * step0                                                   # prefill_first.own_and_serve
-    t_serve = _smax(p["new"], 1.0) / n_tok * (step0 + t_budget) if chunks > 0 else t_pf
+    t_serve = scalar_max(p["new"], 1.0) / n_tok * (step0 + t_budget) if chunks > 0 else t_pf
     out = _closed_loop(batch, vals["t_req"], step0, step_chunk, chunks, p["acc"], p["osl"], t_own, t_serve, servers,
                        vals["phi"], p["prefill_cv2"], t_serve)
     out["prefill_saturated"] = bool(out["prefill_saturated"])
@@ -158,7 +158,7 @@ def _serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict
 def _closed_loop(b_run, t_req, step0, step_chunk, chunks, acc, osl, t_own, t_s, c, phi, cs2, t_cap) -> dict:
     """``queueing.closed_loop`` of one point with the clients its batch needs (floats)."""
     q = _queue()
-    t_s = _smax(t_s, 1e-12)
+    t_s = scalar_max(t_s, 1e-12)
     # queueing.decode_share
     u = osl / acc
     g = chunks * (step_chunk - step0)
@@ -168,20 +168,20 @@ def _closed_loop(b_run, t_req, step0, step_chunk, chunks, acc, osl, t_own, t_s, 
         step = step_chunk + 0 * f
         f = u * step / (t_own + u * step)
     else:
-        step = step0 + _smin(f * chunks, 1.0) * (step_chunk - step0)
+        step = step0 + scalar_min(f * chunks, 1.0) * (step_chunk - step0)
     slot = t_own + osl * step / acc
     wait = q["mean_prefill_wait"]
     x, need = b_run / slot, b_run
     for _ in range(SEEN_SUBSTITUTIONS):
         rho = x * t_s / c
-        rho_q = _smin(rho, SATURATED_RHO)
-        seen = _smax(need - 1, 0) / _smax(need, 1)
-        resid = _smin(1.0, _smax(need - 1, 0)) / 2
+        rho_q = scalar_min(rho, SATURATED_RHO)
+        seen = scalar_max(need - 1, 0) / scalar_max(need, 1)
+        resid = scalar_min(1.0, scalar_max(need - 1, 0)) / 2
         seen_by = need
-        cycle = t_req + resid * step + wait(_smax(rho_q * seen, 1e-12), t_s, c, phi, seen_by, cs2) + slot
+        cycle = t_req + resid * step + wait(scalar_max(rho_q * seen, 1e-12), t_s, c, phi, seen_by, cs2) + slot
         need = 1 + (b_run - 1) * cycle / slot
         x = need / cycle
-    t_cap = _smax(t_cap, t_s)
+    t_cap = scalar_max(t_cap, t_s)
     saturated = x * t_cap / c >= 1
     if saturated:
         x = c / t_cap
@@ -189,11 +189,11 @@ def _closed_loop(b_run, t_req, step0, step_chunk, chunks, acc, osl, t_own, t_s, 
     need = x * cycle
     clients = need
     w_cap = (clients - need) / x
-    out = {"x_per_s": x, "rho": _smin(rho, 1.0), "decode_share": f, "chunk_share": _smin(f * chunks, 1.0),
+    out = {"x_per_s": x, "rho": scalar_min(rho, 1.0), "decode_share": f, "chunk_share": scalar_min(f * chunks, 1.0),
            "step_s": step, "tpot_s": step / acc, "slot_s": slot, "clients_needed": need, "concurrency": clients,
            "capacity_wait_s": w_cap, "prefill_saturated": saturated}
     # queueing._ttft_terms
-    r, t_st = _smax(rho_q * seen, 1e-12), 2 * resid * step
+    r, t_st = scalar_max(rho_q * seen, 1e-12), 2 * resid * step
     out["ttft_mean_s"] = q["ttft_mean"](t_req, w_cap, t_st, t_own, r, t_s, c, phi, seen_by, cs2)
     out["prefill_queue_s"] = q["mean_prefill_wait"](r, t_s, c, phi, seen_by, cs2)
     for pct in PERCENTILES:
@@ -216,7 +216,7 @@ def _setup_constants(setup: Setup) -> tuple:
         return hit[1]
     power, basis = setup.power_w()
     attn_fmt = attention_format(setup.model, setup.weights, setup.attention_weights)
-    fmt_of = {"n_flops_gemm_attn": _rate_name(attn_fmt), "n_flops_gemm_ffn": _rate_name(setup.weights),
+    fmt_of = {"n_flops_gemm_attn": rate_name(attn_fmt), "n_flops_gemm_ffn": rate_name(setup.weights),
               "n_flops_attention_core": "bf16", "n_flops_indexer": "fp8"}
     if len(_constants) > 256:
         _constants.clear()
@@ -245,9 +245,9 @@ def _columns(setup: Setup, p: dict, d: dict, t_pf: float, vals: dict, load: dict
     total_gpu = out_gpu * (p["isl"] + osl) / osl
     power, power_basis, price, fmt_of = _setup_constants(setup)
     # queueing.tpot_quantile at P99
-    n = _smax(osl / acc, 1.0)
+    n = scalar_max(osl / acc, 1.0)
     w = min(max(load["chunk_step_share"], 0.0), 1.0)
-    tail = tpot + _z(0.99) * _smax(step_chunk - step0, 0.0) * math.sqrt(w * (1 - w) / n) / acc
+    tail = tpot + _z(0.99) * scalar_max(step_chunk - step0, 0.0) * math.sqrt(w * (1 - w) / n) / acc
     cols = {
         "batch": p["batch"], "gpus": p["gpus"], "tp": p["tp"], "ep": p["ep"], "pp": p["pp"],
         "spec_tokens": p["spec_tokens"], "acceptance_length": acc, "isl": p["isl"], "osl": osl,
@@ -297,19 +297,19 @@ def _columns(setup: Setup, p: dict, d: dict, t_pf: float, vals: dict, load: dict
     batch = p["batch"]
     fits = bool(batch <= maxb and host_kv <= host_cap)
     if host_kv > 0:
-        maxb = _smin(maxb, batch * host_cap / _smax(host_kv, 1e-300))
+        maxb = scalar_min(maxb, batch * host_cap / scalar_max(host_kv, 1e-300))
     floor_maxb = float(math.floor(maxb))
     if fits:
         reason = "fits"
     else:
-        reason = str(_fit_reasons(np.array([fits]), np.array([maxb]), np.array([batch]), np.array([wb]),
+        reason = str(fit_reasons(np.array([fits]), np.array([maxb]), np.array([batch]), np.array([wb]),
                                   np.array([kvs]), np.array([mem_gb]), np.array([True]), np.array([_nan]),
                                   np.array([kv_maxb]))[0])
     cols.update(
         host_kv_gb_per_gpu=host_kv / 1e9,
         weights_gb_per_gpu=wb / 1e9, kv_gb_per_seq_per_gpu=kvs / 1e9,
         kv_gb_per_gpu=batch * p["tp"] * p["pp"] / p["gpus"] * kvs / 1e9, mem_gb_per_gpu=mem_gb,
-        max_batch=_smax(floor_maxb, 0.0), kv_max_batch=_smax(float(math.floor(kv_maxb)), 0.0), fits=fits,
+        max_batch=scalar_max(floor_maxb, 0.0), kv_max_batch=scalar_max(float(math.floor(kv_maxb)), 0.0), fits=fits,
         bound=(("capacity:" + bound if batch >= floor_maxb * 0.999 else bound) if fits else "capacity"),
         fit_reason=reason,
         intvty=tps_user, tput_per_gpu=total_gpu, output_tput_per_gpu=out_gpu,
