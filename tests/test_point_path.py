@@ -102,3 +102,31 @@ def test_predict_point_checks_each_new_layout_once_and_still_refuses_bad_ones():
     with pytest.raises(SpecError, match="does not divide"):
         api.predict_point(sc(tp=6, ep=1, gpus=6))     # a refused layout is never remembered as checked
     assert len(api._layouts_ok) == 1
+
+
+def test_the_predict_command_reads_an_edited_catalog_file_in_the_same_process(tmp_path, capsys):
+    """perfmodel predict prints predict_point's row; a catalog file edited between two commands of one process is
+    read again (the command does not keep the setups predict_point binds)."""
+    import json
+
+    import yaml
+
+    from perfmodel.cli.main import main
+    src = yaml.safe_load((catalog.builtin_root() / "hardware" / "h100-sxm.yaml").read_text())
+    src["id"] = "my-h100"
+    (tmp_path / "hardware").mkdir()
+    path = tmp_path / "hardware" / "my-h100.yaml"
+    path.write_text(yaml.safe_dump(src))
+    args = ["--catalog", str(tmp_path), "predict", "--hardware", "my-h100", "--model", "llama-3.3-70b", "--gpus", "4",
+            "--tp", "4", "--batch", "32", "--isl", "2000", "--osl", "500", "--json"]
+    try:
+        assert main(args) == 0
+        first = json.loads(capsys.readouterr().out)["tpot_ms"]
+        src["specs"]["hbm_bandwidth_tbps"]["value"] = src["specs"]["hbm_bandwidth_tbps"]["value"] * 2
+        path.write_text(yaml.safe_dump(src) + "\n# edited\n")
+        assert main(args) == 0
+        second = json.loads(capsys.readouterr().out)["tpot_ms"]
+    finally:
+        catalog._user_dirs.clear()
+        catalog._index.cache_clear()
+    assert second < first

@@ -144,6 +144,7 @@ def run(args):
     if not args.scenario and (args.hardware is None or args.model is None):
         raise SpecError("give a scenario YAML, or at least --hardware and --model", field="scenario")
     scenario = _scenario(args)
+    api.predict_point_cache_clear()    # every command binds the catalog as it is now (a long-lived process too)
     try:   # the CSV writes a frame; text and JSON read the row (api.predict_point: predict's row, no frame)
         df = api.predict(scenario) if args.csv else None
         row = df.iloc[0].to_dict() if df is not None else api.predict_point(scenario)
