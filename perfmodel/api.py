@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from pydantic import ValidationError
 
 from . import catalog
@@ -16,8 +16,12 @@ from .serving.aggregated import evaluate, evaluate_columns
 from .serving.dispatch import Pools, Sessions, serve
 from .serving.lengths import workload_lengths
 from .serving.load import fewer_sessions_than_one_batch, running_batch
+from .serving.point import point_columns
 from .specs.deployment import Deployment, Scenario
 from .specs.workload import WorkloadSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -114,6 +118,7 @@ def predict(scenario: Scenario) -> pd.DataFrame:
 
 
 _setups: dict = {}
+_layouts_ok: dict = {}   # (id(model), gpus, tp, ep, pp) -> the model whose layout check passed
 
 
 def _cached_setup(scenario: Scenario) -> tuple[Setup, dict]:
@@ -144,14 +149,20 @@ def predict_point(scenario: Scenario) -> dict:
     if dep.serving not in ("aggregated", "decode_only") or (isinstance(wl, WorkloadSpec) and wl.kind == "agentic"):
         return predict(scenario).iloc[0].to_dict()
     setup, vals = _cached_setup(scenario)
-    check_layout(setup.model, dep)
+    layout = (id(setup.model), dep.gpus, dep.tp, dep.ep, dep.pp)
+    if _layouts_ok.get(layout) is not setup.model:   # a layout checked once per bound model (no prefill pool here)
+        check_layout(setup.model, dep)
+        _layouts_ok[layout] = setup.model
     rate = setup.profile.spec_decoding.acceptance_rate
     pts = deployment_points(dep, workload_lengths(wl), dep.accepted_tokens(rate.value if rate else None))
-    cols = evaluate_columns(setup, pts, symbol_values=vals)
     out = {"hardware": setup.hardware.id, "model": setup.model.id, "profile": setup.profile.id}
-    for k, v in cols.items():
-        x = np.asarray(v).reshape(-1)[0]
-        out[k] = x.item() if hasattr(x, "item") else x
+    floats = point_columns(setup, pts, vals)       # Python floats (serving/point.py), else the arrays
+    if floats is not None:
+        out.update(floats)
+    else:
+        for k, v in evaluate_columns(setup, pts, symbol_values=vals).items():
+            x = np.asarray(v).reshape(-1)[0]
+            out[k] = x.item() if hasattr(x, "item") else x
     out["serving"] = dep.serving
     return out
 
@@ -216,3 +227,4 @@ def _overload(summary: dict, dep, setup, pts: dict) -> dict:
 def predict_point_cache_clear() -> None:
     """Forget the setups ``predict_point`` bound (after a catalog file changed within the session)."""
     _setups.clear()
+    _layouts_ok.clear()

@@ -9,7 +9,9 @@ Hardware and profile ids accept a variant suffix: ``vr200-nvl72@first-shipments`
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -98,26 +100,69 @@ def _index(kind: str, roots: tuple[Path, ...]) -> tuple[dict[str, Path], frozens
     out: dict[str, Path] = {}
     primary: set[str] = set()
     for root in roots:
-        d = root / kind
-        if not d.is_dir():
-            continue
-        for f in sorted(d.glob("*.y*ml")):
-            ids = [f.stem]
-            try:  # an unreadable file is indexed by its name; loading it reports the problem
-                data = fileio.load_yaml(f) or {}
-                if isinstance(data, dict) and data:
-                    _parsed[(str(f), f.stat().st_mtime)] = data      # loading it validates this parse
-                if isinstance(data, dict):
-                    aliases = data.get("aliases", []) or []
-                    ids = [str(data.get("id", f.stem)),
-                           *map(str, aliases if isinstance(aliases, list) else [aliases])]
-            except SpecError:
-                pass
+        for f, ids in _root_ids(kind, root):
             if ids[0] not in out:
                 primary.add(ids[0])
             for i in ids:
                 out.setdefault(i, f)
     return out, frozenset(primary)
+
+
+def _file_ids(f: Path) -> list[str]:
+    """The ids of one catalog file: its ``id`` (else its name) and its aliases; an unreadable file is indexed by
+    its name (loading it reports the problem)."""
+    ids = [f.stem]
+    try:
+        data = fileio.load_yaml(f) or {}
+        if isinstance(data, dict) and data:
+            _parsed[(str(f), f.stat().st_mtime)] = data      # loading it validates this parse
+        if isinstance(data, dict):
+            aliases = data.get("aliases", []) or []
+            ids = [str(data.get("id", f.stem)), *map(str, aliases if isinstance(aliases, list) else [aliases])]
+    except SpecError:
+        pass
+    return ids
+
+
+def _root_ids(kind: str, root: Path) -> list[tuple[Path, list[str]]]:
+    """(file, its ids) for each YAML file of ``root/kind``, in name order. The built-in catalog's are kept in
+    the cache directory (``$PERFMODEL_CACHE``, as the compiled equations) under the files' names, sizes and
+    modification times, so a new process reads one small file instead of parsing every YAML of the kind."""
+    d = root / kind
+    if not d.is_dir():
+        return []
+    files = sorted(d.glob("*.y*ml"))
+    path = _index_cache_path(kind, root)
+    stamp = None
+    if path is not None:
+        try:
+            stamp = [[f.name, st.st_mtime_ns, st.st_size] for f in files for st in (f.stat(),)]
+            cached = json.loads(path.read_text())
+            if cached["files"] == stamp:
+                return [(d / name, ids) for name, ids in cached["ids"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    entries = [(f, _file_ids(f)) for f in files]
+    if path is not None and stamp is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"files": stamp, "ids": [[f.name, ids] for f, ids in entries]}))
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return entries
+
+
+def _index_cache_path(kind: str, root: Path) -> Path | None:
+    """Where the ids of the built-in catalog's ``kind`` are kept (None: user catalogs, or the cache is off)."""
+    if root != builtin_root():
+        return None
+    base = fileio.cache_dir()
+    if base is None:
+        return None
+    where = hashlib.sha1(str(root.resolve()).encode()).hexdigest()[:16]
+    return base / f"catalog-{kind}-{where}.json"
 
 
 def ids(kind: str) -> list[str]:

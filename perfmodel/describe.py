@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from . import catalog
 from .arch import model_summary
 from .serving.lengths import workload_lengths
 from .specs.hardware import HARDWARE_FIELDS, HardwareSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def hardware_summary(hw: HardwareSpec, base: HardwareSpec | None = None) -> dict:
@@ -90,6 +92,7 @@ def mark_range_edges(d: dict) -> dict:
 
 def table(kind: str) -> pd.DataFrame:
     """One row per catalog entry of ``kind`` with its key derived figures."""
+    import pandas as pd
     rows = []
     for i in catalog.ids(kind):
         spec = catalog.load(kind, i)

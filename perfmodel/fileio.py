@@ -10,6 +10,7 @@ right before the write (missing parent directories are created: the user named t
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import yaml
@@ -189,6 +190,15 @@ def parse_yaml(text: str, file: str | None = None):
         raise SpecError(f"malformed YAML: {problem}", file=file, field=where) from None
     except RecursionError:
         raise SpecError(f"malformed YAML: nested deeper than {MAX_DEPTH} levels", file=file) from None
+
+
+def cache_dir() -> Path | None:
+    """The directory of the caches that spare a new process work (compiled equations, catalog ids):
+    ``$PERFMODEL_CACHE``, default ``~/.cache/perfmodel``; None where it is ``off``."""
+    d = os.environ.get("PERFMODEL_CACHE", "")
+    if d.lower() == "off":
+        return None
+    return Path(d) if d else Path.home() / ".cache" / "perfmodel"
 
 
 def load_yaml(path: str | Path):

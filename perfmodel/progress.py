@@ -19,8 +19,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 DELAY_S = 1.0                      # seconds of work before a bar is drawn
 MIN_INTERVAL_S = 0.5               # seconds between redraws
@@ -65,8 +68,14 @@ def _fixed_size() -> tuple[int, int] | None:
     return None if size.columns > 0 and size.lines > 0 else (80, 24)
 
 
-class _Bar(tqdm):
-    monitor_interval = 0               # no monitor thread: report.parallel forks workers while bars may exist
+@lru_cache(maxsize=1)
+def _bar_class() -> type[tqdm]:
+    """tqdm without a monitor thread (report.parallel forks workers while bars may exist), imported on first use."""
+    from tqdm import tqdm
+
+    class _Bar(tqdm):
+        monitor_interval = 0
+    return _Bar
 
 
 def bar(iterable: Iterable | None = None, *, desc: str, total: int | None = None, unit: str = "item",
@@ -78,7 +87,7 @@ def bar(iterable: Iterable | None = None, *, desc: str, total: int | None = None
     an item completes). Returns the bar; it iterates like ``iterable`` and is a context manager. Disabled
     (a no-op) unless ``enabled()``."""
     size = _fixed_size()
-    return _Bar(iterable, desc=desc, total=total, unit=unit, file=sys.stderr, disable=not enabled(), leave=False,
+    return _bar_class()(iterable, desc=desc, total=total, unit=unit, file=sys.stderr, disable=not enabled(), leave=False,
                 delay=0.0 if at_once else DELAY_S, mininterval=MIN_INTERVAL_S, dynamic_ncols=size is None,
                 ncols=size and size[0], nrows=size and size[1])
 
@@ -87,6 +96,7 @@ def note(message: str) -> None:
     """A status line on stderr (an estimate, a step done) under the same rule as the bars; printed above any
     running bar without breaking it."""
     if enabled():
+        from tqdm import tqdm
         tqdm.write(message, file=sys.stderr)
 
 

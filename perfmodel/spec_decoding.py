@@ -7,8 +7,12 @@ token the verify step always yields, the expected tokens per step is the geometr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import sympy as sp
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 
 def acceptance_length_expr(p: sp.Expr, k: sp.Expr) -> sp.Expr:

@@ -509,8 +509,8 @@ def test_ambiguous_short_name_in_whatif_is_refused_with_the_choices(capsys):
 def test_memory_fit_message_agrees_with_max_batch():
     import numpy as np
 
-    from perfmodel.serving.aggregated import _fit_reasons
-    r = _fit_reasons(np.array([False]), np.array([1690.7]), np.array([1691.0]), np.array([1e9]),
+    from perfmodel.serving.aggregated import fit_reasons
+    r = fit_reasons(np.array([False]), np.array([1690.7]), np.array([1691.0]), np.array([1e9]),
                      np.array([1e8]), np.array([300.0]))
     assert "at most 1690 sequences fit" in r[0]
 

@@ -26,8 +26,8 @@ def _entry(*outputs: str, quick: bool = False) -> dict:
 CANNED = {
     "bench_scalar": _entry("tpot_ms=37.1 total_tps_per_gpu=1.0\npredict_ms=2.9 (one-row DataFrame)\nscalar_ms=1.2\n",
                            "predict_ms=3.1\nscalar_ms=0.09\n"),
-    "bench_decode": _entry("kernel=auto compile_s=0.1 points=2000000 eval_s=0.3\npoints_per_s=6000000\n",
-                           "points_per_s=5500000\n"),
+    "bench_decode": _entry("kernel=auto compile_s=0.1 points=2000000 eval_s=0.3\npoints_per_s=11000000\n",
+                           "points_per_s=10500000\n"),
     "bench_check": _entry("claim=vllm-58x-at-387 first_check_s=5.0 runs_s=4.1 4.4\nequation_runs=651 frame_builds=135 "
                           "curves=10\ncheck_cli_s=9.0\ncheck_s=4.2\n", quick=True),
 }
@@ -46,7 +46,7 @@ def test_render_ranges_targets_and_status():
     scalar = rows["one operating point in process, `api.predict_point`"]
     assert "0.09-1.20 ms" in scalar and "<= 0.1 ms" in scalar and "met in some runs" in scalar
     decode = rows["decode sweep, one core"]
-    assert "5.50-6.00 M points/s" in decode and ">= 5 M points/s" in decode and decode.endswith("| met |")
+    assert "10.50-11.00 M points/s" in decode and ">= 10 M points/s" in decode and decode.endswith("| met |")
     check = rows["`check vllm-58x-at-387` in process"]
     assert "4.20 s" in check and check.endswith("| not met |")
     assert "651" in rows["`check vllm-58x-at-387`: compiled-equation runs"]
@@ -62,3 +62,12 @@ def test_render_only_rewrites_from_stored_runs(tmp_path):
     runs.write_text(json.dumps(CANNED))
     m.main(["--render", "--runs", str(runs), "--out", str(out)])
     assert out.read_text() == m.render(CANNED)
+
+
+def test_the_load_at_each_run_is_rendered_beside_the_machine():
+    m = _doc_module()
+    runs = {"bench_scalar": {**_entry("scalar_ms=0.5\npredict_cli_s=0.7\n"), "load": [1.5, None, 3.25]}}
+    doc = m.render(runs)
+    assert "Test CPU, 2 cores, load average 1.50-3.25 at the runs' starts" in doc
+    cli = next(line for line in doc.splitlines() if "as a fresh CLI process" in line and "predict" in line)
+    assert "0.70 s" in cli and "<= 0.8 s" in cli and cli.endswith("| met |")

@@ -60,3 +60,22 @@ def test_one_point_on_floats_equals_numpy_and_falls_back_where_floats_raise():
     ref = cm.decode(x, kernel="numpy")
     for k, v in cm.decode(x).items():
         np.testing.assert_array_equal(np.asarray(v), np.asarray(ref[k]), err_msg=k)
+
+
+def test_one_point_mix_of_float_outputs_is_the_elementwise_mix():
+    """serving/aggregated._mix stacks one point's float outputs into one array: the same numbers as mixing each
+    output on its own (the path of arrays)."""
+    from perfmodel.serving.aggregated import _mix
+    rng = np.random.default_rng(3)
+    d0 = {f"k{i}": float(x) for i, x in enumerate(rng.lognormal(0, 3, 40))}
+    dk = {k: v * float(rng.uniform(0.5, 3)) for k, v in d0.items()}
+    for share in (np.array([0.0]), np.array([0.37]), np.array([1.0])):
+        got = _mix(d0, dk, share)
+        want = {k: (1 - share) * np.asarray(d0[k], float) + share * np.asarray(dk[k], float) for k in d0}
+        assert list(got) == list(want)
+        for k in d0:
+            assert got[k].shape == (1,)
+            np.testing.assert_array_equal(got[k], want[k])
+    arrays = {k: np.array([v, 2 * v]) for k, v in d0.items()}       # arrays take the per-output path
+    got = _mix(arrays, arrays, np.array([0.2, 0.9]))
+    np.testing.assert_array_equal(got["k0"], arrays["k0"])

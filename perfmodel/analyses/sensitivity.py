@@ -19,10 +19,10 @@ rate elasticities minus the latency elasticities sum to 1.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import sympy as sp
 
 from ..engine.bind import PROFILE_SYMBOLS
 from ..engine.compiled import compiled
@@ -37,6 +37,11 @@ from .deployments import SERVING_MIX
 from .frontier import X, frontier
 from .systems import DEFAULT_PROFILE, HW_GROUP_OF, System, as_model, as_system, lengths_for
 
+if TYPE_CHECKING:
+    import sympy as sp
+
+# sympy is imported by the functions that take derivatives: importing perfmodel.analyses does not load it
+
 _DERIV_CACHE: dict[int, tuple] = {}
 OPERATING = {"B": "batch", "acc": "acceptance_length"}
 METRICS = ("total_tps_per_gpu", "output_tps_per_gpu", "tps_per_user", "total_tps_per_mw", "total_tokens_per_usd")
@@ -50,6 +55,7 @@ def forward_derivatives(exprs: list[sp.Expr], wrt: list[sp.Symbol]):
     expression as sp.diff of the whole tree, built ~5x faster. Returns (assignments, outputs): outputs are
     ``exprs`` followed by p * d expr / d p for each expr and each p in ``wrt``.
     """
+    import sympy as sp
     rep, red = sp.cse(exprs, symbols=sp.numbered_symbols("_cse"))
     cse_syms = {x for x, _ in rep}
     d: dict[sp.Symbol, dict] = {p: {} for p in wrt}
@@ -90,6 +96,7 @@ def derivative_functions(model):
     cm = compiled(as_model(model))
     key = id(cm)
     if key not in _DERIV_CACHE:
+        import sympy as sp
         dec = cm.decode
         tpot = dec.exprs[dec.names.index("step_s")]
         cap = dec.exprs[dec.names.index("max_batch")]
@@ -284,6 +291,7 @@ def _elasticity_rows(sysm: System, setup, vals: dict, p: dict, d: _Derivatives, 
                  "capacity_elasticity": sum(d.e_cap.get(x, 0.0) for x in KERNEL_FLOOR_SYMBOLS)})
     k, rate = float(p["spec_tokens"][0]), sysm.spec_rate()
     if k > 0 and rate is not None:
+        import sympy as sp
         pr, kk = sp.symbols("p k", positive=True)
         a = acceptance_length_expr(pr, kk)
         dlna = float((sp.diff(a, pr) * pr / a).subs({pr: rate, kk: k}))

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 import math
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from .. import progress
-from ..analyses.systems import DEFAULT_PROFILE
-from ..defaults import RULE, default_weights
+from ..defaults import DEFAULT_PROFILE, RULE, default_weights
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
 from ..numfmt import fmt_number
 from .main import finite_float, positive_int
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# numpy, pandas, the progress bars and the analyses are imported by the commands that run, not with the parser
 
 TABLE_COLUMNS = ["serving", "weights", "gpus", "tp", "dp", "ep", "spec_tokens", "instances", "pf_instances",
                  "pf_gpus", "pf_tp", "pf_dp", "pf_ep", "kv_host_tier", "batch", "tps_per_user", "total_tps_per_gpu", "output_tps_per_gpu", "tpot_ms", "ttft_ms", "bound"]
@@ -126,6 +127,7 @@ def format_table(df: pd.DataFrame, cols: list[str]) -> str:
         cols.remove("kv_host_tier")
     body = [[_num(v) for v in row] for row in df[cols].itertuples(index=False)]
     widths = [max(len(c), *(len(r[i]) for r in body)) if body else len(c) for i, c in enumerate(cols)]
+    import pandas as pd
     left = [c == cols[-1] and pd.api.types.is_string_dtype(df[c]) for c in cols]   # free text last: left-aligned
     just = lambda v, w, lf: v.ljust(w) if lf else v.rjust(w)  # noqa: E731
     lines = ["  ".join(just(c, w, lf) for c, w, lf in zip(cols, widths, left)).rstrip()]
@@ -137,6 +139,7 @@ def _thin(df: pd.DataFrame, rows: int) -> pd.DataFrame:
     """At most ``rows`` rows, spread evenly in log interactivity (first and last kept)."""
     if len(df) <= rows or rows <= 0:
         return df
+    import numpy as np
     x = np.log(df["tps_per_user"].to_numpy())
     targets = np.linspace(x.min(), x.max(), rows)
     idx = np.unique(np.searchsorted(x, targets).clip(0, len(df) - 1))
@@ -164,6 +167,9 @@ def _dep_line(d: dict) -> str:
 # ------------------------------------------------------------------ frontier
 def run_frontier(args):
     _check_outputs(args)
+    import pandas as pd
+
+    from .. import progress
     from ..analyses.frontier import frontier, summary
     if args.rows < 0:
         raise SpecError("must be >= 0", field="--rows")

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import json
 
-from ..claims.describe import format_check  # noqa: F401  (the formatting lives with the checks)
+
+def __getattr__(name: str):
+    """``format_check`` (the formatting lives with the checks, claims/describe.py), imported on first use."""
+    if name == "format_check":
+        from ..claims.describe import format_check
+        return format_check
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _check(args) -> int:
     from ..claims import check
     from ..claims.check import json_safe
+    from ..claims.describe import format_check
     r = check(args.claim)
     print(json.dumps(json_safe(r), indent=2, allow_nan=False) if args.json else format_check(r))
     return 0

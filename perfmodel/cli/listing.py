@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
-from .. import describe
 from ..fileio import dumps_json
 from ..numfmt import fmt_number
 
@@ -22,6 +18,10 @@ def register(sub):
 
 
 def run_list(args):
+    import numpy as np
+    import pandas as pd
+
+    from .. import describe
     df = describe.table(args.kind)
     if args.json:
         print(dumps_json(df.to_dict(orient="records")))
@@ -45,6 +45,7 @@ def _lines(d: dict, indent: int = 0) -> list[str]:
 
 
 def run_show(args):
+    from .. import describe
     kind, d = describe.show(args.id)
     if args.json:
         print(dumps_json(d))

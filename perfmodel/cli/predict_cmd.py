@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .. import api
 from ..fileio import check_output, dumps_json, ensure_parent
 from ..numfmt import fmt_number
-from ..serving.result import record, units
-from ..specs.deployment import Scenario
 from .main import finite_float, positive_int
+
+if TYPE_CHECKING:
+    from ..specs.deployment import Scenario
+
+# the command's work (api, the specs, the serving layer) is imported when it runs, not when the parser is built
 
 KEY_COLUMNS = ["hardware", "model", "profile", "batch", "tpot_ms", "ttft_ms", "tps_per_user", "tps_per_user_e2e",
                "output_tps_per_gpu", "total_tps_per_gpu", "total_tps_per_mw", "mem_gb_per_gpu", "max_batch",
@@ -62,7 +65,9 @@ def register(sub):
 def _scenario(args) -> Scenario:
     from pydantic import ValidationError
 
+    from .. import api
     from ..errors import SpecError, pydantic_to_spec_error
+    from ..specs.deployment import Scenario
     base = {}
     if args.scenario:      # validated as written, then taken as written: unset fields keep the default rule
         import copy
@@ -128,7 +133,9 @@ def _check_ids(base: dict) -> None:
 
 
 def run(args):
+    from .. import api
     from ..errors import SpecError
+    from ..serving.result import record, units
     if args.csv and args.csv != "-":
         if args.csv.lower().endswith((".yaml", ".yml")):
             raise SpecError(f"{args.csv} looks like a scenario; give it before --csv, or --csv FILE.csv",
@@ -137,27 +144,30 @@ def run(args):
     if not args.scenario and (args.hardware is None or args.model is None):
         raise SpecError("give a scenario YAML, or at least --hardware and --model", field="scenario")
     scenario = _scenario(args)
-    try:
-        df = api.predict(scenario)
+    api.predict_point_cache_clear()    # every command binds the catalog as it is now (a long-lived process too)
+    try:   # the CSV writes a frame; text and JSON read the row (api.predict_point: predict's row, no frame)
+        df = api.predict(scenario) if args.csv else None
+        row = df.iloc[0].to_dict() if df is not None else api.predict_point(scenario)
     except SpecError as exc:   # a deployment/override problem names the scenario file it came from
         if args.scenario and exc.field and exc.field.split(".")[0] in ("deployment", "overrides", "workload"):
             raise exc.in_file(args.scenario) from None
         raise
-    if not df["fits"].iloc[0] and not args.allow_overflow:
-        reason = df["fit_reason"].iloc[0]
+    if not row["fits"] and not args.allow_overflow:
+        reason = row["fit_reason"]
         if reason.startswith("arrival_rate"):
             raise SpecError(f"{reason} (--allow-overflow prints the numbers at its capacity anyway)",
                             field="deployment.arrival_rate")
-        field = "deployment.gpus" if df["kv_max_batch"].iloc[0] < 1 else "deployment.batch"
+        field = "deployment.gpus" if row["kv_max_batch"] < 1 else "deployment.batch"
         what = "exceeds the running-request cap" if "running-request cap" in reason else "does not fit in memory"
         if "running-request cap" in reason:
             field = "deployment.max_running_requests"
         raise SpecError(f"the deployment {what}: {reason} "
                         "(--allow-overflow prints the numbers anyway)", field=field)
-    df = df.assign(overrides=overrides_text(scenario))     # what was changed from the catalog, in every output
-    if args.csv:
+    row["overrides"] = overrides_text(scenario)     # what was changed from the catalog, in every output
+    if df is not None:
         from ..csvout import write_csv
         from ..serving.result import csv_columns
+        df = df.assign(overrides=row["overrides"])
         cols = csv_columns(list(df.columns))        # the declared set: the same single columns for every scenario
         if args.csv == "-":
             write_csv(df, "-", cols)
@@ -166,27 +176,26 @@ def run(args):
         write_csv(df, args.csv, cols)
         print(f"wrote {args.csv}")
         return 0
-    row = df.iloc[0]
     if args.json:
-        cols = [k for k in row.index if k != "overrides"]
+        cols = [k for k in row if k != "overrides"]
         rec = record({k: row[k] for k in cols})          # the declared columns, in schema order
         rec["overrides"] = scenario.overrides.model_dump()
         rec["units"] = units(cols)
         rec["breakdown"] = {
-            "component_ms": {k[2:-3]: rec[k] for k in row.index if k.startswith("t_") and k.endswith("_ms")},
-            "resource_ms": {k[4:-3]: rec[k] for k in row.index if k.startswith("res_")}}
+            "component_ms": {k[2:-3]: rec[k] for k in row if k.startswith("t_") and k.endswith("_ms")},
+            "resource_ms": {k[4:-3]: rec[k] for k in row if k.startswith("res_")}}
         print(dumps_json(rec))
         return 0
-    extra = [k for k in EXTRA_COLUMNS if k in row.index] + [k for k in row.index if k.startswith("tps_per_user_e2e_p")]
+    extra = [k for k in EXTRA_COLUMNS if k in row] + [k for k in row if k.startswith("tps_per_user_e2e_p")]
     for k in KEY_COLUMNS[:3] + ["overrides"] + KEY_COLUMNS[3:] + extra:
         v = row[k]
         print(f"{k:>20}: {fmt_number(v) if v != '' else 'none (catalog values)'}")
     print("  decode step by resource (ms):")
-    for k in row.index:
+    for k in row:
         if k.startswith("res_") and row[k] > 0:
             print(f"{k[4:-3]:>20}: {fmt_number(row[k])}")
     print("  decode step by component (ms):")
-    for k in row.index:
+    for k in row:
         if k.startswith("t_") and k.endswith("_ms") and row[k] > 0:
             print(f"{k[2:-3]:>20}: {fmt_number(row[k])}")
     return 0 if row["fits"] else 1

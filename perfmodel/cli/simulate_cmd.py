@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .. import api
 from ..fileio import check_output, dumps_json, ensure_parent
 from ..numfmt import fmt_number
 from .main import positive_int
@@ -29,6 +28,7 @@ def run(args):
     if not 0 <= args.seed < 2 ** 32:
         raise SpecError(f"must be an integer in [0, 2^32), got {args.seed}", field="--seed")
     check_output(args.out, "--out", (".csv",))
+    from .. import api
     scenario = api.load_scenario(args.scenario)
     summary, df = api.simulate(scenario, requests=args.requests, seed=args.seed)
     if args.out:

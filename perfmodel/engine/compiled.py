@@ -8,11 +8,17 @@ and a hash of the equations' source code), so a new process skips the sympy buil
 expressions themselves are rebuilt on demand (``Compiled.exprs``: derivatives, explain). The disk cache lives
 in ``$PERFMODEL_CACHE`` (default ``~/.cache/perfmodel``; ``off`` disables it); file names are
 ``model-<content hash>-<code hash>.json``, never built from the model's id.
+
+A process whose equations all come from the disk cache never imports sympy (nor perfmodel/equations, which
+builds sympy terms at import): the generated code runs in a namespace of numpy names (``_namespace``, the one
+lambdify gives it), and the code hash reads sympy's version from its files, not from the imported package.
 """
 
 from __future__ import annotations
 
+import builtins
 import hashlib
+import importlib.util
 import inspect
 import json
 import math
@@ -20,14 +26,17 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from types import CodeType
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-import sympy as sp
 
-from ..equations.memory import memory
-from ..equations.step import StepBuilder
 from ..specs.model import ModelSpec
+
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from ..equations.step import StepBuilder
 
 
 @dataclass
@@ -87,15 +96,30 @@ class Compiled:
                     out[j, i:i + NUMPY_CHUNK] = col
         return dict(zip(self.names, out))
 
-    def _one_point(self, argv: list) -> dict[str, np.ndarray | float] | None:
-        """One operating point on Python floats (the same code, ~10x faster than numpy on 1-element arrays);
-        None where Python float arithmetic raises (x / 0, sqrt of a negative, overflow): numpy decides."""
+    def _scalar_function(self) -> Callable[..., Any]:
+        """The generated code run on Python floats (built on first use)."""
         if self._scalar_fn is None:
             ns: dict[str, Any] = dict(SCALAR_NAMESPACE)
             exec(compile(self.source or inspect.getsource(self.fn), "<perfmodel one point>", "exec"), ns)  # noqa: S102
             self._scalar_fn = ns["_lambdifygenerated"]
+        return self._scalar_fn
+
+    def _one_point(self, argv: list) -> dict[str, np.ndarray | float] | None:
+        """One operating point on Python floats (the same code, ~10x faster than numpy on 1-element arrays);
+        None where Python float arithmetic raises (x / 0, sqrt of a negative, overflow): numpy decides."""
+        fn = self._scalar_function()
         try:
-            out = self._scalar_fn(*[float(v[0]) if isinstance(v, np.ndarray) and v.ndim else float(v) for v in argv])
+            out = fn(*[float(v[0]) if isinstance(v, np.ndarray) and v.ndim else float(v) for v in argv])
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return None
+        return dict(zip(self.names, out))
+
+    def scalar(self, values: dict) -> dict[str, float] | None:
+        """Every output at one point whose inputs are all Python floats (the generated code on floats, no
+        checks: ``serving/point.py``); None where float arithmetic raises (numpy decides there)."""
+        fn = self._scalar_function()
+        try:
+            out = fn(*[values[a] for a in self.args])
         except (ZeroDivisionError, ValueError, OverflowError):
             return None
         return dict(zip(self.names, out))
@@ -142,11 +166,11 @@ def _fused_failed(exc: Exception) -> None:
                   RuntimeWarning, stacklevel=3)
 
 
-def _smax(a, b):
+def scalar_max(a, b):
     return a if (a >= b or a != a) else b     # np.maximum: NaN if either is NaN
 
 
-def _smin(a, b):
+def scalar_min(a, b):
     return a if (a <= b or a != a) else b     # np.minimum: NaN if either is NaN
 
 
@@ -154,19 +178,22 @@ def _heaviside(x, h0=0.5):
     return 0.0 if x < 0 else (1.0 if x > 0 else (h0 if x == 0 else x))
 
 
-SCALAR_NAMESPACE = {"SMax": _smax, "SMin": _smin, "Heaviside": _heaviside, "sqrt": math.sqrt,
+SCALAR_NAMESPACE = {"SMax": scalar_max, "SMin": scalar_min, "Heaviside": _heaviside, "sqrt": math.sqrt,
                     "ceiling": lambda x: float(math.ceil(x)), "Ceil": lambda x: float(math.ceil(x)),
                     "Floor": lambda x: float(math.floor(x))}
 """The generated code's functions on Python floats (numpy's NaN rules; math raises where numpy gives inf/NaN,
 and the caller falls back to numpy)."""
 
 
-NUMPY_MODULES = [{"ceiling": np.ceil, "Heaviside": lambda x, h0=0.5: np.heaviside(x, h0), "SMax": np.maximum, "Ceil": np.ceil, "Floor": np.floor,
-                  "SMin": np.minimum}, "numpy"]
+NUMPY_FUNCTIONS: dict[str, Any] = {
+    "ceiling": np.ceil, "Heaviside": lambda x, h0=0.5: np.heaviside(x, h0), "SMax": np.maximum, "Ceil": np.ceil,
+    "Floor": np.floor, "SMin": np.minimum}
+NUMPY_MODULES = [NUMPY_FUNCTIONS, "numpy"]
 """lambdify ``modules`` that map the equations' own functions to numpy (for derivatives compiled elsewhere)."""
 
 
 def _compile(exprs: dict[str, sp.Expr]) -> Compiled:
+    import sympy as sp
     names = list(exprs)
     ex = [sp.sympify(exprs[n]) for n in names]
     syms = sorted(set().union(*(e.free_symbols for e in ex)), key=lambda s: s.name)
@@ -182,6 +209,7 @@ class CompiledModel:
 
     @property
     def builder(self) -> StepBuilder:
+        from ..equations.step import StepBuilder
         return StepBuilder(self.model)
 
 
@@ -196,27 +224,57 @@ def _code_version() -> str:
     here = Path(__file__).resolve().parent
     files = sorted((here.parent / "equations").glob("*.py")) + sorted((here.parent / "model").glob("*.py")) + [
         Path(__file__).resolve(), here.parent / "arch" / "params.py"]
-    h = hashlib.sha1(sp.__version__.encode())
+    h = hashlib.sha1(_sympy_version())
     for f in files:
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
 
 def _cache_dir() -> Path | None:
-    d = os.environ.get("PERFMODEL_CACHE", "")
-    if d.lower() == "off":
-        return None
-    return Path(d) if d else Path.home() / ".cache" / "perfmodel"
+    from ..fileio import cache_dir
+    return cache_dir()
+
+
+def _sympy_version() -> bytes:
+    """sympy's release file (its ``__version__``), read without importing sympy (a fresh process whose equations
+    come from the disk cache never imports it); the imported package's version where the file is not found."""
+    spec = importlib.util.find_spec("sympy")
+    release = Path(spec.origin).parent / "release.py" if spec is not None and spec.origin else None
+    if release is not None and release.is_file():
+        return release.read_bytes()
+    import sympy
+    return sympy.__version__.encode()
+
+
+LAMBDIFY_EXTRAS = {"I": 1j, "Abs": abs, "builtins": builtins, "range": range}
+"""What lambdify adds to the numpy names for ``modules=NUMPY_MODULES`` besides our own mappings (sympy's numpy
+translations and its printer's helpers; tests/test_compiled_cache.py pins the namespace to lambdify's)."""
 
 
 @lru_cache(maxsize=1)
 def _namespace() -> dict:
-    """The globals lambdify gives its functions for NUMPY_MODULES (numpy names and our mappings)."""
+    """The globals lambdify gives its functions for NUMPY_MODULES (numpy names and our mappings), built without
+    sympy: ``import numpy; from numpy import *; from numpy.linalg import *`` (lambdify's import lines for numpy),
+    LAMBDIFY_EXTRAS, then our mappings over them."""
+    ns: dict = {}
+    exec("import numpy; from numpy import *; from numpy.linalg import *", ns)  # noqa: S102 - fixed text
+    ns.update(LAMBDIFY_EXTRAS)
+    ns.update(NUMPY_FUNCTIONS)
+    return ns
+
+
+def _lambdify_namespace() -> dict:
+    """The namespace sympy's lambdify itself builds for NUMPY_MODULES (imports sympy; the tests' reference)."""
+    import sympy as sp
     return dict(sp.lambdify([], 0, modules=NUMPY_MODULES).__globals__)
 
 
 def _save(path: Path, parts: dict[str, Compiled]) -> None:
-    data = {k: {"args": c.args, "names": c.names, "source": c.source} for k, c in parts.items()}
+    _write_json(path, {k: {"args": c.args, "names": c.names, "source": c.source} for k, c in parts.items()})
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file renamed: readers never see half a file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data))
@@ -225,15 +283,92 @@ def _save(path: Path, parts: dict[str, Compiled]) -> None:
 
 def _load(path: Path, exprs: Callable[[str], Callable[[], list]]) -> dict[str, Compiled]:
     data = json.loads(path.read_text())
+    return {k: Compiled(d["args"], d["names"], _exec_source(d["source"], f"<perfmodel {k}>"), exprs(k), d["source"])
+            for k, d in data.items()}
+
+
+def cached_functions(name: str, build: Callable[[], dict[str, Callable[..., Any]]]) -> dict[str, Callable[..., Any]]:
+    """Functions lambdify generates (``build()``: name -> lambdified function, numpy modules NUMPY_MODULES),
+    kept on disk as their generated source (``cached_sources``), so a new process runs the same code without
+    building it, or importing sympy."""
+    return {k: _exec_source(src, f"<perfmodel {name} {k}>") for k, src in cached_sources(name, build).items()}
+
+
+def cached_sources(name: str, build: Callable[[], dict[str, Callable[..., Any]]]) -> dict[str, str]:
+    """The generated source of each function ``build()`` lambdifies, read from ``<name>-<code hash>.json`` in the
+    cache directory (the code hash covers perfmodel/equations), else built and written there."""
+    d = _cache_dir()
+    path = d / f"{name}-{_code_version()}.json" if d else None
+    if path is not None and path.is_file():
+        try:
+            sources = json.loads(path.read_text())
+            if isinstance(sources, dict) and all(isinstance(v, str) for v in sources.values()):
+                return sources
+        except (OSError, ValueError):      # a damaged cache file is rebuilt
+            pass
+    sources = {k: inspect.getsource(fn) for k, fn in build().items()}
+    if path is not None:
+        try:
+            _write_json(path, sources)
+        except (OSError, TypeError, ValueError):
+            pass
+    return sources
+
+
+def scalar_functions(sources: dict[str, str], extra: dict | None = None) -> dict[str, Callable[..., Any]]:
+    """Generated functions (name -> source) run on Python floats: the source executed with SCALAR_NAMESPACE
+    (and ``extra``, e.g. ``math.log``) for numpy's functions. They raise where numpy would return inf or NaN
+    (x / 0, the log of 0); the caller then takes the numpy version."""
     out = {}
-    for k, d in data.items():
-        ns = dict(_namespace())
-        exec(compile(d["source"], f"<perfmodel {k}>", "exec"), ns)  # our own generated code, keyed by hash
-        out[k] = Compiled(d["args"], d["names"], ns["_lambdifygenerated"], exprs(k), d["source"])
+    for k, src in sources.items():
+        ns: dict[str, Any] = {**SCALAR_NAMESPACE, **(extra or {})}
+        exec(compile(src, f"<perfmodel scalar {k}>", "exec"), ns)  # noqa: S102 - our own generated code
+        out[k] = ns["_lambdifygenerated"]
     return out
 
 
+def _exec_source(source: str, label: str) -> Callable[..., Any]:
+    """The function ``_lambdifygenerated`` of lambdify's generated ``source``, run in lambdify's namespace (the
+    names of it the code reads: ``namespace_for``)."""
+    code = compile(source, label, "exec")
+    ns = namespace_for(code)
+    exec(code, ns)  # noqa: S102 - our own generated code, keyed by hash
+    return ns["_lambdifygenerated"]
+
+
+def _code_names(code: CodeType) -> set[str]:
+    """Every name ``code`` and the code objects inside it read (globals and attributes alike)."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, CodeType):
+            names |= _code_names(c)
+    return names
+
+
+def namespace_for(code: CodeType) -> dict:
+    """The entries of lambdify's namespace (``_namespace``) that ``code`` reads, resolved one name at a time in
+    the namespace's order (our functions, LAMBDIFY_EXTRAS, numpy.linalg's and numpy's public names, the numpy
+    module): the same objects, without ``from numpy import *`` (which imports numpy's f2py and testing packages,
+    ~40 ms of a fresh process). A name in none of them is left to the builtins, as in lambdify's namespace."""
+    linalg = np.linalg
+    ns: dict = {}
+    for name in _code_names(code):
+        if name in NUMPY_FUNCTIONS:
+            ns[name] = NUMPY_FUNCTIONS[name]
+        elif name in LAMBDIFY_EXTRAS:
+            ns[name] = LAMBDIFY_EXTRAS[name]
+        elif name in linalg.__all__:
+            ns[name] = getattr(linalg, name)
+        elif name in np.__all__:
+            ns[name] = getattr(np, name)
+        elif name == "numpy":
+            ns[name] = np
+    return ns
+
+
 def _expressions(m: ModelSpec) -> dict[str, dict[str, sp.Expr]]:
+    from ..equations.memory import memory
+    from ..equations.step import StepBuilder
     b = StepBuilder(m)
     dec = b.decode()
     dec.update(memory(b))
@@ -263,7 +398,10 @@ def compiled(m: ModelSpec) -> CompiledModel:
     if path is not None and path.is_file():
         try:
             def lazy(part):
-                return lambda: [sp.sympify(e) for e in _expressions(m)[part].values()]
+                def exprs():
+                    import sympy as sp
+                    return [sp.sympify(e) for e in _expressions(m)[part].values()]
+                return exprs
             parts = _load(path, lazy)
         except Exception:  # noqa: BLE001 - a damaged cache file is rebuilt
             parts = None

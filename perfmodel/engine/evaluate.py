@@ -82,11 +82,27 @@ class Setup:
 
 
 def point_arrays(points: dict) -> dict[str, np.ndarray]:
+    """POINT_COLUMNS and OPTIONAL_COLUMNS (their defaults where absent) as read-only float arrays of the points'
+    length: a scalar broadcast, an array of that length viewed as it is."""
     n = max((np.size(v) for v in points.values()), default=1)
-    out = {k: np.broadcast_to(np.asarray(points[k], dtype=float), (n,)) for k in POINT_COLUMNS}
+    out = {k: _points_of(points[k], n) for k in POINT_COLUMNS}
     for k, default in OPTIONAL_COLUMNS.items():
-        out[k] = np.broadcast_to(np.asarray(points.get(k, default), dtype=float), (n,))
+        out[k] = _points_of(points.get(k, default), n)
     return out
+
+
+def _points_of(v, n: int) -> np.ndarray:
+    """``v`` (a scalar or an array) as a read-only float array of shape (n,): what ``np.broadcast_to`` gives,
+    without its cost where ``v`` is a scalar or already has that shape (a fixed overhead of one-point calls)."""
+    a = np.asarray(v, dtype=float)
+    if a.ndim == 0:
+        a = np.full(n, a)
+    elif a.shape != (n,):
+        return np.broadcast_to(a, (n,))
+    else:
+        a = a.view()
+    a.flags.writeable = False
+    return a
 
 
 def symbol_inputs(p: dict[str, np.ndarray], vals: SymbolValues) -> SymbolValues:

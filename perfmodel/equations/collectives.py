@@ -34,8 +34,9 @@ NCCL uses to choose its algorithm; they are per fabric (NVLink vs network), not 
 from __future__ import annotations
 
 from ..specs.common import Sourced
-from .roofline import smax, smin
-from .symbols import S
+
+# the sympy terms (roofline, symbols) are imported where a term is built: the numeric constants and binders
+# below serve the engine without sympy
 
 _NCCL = "https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
 
@@ -72,11 +73,14 @@ def default_custom_latencies(lat_link_s: float) -> dict[str, float]:
 
 def at_most(n, limit):
     """1 if the integer n <= limit else 0 (integers): min(1, max(0, limit + 1 - n))."""
+    from .roofline import smax, smin
     return smin(1, smax(0, limit + 1 - n))
 
 
 def allreduce_latency(n, m):
     """Latency of one all-reduce of m bytes per GPU over n GPUs, seconds (0 for n = 1); see module docstring."""
+    from .roofline import smin
+    from .symbols import S
     s = S
     bw = s["BW_link"] * s["e_ln"]
     custom_ok = at_most(n, smin(s["n_cus"], s["D_dom"]))
@@ -93,11 +97,13 @@ def allreduce_latency(n, m):
 def spans_domains(x):
     """1 if x = n / D_dom > 1 else 0, for integers n and D_dom <= 1000 (x > 1 means x >= 1 + 1/D_dom, so the
     slope 1000 turns the smallest step above 1 into a full 1)."""
+    from .roofline import smax, smin
     return smin(1, smax(0, (x - 1) * 1000))
 
 
 def alltoall_latency():
     """Latency of one expert all-to-all phase (dispatch or combine), seconds: one scale-up hop, plus a NIC hop
     when the instance of G GPUs spans scale-up domains."""
+    from .symbols import S
     s = S
     return s["lat_link"] + spans_domains(s["G"] / s["D_dom"]) * s["h_net"]

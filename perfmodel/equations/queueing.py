@@ -104,7 +104,15 @@ def ttft_mean():
 @lru_cache(maxsize=1)
 def compiled_queue():
     """Lambdified (numpy) waits and TTFT forms, keyed by name. Each takes the squared coefficient of variation
-    of the prefill service time c_s^2 as an optional last argument ``cs2`` (default 0: equal requests)."""
+    of the prefill service time c_s^2 as an optional last argument ``cs2`` (default 0: equal requests). The
+    generated code is kept on disk (engine/compiled.cached_functions; serving/queueing.py reads it from there
+    without importing this module or sympy)."""
+    from ..engine.compiled import cached_functions
+    return {k: cs2_last(f) for k, f in cached_functions("queue", lambdified_queue).items()}
+
+
+def lambdified_queue() -> dict:
+    """The waits and TTFT forms lambdified (numpy), each with ``cs2`` as its last positional argument."""
     from ..engine.compiled import NUMPY_MODULES
     s = QS
     wait_args = (s["rho"], s["t_s"], s["c"])      # tuples: their lengths are known to the call checks below
@@ -119,10 +127,10 @@ def compiled_queue():
         "ttft_quantile": sp.lambdify(t_args + [cs2], ttft_quantile(), modules=NUMPY_MODULES),
         "ttft_mean": sp.lambdify([*t_args[:4], *mix_args, cs2], ttft_mean(), modules=NUMPY_MODULES),
     }
-    return {k: _cs2_last(f) for k, f in fns.items()}
+    return fns
 
 
-def _cs2_last(f):
+def cs2_last(f):
     """``f(*args, cs2)`` callable as ``f(*args)`` (cs2 = 0) or ``f(*args, cs2=x)``."""
     def call(*args, cs2=0.0):
         return f(*args, cs2)

@@ -10,10 +10,13 @@ state the equations; equations/attention.py summarises them.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-import sympy as sp
+if TYPE_CHECKING:
+    import sympy as sp
 
-from ..equations.symbols import kv_symbols
+# sympy and the equations are imported where a term is built, not with the family (a cached, compiled model
+# evaluates without them)
 
 
 class AttentionFamily:
@@ -33,16 +36,19 @@ class AttentionFamily:
     @cached_property
     def E(self) -> sp.Symbol:
         """Bytes of one KV entry of this kind (symbol E_name), B."""
+        from ..equations.symbols import kv_symbols
         return kv_symbols(self.name)["E"]
 
     @cached_property
     def I(self) -> sp.Symbol:  # noqa: E743 - the notation's name
         """Bytes of one indexer key of this kind (symbol I_name), B."""
+        from ..equations.symbols import kv_symbols
         return kv_symbols(self.name)["I"]
 
     @cached_property
     def R(self) -> sp.Symbol:
         """Fixed state bytes per sequence of this kind (symbol R_name), B."""
+        from ..equations.symbols import kv_symbols
         return kv_symbols(self.name)["R"]
 
     # ---- facts of the architecture
@@ -85,10 +91,12 @@ class AttentionFamily:
 
     def decode_row_padding(self, q_len, tp):
         """Issued over useful decode attention FLOPs (whole MMA row tiles); 1 unless the kind pads."""
+        import sympy as sp
         return sp.Integer(1)
 
     def index_flops(self, n_ctx):
         """FP8 indexer FLOPs of one query token (0 where the layer has no own indexer)."""
+        import sympy as sp
         return sp.Integer(0)
 
     def kv_read(self, n_ctx):
@@ -105,6 +113,7 @@ class AttentionFamily:
 
     def shard(self, tp):
         """How many ways attention TP splits this layer's KV/state (1: replicated)."""
+        import sympy as sp
         return sp.Integer(1)
 
 
@@ -117,5 +126,6 @@ def indexer_flops(ix, n_ctx, ratio):
     """FP8 indexer FLOPs of one query token scoring ``n_ctx / ratio`` keys: 2 H_i d_i n_ctx / ratio
     (0 without an own indexer)."""
     if ix is None or ix.shared:
+        import sympy as sp
         return sp.Integer(0)
     return 2 * ix.heads * ix.head_dim * n_ctx / ratio

@@ -19,7 +19,6 @@ top_k compressed entries), HCA (c = 128, attended densely); no ratio: sliding wi
 
 from __future__ import annotations
 
-from ..equations.roofline import smin
 from .attention import AttentionFamily, indexer_flops, own_indexer
 from .kv_bytes import indexer_key_bytes
 
@@ -98,6 +97,7 @@ class CompressedFamily(AttentionFamily):
         return entry_bytes_of(self.a, fmt), self._index_key_bytes(fmt), 0.0
 
     def _entries(self, n_ctx):
+        from ..equations.roofline import smin
         a = self.a
         if not a.compress_ratio:
             return smin(n_ctx, a.window)

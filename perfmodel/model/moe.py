@@ -12,9 +12,6 @@ tokens h -> d_lat before the routed experts. P_e = (3 or 2) d I_e weights per ro
 
 from __future__ import annotations
 
-import sympy as sp
-
-from ..equations.roofline import expected_max_normal, smax, smin
 from .ffn import FFNFamily
 
 MOE_KERNELS = 7
@@ -65,12 +62,16 @@ class MoEFamily(FFNFamily):
 
     def distinct_experts(self, tokens):
         """Expected distinct routed experts touched by ``tokens`` tokens: E (1 - (1 - k/E)^T)."""
+        import sympy as sp
         f = self.f
         return f.experts * (1 - (1 - sp.Rational(f.top_k, f.experts)) ** tokens)
 
     def busiest_rank_experts(self, tokens, ep):
         """Expected distinct routed experts on the busiest of ep EP ranks (E/ep experts each) for T tokens:
         min(E/ep, mu + z(ep) sigma), mu = (E/ep) p, sigma^2 = (E/ep) p (1 - p), p = 1 - (1 - k/E)^T."""
+        import sympy as sp
+
+        from ..equations.roofline import expected_max_normal, smin
         f = self.f
         n = f.experts / ep
         p = 1 - (1 - sp.Rational(f.top_k, f.experts)) ** tokens
@@ -79,5 +80,8 @@ class MoEFamily(FFNFamily):
     def busiest_rank_load(self, tokens, ep):
         """Routed token-expert pairs on the busiest EP rank, relative to the mean T k / ep (before skew):
         1 + z(ep) sqrt((1 - 1/ep) / (T k / ep))   (binomial spread of the rank's share of T k assignments)."""
+        import sympy as sp
+
+        from ..equations.roofline import expected_max_normal, smax
         mean = tokens * self.f.top_k / ep
         return 1 + expected_max_normal(ep) * sp.sqrt((1 - 1 / ep) / smax(mean, 1))

@@ -15,14 +15,18 @@ Disaggregated (prefill pool of ``pf_instances`` x ``pf_gpus``, decode pool of ``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from ..arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
 from ..engine.compiled import compiled
 from ..engine.evaluate import Setup, point_arrays, prefill_inputs, prefill_step
 from .aggregated import evaluate
 from .queueing import closed_loop
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def request_kv_bytes(setup: Setup, tokens) -> np.ndarray:

@@ -23,9 +23,9 @@ The columns of every mode are declared in ``serving/result.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..engine.evaluate import PREFILL_TOKENS_PER_GPU, Setup, point_arrays, prefill_step
 from ..errors import SpecError
@@ -34,6 +34,9 @@ from .aggregated import evaluate
 from .disaggregated import disaggregated
 from .pools import PoolSearch, disaggregated_search
 from .sessions import agentic, agentic_disaggregated
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)

@@ -40,15 +40,18 @@ else up to ``budget`` GPUs across nodes (KV over the NIC: serving/disaggregated.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..engine.compiled import compiled
 from ..engine.evaluate import Setup, point_arrays, prefill_inputs, prefill_step
 from ..errors import SpecError
 from .aggregated import evaluate
 from .disaggregated import closed_loop_pools, request_kv_bytes, transfer_bandwidth
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DECODE_COUNTS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
 TTFT_EXTRA_PREFILL = (1, 2, 4, 8)   # prefill instances added, in turn, until the closed-loop TTFT meets a limit
@@ -198,6 +201,7 @@ def disaggregated_search(setup: Setup, points: dict, search: PoolSearch, symbol_
             alt = closed_loop_pools(setup, p, dec, pf, nd, np.where(room, more, npf), vals)
             take = room & ~meets & (alt["ttft_ms"].to_numpy() <= limit_ms)
             if take.any():
+                import pandas as pd
                 out = out.where(~pd.Series(take, index=out.index), alt, axis=0)
                 npf = np.where(take, more, npf)
                 meets = meets | take

@@ -18,11 +18,40 @@ Every input is a numpy array (or scalar) in seconds, requests/s or requests.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
-from ..equations.queueing import compiled_queue
+from ..engine.compiled import cached_functions, cached_sources
 from .prefill_first import mixed as mixed_share
 from .prefill_first import own_and_serve, saturation_time
+
+
+@lru_cache(maxsize=1)
+def compiled_queue() -> dict:
+    """The queueing forms of equations/queueing.py (``compiled_queue`` there: the same generated code), read
+    from the disk cache without importing sympy; each callable as ``f(*args)`` or ``f(*args, cs2=x)``."""
+    return {k: _cs2_last(f) for k, f in cached_functions("queue", _build_queue).items()}
+
+
+@lru_cache(maxsize=1)
+def queue_sources() -> dict[str, str]:
+    """The generated source of each queueing form (cs2 its last positional argument): serving/point.py runs
+    them on Python floats."""
+    return cached_sources("queue", _build_queue)
+
+
+def _build_queue() -> dict:
+    from ..equations.queueing import lambdified_queue
+    return lambdified_queue()
+
+
+def _cs2_last(f):
+    """``f(*args, cs2)`` callable as ``f(*args)`` (cs2 = 0) or ``f(*args, cs2=x)`` (as equations/queueing.cs2_last)."""
+    def call(*args, cs2=0.0):
+        return f(*args, cs2)
+    return call
+
 
 PERCENTILES = (0.5, 0.9, 0.99)
 SATURATED_RHO = 0.99          # prefill servers at their rate: the wait is evaluated here (closed loop: finite)
@@ -142,7 +171,7 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
     t_own, t_serve = own_and_serve(mixed_share(vals), t_pf, t_budget, step0, n_ch, chunks, p["new"], vals["N_ch"])
     mixed = p["mix"] > 0
     zero = np.zeros_like(batch)
-    sub = lambda v: np.broadcast_to(v, batch.shape)[mixed]  # noqa: E731  (the closed loop on mixed points only)
+    sub = lambda v: _shaped(v, batch.shape)[mixed]  # noqa: E731  (the closed loop on mixed points only)
     agg = closed_loop(sub(p["concurrency"]), sub(batch), sub(vals["t_req"]), sub(step0), sub(step_chunk),
                       sub(chunks), sub(p["acc"]), sub(p["osl"]), sub(t_own), sub(t_serve), sub(servers),
                       sub(vals["phi"]), sub(p.get("prefill_cv2", 0.0)),
@@ -154,7 +183,7 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
              **{k: t_pf + step0 for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")}}
     out = {}
     for k in alone:
-        out[k] = np.array(np.broadcast_to(alone[k], batch.shape), dtype=float)
+        out[k] = np.array(_shaped(alone[k], batch.shape), dtype=float)
         out[k][mixed] = agg[k]
     out["prefill_saturated"] = out["prefill_saturated"] > 0
     out["queue_stable"] = np.ones(batch.shape, dtype=bool)
@@ -163,6 +192,11 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
     if opened.any():
         _open_loop_into(out, opened, rate, batch, p, vals, t_own, t_serve, servers)
     return out
+
+
+def _shaped(v, shape: tuple) -> np.ndarray:
+    """``np.broadcast_to(v, shape)``, skipped where ``v`` is an array of that shape already (one-point calls)."""
+    return v if isinstance(v, np.ndarray) and v.shape == shape else np.broadcast_to(v, shape)
 
 
 def _open_loop_into(out: dict, sel, rate, batch, p: dict, vals: dict, t_own, t_serve, servers) -> None:

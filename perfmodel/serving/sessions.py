@@ -9,10 +9,9 @@ Agentic sessions (decode batch B = sessions currently generating):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ..arch.kv import kv_bytes_per_token
 from ..engine.compiled import compiled
@@ -30,6 +29,9 @@ from .prefix_cache import (
     uncached_input,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 def _take(d: dict, idx, n: int) -> dict:
     """The entries of a points / symbol mapping at ``idx``: per-point arrays (length n) are indexed."""
@@ -38,6 +40,7 @@ def _take(d: dict, idx, n: int) -> dict:
 
 def _merge(frame: pd.DataFrame, sub: pd.DataFrame, idx) -> pd.DataFrame:
     """``frame`` with its rows ``idx`` replaced by ``sub`` (same columns)."""
+    import pandas as pd
     cols = {c: frame[c].to_numpy().copy() for c in frame.columns}
     for c in frame.columns:
         v = sub[c].to_numpy()

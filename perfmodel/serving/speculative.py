@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from ..engine.evaluate import Setup, point_arrays
 from ..spec_decoding import acceptance_length
 from .aggregated import evaluate
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def best_spec_tokens(setup: Setup, points: dict, drafts=(0, 1, 2, 3, 4, 5, 6, 7), acceptance_rate: float = 0.7,
