@@ -1,8 +1,9 @@
-"""Physics mechanisms that are written but not yet switched on: each moves predictions of fitted rows, so each
-lands switched off (a profile lists the ones it uses in ``mechanisms``) and is switched on, with a refit, only
-through the calibration gate (docs/accuracy.md, the ledger). While a profile does not list a mechanism, the code
-computes exactly what it did before the mechanism was written (tests/test_mechanisms_off.py pins that: the serving
-reference of the previous main).
+"""Physics mechanisms as profile switches. Each moves predictions of fitted rows, so each lands switched off (a
+profile lists the ones it uses in ``mechanisms``) and is switched on, with a refit, only through the calibration
+gate (docs/accuracy.md, the ledger). While a profile does not list a mechanism, the code computes exactly what it
+did before the mechanism was written: the landing of 2026-12-07 kept every number of main's serving reference with
+all of them off, and tests/test_mechanisms.py (with the hand checks it names) pins each switch both ways. The
+ten below are on in every catalog profile since the E refit; a new mechanism starts off.
 
 Name -> what switching it on changes (and where the code is).
 """
