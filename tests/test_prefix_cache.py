@@ -274,3 +274,22 @@ def test_renewal_che_matches_a_direct_lru_simulation(cap):
         assert _lru_hits(200, n, draw) == pytest.approx(float(gaps.survival(n / 200)), abs=0.02)
     if cap is None:
         assert float(gaps.survival(0.25)) > 1.8 * 0.25
+
+
+def test_survival_stops_where_the_bisection_stops_moving_with_the_same_answer():
+    """The early stop of ReuseGaps.survival gives bit-identical results to all 80 bisection steps: once no bracket
+    moves, no later step moves it (run here with the stop defeated by a copy of the loop)."""
+    import numpy as np
+
+    from perfmodel.serving.prefix_cache import ReuseGaps
+    g = ReuseGaps(np.array([5.0, 30.0, 2.0]), np.array([1.2, 0.0, 0.8]), wait=np.array([0.0, 3.0, 1.0]), cap=300.0)
+    ratio = np.array([0.05, 0.4, 0.9])
+    mean = g.mean()
+    lo = np.full(3, -30.0)
+    hi = np.log(np.maximum(mean, 1e-12)) + np.log(1e6)
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        below = g.partial(np.exp(mid)) / mean < ratio
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    full = np.clip(g.cdf_and_partial(np.exp(hi))[0], 0.0, 1.0)
+    assert np.array_equal(g.survival(ratio), full)
