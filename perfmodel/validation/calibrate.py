@@ -479,7 +479,15 @@ def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
 # what a fitted parameter on an edge of its search range stands for (written into the profile's calibration note):
 # a physical bound reached, or the mechanism the data ask for that the equations lack
 EDGE_MEANING: dict[str, tuple[str, str]] = {   # parameter -> (at the low edge, at the high edge)
-    "moe_imbalance": ("the physical bound: no routing skew beyond the random spread the equations compute", ""),
+    "moe_imbalance": ("the physical bound: no routing skew beyond the random spread the equations compute",
+                      "the records ask for more MoE time at large batch than the busiest rank's expected load: "
+                      "missing, the expert-parallel dispatch and combine per token (DeepEP all-to-all) and the "
+                      "grouped GEMMs' tile waste at few tokens per expert (issue 50 item 1)"),
+    "eff_attention_decode": ("the records ask for slower decode attention than the engine's kernel tables measure "
+                             "(the band's low edge): missing, decode attention at the serving shapes the band does "
+                             "not cover (fewer than 8 sequences per rank, long contexts, MTP verification rows)",
+                             "decode attention faster than the kernel tables' band: missing, the KV read charged "
+                             "beside it (eff_kv) overlapping the attention kernel"),
     "kernel_floor_share": ("the engine's launch floors are carried by kernel_overhead_us (the two are not told "
                            "apart on its records)", "the isolated-kernel floors of the kernel tables apply in full "
                            "(the physical reading: graph launches do not hide them)"),
