@@ -156,10 +156,6 @@ def _axis(at: OperatingPoint | None) -> str:
     return axis
 
 
-def _other_axis(axis: str) -> str:
-    return "itl" if axis.startswith("e2e") else "e2e"
-
-
 def _describe_point(p: OperatingPoint | None) -> str:
     if p is None:
         return ""

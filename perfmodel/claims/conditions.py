@@ -23,7 +23,7 @@ import functools
 import math
 
 from .. import catalog
-from .curves import AXES, curve_end, peak
+from .curves import curve_end, peak
 from .fmt import fmt
 from .reading import env_metric
 
@@ -525,5 +525,3 @@ def conditions(C, fig, ev: dict) -> list[dict]:
     return out
 
 
-def axis_of(fig) -> str:
-    return AXES[fig.axis]

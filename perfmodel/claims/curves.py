@@ -241,6 +241,3 @@ def first_at(env: pd.DataFrame, x_min: float, axis: str) -> pd.Series | None:
     return env.iloc[int(idx[np.argsort(v[idx], kind="quicksort")[0]])]
 
 
-def row_at(env: pd.DataFrame, x: float, axis: str) -> pd.Series | None:
-    """The envelope point that serves speed x (the first with speed >= x), or None beyond the end."""
-    return first_at(env, x * (1 - 1e-9), axis)

@@ -107,19 +107,17 @@ class Compiled:
     def _one_point(self, argv: list) -> dict[str, np.ndarray | float] | None:
         """One operating point on Python floats (the same code, ~10x faster than numpy on 1-element arrays);
         None where Python float arithmetic raises (x / 0, sqrt of a negative, overflow): numpy decides."""
-        fn = self._scalar_function()
-        try:
-            out = fn(*[float(v[0]) if isinstance(v, np.ndarray) and v.ndim else float(v) for v in argv])
-        except (ZeroDivisionError, ValueError, OverflowError):
-            return None
-        return dict(zip(self.names, out))
+        return self._on_floats([float(v[0]) if isinstance(v, np.ndarray) and v.ndim else float(v) for v in argv])
 
     def scalar(self, values: dict) -> dict[str, float] | None:
         """Every output at one point whose inputs are all Python floats (the generated code on floats, no
         checks: ``serving/point.py``); None where float arithmetic raises (numpy decides there)."""
-        fn = self._scalar_function()
+        return self._on_floats([values[a] for a in self.args])
+
+    def _on_floats(self, args: list) -> dict | None:
+        """The generated code on the Python floats ``args`` (in ``self.args`` order); None where it raises."""
         try:
-            out = fn(*[values[a] for a in self.args])
+            out = self._scalar_function()(*args)
         except (ZeroDivisionError, ValueError, OverflowError):
             return None
         return dict(zip(self.names, out))

@@ -105,13 +105,26 @@ def _points_of(v, n: int) -> np.ndarray:
     return a
 
 
+def decode_symbols(p: dict, mix) -> dict:
+    """The decode equations' operating-point symbols of points ``p`` (arrays, or Python floats for one point:
+    serving/point.py), with the prefill mix ``mix``: L = isl + osl / 2 is the mean context, L_max = isl + osl."""
+    return dict(B=p["batch"], G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], q=1 + p["spec_tokens"],
+                acc=p["acc"], isl=p["isl"], osl=p["osl"], new=p["new"], mix=mix,
+                L=p["isl"] + p["osl"] / 2, L_max=p["isl"] + p["osl"], f_rl=p.get("reload", 0.0),
+                f_cold=p.get("cold", 0.0), f_rp=p.get("pool_reload", 0.0))
+
+
+def prefill_symbols(p: dict, new, tokens=None) -> dict:
+    """The prefill equations' symbols of points ``p`` whose uncached tokens are ``new`` (at least 1; ``tokens``
+    per step, default all of them): T_pf tokens this step, S_pf of the request, P_pf = isl - new cached ahead."""
+    return dict(G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], T_pf=new if tokens is None else tokens,
+                S_pf=new, P_pf=p["isl"] - p["new"])
+
+
 def symbol_inputs(p: dict[str, np.ndarray], vals: SymbolValues) -> SymbolValues:
     """Operating-point arrays -> equation symbols (decode)."""
     x = dict(vals)
-    x.update(B=p["batch"], G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], q=1 + p["spec_tokens"],
-             acc=p["acc"], isl=p["isl"], osl=p["osl"], new=p["new"], mix=p["mix"],
-             L=p["isl"] + p["osl"] / 2, L_max=p["isl"] + p["osl"], f_rl=p.get("reload", 0.0), f_cold=p.get("cold", 0.0),
-             f_rp=p.get("pool_reload", 0.0))
+    x.update(decode_symbols(p, p["mix"]))
     cap = p.get("max_running")
     if cap is not None and not np.all(np.isnan(cap)):
         x["N_run"] = np.where(np.isnan(cap), vals["N_run"], cap)
@@ -121,9 +134,7 @@ def symbol_inputs(p: dict[str, np.ndarray], vals: SymbolValues) -> SymbolValues:
 def prefill_inputs(p: dict[str, np.ndarray], vals: SymbolValues, tokens=None) -> SymbolValues:
     """One request's uncached tokens (or ``tokens`` per step) after its cached prefix."""
     x = dict(vals)
-    new = np.maximum(p["new"], 1.0)
-    x.update(G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], T_pf=new if tokens is None else tokens,
-             S_pf=new, P_pf=p["isl"] - p["new"])
+    x.update(prefill_symbols(p, np.maximum(p["new"], 1.0), tokens))
     return x
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..engine.bind import attention_format
 from ..engine.compiled import compiled, scalar_functions, scalar_max, scalar_min
-from ..engine.evaluate import OPTIONAL_COLUMNS, POINT_COLUMNS, Setup
+from ..engine.evaluate import OPTIONAL_COLUMNS, POINT_COLUMNS, Setup, decode_symbols, prefill_symbols
 from .aggregated import RESOURCES, fit_reasons, rate_name
 from .queueing import PERCENTILES, SATURATED_RHO, SEEN_SUBSTITUTIONS
 
@@ -82,9 +82,7 @@ def _float_values(vals: dict) -> dict | None:
 def _decode_inputs(p: dict, vals: dict, mix: float) -> dict:
     """``evaluate.symbol_inputs`` of one point (floats)."""
     x = dict(vals)
-    x.update(B=p["batch"], G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], q=1 + p["spec_tokens"], acc=p["acc"],
-             isl=p["isl"], osl=p["osl"], new=p["new"], mix=mix, L=p["isl"] + p["osl"] / 2,
-             L_max=p["isl"] + p["osl"], f_rl=p["reload"], f_cold=p["cold"], f_rp=p["pool_reload"])
+    x.update(decode_symbols(p, mix))
     if not math.isnan(p["max_running"]):
         x["N_run"] = p["max_running"]
     return x
@@ -93,9 +91,7 @@ def _decode_inputs(p: dict, vals: dict, mix: float) -> dict:
 def _prefill_inputs(p: dict, vals: dict, tokens: float | None = None) -> dict:
     """``evaluate.prefill_inputs`` of one point (floats)."""
     x = dict(vals)
-    new = scalar_max(p["new"], 1.0)
-    x.update(G=p["gpus"], tp=p["tp"], ep=p["ep"], pp=p["pp"], T_pf=new if tokens is None else tokens, S_pf=new,
-             P_pf=p["isl"] - p["new"])
+    x.update(prefill_symbols(p, scalar_max(p["new"], 1.0), tokens))
     return x
 
 

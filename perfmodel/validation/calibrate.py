@@ -145,13 +145,10 @@ def fit_family(records: list[Record], profiles: dict[str, ProfileSpec], fit: lis
     return _MEMO[key]
 
 
-_IN_WORKER = False    # set in forked workers (crossval folds, own fits): no second level of processes
 _OWN: tuple | None = None   # (items, profiles, fit, neutral_start) of the running parallel own fits
 
 
 def _own_fit(i: int) -> dict:
-    global _IN_WORKER
-    _IN_WORKER = True
     assert _OWN is not None
     items, profiles, fit, neutral_start = _OWN
     pid, recs = items[i]
@@ -161,8 +158,10 @@ def _own_fit(i: int) -> dict:
 def own_fits(items: list[tuple[str, list[Record]]], profiles: dict[str, ProfileSpec], fit: list[str] | None,
              neutral_start: bool) -> dict[str, dict]:
     """The own fits (``fit_family`` with the engine's bounds) of the engine families ``items`` [(pid, records)],
-    which are independent: in forked workers (``workers.jobs``, largest first) unless this process is one, each
-    taken from and stored in the memo inside ``memo_fits``. Same numbers as fitting them one after another."""
+    which are independent: in forked workers (``workers.jobs``, largest first) unless this process is itself a
+    worker (a crossval fold: no second level of processes), each taken from and stored in the memo inside
+    ``memo_fits``. Same numbers as fitting them one after another."""
+    import multiprocessing as mp
     global _OWN
     out: dict[str, dict] = {}
     todo = []
@@ -172,9 +171,8 @@ def own_fits(items: list[tuple[str, list[Record]]], profiles: dict[str, ProfileS
             out[pid] = _MEMO[key]
         else:
             todo.append((pid, recs, key))
-    n_jobs = 1 if _IN_WORKER else min(jobs(), len(todo))
+    n_jobs = 1 if mp.parent_process() is not None else min(jobs(), len(todo))
     if n_jobs > 1:
-        import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
         todo.sort(key=lambda t: -len(t[1]))
         _OWN = ([(pid, recs) for pid, recs, _ in todo], profiles, fit, neutral_start)

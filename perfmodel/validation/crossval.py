@@ -86,14 +86,10 @@ def _run_fold(f: int) -> tuple[list[int], np.ndarray]:
     """Fit without fold ``f`` (every other fold plus the other training records, from the middle of the search
     ranges) and predict fold ``f``: (indices of its records, their central predictions)."""
     assert _TASK is not None
-    from . import calibrate as cal
-    cal._IN_WORKER = cal._IN_WORKER or mp.parent_process() is not None    # a forked fold fits in process
     targets, fold, others = _TASK
     test = [i for i, x in enumerate(fold) if x == f]
     train = [r for r, x in zip(targets, fold) if x != f] + list(others)
-    with memo_fits():
-        res = calibrate(train, neutral_start=True)
-    return test, _predict([targets[i] for i in test], res)
+    return test, _predict([targets[i] for i in test], calibrate(train, neutral_start=True))
 
 
 def cross_validate(targets: list[Record], others: Sequence[Record] = (), k: int = FOLDS, seed: int = SEED,
@@ -113,7 +109,7 @@ def cross_validate(targets: list[Record], others: Sequence[Record] = (), k: int 
 
 def _cross_validate(targets: list[Record], others: Sequence[Record], fold: list[int], k: int,
                     progress: Callable[[str], None] | None) -> pd.DataFrame:
-    """``cross_validate`` over the dealt folds (inside its memo)."""
+    """``cross_validate`` over the dealt folds, inside its memo (forked workers inherit it)."""
     pred = np.full(len(targets), np.nan)
     sizes = np.bincount(fold, minlength=k) if fold else np.zeros(0, int)
     tasks = sorted((f for f in range(k) if f in set(fold)), key=lambda f: -sizes[f])    # largest held-out first
@@ -121,7 +117,7 @@ def _cross_validate(targets: list[Record], others: Sequence[Record], fold: list[
     _TASK = (targets, fold, others)
     n_jobs = min(jobs(), len(tasks))
     if n_jobs > 1:
-        # folds are independent fits: forked workers (each inherits the records), largest training set first
+        # folds are independent fits: forked workers (each inherits the records and the memo), largest fold first
         ctx = mp.get_context("fork")
         with ProcessPoolExecutor(n_jobs, mp_context=ctx) as pool:
             done = pool.map(_run_fold, tasks)
@@ -130,12 +126,11 @@ def _cross_validate(targets: list[Record], others: Sequence[Record], fold: list[
                 if progress:
                     progress(f"fold {f + 1}/{k}: {len(test)} held-out records")
     else:
-        with memo_fits():   # folds with the same training records of an engine family reuse its fit
-            for f in progress_bar(tasks, desc="crossval folds", unit="fold", at_once=True):
-                test, p = _run_fold(f)
-                pred[test] = p
-                if progress:
-                    progress(f"fold {f + 1}/{k}: {len(test)} held-out records")
+        for f in progress_bar(tasks, desc="crossval folds", unit="fold", at_once=True):
+            test, p = _run_fold(f)
+            pred[test] = p
+            if progress:
+                progress(f"fold {f + 1}/{k}: {len(test)} held-out records")
     _TASK = None
     rows = []
     for rec, fo, p in zip(targets, fold, pred):

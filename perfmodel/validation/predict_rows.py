@@ -805,9 +805,10 @@ def predict_values(rec: Record, hardware: str, profile: ProfileSpec, params: dic
     ctx = make_ctx(hardware, rec, profile, params)
     if rec.kind == "point":
         return predict_point(rec, ctx, note)
-    if rec.engine or not _ENVELOPE.get() or len(envelope_members(profile, params)) == 1:
+    members = [] if rec.engine or not _ENVELOPE.get() else envelope_members(profile, params)
+    if len(members) <= 1:
         return frontier_value(rec, ctx, note)
-    return envelope_value(rec, hardware, profile, params, ctx, note)
+    return envelope_value(rec, hardware, profile, members, ctx, note)
 
 
 ENVELOPE_PROFILES = ("trtllm", "sglang", "vllm")
@@ -871,12 +872,13 @@ def envelope_members(profile: ProfileSpec, params: dict[str, np.ndarray]) -> lis
     return out
 
 
-def envelope_value(rec: Record, hardware: str, profile: ProfileSpec, params: dict[str, np.ndarray], ctx: Ctx,
-                   note: list) -> np.ndarray:
-    """Best value per sample over ``envelope_members`` (each read on its own frontier)."""
+def envelope_value(rec: Record, hardware: str, profile: ProfileSpec, members: list[tuple[str, ProfileSpec, dict]],
+                   ctx: Ctx, note: list) -> np.ndarray:
+    """Best value per sample over the envelope's ``members`` (``envelope_members``; each read on its own
+    frontier; ``ctx`` is ``profile``'s own)."""
     values: dict[str, np.ndarray] = {}
     why: Unsupported | None = None
-    for label, p, prm in envelope_members(profile, params):
+    for label, p, prm in members:
         try:
             c = ctx if label == profile.id else make_ctx(hardware, rec, p, prm)
             values[label] = frontier_value(rec, c, [])
