@@ -63,3 +63,9 @@ def test_cli_explain_writes_the_table(tmp_path, capsys):
     t = pd.read_csv(out)
     assert list(t["id"]) == ["a395", "a396", "a397"] and (t["status"] == "ok").all()
     assert "by client band" in capsys.readouterr().out
+
+
+def test_markdown_table_of_the_summary():
+    from perfmodel.validation.explain import markdown
+    text = markdown(pd.DataFrame({"band": ["1-16"], "rows": [3], "error": [12.345]}))
+    assert text.splitlines() == ["| band | rows | error |", "|---|---|---|", "| 1-16 | 3 | 12.35 |"]

@@ -138,3 +138,12 @@ def band_summary(table: pd.DataFrame) -> pd.DataFrame:
                      "prefill_share": b["prefill_share"].median(),
                      "limits": ", ".join(f"{k} {v}" for k, v in b["limit"].value_counts().items())})
     return pd.DataFrame(rows)
+
+
+def markdown(df: pd.DataFrame) -> str:
+    """``df`` as a Markdown table (floats to 2 decimals), the form docs/accuracy.md quotes the summary in."""
+    def cell(v) -> str:
+        return f"{v:.2f}" if isinstance(v, float) else str(v)
+    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
