@@ -33,6 +33,13 @@ def indexer_params(ix, h: int, q_in: int) -> int:
     return q_in * ix.heads * ix.head_dim + h * ix.head_dim + h * ix.heads
 
 
+def latent_entry_bytes(d_c: int, d_r: int, fmt: str) -> float:
+    """One latent KV entry: (d_c + d_r) 2 in bf16, else the scaled d_c plus d_r in bf16, B."""
+    if fmt == "bf16":
+        return (d_c + d_r) * 2.0
+    return scaled_bytes(d_c, fmt) + 2.0 * d_r
+
+
 class MLAFamily(AttentionFamily):
     kernel_family = "mla"
 
@@ -56,10 +63,7 @@ class MLAFamily(AttentionFamily):
 
     def _latent_bytes(self, fmt: str) -> float:
         """The latent KV entry E: (d_c + d_r) 2 in bf16, else the scaled d_c plus d_r in bf16, B."""
-        a = self.a
-        if fmt == "bf16":
-            return (a.kv_lora_rank + a.qk_rope_dim) * 2.0
-        return scaled_bytes(a.kv_lora_rank, fmt) + 2.0 * a.qk_rope_dim
+        return latent_entry_bytes(self.a.kv_lora_rank, self.a.qk_rope_dim, fmt)
 
     def _index_key_bytes(self, fmt: str) -> float:
         a = self.a

@@ -30,8 +30,23 @@ class Indexer(Strict):
                                             "(no indexer compute or indexer-key cache of its own)")
 
 
+class BlockIndexer(Strict):
+    """Block-sparse indexer (MiniMax-M3 MSA): small index heads score every previous key, the scores are pooled
+    into blocks of ``block_size`` keys, and each query attends the ``top_k_blocks`` best blocks (the local block
+    forced in and counted within them)."""
+
+    heads: PositiveInt = Field(description="Index query heads")
+    head_dim: PositiveInt
+    key_heads: PositiveInt = Field(1, description="Index key heads cached per token (MiniMax-M3: 1)")
+    block_size: PositiveInt = Field(description="Keys per selectable block")
+    top_k_blocks: PositiveInt = Field(description="Key blocks attended per query, the local block included")
+    local_blocks: int = Field(1, ge=0, le=ARCH_INT_MAX, description="Blocks next to the query always kept")
+    shared: bool = Field(False, description="Reuses another layer's block selection (no own index keys)")
+
+
 class GQA(Strict):
-    """Multi-head / grouped-query attention (MHA when kv_heads == heads). Optional sliding window."""
+    """Multi-head / grouped-query attention (MHA when kv_heads == heads). Optional sliding window, output gate
+    and block indexer (all off by default)."""
 
     kind: Literal["gqa"] = "gqa"
     heads: PositiveInt
@@ -39,6 +54,15 @@ class GQA(Strict):
     head_dim: PositiveInt
     window: PositiveInt | None = Field(None, description="Sliding-window size in tokens; None = full attention")
     sinks: bool = Field(False, description="Learned attention sinks (gpt-oss); no cost of note")
+    output_gate: bool = Field(False, description="Gated attention (Qwen3.5, Muse Glimmer): a sigmoid gate on the "
+                                                 "attention output from an extra h x (heads head_dim) projection")
+    block_indexer: BlockIndexer | None = Field(None, description="Block-sparse attention (MiniMax-M3); None = dense")
+
+    @model_validator(mode="after")
+    def _window_or_indexer(self):
+        if self.window is not None and self.block_indexer is not None:
+            raise ValueError("window and block_indexer cannot both be set on one attention kind")
+        return self
 
 
 class MLA(Strict):
@@ -76,6 +100,39 @@ class CompressedAttention(Strict):
     indexer: Indexer | None = Field(None, description="CSA only: selects top_k compressed entries")
 
 
+class GroupedLatentAttention(Strict):
+    """Grouped latent attention (Motif-3 GDLA): MLA's shared latent KV cache (kv_lora_rank + qk_rope_dim per
+    token), up-projected to one K/V head per group (``groups``) instead of one per query head; each group has
+    ``heads / groups`` query heads, of which ``noise_heads_per_group`` are noise heads whose output is subtracted
+    (differential attention) and the rest signal heads that reach the output projection. Optional sliding
+    window (KV held and keys read capped at ``window``), sigmoid output gate and per-signal-head lambda."""
+
+    kind: Literal["gla"] = "gla"
+    heads: PositiveInt = Field(description="Query heads in total (signal + noise)")
+    groups: PositiveInt = Field(description="KV groups: one up-projected K and V head each")
+    noise_heads_per_group: int = Field(0, ge=0, le=ARCH_INT_MAX)
+    q_lora_rank: PositiveInt
+    kv_lora_rank: PositiveInt
+    qk_nope_dim: PositiveInt
+    qk_rope_dim: PositiveInt
+    v_head_dim: PositiveInt
+    window: PositiveInt | None = Field(None, description="Sliding-window keys (incl. the current one); None = full")
+    output_gate: bool = Field(False, description="Elementwise sigmoid gate q_lora -> signal heads x v_head_dim")
+    head_lambda: bool = Field(False, description="Per-signal-head mixing scalar projected from the hidden state")
+
+    @model_validator(mode="after")
+    def _groups(self):
+        if self.heads % self.groups:
+            raise ValueError(f"heads={self.heads} is not a multiple of groups={self.groups}")
+        if self.noise_heads_per_group >= self.heads // self.groups:
+            raise ValueError("noise_heads_per_group must leave at least one signal head per group")
+        return self
+
+    @property
+    def signal_heads(self) -> int:
+        return self.heads - self.groups * self.noise_heads_per_group
+
+
 class LinearAttention(Strict):
     """Linear attention with a constant recurrent state per sequence (Gated DeltaNet, Kimi Delta Attention)."""
 
@@ -88,7 +145,8 @@ class LinearAttention(Strict):
     conv_kernel: PositiveInt = 4
 
 
-Attention = Annotated[Union[GQA, MLA, CompressedAttention, LinearAttention], Field(discriminator="kind")]
+Attention = Annotated[Union[GQA, MLA, CompressedAttention, GroupedLatentAttention, LinearAttention],
+                      Field(discriminator="kind")]
 
 
 # ---------------------------------------------------------------- FFN kinds
