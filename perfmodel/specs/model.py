@@ -244,6 +244,8 @@ class ModelSpec(Strict):
     confidence: Literal["high", "low"] = "high"
     confidence_note: str | None = None
     sources: list[str] = Field(description="URLs / stored-file ids of the configs and reports used", min_length=1)
+    revision: str | None = Field(None, description="Revision (commit) of the published config the entry follows")
+    config_sha256: str | None = Field(None, description="sha256 of the config.json bytes an importer read")
     hidden_size: PositiveInt
     vocab_size: PositiveInt
     tie_embeddings: bool = False
