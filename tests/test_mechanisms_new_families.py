@@ -146,3 +146,25 @@ def test_index_share_layer_skips_indexer_compute_weights_and_keys():
     # both read the top-k latent entries; only the computing layer reads every index key
     assert value(own.kv_read(L), own, 1152, 256) == 2048 * 1152 + L * 256
     assert value(shared.kv_read(L), shared, 1152, 256) == 2048 * 1152
+
+
+def test_pooled_index_keys_and_nope_latent_glm53_flash():
+    dsa = MLA(heads=64, q_lora_rank=1536, kv_lora_rank=512, qk_nope_dim=256, qk_rope_dim=0, v_head_dim=256,
+              indexer=Indexer(heads=32, head_dim=128, top_k=2048, key_pool=4))
+    A = attention_family(dsa, "dsa")
+    # q 4096*1536 + 1536*64*256; kv_a 4096*512 (no RoPE part); kv_b 512*64*(256 + 256); o 64*256*4096;
+    # indexer 1536*32*128 + 4096*128 + 4096*32, pooling gate 4096*128 + position bias 4*128
+    assert A.params(4096) == (6_291_456 + 25_165_824) + 2_097_152 + 16_777_216 + 67_108_864 + \
+        (6_291_456 + 524_288 + 131_072 + 524_288 + 512) == 124_912_128
+    # NoPE latent 512 x 2 B; one 128 x 2 B index key per 4 tokens: 64 B per token
+    assert A.kv_per_token("bf16") == 1024 + 64 and A.entry_bytes("bf16") == (1024.0, 64.0, 0.0)
+    L = 40_000
+    # the indexer scores L / 4 pooled keys: 2 x 32 x 128 x 10,000
+    assert value(A.index_flops(L), A, 1024, 64) == 81_920_000
+    # top-k 2048 latent entries + every pooled index key
+    assert value(A.kv_read(L), A, 1024, 64) == 2048 * 1024 + L * 64
+    # an unpooled indexer is unchanged by the field's default
+    plain = MLA(heads=64, q_lora_rank=1536, kv_lora_rank=512, qk_nope_dim=256, qk_rope_dim=0, v_head_dim=256,
+                indexer=Indexer(heads=32, head_dim=128, top_k=2048))
+    P = attention_family(plain, "p")
+    assert P.params(4096) == 124_912_128 - 524_288 - 512 and P.kv_per_token("bf16") == 1024 + 256

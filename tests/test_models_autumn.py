@@ -31,17 +31,37 @@ MODELS = {
     "motif-3": (314, 0.01, "active", 13.2, 0.02, 14 * (512 + 64) * 2),
     # 23B active leaves out embedding and LM head (entry note): 23.50B
     "minimax-m3": (428, 0.01, "active_without_embeddings", 23, 0.025, 60 * 2 * 4 * 128 * 2 + 57 * 128 * 2),
+    # GLM-5.2's stack: 21 x (1152 + 256) + 57 x 1152; 40B active matches without the input embedding (as GLM-5)
+    "glm-5.3": (744, 0.01, "active_excl_embedding", 40, 0.01, 21 * 1408 + 57 * 1152),
+    # 320B / 18B count the MTP layer (total + MTP, active + the MTP layer's active part); 18 is rounded to 1B:
+    # 11 NoPE DSA layers x (512 x 2 B + a 128 x 2 B index key per 4 tokens)
+    "glm-5.3-flash": (320, 0.01, "active_with_mtp", 18, 0.03, 11 * (1024 + 256 // 4)),
 }
 ENCODER_B = {"muse-glimmer-30b": 1.8}
+WITH_MTP = {"glm-5.3-flash"}
 # published figures kept in the entry's notes (not in its `published` block) because they count differently from
 # the derived totals the catalog test compares (vision encoder included; embedding and LM head left out)
-IN_NOTES = {("muse-glimmer-30b", "total"), ("minimax-m3", "active")}
+IN_NOTES = {("muse-glimmer-30b", "total"), ("minimax-m3", "active"), ("glm-5.3", "active"),
+            ("glm-5.3-flash", "total"), ("glm-5.3-flash", "active")}
+
+
+def _mtp_active(m) -> int:
+    """Active weights of the MTP layers: attention + the FFN's always-on part + top_k experts + the 2h x h
+    projection (model/ families)."""
+    from perfmodel.model import attention_family, ffn_family
+    h = m.hidden_size
+    F = ffn_family(m.ffn[m.mtp.ffn], h)
+    ffn = F.dense_params + (m.ffn[m.mtp.ffn].top_k * F.expert_params if F.is_moe else 0)
+    return m.mtp.layers * (attention_family(m.attention[m.mtp.attention]).params(h) + ffn + 2 * h * h)
 
 
 def _active(mid, convention):
-    p = param_counts(catalog.model(mid))
+    m = catalog.model(mid)
+    p = param_counts(m)
     if convention == "active_without_embeddings":
         return p.active - p.embedding - p.lm_head
+    if convention == "active_with_mtp":
+        return p.active + _mtp_active(m)
     return getattr(p, convention)
 
 
@@ -60,10 +80,11 @@ def test_total_params_match_the_card(mid):
     total_b, tol, *_ = MODELS[mid]
     m = catalog.model(mid)
     if (mid, "total") in IN_NOTES:
-        assert m.published.total_params_b is None and f"{total_b}B total" in " ".join(m.notes.split())
+        assert m.published.total_params_b is None and f"{total_b}B" in " ".join(m.notes.split())
     else:
         assert m.published.total_params_b.value == total_b
-    derived = param_counts(m).total / 1e9 + ENCODER_B.get(mid, 0)
+    p = param_counts(m)
+    derived = (p.total + (p.mtp if mid in WITH_MTP else 0)) / 1e9 + ENCODER_B.get(mid, 0)
     assert abs(derived / total_b - 1) <= tol, f"{mid}: derived {derived:.2f}B"
 
 
@@ -130,7 +151,7 @@ def _cli(*args):
 def test_show_and_predict(mid):
     shown = _cli("show", mid)
     assert shown.returncode == 0 and f"id: {mid}" in shown.stdout, shown.stderr
-    moe = mid not in ("muse-glimmer-30b",)
+    moe = mid != "muse-glimmer-30b"
     out = _cli("predict", "--hardware", "b200", "--model", mid, "--profile", "speed-of-light", "--gpus", "8",
                "--tp", "8", "--ep", "8" if moe else "1", "--batch", "16", "--isl", "4096", "--osl", "512",
                "--weights", "fp8", "--kv-cache", "fp8", "--json")
@@ -138,3 +159,20 @@ def test_show_and_predict(mid):
     row = json.loads(out.stdout)
     row = row[0] if isinstance(row, list) else row
     assert 0 < row["tpot_ms"] < 1e4 and row["output_tps_per_gpu"] > 0
+
+
+def test_glm53_is_the_glm52_stack_in_fp8():
+    a, b = catalog.model("glm-5.3"), catalog.model("glm-5.2")
+    assert (a.attention, a.ffn, a.layers, a.mtp, a.hidden_size, a.vocab_size) == \
+        (b.attention, b.ffn, b.layers, b.mtp, b.hidden_size, b.vocab_size)
+    assert a.native_weights == "fp8" and a.revision == "935644c05e76fc198714f4cca449fd8b970ff6d7"
+
+
+def test_glm53_flash_schedule_and_state():
+    m = catalog.model("glm-5.3-flash")
+    assert [(g.count, g.attention, g.ffn) for g in m.layers] == [(3, "kda", "dense"), (31, "kda", "moe"),
+                                                                 (11, "dsa", "moe")]
+    assert m.residual.streams == 4 and m.attention["dsa"].qk_rope_dim == 0
+    assert m.attention["dsa"].indexer.key_pool == 4
+    # 34 KDA layers: 64 x 128 x 128 x 4 B state + conv (2 x 64 x 128 + 64 x 128) x 3 x 2 B
+    assert kv_fixed_bytes_per_sequence(m, "bf16") == 34 * (64 * 128 * 128 * 4 + 3 * 8192 * 3 * 2)

@@ -28,6 +28,9 @@ class Indexer(Strict):
     top_k: PositiveInt = Field(description="Keys kept per query after selection")
     shared: bool = Field(False, description="IndexShare: this layer reuses another layer's selection "
                                             "(no indexer compute or indexer-key cache of its own)")
+    key_pool: PositiveInt = Field(1, description="Tokens pooled into one cached index key (GLM-5.3-Flash "
+                                                "index_kpool 4: index keys, their scoring and cache are 1/key_pool "
+                                                "per token; the pooling gate adds h x head_dim weights)")
 
 
 class BlockIndexer(Strict):
@@ -76,7 +79,7 @@ class MLA(Strict):
     q_lora_rank: PositiveInt | None = Field(description="None: full-rank query projection")
     kv_lora_rank: PositiveInt
     qk_nope_dim: PositiveInt
-    qk_rope_dim: PositiveInt
+    qk_rope_dim: int = Field(ge=0, le=ARCH_INT_MAX, description="0: NoPE (GLM-5.3-Flash)")
     v_head_dim: PositiveInt
     indexer: Indexer | None = None
     gated: bool = Field(False, description="Output gate (Kimi K3 gated MLA): an extra heads*v_head_dim x hidden projection")
