@@ -185,8 +185,13 @@ def resolve_path(kind: str, name: str) -> Path:
     listed = ", ".join(known[:12]) + (f", ... ({len(known)} in all; perfmodel list {kind})" if len(known) > 12 else "")
     hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {listed}"
     label = kind[:-1] if kind.endswith("s") else kind            # 'models' -> 'model'
+    if kind == "models":   # a new model: its config.json is one command away from a catalog entry
+        hint += f"; to add it from its Hugging Face config.json: {IMPORT_HINT}"
     raise SpecError(f"unknown {label} id {name!r}{hint}", field=kind)
 
+
+IMPORT_HINT = "perfmodel models import CONFIG.json --id ID -o models/ID.yaml"
+"""The command that adds a model from its Hugging Face config.json (named where an unknown model id is met)."""
 
 _parsed: dict[tuple[str, float], dict] = {}   # files the index parsed, by (path, mtime), until loaded once
 
