@@ -49,63 +49,32 @@ from pydantic import ValidationError
 from ..errors import SpecError, pydantic_to_spec_error, short
 from ..fileio import load_json
 from ..specs.model import ModelSpec
-from .hf_fields import _Cfg, _Model, unread_fields
+from .hf_fields import Cfg, ModelBuilder, attention_per_layer, index_shared, unread_fields
 from .hf_hybrid import HYBRID_BUILDERS
 
 DEFAULT_SOURCE = "Hugging Face config.json"
 
 
 # ---------------------------------------------------------------- per-family builders
-def _dense_gqa(m: _Model) -> None:
+def _dense_gqa(m: ModelBuilder) -> None:
     """Llama / Mistral / Qwen2 / Qwen3 dense: one GQA kind (maybe windowed on some layers), one MLP."""
     c = m.c
     m.family = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral"}.get(c.arch, "qwen")
     ffn = m.add("mlp", m.dense(), "ffn")
-    for attn in _attention_per_layer(m):
+    for attn in attention_per_layer(m):
         m.schedule.append((attn, ffn))
 
 
-def _attention_per_layer(m: _Model, sinks: bool = False, gate: bool = False) -> list[str]:
-    """Attention key per layer for GQA models: layer_types, else Qwen's max_window_layers, else one kind."""
-    c = m.c
-    lt = m.layer_types()
-    w = c.int("sliding_window", None) if lt is not None else m.window()
-    out = []
-    for i in range(m.n_layers):
-        if lt is not None:
-            sliding = lt[i] == "sliding_attention"
-            if lt[i] not in ("sliding_attention", "full_attention"):
-                raise SpecError(f"layer {i} is {lt[i]!r}; expected sliding_attention or full_attention",
-                                field="layer_types")
-            if sliding and not w:
-                raise SpecError("layer_types has sliding_attention layers but sliding_window is missing",
-                                field="sliding_window")
-        else:
-            sliding = bool(w) and (c.arch not in ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
-                                   or i >= c.int("max_window_layers", 0, positive=False))
-        if sliding:
-            out.append(m.add("swa", m.gqa(window=w, sinks=sinks, gate=gate), "attention"))
-        else:
-            out.append(m.add("full" if (lt is not None or w) else "gqa", m.gqa(sinks=sinks, gate=gate), "attention"))
-    # one kind only: call it gqa
-    if len(m.attention) == 1 and "gqa" not in m.attention:
-        only = next(iter(m.attention))
-        if only == "full":
-            m.attention = {"gqa": m.attention.pop("full")}
-            out = ["gqa"] * len(out)
-    return out
-
-
-def _mixtral(m: _Model) -> None:
+def _mixtral(m: ModelBuilder) -> None:
     c = m.c
     m.family = "mixtral"
     ffn = m.add("moe", m.moe(c.int("num_local_experts"), c.int("num_experts_per_tok"), c.int("intermediate_size")),
                 "ffn")
-    for attn in _attention_per_layer(m):
+    for attn in attention_per_layer(m):
         m.schedule.append((attn, ffn))
 
 
-def _qwen_moe_layers(m: _Model, moe_spec: dict) -> list[str]:
+def _qwen_moe_layers(m: ModelBuilder, moe_spec: dict) -> list[str]:
     """Qwen2/3-MoE rule: layer i is MoE unless in mlp_only_layers, and if (i + 1) % decoder_sparse_step == 0."""
     c = m.c
     c.touch("intermediate_size")   # read for the dense layers only, when there are any
@@ -120,18 +89,18 @@ def _qwen_moe_layers(m: _Model, moe_spec: dict) -> list[str]:
     return out
 
 
-def _qwen3_moe(m: _Model) -> None:
+def _qwen3_moe(m: ModelBuilder) -> None:
     c = m.c
     m.family = "qwen"
     shared_i = c.int("shared_expert_intermediate_size", None)
     moe = m.moe(c.int("num_experts"), c.int("num_experts_per_tok"), c.int("moe_intermediate_size"),
                 shared=1 if shared_i else 0, shared_intermediate=shared_i)
     ffns = _qwen_moe_layers(m, moe)
-    for attn, ffn in zip(_attention_per_layer(m), ffns):
+    for attn, ffn in zip(attention_per_layer(m), ffns):
         m.schedule.append((attn, ffn))
 
 
-def _qwen3_next(m: _Model, gate: bool = False) -> None:
+def _qwen3_next(m: ModelBuilder, gate: bool = False) -> None:
     """Qwen3-Next / Qwen3.5: Gated DeltaNet + gated full attention every ``full_attention_interval`` layers, MoE.
     ``gate``: model the full layers' output gate (Qwen3.5 entries; the Qwen3-Next entry predates the option)."""
     c = m.c
@@ -165,33 +134,10 @@ def _qwen3_next(m: _Model, gate: bool = False) -> None:
             m.mtp = {"layers": n, "attention": "full", "ffn": "moe"}
 
 
-def _index_shared(m: _Model) -> list[bool] | None:
-    """IndexShare (GLM-5.2): per layer, True if it reuses the previous full layer's top-k. From indexer_types
-    ("full"/"shared"), else index_topk_pattern ("S" = shared), else vLLM's rule
-    skip = max(i - index_skip_topk_offset + 1, 0) % index_topk_freq != 0 (defaults 2, 1: every layer full)."""
-    c, n = m.c, m.n_layers
-    types = c.list("indexer_types", n)
-    if types is not None:
-        bad = [t for t in types[:n] if t not in ("full", "shared")]
-        if bad:
-            raise SpecError(f"expected 'full' or 'shared' entries, got {bad[0]!r}", field="indexer_types")
-        return [t == "shared" for t in types[:n]]
-    c.touch("index_topk_pattern")
-    pattern = c.raw.get("index_topk_pattern")
-    if pattern is not None:
-        if not isinstance(pattern, (str, list)) or len(pattern) < n:
-            raise SpecError(f"expected {n} entries", field="index_topk_pattern")
-        return [str(x).upper() == "S" for x in list(pattern)[:n]]
-    if c.has("index_topk_freq"):
-        freq, offset = c.int("index_topk_freq"), c.int("index_skip_topk_offset", 2, positive=False)
-        return [max(i - offset + 1, 0) % freq != 0 for i in range(n)]
-    return None
-
-
-def _deepseek_layout(m: _Model, attn_key: str, attn_spec: dict) -> None:
+def _deepseek_layout(m: ModelBuilder, attn_key: str, attn_spec: dict) -> None:
     """DeepSeek-V3 / GLM-4.5 layout: first_k_dense_replace dense layers, then MoE every moe_layer_freq."""
     c = m.c
-    shared = _index_shared(m) if "indexer" in attn_spec else None
+    shared = index_shared(m) if "indexer" in attn_spec else None
     attn = m.add(attn_key, attn_spec, "attention")
     per_layer_attn = [attn] * m.n_layers
     if shared and any(shared):
@@ -222,7 +168,7 @@ def _deepseek_layout(m: _Model, attn_key: str, attn_spec: dict) -> None:
         m.notes.append(f"{n_mtp} MTP layer(s) from num_nextn_predict_layers; their published size is not in config.json")
 
 
-def _deepseek(m: _Model) -> None:
+def _deepseek(m: ModelBuilder) -> None:
     c = m.c
     c.touch("model_type", "num_key_value_heads", "head_dim", "qk_head_dim")   # MLA: no KV heads or head_dim
     mt = str(c.raw.get("model_type", ""))
@@ -237,14 +183,14 @@ def _deepseek(m: _Model) -> None:
                                         "IndexShare set index_topk_freq 4 and index_skip_topk_offset 3)")
 
 
-def _glm4_moe(m: _Model) -> None:
+def _glm4_moe(m: ModelBuilder) -> None:
     m.family = "glm"
     _deepseek_layout(m, "gqa", m.gqa())
     if m.c.has("partial_rotary_factor"):
         m.notes.append("partial_rotary_factor does not change sizes; ignored")
 
 
-def _gpt_oss(m: _Model) -> None:
+def _gpt_oss(m: ModelBuilder) -> None:
     c = m.c
     m.family = "gpt-oss"
     top_k = c.int("num_experts_per_tok", None) or c.int("experts_per_token")
@@ -254,12 +200,12 @@ def _gpt_oss(m: _Model) -> None:
         c.raw = {**c.raw, "layer_types": ["sliding_attention" if i % 2 == 0 else "full_attention"
                                           for i in range(m.n_layers)]}
         m.notes.append("layer_types missing: assumed sliding on even layers, full on odd (gpt-oss release)")
-    for attn in _attention_per_layer(m, sinks=True):
+    for attn in attention_per_layer(m, sinks=True):
         m.schedule.append((attn, ffn))
     m.notes.append("attention/expert/router biases and the per-head attention sinks are ignored (< 0.1%)")
 
 
-def _llama4(m: _Model) -> None:
+def _llama4(m: ModelBuilder) -> None:
     c = m.c
     m.family = "llama"
     n = m.n_layers
@@ -290,11 +236,11 @@ def _llama4(m: _Model) -> None:
     m.notes.append("multimodal checkpoint: only the text model is imported")
 
 
-def _qwen3_5(m: _Model) -> None:
+def _qwen3_5(m: ModelBuilder) -> None:
     _qwen3_next(m, gate=True)
 
 
-_BUILDERS: dict[str, Callable[[_Model], None]] = {
+_BUILDERS: dict[str, Callable[[ModelBuilder], None]] = {
     "LlamaForCausalLM": _dense_gqa,
     "MistralForCausalLM": _dense_gqa,
     "Qwen2ForCausalLM": _dense_gqa,
@@ -401,7 +347,7 @@ def _architecture(config: Any) -> str:
     return archs[0]
 
 
-def _header(m: _Model, config: dict, raw: dict, model_id: str | None, source: str) -> dict[str, Any]:
+def _header(m: ModelBuilder, config: dict, raw: dict, model_id: str | None, source: str) -> dict[str, Any]:
     """id, name, family, sources and the scalar sizes of the imported spec."""
     repo = _hf_repo(config)
     m.c.touch("_name_or_path", "quantization_config", "torch_dtype", "dtype", "model_type")
@@ -431,7 +377,7 @@ def import_hf_config_report(config: dict, model_id: str | None = None, source: s
     text = config.get("text_config")
     if isinstance(text, dict):  # multimodal wrappers: the text tower's fields win
         raw.update(text)
-    m = _Model(_Cfg(raw, arch))
+    m = ModelBuilder(Cfg(raw, arch))
     _BUILDERS[arch](m)
     out = _header(m, config, raw, model_id, source)
     if m.residual:

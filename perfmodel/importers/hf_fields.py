@@ -1,8 +1,8 @@
 """Typed, logged access to a Hugging Face config.json for the importer (``hf_config``, ``hf_hybrid``).
 
-``_Cfg`` reads fields, each problem a SpecError naming the field, and remembers which keys it read and which
+``Cfg`` reads fields, each problem a SpecError naming the field, and remembers which keys it read and which
 defaults it had to assume (a field missing from the config: its value is the importer's assumption, named on
-stderr and lowering the imported entry's confidence). ``_Model`` accumulates the attention and FFN kinds, the
+stderr and lowering the imported entry's confidence). ``ModelBuilder`` accumulates the attention and FFN kinds, the
 per-layer schedule, the MTP block, the residual stream and the notes of one import.
 """
 
@@ -19,7 +19,7 @@ _MISSING = object()
 
 
 # ---------------------------------------------------------------- reading config fields
-class _Cfg:
+class Cfg:
     """Typed access to config fields; every problem is a SpecError naming the field."""
 
     def __init__(self, raw: dict, arch: str):
@@ -97,10 +97,10 @@ class _Cfg:
 
 
 # ---------------------------------------------------------------- building blocks
-class _Model:
+class ModelBuilder:
     """Accumulates attention/FFN kinds, a per-layer schedule and notes."""
 
-    def __init__(self, c: _Cfg):
+    def __init__(self, c: Cfg):
         self.c = c
         self.attention: dict[str, dict] = {}
         self.ffn: dict[str, dict] = {}
@@ -191,6 +191,65 @@ class _Model:
 
 
 
+# ---------------------------------------------------------------- schedules shared by several builders
+def attention_per_layer(m: ModelBuilder, sinks: bool = False, gate: bool = False) -> list[str]:
+    """Attention key per layer for GQA models: layer_types, else Qwen's max_window_layers, else one kind."""
+    c = m.c
+    lt = m.layer_types()
+    w = c.int("sliding_window", None) if lt is not None else m.window()
+    out = []
+    for i in range(m.n_layers):
+        if lt is not None:
+            sliding = lt[i] == "sliding_attention"
+            if lt[i] not in ("sliding_attention", "full_attention"):
+                raise SpecError(f"layer {i} is {lt[i]!r}; expected sliding_attention or full_attention",
+                                field="layer_types")
+            if sliding and not w:
+                raise SpecError("layer_types has sliding_attention layers but sliding_window is missing",
+                                field="sliding_window")
+        else:
+            sliding = bool(w) and (c.arch not in ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
+                                   or i >= c.int("max_window_layers", 0, positive=False))
+        if sliding:
+            out.append(m.add("swa", m.gqa(window=w, sinks=sinks, gate=gate), "attention"))
+        else:
+            out.append(m.add("full" if (lt is not None or w) else "gqa", m.gqa(sinks=sinks, gate=gate), "attention"))
+    # one kind only: call it gqa
+    if len(m.attention) == 1 and "gqa" not in m.attention:
+        only = next(iter(m.attention))
+        if only == "full":
+            m.attention = {"gqa": m.attention.pop("full")}
+            out = ["gqa"] * len(out)
+    return out
+
+
+
+
+def index_shared(m: ModelBuilder) -> list[bool] | None:
+    """IndexShare (GLM-5.2): per layer, True if it reuses the previous full layer's top-k. From indexer_types
+    ("full"/"shared"), else index_topk_pattern ("S" = shared), else vLLM's rule
+    skip = max(i - index_skip_topk_offset + 1, 0) % index_topk_freq != 0 (defaults 2, 1: every layer full)."""
+    c, n = m.c, m.n_layers
+    types = c.list("indexer_types", n)
+    if types is not None:
+        bad = [t for t in types[:n] if t not in ("full", "shared")]
+        if bad:
+            raise SpecError(f"expected 'full' or 'shared' entries, got {bad[0]!r}", field="indexer_types")
+        return [t == "shared" for t in types[:n]]
+    c.touch("index_topk_pattern")
+    pattern = c.raw.get("index_topk_pattern")
+    if pattern is not None:
+        if not isinstance(pattern, (str, list)) or len(pattern) < n:
+            raise SpecError(f"expected {n} entries", field="index_topk_pattern")
+        return [str(x).upper() == "S" for x in list(pattern)[:n]]
+    if c.has("index_topk_freq"):
+        freq, offset = c.int("index_topk_freq"), c.int("index_skip_topk_offset", 2, positive=False)
+        return [max(i - offset + 1, 0) % freq != 0 for i in range(n)]
+    return None
+
+
+
+
 # Keys a size-and-cost model has no use for: token ids, RoPE, norms and their epsilons, initialisation, dropout,
 # activation names, biases, dtypes, versions, router training knobs, sampling and multimodal-tower settings. A key
 # outside these that the importer did not read is named on stderr as not read.
@@ -205,7 +264,7 @@ NOT_ARCHITECTURE = re.compile(
     r"moe_router|capacity|drop_policy|load_balanc|^ep_size$|^tp_size$|initial_context|llm_compressor)")
 
 
-def unread_fields(c: _Cfg) -> list[str]:
+def unread_fields(c: Cfg) -> list[str]:
     """Top-level config keys the import neither read nor knows to be irrelevant to sizes and costs."""
     return sorted(k for k in c.raw if k not in c.read and not k.startswith("_") and not NOT_ARCHITECTURE.search(k)
                   and k not in ("model_type", "text_config"))

@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import Callable
 
 from ..errors import SpecError
-from .hf_fields import _Model
+from .hf_fields import ModelBuilder, attention_per_layer, index_shared
 
 
-def _schedule(m: _Model, key: str, allowed: dict[str, str], fallback: Callable[[int], str], why: str) -> list[str]:
+def _schedule(m: ModelBuilder, key: str, allowed: dict[str, str], fallback: Callable[[int], str], why: str) -> list[str]:
     """Per-layer kind names from the list ``key`` (its entries mapped through ``allowed``); when the config has no
     such list, ``fallback(i)`` for every layer, recorded as an assumption (``why``)."""
     c = m.c
@@ -37,7 +37,7 @@ def _schedule(m: _Model, key: str, allowed: dict[str, str], fallback: Callable[[
     return out
 
 
-def _moe_or_dense(m: _Model, experts_key: str, inter_key: str, dense_key: str, shared_inter_key: str | None):
+def _moe_or_dense(m: ModelBuilder, experts_key: str, inter_key: str, dense_key: str, shared_inter_key: str | None):
     """(MoE spec name, dense spec name) of a DeepSeek-style MoE with shared experts."""
     c = m.c
     shared = c.int("n_shared_experts", 1 if shared_inter_key and c.has(shared_inter_key) else 0, positive=False)
@@ -47,7 +47,7 @@ def _moe_or_dense(m: _Model, experts_key: str, inter_key: str, dense_key: str, s
     return moe, "dense"
 
 
-def _residual(m: _Model) -> None:
+def _residual(m: ModelBuilder) -> None:
     """mHC residual streams from ``hc_mult`` (when ``mhc`` is not false)."""
     c = m.c
     n = c.int("hc_mult", None)
@@ -56,8 +56,7 @@ def _residual(m: _Model) -> None:
         m.residual = {"kind": "mhc", "streams": n}
 
 
-def _glm5_next(m: _Model) -> None:
-    from .hf_config import _index_shared
+def _glm5_next(m: ModelBuilder) -> None:
     c = m.c
     m.family = "glm"
     la = c.raw.get("linear_attn_config")
@@ -74,7 +73,7 @@ def _glm5_next(m: _Model) -> None:
     kinds = _schedule(m, "layer_types", {"linear_attention": "kda", "deepseek_sparse_attention": "dsa",
                                          "full_attention": "dsa"},
                       lambda i: "dsa" if i % 4 == 3 else "kda", "3 linear_attention then 1 sparse, repeating")
-    shared = _index_shared(m) or [False] * m.n_layers
+    shared = index_shared(m) or [False] * m.n_layers
     dsa = m.add("dsa", spec, "attention")
     dsa_shared = dict(spec, indexer=dict(spec["indexer"], shared=True)) if "indexer" in spec else spec
     first = c.int("first_k_dense_replace", 0, positive=False)
@@ -92,7 +91,7 @@ def _glm5_next(m: _Model) -> None:
     m.notes.append("KDA + NoPE sparse MLA hybrid; the vision tower is not imported")
 
 
-def _minimax_m3(m: _Model) -> None:
+def _minimax_m3(m: ModelBuilder) -> None:
     c = m.c
     m.family = "minimax"
     sp = c.raw.get("sparse_attention_config")
@@ -129,18 +128,17 @@ def _minimax_m3(m: _Model) -> None:
                    "block among them; the vision tower is not imported")
 
 
-def _muse_glimmer(m: _Model) -> None:
-    from .hf_config import _attention_per_layer
+def _muse_glimmer(m: ModelBuilder) -> None:
     c = m.c
     m.family = "muse"
     gate = c.bool("use_attn_output_gate", False)
     ffn = m.add("mlp", m.dense(), "ffn")
-    for attn in _attention_per_layer(m, gate=gate):
+    for attn in attention_per_layer(m, gate=gate):
         m.schedule.append((attn, ffn))
     m.notes.append("the perception encoder (vision tower) is not imported")
 
 
-HYBRID_BUILDERS: dict[str, Callable[[_Model], None]] = {
+HYBRID_BUILDERS: dict[str, Callable[[ModelBuilder], None]] = {
     "Glm5NextForConditionalGeneration": _glm5_next,
     "Glm5NextForCausalLM": _glm5_next,
     "MiniMaxM3VLForConditionalGeneration": _minimax_m3,
