@@ -1,6 +1,6 @@
 """Attention cost per operator family: FLOPs and KV bytes as sympy expressions of the context.
 
-Per query token attending ``n`` keys (FLOPs = 2 x MACs; ../shared/reference/models.md):
+Per query token attending ``n`` keys (FLOPs = 2 x MACs; docs/reference/models.md):
 - GQA/MHA: 4 H d per key (QK^T and PV); a sliding window caps n at W.
 - MLA expanded (prefill): 2 H (d_n + d_r) + 2 H d_v per key.  Absorbed (decode, MQA form): 2 H (2 d_c + d_r).
 - DSA (MLA + indexer): keys capped at top_k, absorbed form in both phases; the indexer adds 2 H_i d_i L
@@ -17,7 +17,7 @@ Per query token attending ``n`` keys (FLOPs = 2 x MACs; ../shared/reference/mode
   MLA_ROW_TILE = 64 rows, so a rank with fewer rows issues a whole tile:
       issued / useful = 64 ceil(r / 64) / r,   r = q_len H / tp
   (DeepSeek-V3 at TP8 without drafts: r = 16, 4x; with attention-DP, r = 128, 1x). The measured MLA decode tables
-  (../shared/data/kernels, generation_mla) are fitted with this padding (kernels/mla.py, HEAD_TILE).
+  (the aiconfigurator kernel tables of docs/kernels.md, generation_mla) are fitted with this padding (kernels/mla.py, HEAD_TILE).
 
 KV bytes (entry sizes E_j, I_j, R_j are bound per number format from perfmodel.arch.kv):
 - read per sequence per decode step: GQA min(L, W) E (block indexer: min(L, k_b s_b) E, plus L I read in full by
