@@ -176,3 +176,20 @@ def test_glm53_flash_schedule_and_state():
     assert m.attention["dsa"].indexer.key_pool == 4
     # 34 KDA layers: 64 x 128 x 128 x 4 B state + conv (2 x 64 x 128 + 64 x 128) x 3 x 2 B
     assert kv_fixed_bytes_per_sequence(m, "bf16") == 34 * (64 * 128 * 128 * 4 + 3 * 8192 * 3 * 2)
+
+
+@pytest.mark.parametrize("name,mid", [
+    ("zai-org/GLM-5.3", "glm-5.3"), ("GLM-5.3-FP8", "glm-5.3"), ("zai-org/GLM-5.3-Flash", "glm-5.3-flash"),
+    ("Qwen/Qwen3.5-122B-A10B", "qwen3.5-122b-a10b"), ("MiniMaxAI/MiniMax-M3", "minimax-m3"),
+    ("moonshotai/Kimi-K2.6", "kimi-k2.6"), ("Motif-Technologies/Motif-3", "motif-3"),
+    ("meta-models/Muse-Glimmer-30B", "muse-glimmer-30b"), ("Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b"),
+])
+def test_models_resolve_as_their_publishers_spell_them(name, mid):
+    assert catalog.model(name).id == mid
+
+
+def test_unknown_repository_id_names_the_import_command():
+    from perfmodel.errors import SpecError
+    with pytest.raises(SpecError) as e:
+        catalog.model("some-lab/Some-Model-9B")
+    assert "perfmodel models import" in str(e.value) and "\n" not in str(e.value)
