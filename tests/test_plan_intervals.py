@@ -50,11 +50,11 @@ def test_gpu_interval_is_the_demand_resized_at_the_bands_ends_by_hand(rows):
 def test_power_basis_tdp_and_measured(rows):
     tdp = plan(MODEL, WL, ["h200-sxm:vllm"], Demand("requests_per_s", 30), SLO_, space=SPACE, power_basis="tdp")
     w = catalog.hardware("h200-sxm").value("gpu_tdp_w")
-    assert tdp["mw"].iloc[0] == pytest.approx(tdp["gpus"].iloc[0] * w / 1e6)
+    assert tdp["mw"].iloc[0] == pytest.approx(tdp["gpus_bought"].iloc[0] * w / 1e6)       # the nodes bought
     assert tdp["power_basis"].iloc[0].startswith("gpu_tdp_w")
     meas = plan(MODEL, WL, ["h200-sxm:vllm"], Demand("requests_per_s", 30), SLO_, space=SPACE,
                 power_basis="measured")
-    assert meas["mw"].iloc[0] == pytest.approx(meas["gpus"].iloc[0] * 540 / 1e6)
+    assert meas["mw"].iloc[0] == pytest.approx(meas["gpus_bought"].iloc[0] * 540 / 1e6)
     assert rows["power_basis"].iloc[0].startswith("allin_power_w")               # board: the default
 
 
@@ -90,8 +90,9 @@ def test_bad_demand_file_and_power_basis_are_one_line_errors(tmp_path):
     f.write_text("period,qps\nA,10\n")
     code, _, err = _cli([*BASE, "--demand-file", str(f)])
     assert code == 2 and "demand column" in err and "Traceback" not in err
-    code, _, err = _cli([*BASE[:5], "--system", "b200:vllm", *BASE[7:], "--rate", "5", "--power-basis", "measured"])
-    assert code == 2 and "--power-basis" in err and "b200" in err and err.strip().count("\n") == 0
+    f.write_text("quarter,requests_per_s\nQ1,10\nQ2,20\n")        # not silently relabelled 1, 2
+    code, _, err = _cli([*BASE, "--demand-file", str(f)])
+    assert code == 2 and "unknown column 'quarter'" in err and err.strip().count("\n") == 0
 
 
 def _bands(monkeypatch, lo: float, hi: float):

@@ -19,8 +19,8 @@ The share inside is the coverage of the 80% band (docs/plan.md states it; tests/
 
 **Power basis** (``--power-basis``): ``board`` (default) the hardware's ``allin_power_w`` (provisioned all-in power
 per GPU: rack or node power / GPUs; GPU TDP where absent, named), ``tdp`` the GPU TDP (``gpu_tdp_w``), ``measured``
-a measured all-in draw under load (``data/measured-power/power.yaml``, sourced); a system without the figure is a
-one-line error naming the field.
+a measured all-in draw under load (``data/measured-power/power.yaml``, sourced); a system without the figure falls
+back to ``board``, its basis text starting ``FALLBACK board:`` and naming what is missing.
 """
 
 from __future__ import annotations
@@ -78,9 +78,9 @@ def power(sysm, basis: str = "board") -> tuple[float, float, float, str]:
     if basis == "measured":
         hw = sysm.hardware_spec().id
         m = _measured().get(hw)
-        if m is None:
-            raise SpecError(f"no measured power draw of {hw} in {MEASURED_POWER.as_posix()} (choose tdp or board)",
-                            field="--power-basis")
+        if m is None:                              # a labelled fallback, not a stop: the board figure
+            v, low, high, text = power(sysm, "board")
+            return v, low, high, f"FALLBACK board: no measured draw of {hw} in {MEASURED_POWER.as_posix()}; {text}"
         return m[0], m[0], m[0], f"measured {m[0]:g} W ({m[1]})"
     field = "gpu_tdp_w" if basis == "tdp" or not f.get("allin_power_w") else "allin_power_w"
     v = f.get(field)
@@ -145,6 +145,10 @@ def read_demand_file(path: str) -> tuple[str, list[str], list[float]]:
     if len(kinds) != 1:
         raise SpecError(f"needs exactly one demand column of {list(DEMAND_KINDS)}, found "
                         f"{kinds or list(df.columns)[:6]}", file=str(p), field="columns")
+    other = [str(c) for c in df.columns if c not in kinds and c != "period"]
+    if other:
+        raise SpecError(f"unknown column {other[0]!r}: a demand file holds 'period' (the labels) and one demand "
+                        "column", file=str(p), field="columns")
     kind = kinds[0]
     if not len(df):
         raise SpecError("no rows", file=str(p), field=kind)
