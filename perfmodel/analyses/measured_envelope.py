@@ -268,7 +268,9 @@ def interval_widening(ratios: Mapping[str, float] | Iterable[float]) -> float:
     span take the same factor (no measured law ties them to throughput). The quantities move together (sessions,
     batch and context grow with one another), so the largest ratio counts, not their product. The planner
     applies W to the pessimistic side of its 80% band only: true/model in [lo / W, hi] (plan_error.band's lo,
-    hi); W = 1 inside the envelope leaves the band as it is.
+    hi), i.e. q90' = q90 + ln W on the held-out log error; W = 1 inside the envelope leaves the band as it is.
+    The call: ``b = plan_error.band(...); b["lo"] /= widening_for(frontier_row)``, the row with the serving
+    columns (``frontier(..., all_columns=True)``; the ones point_quantities reads).
     """
     vals = ratios.values() if isinstance(ratios, Mapping) else ratios
     finite = [float(r) for r in vals if r is not None and math.isfinite(float(r))]
