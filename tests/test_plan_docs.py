@@ -56,3 +56,17 @@ def test_the_generated_sentences_read_the_rows_by_hand():
     assert "serves 15.0 requests/s" in text and "15.0 x 15.0 = 225 sessions" in text and "is 160." in text
     text = mlperf_sentence(pd.DataFrame([{"hardware": "b200", "output_tps_per_gpu": 124.08}]))
     assert "155.1 measured (mp020) against 124.1 planned (-20%)" in text
+
+
+def test_the_pages_error_figures_are_the_tables():
+    """docs/plan.md's figures of the count to sign and the unmeasured-hardware widening are the model-error
+    table's and reports/crossval.csv's."""
+    import math
+
+    from perfmodel.analyses.plan_error import hardware_spread
+    from perfmodel.claims.model_error import half_widths
+    text = " ".join(DOC.read_text().split())
+    hs = hardware_spread()
+    assert f"{hs['sd']:.3f} over six" in text and hs["hardware"] == 6
+    mid = half_widths("rate", "middle", "agentic")
+    assert mid["workload"] == "agentic" and f"middle region the model reads {math.exp(mid['bias']):.2f}x" in text

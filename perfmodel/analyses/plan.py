@@ -53,7 +53,8 @@ PLAN_COLUMNS = [
     "system", "hardware", "profile", "model", "workload", "status", "period", "demand_scale", "demand_kind",
     "demand_value", "demand_requests_per_s", "demand_output_tps", "serving", "weights", "gpus_per_instance", "tp",
     "dp", "ep", "pp", "spec_tokens", "batch", "pf_gpus", "pf_tp", "pf_ep", "prefill_gpus", "decode_gpus",
-    "instances", "pf_instances", "unit_gpus", "units", "gpus", "gpus_low", "gpus_high", "scaleup_domain_gpus",
+    "instances", "pf_instances", "unit_gpus", "units", "gpus", "gpus_low", "gpus_high", "gpus_bias_corrected", "model_over_true",
+    "scaleup_domain_gpus",
     "scaleup_domains", "domains_to_add", "gpus_bought", "packing",
     "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p50", "tps_per_user_e2e_p90", "tpot_ms", "tpot_p90_ms",
     "tpot_p99_ms", "ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_s",
@@ -63,7 +64,7 @@ PLAN_COLUMNS = [
     "utilization", "mw", "mw_low", "mw_high", "mw_interval_low", "mw_interval_high", "power_basis", "usd_per_hour",
     "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_basis", "usd_per_m_output_tokens",
     "usd_per_m_output_tokens_low", "usd_per_m_output_tokens_high", "usd_per_m_tokens", "joules_per_output_token",
-    "error_basis", "binding"]
+    "error_basis", "slo_margin", "slo_margin_min", "binding"]
 """The plan CSV (``perfmodel plan --csv``): these columns in this order on every run (docs/plan.md gives units)."""
 
 
@@ -260,10 +261,19 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
         row.update(_per_token(row, wl))
         row.update(_interval(row, front, j, wl, demand, req, u[j], r[j], limits.headroom, (p_low, p_high),
                              (c_low, c_high), domain))
+        row.update(_margin(terms, j))
         row["binding"] = _binding(j, per_gpu, ok, terms, front)
         row["status"] = _limit_status(row, limits) if demand is not None else "ok"
         out.append(row)
     return out
+
+
+def _margin(terms: dict, j: int) -> dict:
+    """The chosen point's SLO margin: per term (lim - v) / lim, the share of each limit left unused (a speed floor
+    read as ms per token); ``slo_margin_min`` the smallest (NaN without an SLO)."""
+    m = {k: (lim - float(v[j])) / lim for k, (v, lim) in terms.items()}
+    return {"slo_margin": ", ".join(f"{k} {x:.1%}" for k, x in m.items()) or "no SLO",
+            "slo_margin_min": min(m.values()) if m else np.nan}
 
 
 def _per_gpu_capacity(demand, y, r, u, resp, pause_s) -> np.ndarray:
@@ -287,20 +297,23 @@ def _interval(row: dict, front, j, wl, demand, req, u_j, r_j, headroom, p_rng, c
     """The 80% interval of the model's cross-validated throughput error on GPUs, capacity, MW and $/M output
     tokens (``plan_error``: true throughput in [y lo, y hi]; the units at each end re-sized by the same law for
     the same request rate, ``units_needed(lambda, r k)``)."""
-    from .plan_error import band
+    from .plan_error import band, measured_hardware
     f = front.iloc[j]
-    b = band(float(f["batch"]) if "batch" in f.index else None, wl.agentic)
+    b = band(float(f["batch"]) if "batch" in f.index else None, wl.agentic,
+             str(row["hardware"]) in measured_hardware())
     cap = row["capacity_output_tps"]
     if demand is None:
-        n_lo = n_hi = row["units"]
+        n_lo = n_hi = n_mid = row["units"]
     else:
         n_lo = float(units_needed(req[j], r_j * b["hi"], headroom))
         n_hi = float(units_needed(req[j], r_j * b["lo"], headroom))
+        n_mid = float(units_needed(req[j], r_j * b["mid"], headroom))
     inst = _instance_sizes(row)
     bought_lo = domains_for(n_lo, u_j, domain, inst)[0] * domain       # the racks each end buys
     bought_hi = domains_for(n_hi, u_j, domain, inst)[0] * domain
     t_out = row["demand_output_tps"]
-    out = {"gpus_low": int(n_lo * u_j), "gpus_high": int(n_hi * u_j), "capacity_output_tps_low": cap * b["lo"],
+    out = {"gpus_low": int(n_lo * u_j), "gpus_high": int(n_hi * u_j), "gpus_bias_corrected": int(n_mid * u_j),
+           "model_over_true": 1.0 / b["mid"], "capacity_output_tps_low": cap * b["lo"],
            "capacity_output_tps_high": cap * b["hi"], "mw_interval_low": bought_lo * p_rng[0] / 1e6,
            "mw_interval_high": bought_hi * p_rng[1] / 1e6, "error_basis": b["text"]}
     ok = t_out > 0 and np.isfinite(c_rng[0])

@@ -89,13 +89,15 @@ def demand_table(df: pd.DataFrame) -> str:
     first, last = df[df["demand_scale"] == lo], df[df["demand_scale"] == hi].set_index("system")
     unit = UNIT_OF[df["demand_kind"].iloc[0]]
     v0, v1 = first["demand_value"].iloc[0], last["demand_value"].iloc[0]
-    head = (f"| system | {v0:,.0f} {unit} | {v1:,.0f} {unit} | deployment | TTFT P50 / P99 | tok/s/user (decode, "
-            f"E2E P90) | MW at {v1:,.0f} | USD/month at {v1:,.0f} | binding |")
-    lines = [head, "|" + "---|" * 9]
+    head = (f"| system | {v0:,.0f} {unit} | {v1:,.0f} {unit} | GPUs to sign at {v1:,.0f} (80%) | deployment | "
+            f"TTFT P50 / P99 | tok/s/user (decode, E2E P90) | MW at {v1:,.0f} | USD/month at {v1:,.0f} | binding |")
+    lines = [head, "|" + "---|" * 10]
     for _, r in first.iterrows():
         t = last.loc[r["system"]]
         p99 = f"{r['ttft_p99_ms']:,.0f} ms" if pd.notna(r["ttft_p99_ms"]) else "n/a"
-        lines.append(f"| {r['system']} | {_where(r)} | {_where(t)} | {_deployment(r)} | {r['ttft_ms']:,.0f} / {p99} "
+        sign = f"{int(t['gpus_bias_corrected']):,} ({int(t['gpus_low']):,}-{int(t['gpus_high']):,})"
+        lines.append(f"| {r['system']} | {_where(r)} | {_where(t)} | {sign} | {_deployment(r)} | "
+                     f"{r['ttft_ms']:,.0f} / {p99} "
                      f"| {r['tps_per_user']:.1f}, {r['tps_per_user_e2e_p90']:.1f} | {t['mw']:.2f} | "
                      f"{_money(t['usd_per_month'])} | {_binding(r)} |")
     return "\n".join(lines)

@@ -9,7 +9,7 @@ from .analyses_cmd import add_space_args, add_workload_args, format_table, front
 from .main import finite_float
 
 TABLE = ["system", "period", "demand_value", "serving", "gpus_per_instance", "tp", "ep", "spec_tokens", "batch", "units", "gpus",
-         "gpus_low", "gpus_high", "scaleup_domains", "domains_to_add", "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p90", "ttft_p90_ms", "ttft_p99_ms", "capacity_output_tps", "utilization", "mw",
+         "gpus_low", "gpus_high", "scaleup_domains", "domains_to_add", "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p90", "ttft_p90_ms", "ttft_p99_ms", "capacity_output_tps", "utilization", "gpus_bias_corrected", "slo_margin_min", "mw",
          "usd_per_month", "binding"]
 SPEED_AXES = {"itl": "decode (1000 / TPOT)", "e2e": "E2E-normalised (osl / (TTFT + osl TPOT))"}
 DEMANDS = (("rate", "requests_per_s"), ("output_tps", "output_tps"), ("tokens_per_day", "tokens_per_day"),
@@ -187,8 +187,12 @@ def run_plan(args):
         print(f"  {line}")
     for e in df.attrs.get("errors", []):
         print(f"  not planned: {e}")
-    print(f"  intervals: 80% of the model's cross-validated throughput error ({df['error_basis'].iloc[0]}; "
-          "coverage on held-out configurations in docs/plan.md)")
+    for name, g in df.groupby("system", sort=False):
+        top = g.loc[g["gpus"].idxmax()]
+        print(f"  {name}: count to sign {top['gpus_bias_corrected']:,.0f} GPUs (the model reads "
+              f"{top['model_over_true']:.2f}x the measured throughput at the median of its held-out records; "
+              f"80%: {top['gpus_low']:,.0f}-{top['gpus_high']:,.0f}); {top['error_basis']}; SLO margin: "
+              f"{top['slo_margin']}")
     if periods is not None:
         for name, g in df.groupby("system", sort=False):
             top = g.loc[g["gpus"].idxmax()]
