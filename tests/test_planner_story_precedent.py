@@ -77,7 +77,8 @@ def test_up_to_claims_without_a_tested_range_are_reported_apart_not_read_back():
 
 def test_the_nearest_precedent_is_an_earlier_version_of_the_same_model():
     assert earlier_versions("deepseek-v4.1-flash") == ["deepseek-v4-flash"]
-    assert earlier_versions("kimi-k3")[:2] == ["kimi-k2.5", "kimi-k2"]
+    k = earlier_versions("kimi-k3")          # nearest first: kimi-k2.5 before kimi-k2 (and any k2.x between)
+    assert "kimi-k3" not in k and k.index("kimi-k2.5") < k.index("kimi-k2") == len(k) - 1
     assert earlier_versions("deepseek-v4-flash") == [] and earlier_versions("llama-3.3-70b")[0] == "llama-3.1-70b"
     recs = (("p1", "b200", "deepseek-v4-flash", 300.0, 1.0, "sglang", "fixed"),
             ("p2", "gb300-nvl72", "deepseek-v4-flash", 250.0, 1.0, "trtllm", "fixed"),
