@@ -114,3 +114,16 @@ def test_dense_qwen35_hybrid_imports_with_a_dense_mlp():
     assert {(g["attention"], g["ffn"]): g["count"] for g in out["layers"]} == {("gdn", "mlp"): 48, ("full", "mlp"): 16}
     assert out["ffn"] == {"mlp": {"kind": "dense", "intermediate": 17408}}
     assert out["attention"]["full"]["output_gate"] is True and "confidence" not in out, report
+
+
+def test_validate_row_naming_an_unknown_model_names_the_import_command(tmp_path, capsys):
+    from perfmodel.cli.main import main
+    root = Path(__file__).resolve().parent.parent
+    header, first = (root / "data" / "shared" / "calibration.csv").read_text().splitlines()[:2]
+    cells = first.split(",")
+    cells[0], cells[4] = "x01", "acme-lab/Zeta-7"
+    rows = tmp_path / "rows.csv"
+    rows.write_text(header + "\n" + ",".join(cells) + "\n")
+    main(["-q", "validate", str(rows)])
+    out = capsys.readouterr().out
+    assert "unknown model 'acme-lab/Zeta-7'" in out and "perfmodel models import CONFIG.json" in out
