@@ -3,14 +3,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
 from .analyses_cmd import add_space_args, add_workload_args, format_table, frontier_kwargs, workload_of
 from .main import finite_float
 
 TABLE = ["system", "period", "demand_value", "serving", "gpus_per_instance", "tp", "ep", "spec_tokens", "batch", "units", "gpus",
-         "gpus_low", "gpus_high", "scaleup_domains", "output_tps_per_gpu", "tps_per_user", "ttft_p99_ms", "capacity_output_tps", "utilization", "mw",
+         "gpus_low", "gpus_high", "scaleup_domains", "domains_to_add", "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p90", "ttft_p90_ms", "ttft_p99_ms", "capacity_output_tps", "utilization", "gpus_bias_corrected", "slo_margin_min", "mw",
          "usd_per_month", "binding"]
+AGENTX_RECOMMENDED = "agentx-062126-0730"
+"""The AgentX version a plan should read for AgentX-like traffic: the current InferenceX harness (after the
+2026-07-30 AIPerf update) on the full cc-traces-weka-062126 trace, whose records map there; it declares AgentX's
+per-user axis (E2E-normalised, P90). agentx-062126-256k is the same for 262k-context models."""
+SPEED_AXES = {"itl": "decode (1000 / TPOT)", "e2e": "E2E-normalised (osl / (TTFT + osl TPOT))"}
 DEMANDS = (("rate", "requests_per_s"), ("output_tps", "output_tps"), ("tokens_per_day", "tokens_per_day"),
            ("users", "users"), ("sessions", "sessions"))
 
@@ -34,9 +41,17 @@ def register(sub):
     s = p.add_argument_group("SLO (none: the peak)")
     s.add_argument("--ttft-ms", type=finite_float, metavar="MS", help="TTFT limit, ms")
     s.add_argument("--ttft-percentile", type=finite_float, default=50.0, help="50, 90 or 99 (default 50)")
-    s.add_argument("--min-tps-per-user", type=finite_float, metavar="X", help="per-user speed floor, tok/s/user")
+    s.add_argument("--min-tps-per-user", type=finite_float, metavar="X", help="per-user speed floor, tok/s/user, "
+                   "at --speed-percentile on --speed-axis")
+    s.add_argument("--speed-axis", choices=list(SPEED_AXES), help="the per-user speed the floor reads: itl = "
+                   "1000 / TPOT while decoding; e2e = osl / (TTFT + osl TPOT), AgentX's E2E-normalised axis "
+                   "(default: the workload's own, its 'interactivity' field)")
+    s.add_argument("--speed-percentile", type=finite_float, metavar="Q", help="percentile of the speed floor: itl "
+                   "50 (mean TPOT), 90 or 99 (default --tpot-percentile); e2e 50 or 90 (default the workload's "
+                   "interactivity_percentile)")
     s.add_argument("--tpot-ms", type=finite_float, metavar="MS", help="TPOT limit, ms")
-    s.add_argument("--tpot-percentile", type=finite_float, default=50.0, help="50 or 99 (default 50)")
+    s.add_argument("--tpot-percentile", type=finite_float, default=50.0, help="50 (the mean), 90 or 99 "
+                   "(default 50)")
     s.add_argument("--e2e-s", type=finite_float, metavar="S", help="E2E latency limit, s (TTFT at its percentile + "
                                                                     "osl x TPOT)")
     lim = p.add_argument_group("limits")
@@ -48,6 +63,8 @@ def register(sub):
                    help="power per GPU for MW: board = catalog all-in (provisioned) power, the default; tdp = GPU "
                    "TDP; measured = a measured all-in draw (data/measured-power/power.yaml)")
     p.add_argument("--csv", metavar="FILE", help="write the plan (fixed columns, docs/plan.md) to FILE")
+    p.add_argument("--launch", metavar="FILE.md", help="write each system's chosen deployment as launch arguments "
+                   "for its engine (vLLM, SGLang, TensorRT-LLM, Dynamo workers) to FILE.md")
     p.add_argument("--plot", metavar="FILE.png", help="GPUs (or --plot-metric) needed against demand per system")
     p.add_argument("--plot-metric", default="gpus", choices=["gpus", "mw", "usd_per_hour"])
     p.add_argument("--json", action="store_true")
@@ -94,13 +111,50 @@ def unmeasured(df) -> str | None:
             " (their numbers are the model's alone, unchecked)") if missing else None
 
 
+def plan_slo(args):
+    """The plan's SLO (search.SLO, the frontier's type) from the options: the speed floor on its axis at its
+    percentile (itl: a TPOT limit at that percentile; e2e: the speed form on tps_per_user_e2e_p{q}), TTFT, TPOT and
+    E2E limits. One-line SpecError naming what is not modeled; nothing is read at another percentile."""
+    from ..search import SLO
+    wl = _workload_spec(args)
+    axis = args.speed_axis or getattr(wl, "interactivity", "itl")
+    q = args.speed_percentile
+    common = dict(ttft_ms=args.ttft_ms, ttft_percentile=args.ttft_percentile, tpot_ms=args.tpot_ms,
+                  tpot_percentile=args.tpot_percentile, e2e_s=args.e2e_s)
+    if args.min_tps_per_user is None:
+        if args.speed_axis is not None or q is not None:
+            raise SpecError("--speed-axis / --speed-percentile qualify --min-tps-per-user: give the floor",
+                            field="--min-tps-per-user")
+        return SLO(**common)
+    if axis == "itl":
+        q = args.tpot_percentile if q is None else q
+        if args.tpot_ms is not None and q != args.tpot_percentile:
+            raise SpecError(f"the decode-speed floor is a TPOT limit read at P{q:g} and --tpot-ms at "
+                            f"P{args.tpot_percentile:g}: give one percentile", field="--speed-percentile")
+        return SLO(**{**common, "tpot_percentile": q}, tps_per_user=args.min_tps_per_user)
+    q = float(getattr(wl, "interactivity_percentile", 90.0)) if q is None else q
+    if q not in (50.0, 90.0):
+        raise SpecError(f"the E2E-normalised per-user speed at P{q:g} is not modeled (P50 and P90 are: the "
+                        "queue's TTFT percentile + osl x mean TPOT); choose 50 or 90", field="--speed-percentile")
+    return SLO(**common, tps_per_user=args.min_tps_per_user, speed_percentile=q,
+               speed_column=f"tps_per_user_e2e_p{q:g}")
+
+
+def _workload_spec(args):
+    """The catalog workload the options name (None for --isl/--osl)."""
+    from .. import catalog
+    from ..specs.workload import WorkloadSpec
+    w = workload_of(args)
+    w = catalog.workload(w) if isinstance(w, str) else w
+    return w if isinstance(w, WorkloadSpec) else None
+
+
 def run_plan(args):
     from ..analyses.plan import PLAN_COLUMNS, Limits, plan
-    from ..search import SLO
     check_output(args.plot, "--plot", (".png",))
     check_output(args.csv, "--csv")
-    slo = SLO(ttft_ms=args.ttft_ms, ttft_percentile=args.ttft_percentile, tps_per_user=args.min_tps_per_user,
-                  tpot_ms=args.tpot_ms, tpot_percentile=args.tpot_percentile, e2e_s=args.e2e_s)
+    check_output(args.launch, "--launch", (".md",))
+    slo = plan_slo(args)
     limits = Limits(gpus=args.gpu_limit, mw=args.mw_limit, usd_per_hour=args.usd_per_hour_limit,
                     headroom=args.headroom)
     systems = [s if ":" in s else f"{s}:{args.profile}" for s in args.system]
@@ -119,6 +173,10 @@ def run_plan(args):
     if args.csv:
         from ..csvout import write_csv
         write_csv(df, ensure_parent(args.csv), PLAN_COLUMNS)
+    if args.launch:
+        from .. import catalog
+        from ..analyses.plan_launch import launch_text
+        Path(ensure_parent(args.launch)).write_text(launch_text(df, {m: catalog.model(m) for m in set(df["model"])}))
     if args.plot:
         from ..plots import plan_plot
         plan_plot(df, args.plot, args.plot_metric)
@@ -129,23 +187,37 @@ def run_plan(args):
         return 0
     print(f"plan: model={df['model'].iloc[0]} workload={df['workload'].iloc[0]}  SLO: {slo.text()}  "
           f"demand: {df['demand_kind'].iloc[0]}")
-    print(f"  power basis: {'; '.join(sorted(set(df['power_basis'])))}")
-    print(f"  price basis: {'; '.join(sorted(set(df['price_basis'])))} (USD/month = USD/h x 730)")
-    board = sorted(set(df.loc[df["power_basis"].str.startswith("gpu_tdp_w"), "system"]))
+    for name, g in df.groupby("system", sort=False):            # named, in the order the systems were given
+        print(f"  {name}: power basis {g['power_basis'].iloc[0]}; price basis {g['price_basis'].iloc[0]} "
+              "(USD/month = USD/h x 730)")
+    board = list(dict.fromkeys(df.loc[df["power_basis"].str.startswith("gpu_tdp_w"), "system"]))
     if board and args.power_basis == "board":
         print(f"  power bases differ: {', '.join(board)} board power only (no all-in figure in the catalog); its MW "
               "is below an all-in figure and not comparable with the others'")
+    print("  racks as bought: units packed whole into scale-up domains (scaleup_domains, packing); MW and USD count "
+          "the GPUs of the domains bought (gpus_bought)")
+    wl_id = str(df["workload"].iloc[0])
+    if wl_id.startswith("agentx") and wl_id not in (AGENTX_RECOMMENDED, "agentx-062126-256k"):
+        print(f"  AgentX-like traffic: the recommended workload is {AGENTX_RECOMMENDED} (the current InferenceX "
+              "harness on the full trace, E2E-normalised P90 axis; agentx-062126-256k for 262k-context models); "
+              f"this plan reads {wl_id}")
     if (line := unmeasured(df)) is not None:
         print(f"  {line}")
     for e in df.attrs.get("errors", []):
         print(f"  not planned: {e}")
-    print(f"  intervals: 80% of the model's cross-validated throughput error ({df['error_basis'].iloc[0]}; "
-          "coverage on held-out configurations in docs/plan.md)")
+    for name, g in df.groupby("system", sort=False):
+        top = g.loc[g["gpus"].idxmax()]
+        print(f"  {name}: count to sign {top['gpus_bias_corrected']:,.0f} GPUs (the model reads "
+              f"{top['model_over_true']:.2f}x the measured throughput at the median of its held-out records; "
+              f"80%: {top['gpus_low']:,.0f}-{top['gpus_high']:,.0f}); {top['error_basis']}; SLO margin: "
+              f"{top['slo_margin']}")
     if periods is not None:
         for name, g in df.groupby("system", sort=False):
             top = g.loc[g["gpus"].idxmax()]
+            adds = ", ".join(f"{p} +{int(a)}" for p, a in zip(g["period"], g["domains_to_add"]) if a > 0)
             print(f"  {name}: at the peak period {top['period']}: {top['gpus']:,.0f} GPUs "
-                  f"({top['gpus_low']:,.0f}-{top['gpus_high']:,.0f}), {top['mw']:.3g} MW")
+                  f"({top['gpus_low']:,.0f}-{top['gpus_high']:,.0f}) in {top['scaleup_domains']:,.0f} domains, "
+                  f"{top['mw']:.3g} MW; domains to add: {adds}")
     print(format_table(df.assign(binding=df["binding"] + df["status"].where(df["status"] != "ok", "").radd(" ")
                            .where(df["status"] != "ok", "")), TABLE))
     return 0
