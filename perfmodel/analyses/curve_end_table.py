@@ -62,7 +62,8 @@ def replace_block(text: str, block: str) -> str:
 def main(argv: list[str]) -> int:
     t = table()
     if "--write" in argv:
-        DOC.write_text(replace_block(DOC.read_text(), t))
+        from ..fileio import write_whole
+        write_whole(DOC, replace_block(DOC.read_text(), t))
         print(f"wrote {DOC}", file=sys.stderr)
     else:
         print(t)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import catalog
+from ..fileio import write_whole
 from .model_error import AGENTIC_FILE, TABLE, class_table, record_setups
 
 
@@ -34,10 +35,9 @@ def main(argv=None) -> int:
         v = pd.read_csv(val)
         ag = v[v["file"] == AGENTIC_FILE] if "file" in v.columns else None
     out = catalog.builtin_root() / TABLE
-    out.parent.mkdir(parents=True, exist_ok=True)
     files = sorted({*cv["file"].dropna().unique(), *([AGENTIC_FILE] if ag is not None and len(ag) else [])})
     t = class_table(cv, *record_setups(files), agentic=ag)
-    t.to_csv(out, index=False, float_format="%.5g")
+    write_whole(out, t.to_csv(index=False, float_format="%.5g"))
     n_ag = 0 if ag is None else len(ag)
     print(f"wrote {TABLE.as_posix()} ({len(t)} rows from {len(cv)} crossval rows of {src}; agentic class from {n_ag} "
           f"rows of {ag_src})")

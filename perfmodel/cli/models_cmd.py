@@ -14,13 +14,12 @@ def register(sub):
 
 
 def run_import(args):
-    from ..fileio import check_output, ensure_parent
+    from ..fileio import check_output, write_whole
     from ..importers.hf_config import import_hf_config_file
     check_output(args.output, "--output")
     text = import_hf_config_file(args.config, args.model_id)
     if args.output:
-        with open(ensure_parent(args.output), "w") as f:
-            f.write(text)
+        write_whole(args.output, text)
     else:
         print(text, end="")
     return 0

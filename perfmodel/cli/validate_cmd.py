@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import SpecError
-from ..fileio import check_output, check_output_dir, ensure_parent
+from ..fileio import check_output, check_output_dir, write_whole
 
 DEFAULT_DATA = "data/shared/calibration.csv"
 
@@ -118,8 +118,7 @@ def run_validate(args):
             files={f: (rs, d, summary(d)) for f, (rs, d) in per_file.items()} if len(per_file) > 1 else None,
             samples=args.samples, seed=args.seed, inputs=[*args.file, *_extra_files()]))
     for path, content in outputs.items():
-        ensure_parent(path)
-        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        write_whole(path, content)
     print(report.table_text(df))
     print(report.summary_text(s))
     _print_percentiles(per_file, args.samples, args.seed)
@@ -188,7 +187,7 @@ def run_crossval(args):
     if ok.empty:
         raise SpecError(f"no row of {len(df)} could be predicted", file=", ".join(files))
     if args.out:
-        df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
+        write_whole(args.out, df.to_csv(index=False, float_format="%.6g"))
     if args.report:       # the Markdown and, beside it, the per-record CSV (data/model-error/ derives from it)
         from .. import provenance
         cmd = "perfmodel crossval" + "".join(f" --data {f}" for f in args.data) + \
@@ -196,9 +195,8 @@ def run_crossval(args):
               (f" --by {args.by}" if args.by != "config" else "") + f" --report {args.report}"
         report = Path(args.report)
         text = provenance.header(cmd, [*files]) + "\n" + cv_markdown(df, targets, files, cmd)
-        ensure_parent(report)
-        df.to_csv(report.with_suffix(".csv"), index=False, float_format="%.6g")
-        report.write_text(text)
+        write_whole(report.with_suffix(".csv"), df.to_csv(index=False, float_format="%.6g"))
+        write_whole(report, text)
     for met, g in ok.groupby("metric"):
         print(f"{met}: {len(g)} rows, median |error| {g['error_pct'].abs().median():.1f}%, signed median "
               f"{g['error_pct'].median():+.1f}%")
@@ -242,8 +240,6 @@ def run_calibrate(args):
         if not args.dry_run:
             written[pid] = render_profile(pid, r, cmd)          # every file rendered (and validated) first
     for pid, text in written.items():
-        out = out_dir / f"{pid}.yaml"
-        ensure_parent(out)
-        out.write_text(text)
+        out = write_whole(out_dir / f"{pid}.yaml", text)
         print(f"wrote {out}")
     return 0

@@ -272,11 +272,14 @@ def _save(path: Path, parts: dict[str, Compiled]) -> None:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    """Write ``data`` to ``path`` atomically (a temporary file renamed: readers never see half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, path)
+    """Write ``data`` to ``path`` whole (``fileio.write_whole``: readers never see half a file); a file that
+    cannot be written is an OSError (the callers then keep the cache in memory only)."""
+    from ..errors import SpecError
+    from ..fileio import write_whole
+    try:
+        write_whole(path, json.dumps(data))
+    except SpecError as exc:
+        raise OSError(str(exc)) from None
 
 
 def _load(path: Path, exprs: Callable[[str], Callable[[], list]]) -> dict[str, Compiled]:

@@ -137,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     tbl = generated(root / "reports")
     if "--write" in argv:
         readme = root / "docs" / "accuracy.md"
-        readme.write_text(render(readme.read_text(), tbl))
+        from ..fileio import write_whole
+        write_whole(readme, render(readme.read_text(), tbl))
         print(f"wrote the accuracy table into {readme.name}")
     else:
         print(tbl)
