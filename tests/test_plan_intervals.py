@@ -13,9 +13,10 @@ import pytest
 from perfmodel import catalog
 from perfmodel.analyses.deployments import DeploymentSpace
 from perfmodel.analyses.plan import Demand, plan
-from perfmodel.analyses.plan_error import band, coverage
+from perfmodel.analyses.plan_error import band
 from perfmodel.cli.main import main
 from perfmodel.search import SLO
+from perfmodel.validation.plan_coverage import coverage
 
 SPACE = DeploymentSpace(spec_tokens=(0,), batch_points=8, max_gpus=8, disaggregation=False)
 MODEL, WL = "llama-3.3-70b", "fixed-1k1k"

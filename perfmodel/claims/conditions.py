@@ -165,7 +165,7 @@ def region_band(C, fig, ev: dict, hw: str) -> dict:
     the region of ``hw``'s operating point there (``curve-end`` at batch-1-like points or beyond the curve's end),
     a peak's throughput (``rate``) error of its region. ``lo`` / ``hi``: exp(q10) / exp(q90), the step factors
     k = model / true speed the held-out records span (80%)."""
-    from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
+    from ..analyses.model_error import CURVE_END_CONCURRENCY, half_widths, region_of
     j = next(i for i, t in enumerate(fig.terms) if t.side.hardware == hw)
     row = ev["nom"]["rows"][j]
     conc = None if row is None else row.get("concurrency")

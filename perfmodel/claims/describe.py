@@ -19,7 +19,7 @@ def _num(x) -> str:
 
 
 def format_check(r: dict) -> str:
-    from ..report.sentences import pct
+    from .fmt import pct
     v = r["verdict"] + (f" {r['condition']}" if r.get("condition") else "")
     lines = [f"{r['id']}: {r['title']}", f"  verdict: {v}", f"  why: {r['reason']}"]
     if r.get("metric_text"):

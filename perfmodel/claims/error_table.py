@@ -1,5 +1,5 @@
 """`python -m perfmodel.claims.error_table [reports/crossval.csv [reports/validation.csv]]`: derive the model-error
-table ``data/model-error/crossval-spread.csv`` from the cross-validated residuals (``model_error.class_table``),
+table ``data/model-error/crossval-spread.csv`` from the cross-validated residuals (``analyses/model_error.class_table``),
 with the agentic class from the cross-validated rows of ``data/shared/agentic.csv`` (held out by configuration),
 or, where the crossval CSV has none, from its validation rows.
 
@@ -14,8 +14,9 @@ from pathlib import Path
 import pandas as pd
 
 from .. import catalog
+from ..analyses.model_error import AGENTIC_FILE, TABLE, class_table
 from ..fileio import write_whole
-from .model_error import AGENTIC_FILE, TABLE, class_table, record_setups
+from ..validation.records import record_setups
 
 
 def main(argv=None) -> int:

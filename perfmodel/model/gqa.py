@@ -45,7 +45,7 @@ class GQAFamily(AttentionFamily):
         return self._entry(fmt), 0.0, 0.0
 
     def _keys(self, n_ctx):
-        from ..equations.roofline import smin
+        from .vocabulary import smin
         a = self.a
         return smin(n_ctx, a.window) if a.window else n_ctx
 
@@ -60,5 +60,5 @@ class GQAFamily(AttentionFamily):
         return self._keys(n_ctx) * self.E
 
     def shard(self, tp):
-        from ..equations.roofline import smin
+        from .vocabulary import smin
         return smin(tp, self.a.kv_heads)

@@ -277,7 +277,7 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     write_whole(d / "shared_conditions.json", json.dumps(json_safe(solve(results)), indent=1))
     from ..claims.story import solve as stories
     write_whole(d / "stories.json", json.dumps(json_safe(stories(results)), indent=1))
-    from ..claims.model_error import table as accuracy
+    from ..analyses.model_error import table as accuracy
     from .sentences import Sentences
     acc = accuracy()
     write_whole(d / "accuracy.csv", acc.to_csv(index=False))
@@ -289,7 +289,7 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     write_whole(d / "sentences.csv", pd.DataFrame(sentences.rows, columns=[
         "sentence", "a_label", "a_value", "a_source", "b_label", "b_value", "b_source", "relation"]).to_csv(index=False))
     from .. import provenance
-    from ..claims.model_error import TABLE
+    from ..analyses.model_error import TABLE
     command = "perfmodel report" + ("" if out == Path("reports") else f" --out {out}")
     write_whole(out / "claims.md", provenance.header(command, [catalog.builtin_root() / TABLE]) + "\n" + md)
     for p, ino in before.items():        # what this run did not rewrite is a stale file of an earlier report

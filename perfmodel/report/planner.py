@@ -38,9 +38,9 @@ import math
 import pandas as pd
 
 from .. import catalog
+from ..analyses.model_error import half_widths
 from ..claims.curves import AXES, CurveStore, Side, curve_end, peak, read
 from ..claims.fmt import fmt
-from ..claims.model_error import half_widths
 from ..claims.shared import source_key
 
 PLAN_TTFT_MS = (2000.0, 5000.0)   # TTFT limits (ms) side by side: the planner's choice (no seed states one)

@@ -29,8 +29,9 @@ from .prefill_first import own_and_serve, saturation_time
 
 @lru_cache(maxsize=1)
 def compiled_queue() -> dict:
-    """The queueing forms of equations/queueing.py (``compiled_queue`` there: the same generated code), read
-    from the disk cache without importing sympy; each callable as ``f(*args)`` or ``f(*args, cs2=x)``."""
+    """The queueing forms of equations/queueing.py, lambdified (numpy) once and read from the disk cache after
+    that without importing sympy; each callable as ``f(*args)`` or ``f(*args, cs2=x)`` (cs2: the squared
+    coefficient of variation of the prefill service time, default 0: equal requests)."""
     return {k: _cs2_last(f) for k, f in cached_functions("queue", _build_queue).items()}
 
 
@@ -42,12 +43,13 @@ def queue_sources() -> dict[str, str]:
 
 
 def _build_queue() -> dict:
+    from ..engine.compiled import NUMPY_MODULES
     from ..equations.queueing import lambdified_queue
-    return lambdified_queue()
+    return lambdified_queue(NUMPY_MODULES)
 
 
 def _cs2_last(f):
-    """``f(*args, cs2)`` callable as ``f(*args)`` (cs2 = 0) or ``f(*args, cs2=x)`` (as equations/queueing.cs2_last)."""
+    """``f(*args, cs2)`` callable as ``f(*args)`` (cs2 = 0) or ``f(*args, cs2=x)``."""
     def call(*args, cs2=0.0):
         return f(*args, cs2)
     return call
