@@ -13,16 +13,17 @@ Symbols (per system, per frontier point j):
              decode_gpus)
     r_j      = y_j u_j / osl             requests/s one unit serves
     h        headroom share (the units run at most 1 - h of r_j)
-Demand D in requests/s (``Demand``): requests/s as given; output tokens/s T -> T / osl; output tokens per day
--> T / 86400 / osl; concurrent users N -> per point, N / c_j units' worth, c_j = requests in flight per unit
-(Little: lambda (E[TTFT] + osl TPOT)); live agent sessions N -> N / (sessions_per_gpu_j u_j).
-    n_j      = ceil(D / (r_j (1 - h)))   units;  G_j = n_j u_j GPUs
+Demand as a request rate lambda_j (``Demand``; the ONE served-capacity law, search/served.py): requests/s as
+given; output tokens/s T -> T / osl; output tokens per day -> T / 86400 / osl; N concurrent users -> N / R_j and
+N live agent sessions -> N / (R_j + Z) (Little's law), R_j = E[TTFT] + osl E[TPOT] the point's mean response time,
+Z the workload's mean tool pause. One unit holds r_j R_j users, r_j (R_j + Z) sessions (both pools of a split).
+    n_j      = ceil(lambda_j / (r_j (1 - h)))   units;  G_j = n_j u_j GPUs
 The SLO (search.SLO, the search's own) keeps the points whose TTFT, TPOT (or per-user speed) and E2E at the named percentiles meet
 it; among them the plan takes the fewest GPUs (ties: the higher y_j). Then
     domains  = ceil(G / D_dom)                     whole scale-up domains (nodes, or NVL racks)
     MW       = G P_allin / 1e6                     all-in W per GPU (hardware allin_power_w; GPU TDP if absent)
     USD/h    = G price;   USD/month = USD/h x 730  (hardware price_usd_per_gpu_hour)
-    util     = D / (n r)
+    util     = lambda / (n r)
 ``*_low`` / ``*_high`` carry the catalog's range where power or price is an estimate. Without a demand and with a
 GPU, MW or USD/h limit, the plan reports what the limit serves (the most units that fit, at the best SLO point).
 """
@@ -37,7 +38,8 @@ import pandas as pd
 
 from ..errors import SpecError
 from ..search import SERVED_COLUMNS, SLO, best_index, fewest_index, poisson, slo_infeasible
-from ..serving.dispatch import Pools, serve
+from ..search.served import demand_rate, response_s, unit_rate, units_needed
+from ..serving.dispatch import Pools, Sessions, serve
 from .deployments import SERVING_MIX, DeploymentSpace, points
 from .evaluation import workload_info
 from .frontier import frontier
@@ -45,6 +47,8 @@ from .plan_error import DEMAND_KINDS, POWER_BASES, hw_range
 from .systems import as_model, as_system
 
 HOURS_PER_MONTH = 730.0
+AGENTIC_TTFT_PERCENTILES = (90.0, 99.0)
+"""Request TTFT percentiles an agentic point is served with (serving/sessions.request_ttft_percentile)."""
 
 PLAN_COLUMNS = [
     "system", "hardware", "profile", "model", "workload", "status", "period", "demand_scale", "demand_kind",
@@ -52,6 +56,7 @@ PLAN_COLUMNS = [
     "dp", "ep", "pp", "spec_tokens", "batch", "pf_gpus", "pf_tp", "pf_ep", "prefill_gpus", "decode_gpus",
     "unit_gpus", "units", "gpus", "gpus_low", "gpus_high", "scaleup_domain_gpus", "scaleup_domains",
     "output_tps_per_gpu", "tps_per_user", "tpot_ms", "tpot_p99_ms", "ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_s",
+    "ttft_mean_ms", "response_mean_s", "pause_mean_s", "users_per_unit", "sessions_per_unit",
     "capacity_requests_per_s", "capacity_output_tps", "capacity_output_tps_low", "capacity_output_tps_high",
     "utilization", "mw", "mw_low", "mw_high", "mw_interval_low", "mw_interval_high", "power_basis", "usd_per_hour",
     "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_basis", "usd_per_m_output_tokens",
@@ -101,25 +106,34 @@ class Limits:
 
 def serve_points(sysm, m, workload, front: pd.DataFrame, kv_cache: str) -> pd.DataFrame:
     """The frontier's points served under Poisson arrivals (search/served.poisson, the function the search's
-    SLO cut uses): TTFT P50/P90/P99, TPOT mean and P99, and the requests in flight per unit, at each point's own
-    request rate. One call per weight format and serving mode; returns a frame aligned with ``front``."""
+    SLO cut uses): TTFT P50/P90/P99 and mean, TPOT mean and P99, at each point's own request rate. An agentic
+    point is evaluated again as sessions on its own pools (``Sessions``, the frontier's; the request TTFT
+    percentiles added where the serving layer models them), a disaggregated fixed-length one on its pools. One
+    call per weight format, serving mode and KV host tier; returns a frame aligned with ``front``."""
     wl = workload_info(workload)
     out = pd.DataFrame(index=front.index, columns=list(SERVED_COLUMNS), dtype=float)
     rows = front.rename(columns={"acceptance_length": "acc"})
-    for (weights, serving), idx in rows.groupby(["weights", "serving"], sort=False).groups.items():
+    if "kv_host_tier" not in rows:
+        rows = rows.assign(kv_host_tier=False)
+    for (weights, serving, tier), idx in rows.groupby(["weights", "serving", "kv_host_tier"], sort=False
+                                                      ).groups.items():
         sub = rows.loc[idx]
         setup = sysm.setup(m, weights=weights, kv_cache=kv_cache,
                            attention_weights=sub["attention_weights"].iloc[0])
         pts = {**points(sub, wl.lengths), "mix": SERVING_MIX[serving]}
-        if serving == "disaggregated" and not wl.agentic:   # the pools as the frontier chose them
+        pools = None
+        if serving == "disaggregated":       # the pools as the frontier chose them
             pools = Pools(*(sub[c].to_numpy(float) for c in ("pf_gpus", "pf_tp", "pf_ep", "instances",
                                                               "pf_instances")))
+        if wl.agentic and serving != "decode_only":
+            sessions = Sessions(wl.pause_s, bool(tier), wl.dists,
+                                ttft_percentiles=AGENTIC_TTFT_PERCENTILES if wl.dists is not None else ())
+            closed = serve(setup, pts, serving, pools=pools, sessions=sessions)
+        elif serving == "disaggregated":
             closed = serve(setup, pts, "disaggregated", pools=pools)
         else:
             closed = sub.reset_index(drop=True)
         got = poisson(setup, pts, closed, serving, wl.agentic, sub["gpus"].to_numpy(float), wl.lengths["osl"])
-        if serving == "disaggregated" and not wl.agentic:
-            got["in_flight"] = got["in_flight"].to_numpy(float) * sub["instances"].to_numpy(float)
         for c in out.columns:
             out.loc[idx, c] = got[c].to_numpy(float)
     return out
@@ -193,12 +207,14 @@ def plan(model, workload, systems, demand: Demand | None = None, slo: SLO = SLO(
 
 def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo, power_basis="board"
               ) -> list[dict]:
+    """One row per demand scale: the demand as a request rate per point (search/served.demand_rate, the one
+    served-capacity law), the fewest GPUs in whole units among the points meeting the SLO."""
     from .plan_error import power as power_of
     osl = wl.lengths["osl"]
     y = front["output_tps_per_gpu"].to_numpy(float)
     u = _unit_gpus(front)
-    r = y * u / osl                                              # requests/s per unit
-    usable = 1.0 - limits.headroom
+    r = unit_rate(y, u, osl)                                     # requests/s per unit
+    resp = response_s(served["ttft_mean_ms"].to_numpy(float), served["tpot_ms"].to_numpy(float), osl)
     fields = sysm.fields()
     domain = float(fields["scaleup_domain_gpus"])
     power, p_low, p_high, p_basis = power_of(sysm, power_basis)
@@ -208,24 +224,21 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
     else:
         c_low = c_high = np.nan
         c_basis = "no price in the hardware catalog"
-    in_flight = served["in_flight"].to_numpy(float)
     best_y = np.nanmax(np.where(ok, y, np.nan))
+    per_gpu = _per_gpu_capacity(demand, y, r, u, resp, wl.pause_s)
     out = []
     for scale in scales:
         if demand is None:
             units, req = _units_within(limits, u, power, price), None
         else:
-            v = demand.value * scale
-            if demand.kind in ("users", "sessions"):
-                per_unit = in_flight * (u / front["gpus"].to_numpy(float) if demand.kind == "users" else 1.0)
-                units = np.ceil(v / (per_unit * usable) - 1e-9)
-                req = v / np.where(per_unit > 0, per_unit, np.nan) * r
-            else:
-                d = {"requests_per_s": v, "output_tps": v / osl, "tokens_per_day": v / 86400.0 / osl}[demand.kind]
-                units = np.ceil(d / (r * usable) - 1e-9)
-                req = np.full(len(r), d)
+            req = np.broadcast_to(demand_rate(demand.kind, demand.value * scale, osl, resp, wl.pause_s),
+                                  r.shape).astype(float)
+            units = units_needed(req, r, limits.headroom)
         gpus = units * u
         cand = ok & np.isfinite(gpus) & (units >= 1)
+        if not cand.any():
+            raise SpecError(f"{sysm.name}: no point meeting the SLO has a finite mean response time to size "
+                            f"{demand.kind if demand else 'the limit'} on", field="demand")
         if demand is None:
             j = best_index(units * r, cand)                           # the most traffic within the limit
         else:
@@ -239,20 +252,37 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
                    usd_per_hour=g * price if price else np.nan, usd_per_hour_low=g * c_low,
                    usd_per_hour_high=g * c_high, usd_per_month=g * price * HOURS_PER_MONTH if price else np.nan,
                    price_basis=c_basis)
+        row.update(_little(r[j], resp[j], wl))
         row.update(_per_token(row, wl))
-        row.update(_interval(row, front, j, wl, demand, req, u[j], r[j], usable, in_flight[j], (p_low, p_high),
+        row.update(_interval(row, front, j, wl, demand, req, u[j], r[j], limits.headroom, (p_low, p_high),
                              (c_low, c_high)))
-        per_gpu = y if demand is None or demand.kind not in ("users", "sessions") else \
-            np.where(np.isfinite(units) & (units > 0), 1.0 / np.maximum(gpus, 1e-300), 0.0)
         row["binding"] = _binding(j, per_gpu, ok, terms, front)
         row["status"] = _limit_status(row, limits) if demand is not None else "ok"
         out.append(row)
     return out
 
 
-def _interval(row: dict, front, j, wl, demand, req, u_j, r_j, usable, in_flight_j, p_rng, c_rng) -> dict:
+def _per_gpu_capacity(demand, y, r, u, resp, pause_s) -> np.ndarray:
+    """Capacity per GPU in the demand's own unit at each point: output tokens/s (a rate demand or a limit), users
+    r R / u, or sessions r (R + Z) / u (search/served.py)."""
+    if demand is None or demand.kind not in ("users", "sessions"):
+        return y
+    from ..search.served import cycle_s
+    return r * cycle_s(demand.kind, resp, pause_s) / u
+
+
+def _little(r_j: float, resp_j: float, wl) -> dict:
+    """The Little's-law columns of the chosen point: mean response time R, the mean pause Z (agentic), and what
+    one unit holds at capacity: r R users (requests in flight), r (R + Z) sessions (agentic workloads)."""
+    pause = wl.pause_s if wl.agentic else 0.0
+    return {"response_mean_s": resp_j, "pause_mean_s": pause, "users_per_unit": r_j * resp_j,
+            "sessions_per_unit": r_j * (resp_j + pause) if wl.agentic else np.nan}
+
+
+def _interval(row: dict, front, j, wl, demand, req, u_j, r_j, headroom, p_rng, c_rng) -> dict:
     """The 80% interval of the model's cross-validated throughput error on GPUs, capacity, MW and $/M output
-    tokens (``plan_error``: true throughput in [y lo, y hi]; units at each end re-sized for the same demand)."""
+    tokens (``plan_error``: true throughput in [y lo, y hi]; the units at each end re-sized by the same law for
+    the same request rate, ``units_needed(lambda, r k)``)."""
     from .plan_error import band
     f = front.iloc[j]
     b = band(float(f["batch"]) if "batch" in f.index else None, wl.agentic)
@@ -260,14 +290,8 @@ def _interval(row: dict, front, j, wl, demand, req, u_j, r_j, usable, in_flight_
     if demand is None:
         g_lo = g_hi = row["gpus"]
     else:
-        per = (in_flight_j * (u_j / float(f["gpus"]) if demand.kind == "users" else 1.0)
-               if demand.kind in ("users", "sessions") else None)
-        d = float(req[j]) if per is None else None
-        v = demand.value * row["demand_scale"]
-
-        def units(k: float) -> float:
-            return math.ceil((d / (r_j * k * usable) if per is None else v / (per * k * usable)) - 1e-9)
-        g_lo, g_hi = units(b["hi"]) * u_j, units(b["lo"]) * u_j
+        g_lo = float(units_needed(req[j], r_j * b["hi"], headroom)) * u_j
+        g_hi = float(units_needed(req[j], r_j * b["lo"], headroom)) * u_j
     t_out = row["demand_output_tps"]
     out = {"gpus_low": float(g_lo), "gpus_high": float(g_hi), "capacity_output_tps_low": cap * b["lo"],
            "capacity_output_tps_high": cap * b["hi"], "mw_interval_low": g_lo * p_rng[0] / 1e6,
@@ -348,7 +372,7 @@ def _row(sysm, f, s, wl, demand, scale, units, unit_gpus, gpus, domain, r) -> di
         "scaleup_domains": float(math.ceil(gpus / domain - 1e-9)),
         "output_tps_per_gpu": f["output_tps_per_gpu"], "tps_per_user": 1000.0 / s["tpot_ms"],
         "tpot_ms": s["tpot_ms"], "tpot_p99_ms": s["tpot_p99_ms"], "ttft_ms": s["ttft_ms"],
-        "ttft_p90_ms": s["ttft_p90_ms"], "ttft_p99_ms": s["ttft_p99_ms"],
+        "ttft_p90_ms": s["ttft_p90_ms"], "ttft_p99_ms": s["ttft_p99_ms"], "ttft_mean_ms": s["ttft_mean_ms"],
         "e2e_s": s["ttft_ms"] / 1e3 + wl.lengths["osl"] * s["tpot_ms"] / 1e3,
         "capacity_requests_per_s": float(units) * r, "capacity_output_tps": float(units) * r * wl.lengths["osl"],
     }

@@ -51,6 +51,11 @@ def register(sub):
     p.add_argument("--samples", type=int, default=200,
                    help="Monte Carlo samples per row for the band (1-10,000; default 200)")
     p.add_argument("--seed", type=int, default=0, help="random seed, 0 to 2^32-1 (default 0)")
+    p.add_argument("--explain", metavar="FILE.csv",
+                   help="also write, per point row, what the model runs there (running batch, decode and prefill "
+                        "tokens per step, prefill share, prefix hit, queue wait, the binding limit, the record's "
+                        "stated hit and running cap: perfmodel/validation/explain.py) and print its summary by "
+                        "client band")
     p.set_defaults(func=run_validate)
 
     x = sub.add_parser("crossval", help="cross-validation of the calibration by whole configuration (minutes): "
@@ -92,6 +97,7 @@ def run_validate(args):
     check_output(args.out, "--out")
     check_output(args.plot, "--plot", (".png",))
     check_output(args.report, "--report", (".md",))
+    check_output(args.explain, "--explain", (".csv",))
     check_samples(args.samples, args.seed)
     per_file = {}
     for f in args.file:
@@ -111,6 +117,10 @@ def run_validate(args):
         outputs[Path(args.out)] = df.to_csv(index=False, float_format="%.6g")
     if args.plot:
         outputs[Path(args.plot)] = report.render_png(df)
+    if args.explain:
+        from ..validation.explain import band_summary, explain_rows
+        table = explain_rows(recs)
+        outputs[Path(args.explain)] = table.to_csv(index=False, float_format="%.6g")
     if args.report:
         outputs.update(report.render_report(
             df, s, Path(args.report), data_file=" ".join(args.file), recs=recs,
@@ -122,6 +132,9 @@ def run_validate(args):
     print(report.table_text(df))
     print(report.summary_text(s))
     _print_percentiles(per_file, args.samples, args.seed)
+    if args.explain:
+        print(f"\nwhat the model runs at each point row: {args.explain}; by client band (point rows predicted):")
+        print(band_summary(table).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     return 0
 
 

@@ -1,10 +1,28 @@
-"""Operating points served under Poisson arrivals: the served columns an SLO reads (search/slo.py).
+"""Operating points served under Poisson arrivals, and the ONE served-capacity law a plan sizes every demand with.
 
-An aggregated fixed-length point is offered its own closed-loop request rate lambda = y G / osl (y output tokens/s
-per GPU, G GPUs of the instance) as an open loop (serving/queueing.py: running batch B = lambda S, the prefill
-queue M/D/c, TTFT P50/P90/P99 as the queue's quantiles, the TPOT tail from the prefill chunks a request's steps
-meet); a disaggregated (or decode-only) point keeps its pools' closed loop; an agentic point its sessions (TTFT
-P90/P99 not modeled: NaN, so a P90/P99 TTFT limit fails there). Units: ms, requests (or sessions) in flight.
+**Served points** (``poisson``, the columns an SLO reads, search/slo.py). An aggregated fixed-length point is
+offered its own closed-loop request rate lambda = y G / osl (y output tokens/s per GPU, G GPUs of the instance) as
+an open loop (serving/queueing.py: running batch B = lambda S, the prefill queue M/D/c, TTFT P50/P90/P99 as the
+queue's quantiles, the TPOT tail from the prefill chunks a request's steps meet); a disaggregated (or decode-only)
+point keeps its pools' closed loop; an agentic point its sessions (TTFT P90/P99 where the served frame carries the
+request percentiles ``ttft_p{q}_request_ms``, else NaN, so a P90/P99 TTFT limit fails there). ``ttft_mean_ms`` is
+the mean TTFT (the queue's mean; an agentic point's closed-loop mean), the one Little's law reads. Units: ms.
+
+**The served-capacity law** (``unit_rate``, ``demand_rate``): one deployment unit (an instance, or both pools of
+a disaggregated split) of u GPUs at y output tokens/s per GPU serves
+
+    r = y u / osl                                      requests/s (osl: mean output tokens per request)
+
+Every demand is a request rate lambda, and the units it needs are n = ceil(lambda / (r (1 - h))) (headroom h):
+    requests_per_s   lambda = D
+    output_tps       lambda = T / osl
+    tokens_per_day   lambda = T_day / 86400 / osl
+    users            lambda = N / R                    (Little's law, N = lambda R: each user holds one request in
+                                                        flight, R = E[TTFT] + osl E[TPOT] its mean response time, s)
+    sessions         lambda = N / (R + Z)              (Little's law over a session's cycle: a response then a
+                                                        mean tool pause Z, s; agentic workloads)
+so one unit holds r R users, or r (R + Z) sessions, at capacity. The law is the same for aggregated,
+disaggregated and agentic deployments: only r, R and Z are the point's.
 """
 
 from __future__ import annotations
@@ -12,29 +30,75 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import SpecError
 from ..serving.dispatch import serve
 
-SERVED_COLUMNS = ("ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "tpot_ms", "tpot_p99_ms", "in_flight")
+SERVED_COLUMNS = ("ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "tpot_ms", "tpot_p99_ms", "ttft_mean_ms")
+RATE_KINDS = ("requests_per_s", "output_tps", "tokens_per_day")
+LITTLE_KINDS = ("users", "sessions")
 
 
 def poisson(setup, pts: dict, closed: pd.DataFrame, serving: str, agentic: bool, gpus: np.ndarray,
             osl: float) -> pd.DataFrame:
     """Points of ONE serving mode served under Poisson arrivals (module docstring): SERVED_COLUMNS, aligned with
-    ``closed`` (the closed-loop frame of the same points). ``gpus``: GPUs per instance; ``in_flight`` requests (or
-    agentic sessions) in flight per instance."""
+    ``closed`` (the closed-loop frame of the same points). ``gpus``: GPUs per instance."""
     out = pd.DataFrame(index=range(len(closed)), columns=list(SERVED_COLUMNS), dtype=float)
     if agentic:                   # sessions: the closed loop's own columns
         out["ttft_ms"] = closed["ttft_ms"].to_numpy(float)
         out["tpot_ms"] = out["tpot_p99_ms"] = closed["tpot_ms"].to_numpy(float)
-        if "sessions_per_gpu" in closed:
-            out["in_flight"] = closed["sessions_per_gpu"].to_numpy(float) * gpus
+        for q in (90, 99):
+            if f"ttft_p{q}_request_ms" in closed:
+                out[f"ttft_p{q}_ms"] = closed[f"ttft_p{q}_request_ms"].to_numpy(float)
+        if "ttft_mean_ms" in closed:
+            out["ttft_mean_ms"] = closed["ttft_mean_ms"].to_numpy(float)
         return out
     if serving == "disaggregated" or serving == "decode_only":
         df = closed
     else:
         rate = closed["output_tps_per_gpu"].to_numpy(float) * gpus / osl
         df = serve(setup, {**pts, "batch": np.nan, "arrival_rate": rate}, serving)
-    for c in SERVED_COLUMNS[:-1]:
-        out[c] = df[c].to_numpy(float)
-    out["in_flight"] = df["concurrency"].to_numpy(float)
+    for c in SERVED_COLUMNS:
+        out[c] = df[c].to_numpy(float) if c in df else np.nan
     return out
+
+
+def unit_rate(output_tps_per_gpu, unit_gpus, osl: float) -> np.ndarray:
+    """r = y u / osl: requests/s one unit of ``unit_gpus`` GPUs serves at ``output_tps_per_gpu`` (module
+    docstring)."""
+    return np.asarray(output_tps_per_gpu, float) * np.asarray(unit_gpus, float) / float(osl)
+
+
+def response_s(ttft_mean_ms, tpot_ms, osl: float) -> np.ndarray:
+    """R = E[TTFT] / 1e3 + osl E[TPOT] / 1e3: a request's mean response time, s (TTFT and TPOT means in ms)."""
+    return np.asarray(ttft_mean_ms, float) / 1e3 + float(osl) * np.asarray(tpot_ms, float) / 1e3
+
+
+def cycle_s(kind: str, response: np.ndarray, pause_s: float) -> np.ndarray:
+    """The time one unit of demand holds per request (Little's law's W, s): R for users, R + Z for sessions."""
+    if kind not in LITTLE_KINDS:
+        raise SpecError(f"no Little's-law cycle for a demand in {kind}", field="demand")
+    return np.asarray(response, float) + (float(pause_s) if kind == "sessions" else 0.0)
+
+
+def demand_rate(kind: str, value: float, osl: float, response: np.ndarray | None = None,
+                pause_s: float = 0.0) -> np.ndarray | float:
+    """lambda, requests/s: a demand of ``kind`` and ``value`` as a request rate (module docstring). ``response``
+    (R per point, s) is needed for users and sessions; the result is then one rate per point."""
+    if kind == "requests_per_s":
+        return float(value)
+    if kind == "output_tps":
+        return float(value) / osl
+    if kind == "tokens_per_day":
+        return float(value) / 86400.0 / osl
+    if response is None:
+        raise SpecError(f"a demand in {kind} needs each point's response time", field="demand")
+    w = cycle_s(kind, response, pause_s)
+    return np.where(w > 0, float(value) / np.where(w > 0, w, 1.0), np.nan)
+
+
+def units_needed(rate, r: np.ndarray, headroom: float = 0.0) -> np.ndarray:
+    """n = ceil(lambda / (r (1 - h))): whole units carrying ``rate`` requests/s at ``r`` per unit, headroom h
+    (NaN where r is not positive)."""
+    r = np.asarray(r, float)
+    cap = r * (1.0 - headroom)
+    return np.where(cap > 0, np.ceil(np.asarray(rate, float) / np.where(cap > 0, cap, 1.0) - 1e-9), np.nan)

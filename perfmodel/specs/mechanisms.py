@@ -47,6 +47,11 @@ MECHANISMS: dict[str, str] = {
     "first_turn_requests": (
         "the request samples (TTFT and E2E percentiles) include the sessions' first turns, which prefill their "
         "whole starting context (serving/sessions.first_turn_share, first_turn_tokens)"),
+    "record_running_cap": (
+        "a record is read with the running-request cap its notes quote from the serve flags (SGLang "
+        "--max-running-requests N, global, N // dp per attention-DP scheduler; vLLM --max-num-seqs N, per engine), "
+        "the clients beyond it waiting for a slot, instead of the profile's cap "
+        "(validation/workload_versions.record_running_cap, validation/predict_rows.point_inputs)"),
 }
 """Every mechanism a profile may switch on."""
 

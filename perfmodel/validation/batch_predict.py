@@ -69,7 +69,7 @@ def plan(records: list[Record]) -> Plan:
             if (rec.kind == "point" and rec.metric in BATCHED_METRICS and _agentic(rec)
                     and rec.serving in (None, "aggregated")):
                 w = record_workload_spec(rec)
-                pts, _pooled = point_inputs(rec, m)
+                pts, _pooled = point_inputs(rec, m, catalog.profile(pid))
                 a = agentic_inputs(rec, m, pts, w, catalog.profile(pid))
                 key: tuple = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid, w.id,
                               a.host, a.q, a.ttft_qs)
@@ -77,7 +77,7 @@ def plan(records: list[Record]) -> Plan:
                 continue
             if (rec.kind == "point" and rec.metric in BATCHED_METRICS and _agentic(rec)
                     and rec.serving == "disaggregated"):
-                pts, pooled = point_inputs(rec, m)
+                pts, pooled = point_inputs(rec, m, catalog.profile(pid))
                 pts, pool = agentic_pool_inputs(rec, m, pts, pooled)
                 key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid,
                        record_workload_spec(rec).id, record_host_tier(rec))
@@ -85,7 +85,7 @@ def plan(records: list[Record]) -> Plan:
                 continue
             batched = (rec.kind == "point" and rec.metric in BATCHED_METRICS and not _agentic(rec)
                        and rec.serving in (None, "aggregated", "decode_only", "disaggregated"))
-            pts, pooled = point_inputs(rec, m) if batched else ({}, False)
+            pts, pooled = point_inputs(rec, m, catalog.profile(pid)) if batched else ({}, False)
             if not batched or (rec.serving == "disaggregated" and not pooled) or \
                     np.isfinite(pts.get("arrival_rate", np.nan)):
                 # Poisson runs (an open loop at the served rate) take predict_record: above the modeled capacity

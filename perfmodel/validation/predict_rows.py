@@ -69,6 +69,7 @@ from .records import Record
 from .workload_versions import (
     record_host_tier,
     record_interactivity,
+    record_running_cap,
     record_statistic,
     record_workload_spec,
     resolve_record,
@@ -204,9 +205,11 @@ def _valid(model, G: float, tp: float, ep: float) -> str | None:
     return problem[0] if problem else None
 
 
-def point_inputs(rec: Record, m) -> tuple[dict, bool]:
+def point_inputs(rec: Record, m, profile: ProfileSpec | None = None) -> tuple[dict, bool]:
     """The operating point of a point row (aggregated / decode_only / disaggregated): (points, pooled), pooled
-    when the row names its prefill and decode workers (evaluated with serving.disaggregated)."""
+    when the row names its prefill and decode workers (evaluated with serving.disaggregated). The running cap is
+    the record's ``max_running_requests``; where ``profile`` switches on record_running_cap, also a cap the
+    notes quote (``record_running_cap``)."""
     isl, osl, new = lengths(rec)
     inst = rec.decode_gpus if rec.serving in ("decode_only", "disaggregated") else rec.gpus
     pooled = rec.serving == "disaggregated" and bool(rec.prefill_gpus and rec.decode_gpus)
@@ -239,8 +242,17 @@ def point_inputs(rec: Record, m) -> tuple[dict, bool]:
     pts = dict(batch=batch, concurrency=conc, arrival_rate=rate, gpus=G, tp=tp, ep=ep, pp=pp,
                spec_tokens=float(rec.spec_tokens or 0),
                isl=isl, osl=osl, new=new, mix=1.0 if rec.serving in (None, "aggregated") else 0.0,
-               max_running=float(rec.max_running_requests or np.nan))
+               max_running=_running_cap(rec, G, tp, pp, profile))
     return pts, pooled
+
+
+def _running_cap(rec: Record, G: float, tp: float, pp: float, profile: ProfileSpec | None) -> float:
+    """The row's running cap per scheduler (NaN: the engine's): the field, and the notes' serve flags where the
+    profile switches on record_running_cap (specs/mechanisms.py)."""
+    if profile is None or not profile.uses("record_running_cap"):
+        return float(rec.max_running_requests or np.nan)
+    cap = record_running_cap(rec, G / (tp * pp))
+    return np.nan if cap is None else cap
 
 
 def refuse_unfit(df: pd.DataFrame) -> None:
@@ -252,6 +264,7 @@ def refuse_unfit(df: pd.DataFrame) -> None:
 
 
 def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
+    """A point row's predicted value per sample (S,): the column of ``point_frame`` the record names."""
     isl, osl, new = lengths(rec)
     m = ctx.setup.model
     if rec.serving == "prefill_only":
@@ -261,9 +274,28 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
         if (why := _valid(m, G, tp, ep)):
             raise Unsupported(f"layout: {why}")
         return prefill_rate(ctx, G, tp, ep, isl, new)
+    frame = point_frame(rec, ctx, note)
+    return frame.df[frame.metric].to_numpy(float) * frame.scale
+
+
+@dataclass
+class PointFrame:
+    """A point row's evaluation: the serving layer's frame (one row per parameter sample, every output column),
+    the column that holds the record's metric, the factor that turns it into the record's per-GPU basis, and the
+    operating point it was evaluated at (``validation/explain.py`` reads it)."""
+
+    df: pd.DataFrame
+    metric: str
+    scale: float
+    pts: dict
+
+
+def point_frame(rec: Record, ctx: Ctx, note: list) -> PointFrame:
+    """Evaluate a point row (aggregated, decode_only, disaggregated, agentic) at its published operating point."""
+    m = ctx.setup.model
     if rec.metric == "input_tps_per_gpu":
         raise Unsupported("input_tps_per_gpu is only modeled for prefill_only rows")
-    pts, pooled = point_inputs(rec, m)
+    pts, pooled = point_inputs(rec, m, ctx.setup.profile)
     conc = pts["concurrency"]
     agentic_wl = _agentic_workload(rec)
     if agentic_wl is not None:
@@ -296,10 +328,10 @@ def predict_point(rec: Record, ctx: Ctx, note: list) -> np.ndarray:
         metric = agentic_metric(rec, df)
     elif record_percentile(rec) == 99.0 and metric in ("ttft_ms", "tpot_ms"):
         metric = metric.replace("_ms", "_p99_ms")          # the queue's P99 (validation/percentiles.py)
-    out = df[metric].to_numpy(float)
+    scale = 1.0
     if rec.gpus and rec.serving == "disaggregated" and metric.endswith("_per_gpu") and not pooled:
-        out = out * pts["gpus"] / rec.gpus
-    return out
+        scale = pts["gpus"] / rec.gpus
+    return PointFrame(df, metric, scale, pts)
 
 
 def decode_workers(rec: Record) -> int:

@@ -154,6 +154,26 @@ def record_host_tier(rec) -> bool:
     return bool(_HOST.search(first) or _HOST.search(n))
 
 
+_GLOBAL_CAP = re.compile(r"max[-_ ]running(?:[-_ ]requests)?[\s=:]*(\d[\d,]*)", re.I)
+_ENGINE_CAP = re.compile(r"max[-_ ]num[-_ ]seqs[\s=:]*(\d[\d,]*)", re.I)
+
+
+def record_running_cap(rec, dp_ranks: float) -> float | None:
+    """The running-request cap per scheduler (attention-DP rank) that the record states: its
+    ``max_running_requests`` field (per scheduler) where filled; else a cap its notes quote from the serve flags,
+    SGLang's ``--max-running-requests N`` (global: the engine gives each of its ``dp_ranks`` attention-DP
+    schedulers N // dp_ranks, ServerArgs and the KV-cache configurator's ReqToTokenPool) or vLLM's
+    ``--max-num-seqs N`` (per engine core, i.e. per scheduler); None when it states none."""
+    if rec.max_running_requests is not None:
+        return float(rec.max_running_requests)
+    notes = rec.notes or ""
+    if (m := _GLOBAL_CAP.search(notes)) is not None:
+        return float(max(int(m.group(1).replace(",", "")) // max(int(round(dp_ranks)), 1), 1))
+    if (m := _ENGINE_CAP.search(notes)) is not None:
+        return float(m.group(1).replace(",", ""))
+    return None
+
+
 def record_max_context(rec) -> float | None:
     """The engine's max_model_len when the notes give one (requests above it are rejected, not served)."""
     m = _MAX_LEN.search(rec.notes or "")
