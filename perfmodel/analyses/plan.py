@@ -47,16 +47,16 @@ from .plan_error import DEMAND_KINDS, POWER_BASES, hw_range
 from .systems import as_model, as_system
 
 HOURS_PER_MONTH = 730.0
-AGENTIC_TTFT_PERCENTILES = (90.0, 99.0)
-"""Request TTFT percentiles an agentic point is served with (serving/sessions.request_ttft_percentile)."""
 
 PLAN_COLUMNS = [
     "system", "hardware", "profile", "model", "workload", "status", "period", "demand_scale", "demand_kind",
     "demand_value", "demand_requests_per_s", "demand_output_tps", "serving", "weights", "gpus_per_instance", "tp",
     "dp", "ep", "pp", "spec_tokens", "batch", "pf_gpus", "pf_tp", "pf_ep", "prefill_gpus", "decode_gpus",
     "unit_gpus", "units", "gpus", "gpus_low", "gpus_high", "scaleup_domain_gpus", "scaleup_domains",
-    "output_tps_per_gpu", "tps_per_user", "tpot_ms", "tpot_p99_ms", "ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_s",
+    "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p50", "tps_per_user_e2e_p90", "tpot_ms", "tpot_p90_ms",
+    "tpot_p99_ms", "ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_s",
     "ttft_mean_ms", "response_mean_s", "pause_mean_s", "users_per_unit", "sessions_per_unit",
+    "serving_sessions_per_gpu",
     "capacity_requests_per_s", "capacity_output_tps", "capacity_output_tps_low", "capacity_output_tps_high",
     "utilization", "mw", "mw_low", "mw_high", "mw_interval_low", "mw_interval_high", "power_basis", "usd_per_hour",
     "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_basis", "usd_per_m_output_tokens",
@@ -106,9 +106,9 @@ class Limits:
 
 def serve_points(sysm, m, workload, front: pd.DataFrame, kv_cache: str) -> pd.DataFrame:
     """The frontier's points served under Poisson arrivals (search/served.poisson, the function the search's
-    SLO cut uses): TTFT P50/P90/P99 and mean, TPOT mean and P99, at each point's own request rate. An agentic
-    point is evaluated again as sessions on its own pools (``Sessions``, the frontier's; the request TTFT
-    percentiles added where the serving layer models them), a disaggregated fixed-length one on its pools. One
+    SLO cut uses): TTFT P50/P90/P99 and mean, TPOT mean/P90/P99, the E2E-normalised speeds, at each point's own
+    request rate. An agentic point is evaluated again as sessions on its own pools (``Sessions``, as the frontier
+    evaluates it), a disaggregated fixed-length one on its pools. One
     call per weight format, serving mode and KV host tier; returns a frame aligned with ``front``."""
     wl = workload_info(workload)
     out = pd.DataFrame(index=front.index, columns=list(SERVED_COLUMNS), dtype=float)
@@ -126,9 +126,7 @@ def serve_points(sysm, m, workload, front: pd.DataFrame, kv_cache: str) -> pd.Da
             pools = Pools(*(sub[c].to_numpy(float) for c in ("pf_gpus", "pf_tp", "pf_ep", "instances",
                                                               "pf_instances")))
         if wl.agentic and serving != "decode_only":
-            sessions = Sessions(wl.pause_s, bool(tier), wl.dists,
-                                ttft_percentiles=AGENTIC_TTFT_PERCENTILES if wl.dists is not None else ())
-            closed = serve(setup, pts, serving, pools=pools, sessions=sessions)
+            closed = serve(setup, pts, serving, pools=pools, sessions=Sessions(wl.pause_s, bool(tier), wl.dists))
         elif serving == "disaggregated":
             closed = serve(setup, pts, "disaggregated", pools=pools)
         else:
@@ -371,8 +369,10 @@ def _row(sysm, f, s, wl, demand, scale, units, unit_gpus, gpus, domain, r) -> di
         "units": float(units), "gpus": gpus, "scaleup_domain_gpus": domain,
         "scaleup_domains": float(math.ceil(gpus / domain - 1e-9)),
         "output_tps_per_gpu": f["output_tps_per_gpu"], "tps_per_user": 1000.0 / s["tpot_ms"],
-        "tpot_ms": s["tpot_ms"], "tpot_p99_ms": s["tpot_p99_ms"], "ttft_ms": s["ttft_ms"],
+        "tps_per_user_e2e_p50": s["tps_per_user_e2e_p50"], "tps_per_user_e2e_p90": s["tps_per_user_e2e_p90"],
+        "tpot_ms": s["tpot_ms"], "tpot_p90_ms": s["tpot_p90_ms"], "tpot_p99_ms": s["tpot_p99_ms"], "ttft_ms": s["ttft_ms"],
         "ttft_p90_ms": s["ttft_p90_ms"], "ttft_p99_ms": s["ttft_p99_ms"], "ttft_mean_ms": s["ttft_mean_ms"],
         "e2e_s": s["ttft_ms"] / 1e3 + wl.lengths["osl"] * s["tpot_ms"] / 1e3,
+        "serving_sessions_per_gpu": get("sessions_per_gpu"),
         "capacity_requests_per_s": float(units) * r, "capacity_output_tps": float(units) * r * wl.lengths["osl"],
     }

@@ -9,8 +9,9 @@ from .analyses_cmd import add_space_args, add_workload_args, format_table, front
 from .main import finite_float
 
 TABLE = ["system", "period", "demand_value", "serving", "gpus_per_instance", "tp", "ep", "spec_tokens", "batch", "units", "gpus",
-         "gpus_low", "gpus_high", "scaleup_domains", "output_tps_per_gpu", "tps_per_user", "ttft_p99_ms", "capacity_output_tps", "utilization", "mw",
+         "gpus_low", "gpus_high", "scaleup_domains", "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p90", "ttft_p90_ms", "ttft_p99_ms", "capacity_output_tps", "utilization", "mw",
          "usd_per_month", "binding"]
+SPEED_AXES = {"itl": "decode (1000 / TPOT)", "e2e": "E2E-normalised (osl / (TTFT + osl TPOT))"}
 DEMANDS = (("rate", "requests_per_s"), ("output_tps", "output_tps"), ("tokens_per_day", "tokens_per_day"),
            ("users", "users"), ("sessions", "sessions"))
 
@@ -34,9 +35,17 @@ def register(sub):
     s = p.add_argument_group("SLO (none: the peak)")
     s.add_argument("--ttft-ms", type=finite_float, metavar="MS", help="TTFT limit, ms")
     s.add_argument("--ttft-percentile", type=finite_float, default=50.0, help="50, 90 or 99 (default 50)")
-    s.add_argument("--min-tps-per-user", type=finite_float, metavar="X", help="per-user speed floor, tok/s/user")
+    s.add_argument("--min-tps-per-user", type=finite_float, metavar="X", help="per-user speed floor, tok/s/user, "
+                   "at --speed-percentile on --speed-axis")
+    s.add_argument("--speed-axis", choices=list(SPEED_AXES), help="the per-user speed the floor reads: itl = "
+                   "1000 / TPOT while decoding; e2e = osl / (TTFT + osl TPOT), AgentX's E2E-normalised axis "
+                   "(default: the workload's own, its 'interactivity' field)")
+    s.add_argument("--speed-percentile", type=finite_float, metavar="Q", help="percentile of the speed floor: itl "
+                   "50 (mean TPOT), 90 or 99 (default --tpot-percentile); e2e 50 or 90 (default the workload's "
+                   "interactivity_percentile)")
     s.add_argument("--tpot-ms", type=finite_float, metavar="MS", help="TPOT limit, ms")
-    s.add_argument("--tpot-percentile", type=finite_float, default=50.0, help="50 or 99 (default 50)")
+    s.add_argument("--tpot-percentile", type=finite_float, default=50.0, help="50 (the mean), 90 or 99 "
+                   "(default 50)")
     s.add_argument("--e2e-s", type=finite_float, metavar="S", help="E2E latency limit, s (TTFT at its percentile + "
                                                                     "osl x TPOT)")
     lim = p.add_argument_group("limits")
@@ -94,13 +103,49 @@ def unmeasured(df) -> str | None:
             " (their numbers are the model's alone, unchecked)") if missing else None
 
 
+def plan_slo(args):
+    """The plan's SLO (search.SLO, the frontier's type) from the options: the speed floor on its axis at its
+    percentile (itl: a TPOT limit at that percentile; e2e: the speed form on tps_per_user_e2e_p{q}), TTFT, TPOT and
+    E2E limits. One-line SpecError naming what is not modeled; nothing is read at another percentile."""
+    from ..search import SLO
+    wl = _workload_spec(args)
+    axis = args.speed_axis or getattr(wl, "interactivity", "itl")
+    q = args.speed_percentile
+    common = dict(ttft_ms=args.ttft_ms, ttft_percentile=args.ttft_percentile, tpot_ms=args.tpot_ms,
+                  tpot_percentile=args.tpot_percentile, e2e_s=args.e2e_s)
+    if args.min_tps_per_user is None:
+        if args.speed_axis is not None or q is not None:
+            raise SpecError("--speed-axis / --speed-percentile qualify --min-tps-per-user: give the floor",
+                            field="--min-tps-per-user")
+        return SLO(**common)
+    if axis == "itl":
+        q = args.tpot_percentile if q is None else q
+        if args.tpot_ms is not None and q != args.tpot_percentile:
+            raise SpecError(f"the decode-speed floor is a TPOT limit read at P{q:g} and --tpot-ms at "
+                            f"P{args.tpot_percentile:g}: give one percentile", field="--speed-percentile")
+        return SLO(**{**common, "tpot_percentile": q}, tps_per_user=args.min_tps_per_user)
+    q = float(getattr(wl, "interactivity_percentile", 90.0)) if q is None else q
+    if q not in (50.0, 90.0):
+        raise SpecError(f"the E2E-normalised per-user speed at P{q:g} is not modeled (P50 and P90 are: the "
+                        "queue's TTFT percentile + osl x mean TPOT); choose 50 or 90", field="--speed-percentile")
+    return SLO(**common, tps_per_user=args.min_tps_per_user, speed_percentile=q,
+               speed_column=f"tps_per_user_e2e_p{q:g}")
+
+
+def _workload_spec(args):
+    """The catalog workload the options name (None for --isl/--osl)."""
+    from .. import catalog
+    from ..specs.workload import WorkloadSpec
+    w = workload_of(args)
+    w = catalog.workload(w) if isinstance(w, str) else w
+    return w if isinstance(w, WorkloadSpec) else None
+
+
 def run_plan(args):
     from ..analyses.plan import PLAN_COLUMNS, Limits, plan
-    from ..search import SLO
     check_output(args.plot, "--plot", (".png",))
     check_output(args.csv, "--csv")
-    slo = SLO(ttft_ms=args.ttft_ms, ttft_percentile=args.ttft_percentile, tps_per_user=args.min_tps_per_user,
-                  tpot_ms=args.tpot_ms, tpot_percentile=args.tpot_percentile, e2e_s=args.e2e_s)
+    slo = plan_slo(args)
     limits = Limits(gpus=args.gpu_limit, mw=args.mw_limit, usd_per_hour=args.usd_per_hour_limit,
                     headroom=args.headroom)
     systems = [s if ":" in s else f"{s}:{args.profile}" for s in args.system]

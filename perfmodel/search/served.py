@@ -4,9 +4,10 @@
 offered its own closed-loop request rate lambda = y G / osl (y output tokens/s per GPU, G GPUs of the instance) as
 an open loop (serving/queueing.py: running batch B = lambda S, the prefill queue M/D/c, TTFT P50/P90/P99 as the
 queue's quantiles, the TPOT tail from the prefill chunks a request's steps meet); a disaggregated (or decode-only)
-point keeps its pools' closed loop; an agentic point its sessions (TTFT P90/P99 where the served frame carries the
-request percentiles ``ttft_p{q}_request_ms``, else NaN, so a P90/P99 TTFT limit fails there). ``ttft_mean_ms`` is
-the mean TTFT (the queue's mean; an agentic point's closed-loop mean), the one Little's law reads. Units: ms.
+point keeps its pools' closed loop; an agentic point its sessions (the closed loop's TTFT P50/P90/P99 and TPOT
+mean/P99, the columns the agents capacity reads, analyses/agents.py). TPOT P90 follows from the mean and the P99
+(``tpot_p90_ms``); the per-user speeds on the E2E-normalised axis, osl / (TTFT_q + osl TPOT), at P50 and P90 are
+the frame's (AgentX's axis). ``ttft_mean_ms`` is the mean TTFT, the one Little's law reads. Units: ms, tokens/s.
 
 **The served-capacity law** (``unit_rate``, ``demand_rate``): one deployment unit (an instance, or both pools of
 a disaggregated split) of u GPUs at y output tokens/s per GPU serves
@@ -27,38 +28,44 @@ disaggregated and agentic deployments: only r, R and Z are the point's.
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 import pandas as pd
 
 from ..errors import SpecError
 from ..serving.dispatch import serve
 
-SERVED_COLUMNS = ("ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "tpot_ms", "tpot_p99_ms", "ttft_mean_ms")
+SERVED_COLUMNS = ("ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "tpot_ms", "tpot_p90_ms", "tpot_p99_ms", "ttft_mean_ms",
+                  "tps_per_user_e2e_p50", "tps_per_user_e2e_p90")
 RATE_KINDS = ("requests_per_s", "output_tps", "tokens_per_day")
 LITTLE_KINDS = ("users", "sessions")
+_Z90_OVER_Z99 = NormalDist().inv_cdf(0.90) / NormalDist().inv_cdf(0.99)
+
+
+def tpot_p90_ms(tpot_ms, tpot_p99_ms) -> np.ndarray:
+    """TPOT P90 from the mean and the P99 (ms): the TPOT tail is normal in the number of chunk steps a request
+    meets (serving/queueing.tpot_quantile: TPOT_q = TPOT_mean + z_q sd), so
+        TPOT_90 = TPOT_mean + (z_0.90 / z_0.99) (TPOT_99 - TPOT_mean),   z_0.90 / z_0.99 = 1.2816 / 2.3263.
+    Where no prefill mixes into the decode steps (disaggregated pools) TPOT_99 = TPOT_mean and so is TPOT_90."""
+    m = np.asarray(tpot_ms, float)
+    return m + _Z90_OVER_Z99 * (np.asarray(tpot_p99_ms, float) - m)
 
 
 def poisson(setup, pts: dict, closed: pd.DataFrame, serving: str, agentic: bool, gpus: np.ndarray,
             osl: float) -> pd.DataFrame:
     """Points of ONE serving mode served under Poisson arrivals (module docstring): SERVED_COLUMNS, aligned with
-    ``closed`` (the closed-loop frame of the same points). ``gpus``: GPUs per instance."""
-    out = pd.DataFrame(index=range(len(closed)), columns=list(SERVED_COLUMNS), dtype=float)
-    if agentic:                   # sessions: the closed loop's own columns
-        out["ttft_ms"] = closed["ttft_ms"].to_numpy(float)
-        out["tpot_ms"] = out["tpot_p99_ms"] = closed["tpot_ms"].to_numpy(float)
-        for q in (90, 99):
-            if f"ttft_p{q}_request_ms" in closed:
-                out[f"ttft_p{q}_ms"] = closed[f"ttft_p{q}_request_ms"].to_numpy(float)
-        if "ttft_mean_ms" in closed:
-            out["ttft_mean_ms"] = closed["ttft_mean_ms"].to_numpy(float)
-        return out
-    if serving == "disaggregated" or serving == "decode_only":
-        df = closed
+    ``closed`` (the closed-loop frame of the same points). ``gpus``: GPUs per instance. A column the serving
+    frame does not carry is NaN (its SLO term fails: not modeled)."""
+    if agentic or serving == "disaggregated" or serving == "decode_only":
+        df = closed               # sessions, or pools: the closed loop's own columns
     else:
         rate = closed["output_tps_per_gpu"].to_numpy(float) * gpus / osl
         df = serve(setup, {**pts, "batch": np.nan, "arrival_rate": rate}, serving)
+    out = pd.DataFrame(index=range(len(closed)), columns=list(SERVED_COLUMNS), dtype=float)
     for c in SERVED_COLUMNS:
         out[c] = df[c].to_numpy(float) if c in df else np.nan
+    out["tpot_p90_ms"] = tpot_p90_ms(out["tpot_ms"], out["tpot_p99_ms"])
     return out
 
 

@@ -6,7 +6,7 @@ points for the same limits.
 
 A point meets the SLO when every term holds (``SLO.terms``, and the speed floor ``SLO.speed_ok``):
     TTFT_q  <= ttft_ms                  q = ttft_percentile, ms
-    TPOT_q  <= min(tpot_ms, 1000 / tps_per_user)     q = tpot_percentile (50: the mean; 99), ms
+    TPOT_q  <= min(tpot_ms, 1000 / tps_per_user)     q = tpot_percentile (50: the mean; 90; 99), ms
     TTFT_q / 1e3 + osl TPOT_mean / 1e3 <= e2e_s      s
 or, in the speed form (``speed_percentile`` set: the per-user speed floor read on the point's own speed column,
 AA-AgentPerf's wording), the TPOT term is replaced by
@@ -28,6 +28,13 @@ import pandas as pd
 
 from ..errors import SpecError
 from .quantile import ttft_quantile_ms
+
+TPOT_COLUMNS = {50.0: "tpot_ms", 90.0: "tpot_p90_ms", 99.0: "tpot_p99_ms"}
+"""The TPOT column read at each modeled percentile (50: the mean; 90 and 99: the chunk-step tail,
+serving/queueing.tpot_quantile and search/served.tpot_p90_ms)."""
+SERVED_SPEEDS = ("tps_per_user_e2e_p50", "tps_per_user_e2e_p90")
+"""Per-user speed columns the speed form can read on served points (search/served.py): osl / (TTFT_q + osl TPOT),
+AgentX's E2E-normalised axis."""
 
 
 @dataclass(frozen=True)
@@ -56,9 +63,9 @@ class SLO:
             q = getattr(self, name)
             if q is not None and not 0 < q < 100:
                 raise SpecError(f"must lie in (0, 100), got {q}", field=f"slo.{name}")
-        if self.tpot_percentile not in (50.0, 99.0):
-            raise SpecError(f"TPOT percentile {self.tpot_percentile:g} is not modeled; choose 50 or 99",
-                            field="slo.tpot_percentile")
+        if self.tpot_percentile not in TPOT_COLUMNS:
+            raise SpecError(f"TPOT percentile {self.tpot_percentile:g} is not modeled; choose 50 (the mean), 90 or "
+                            "99", field="slo.tpot_percentile")
 
     @classmethod
     def speed_floor(cls, tps_per_user: float | None, ttft_ms: float | None = None, percentile: float = 50.0,
@@ -84,9 +91,11 @@ class SLO:
         if self.ttft_percentile not in (50.0, 90.0, 99.0):
             raise SpecError(f"TTFT percentile {self.ttft_percentile:g} is not modeled; choose 50, 90 or 99",
                             field="slo.ttft_percentile")
-        if self.speed_percentile is not None:
-            raise SpecError("the speed form is read on operating points, not on served ones; give the floor as "
-                            "tps_per_user (a TPOT limit)", field="slo.speed_percentile")
+        if self.speed_percentile is not None and self.speed_column not in SERVED_SPEEDS:
+            raise SpecError(f"per-user speed on {self.speed_column} at P{self.speed_percentile:g} is not modeled on "
+                            f"served points; the served speeds: {', '.join(SERVED_SPEEDS)} (E2E-normalised, P50 / "
+                            "P90), or the decode speed as a TPOT limit (tps_per_user at a TPOT percentile)",
+                            field="slo.speed_percentile")
         return self
 
     @property
@@ -100,7 +109,7 @@ class SLO:
 
     @property
     def tpot_column(self) -> str:
-        return "tpot_ms" if self.tpot_percentile == 50.0 else "tpot_p99_ms"
+        return TPOT_COLUMNS[self.tpot_percentile]
 
     @property
     def tpot_limit_ms(self) -> float | None:
@@ -123,8 +132,11 @@ class SLO:
         return ", ".join(parts) or "none (peak)"
 
     def _speed_text(self) -> str:
-        """The speed form's text: '>= 20 tok/s/user p25, TTFT p95 <= 10000 ms' (+ any TPOT / E2E limit)."""
-        parts = [] if self.tps_per_user is None else [f">= {self.tps_per_user:g} tok/s/user p{self.speed_percentile:g}"]
+        """The speed form's text: '>= 20 tok/s/user p25, TTFT p95 <= 10000 ms' (+ any TPOT / E2E limit); the axis
+        named where it is the E2E-normalised one."""
+        axis = " E2E-normalised" if self.speed_column.startswith("tps_per_user_e2e") else ""
+        parts = [] if self.tps_per_user is None else [f">= {self.tps_per_user:g} tok/s/user{axis} "
+                                                      f"p{self.speed_percentile:g}"]
         if self.ttft_ms is not None:
             parts.append(f"TTFT p{self.ttft_percentile:g} <= {self.ttft_ms:g} ms")
         if self.tpot_ms is not None:
@@ -173,8 +185,13 @@ class SLO:
 
     def mask(self, served: pd.DataFrame, osl: float) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, float]]]:
         """Points in a steady state (finite mean TPOT) meeting every term (NaN fails), and the terms: the cut of
-        points served under Poisson arrivals (search/served.poisson)."""
+        points served under Poisson arrivals (search/served.poisson). In the speed form the floor is the term
+        ``speed_p{q}``, read as ms per output token on ``speed_column`` (1000 / speed <= 1000 / floor)."""
         terms = self.check_served().terms(served, osl)
+        if self.speed_percentile is not None and self.tps_per_user is not None:
+            speed = served[self.speed_column].to_numpy(float)        # as an upper limit: ms per output token
+            terms[f"speed_p{self.speed_percentile:g}"] = (np.where(speed > 0, 1e3 / np.where(speed > 0, speed, 1.0),
+                                                                   np.nan), 1e3 / self.tps_per_user)
         ok = np.isfinite(served["tpot_ms"].to_numpy(float))
         for v, lim in terms.values():
             ok &= v <= lim
@@ -184,6 +201,7 @@ class SLO:
 def slo_infeasible(slo: SLO, stats: dict, name: str) -> str:
     """One line: the SLO no deployment meets, and the best value any fitting deployment reaches per term
     (``stats``: per term, ``best``, as search/cut.slo_cut gathers it)."""
-    best = [f"{k} best {s['best']:.4g} {'s' if k == 'e2e' else 'ms'}" for k, s in stats.items()
+    best = [f"{k} best {1e3 / s['best']:.4g} tok/s/user" if k.startswith("speed") else
+            f"{k} best {s['best']:.4g} {'s' if k == 'e2e' else 'ms'}" for k, s in stats.items()
             if k != "queue" and np.isfinite(s["best"])]
     return f"no deployment on {name} meets the SLO ({slo.text()}): " + "; ".join(best or ["no steady state"])
