@@ -79,23 +79,31 @@ read from a point's columns (serving/queueing.queue_tail)."""
 
 
 def _derived_writes(tree) -> list[int]:
-    """Lines that write a derived column by its literal name: ``x["col"] = ...``, ``{"col": value}`` (a label table,
-    whose values are strings, is no write), ``col=...`` in a call (dict, update, assign)."""
+    """Lines that write a derived column by its literal name: ``x["col"] = ...``, ``{"col": value}``, ``col=...`` in a
+    call (dict, update, assign). A label table (a string value) and a copy of the column under its own name from
+    another frame (``{"col": s["col"]}``) derive nothing and are no write."""
     import ast
 
     def named(node) -> bool:
         return isinstance(node, ast.Constant) and node.value in DERIVED_COLUMNS
+
+    def derives(key, value) -> bool:
+        label = isinstance(value, ast.Constant) and isinstance(value.value, str)
+        copy = isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) \
+            and value.slice.value == key.value
+        return not (label or copy)
     lines = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
-                    if isinstance(e, ast.Subscript) and named(e.slice):
-                        lines.append(node.lineno)
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                pairs = zip(t.elts, node.value.elts) if isinstance(t, ast.Tuple) and isinstance(node.value, ast.Tuple) \
+                    else [(e, node.value) for e in (t.elts if isinstance(t, ast.Tuple) else [t])]
+                lines += [node.lineno for e, v in pairs
+                          if isinstance(e, ast.Subscript) and named(e.slice) and derives(e.slice, v)]
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) and named(node.target.slice):
+            lines.append(node.lineno)
         elif isinstance(node, ast.Dict):
-            lines += [k.lineno for k, v in zip(node.keys, node.values) if k is not None and named(k)
-                      and not (isinstance(v, ast.Constant) and isinstance(v.value, str))]
+            lines += [k.lineno for k, v in zip(node.keys, node.values) if k is not None and named(k) and derives(k, v)]
         elif isinstance(node, ast.Call):
             lines += [node.lineno for kw in node.keywords if kw.arg in DERIVED_COLUMNS]
     return lines
@@ -149,7 +157,7 @@ def test_the_single_place_scans_find_planted_copies():
                         'cols = {"tps_per_user_e2e": osl / (t + osl * tpot)}\n'
                         'df = df.assign(total_tokens_per_usd=y * 3600 / price)\n'
                         'a, b["intvty"] = 1, 2\n'
-                        'ok = {"total_tps_per_gpu": 1, "total_tps_per_mw": "a label"}\n'
+                        'ok = {"total_tps_per_gpu": 1, "total_tps_per_mw": "a label", "intvty": s["intvty"]}\n'
                         'w = m / rho * np.maximum(0.0, np.log(rho / (1 - q)))\n'
                         'v = math.log(r / (1 - u[None, :]))\n')
     assert sorted(_derived_writes(planted)) == [1, 2, 3, 4]

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..engine.compiled import scalar_functions, scalar_max, scalar_min
+from ..engine.compiled import cached_functions, cached_sources, scalar_functions, scalar_max, scalar_min
 from ..engine.evaluate import decode_symbols, prefill_inputs, prefill_symbols, symbol_inputs
 
 
@@ -77,8 +77,7 @@ class Arrays:
 
     @staticmethod
     def queue() -> dict:
-        """The queueing forms (serving/queueing.py), each with cs2 as its last positional argument."""
-        from .queueing import raw_queue
+        """The queueing forms (equations/queueing.py), each with cs2 as its last positional argument."""
         return raw_queue()
 
     @staticmethod
@@ -193,9 +192,28 @@ class Floats:
 
 
 @lru_cache(maxsize=1)
+def raw_queue() -> dict:
+    """The queueing forms of equations/queueing.py, lambdified (numpy) once and read from the disk cache after that
+    without importing sympy, cs2 (the squared coefficient of variation of the prefill service time) their last
+    positional argument (serving/queueing.compiled_queue takes it by keyword)."""
+    return cached_functions("queue", _build_queue)
+
+
+@lru_cache(maxsize=1)
+def queue_sources() -> dict[str, str]:
+    """The generated source of each queueing form (cs2 its last positional argument)."""
+    return cached_sources("queue", _build_queue)
+
+
+def _build_queue() -> dict:
+    from ..engine.compiled import NUMPY_MODULES
+    from ..equations.queueing import lambdified_queue
+    return lambdified_queue(NUMPY_MODULES)
+
+
+@lru_cache(maxsize=1)
 def _float_queue() -> dict:
-    """The queueing forms (serving/queueing.compiled_queue's generated code) on Python floats; cs2 last."""
-    from .queueing import queue_sources
+    """The queueing forms' generated code on Python floats; cs2 last."""
     return scalar_functions(queue_sources(), {"log": math.log})
 
 

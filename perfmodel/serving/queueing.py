@@ -22,8 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..engine.compiled import cached_functions, cached_sources
-from .ops import ARRAYS
+from .ops import ARRAYS, raw_queue
 from .prefill_first import mixed as mixed_share
 from .prefill_first import own_and_serve, saturation_time
 
@@ -34,26 +33,6 @@ def compiled_queue() -> dict:
     that without importing sympy; each callable as ``f(*args)`` or ``f(*args, cs2=x)`` (cs2: the squared
     coefficient of variation of the prefill service time, default 0: equal requests)."""
     return {k: _cs2_last(f) for k, f in raw_queue().items()}
-
-
-@lru_cache(maxsize=1)
-def raw_queue() -> dict:
-    """``compiled_queue``'s forms as generated: cs2 their last positional argument (the serving arithmetic's
-    array backend, serving/ops.py)."""
-    return cached_functions("queue", _build_queue)
-
-
-@lru_cache(maxsize=1)
-def queue_sources() -> dict[str, str]:
-    """The generated source of each queueing form (cs2 its last positional argument): serving/point.py runs
-    them on Python floats."""
-    return cached_sources("queue", _build_queue)
-
-
-def _build_queue() -> dict:
-    from ..engine.compiled import NUMPY_MODULES
-    from ..equations.queueing import lambdified_queue
-    return lambdified_queue(NUMPY_MODULES)
 
 
 def _cs2_last(f):
