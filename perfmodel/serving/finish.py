@@ -3,15 +3,21 @@ on arrays or on one point's floats: serving/ops.py) and ``rates`` / ``record_nam
 throughput and the TTFT terms, which disaggregated serving rewrites over its two pools).
 
 Derived columns (InferenceX definitions, ../shared/reference/metrics-and-claims.md; X requests/s, G GPUs):
+    step_ms            = one decode step (all B sequences advance by acc accepted tokens)
     tpot_ms            = step / acc                      (time per output token, as the record format defines it)
     tps_per_user       = 1000 / tpot_ms = acc / step     (ITL-based interactivity, 'intvty')
+    TTFT               = request overhead + queueing + own prefill (serving/queueing.py; ttft_ms is the P50,
+                         ttft_p90_ms / ttft_p99_ms the P90 / P99, ttft_mean_ms the mean)
+    tpot_p99_ms        = P99 over requests of TPOT: the chunk steps a request meets (queueing.tpot_quantile)
     tps_per_user_e2e   = osl / (E[TTFT] + osl TPOT)      (E2E-normalized interactivity, mean TTFT)
-    tps_per_user_e2e_p50, _p90 = osl / (TTFT_P50 or _P90 + osl TPOT)
-    output_tps_per_gpu = X osl / G;  total_tps_per_gpu = output_tps_per_gpu (isl + osl) / osl
-                         (disaggregated: X osl / G and X (isl + osl) / G over both pools' GPUs)
-    total_tps_per_mw   = total_tps_per_gpu / (all-in W per GPU) x 1e6 (output_tps_per_mw likewise)
+    tps_per_user_e2e_p50, _p90 = osl / (TTFT_P50 or _P90 + osl TPOT)   (P50 / P90 over requests of the workload's
+                         lengths: the slow tail AgentX quotes; the queue's P90 wait, equations/queueing.py)
+    output_tps_per_gpu = X osl / G, X = requests/s of the closed loop (Little's law, queueing.py);
+                         decode_only points: B acc / (step G); disaggregated: G counts both pools' GPUs
+    total_tps_per_gpu  = output_tps_per_gpu (isl + osl) / osl   (input counted incl. cached prefix;
+                         disaggregated: X (isl + osl) / G)
+    total_tps_per_mw   = total_tps_per_gpu / all-in W per GPU x 1e6   (output_tps_per_mw likewise)
     total_tokens_per_usd = total_tps_per_gpu x 3600 / (USD per GPU-hour)
-    tpot_p99_ms        = the P99 over requests of TPOT (queueing.tpot_quantile)
 tests/test_contracts.py keeps these columns to this module (a planted violation shows the check can fail).
 """
 
