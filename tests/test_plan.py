@@ -86,13 +86,16 @@ def test_the_search_keeps_only_points_meeting_the_slo():
     assert set(front.attrs["slo_stats"]) >= {"ttft_p99", "tpot_p50"}
 
 
-def test_power_and_price_follow_the_gpus(chat):
+def test_power_and_price_follow_the_domains_bought(chat):
+    """MW and $ count the GPUs of the whole domains bought (8-GPU nodes here), not the GPUs the units use."""
     r = chat.iloc[0]
     sysm = System.parse(r["system"])
-    assert np.isclose(r["mw"], r["gpus"] * sysm.power_w() / 1e6)
-    assert np.isclose(r["usd_per_month"], r["gpus"] * sysm.price() * 730)
+    assert r["gpus_bought"] == r["scaleup_domains"] * r["scaleup_domain_gpus"] >= r["gpus"]
+    assert np.isclose(r["mw"], r["gpus_bought"] * sysm.power_w() / 1e6)
+    assert np.isclose(r["usd_per_month"], r["gpus_bought"] * sysm.price() * 730)
     assert r["mw_low"] <= r["mw"] <= r["mw_high"] and "allin_power_w" in r["power_basis"]
-    assert r["scaleup_domains"] == np.ceil(r["gpus"] / r["scaleup_domain_gpus"])
+    per_node = 8 // r["unit_gpus"]                           # instances of 1, 2, 4 or 8 GPUs pack a node whole
+    assert r["scaleup_domains"] == np.ceil(r["units"] / per_node)
 
 
 def test_cost_and_energy_per_token_hand_checked(chat):
@@ -117,9 +120,9 @@ def test_demand_kinds_agree():
 def test_a_power_limit_fills_the_hall():
     df = plan(MODEL, WL, SYSTEMS, None, CHAT_SLO, limits=Limits(mw=1.0), space=SPACE)
     assert (df["mw"] <= 1.0 + 1e-12).all()
-    # one unit more would not fit under the MW limit
+    # one domain (8-GPU node) more would not fit under the MW limit, and the nodes bought are full
     for _, r in df.iterrows():
-        assert (r["gpus"] + r["unit_gpus"]) * r["mw"] / r["gpus"] > 1.0
+        assert (r["gpus_bought"] + 8) * r["mw"] / r["gpus_bought"] > 1.0 and r["gpus"] == r["gpus_bought"]
     assert np.allclose(df["capacity_output_tps"], df["gpus"] * df["output_tps_per_gpu"])
 
 

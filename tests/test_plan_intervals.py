@@ -51,11 +51,11 @@ def test_gpu_interval_is_the_demand_resized_at_the_bands_ends_by_hand(rows):
 def test_power_basis_tdp_and_measured(rows):
     tdp = plan(MODEL, WL, ["h200-sxm:vllm"], Demand("requests_per_s", 30), SLO_, space=SPACE, power_basis="tdp")
     w = catalog.hardware("h200-sxm").value("gpu_tdp_w")
-    assert tdp["mw"].iloc[0] == pytest.approx(tdp["gpus"].iloc[0] * w / 1e6)
+    assert tdp["mw"].iloc[0] == pytest.approx(tdp["gpus_bought"].iloc[0] * w / 1e6)       # the nodes bought
     assert tdp["power_basis"].iloc[0].startswith("gpu_tdp_w")
     meas = plan(MODEL, WL, ["h200-sxm:vllm"], Demand("requests_per_s", 30), SLO_, space=SPACE,
                 power_basis="measured")
-    assert meas["mw"].iloc[0] == pytest.approx(meas["gpus"].iloc[0] * 540 / 1e6)
+    assert meas["mw"].iloc[0] == pytest.approx(meas["gpus_bought"].iloc[0] * 540 / 1e6)
     assert rows["power_basis"].iloc[0].startswith("allin_power_w")               # board: the default
 
 
@@ -91,14 +91,16 @@ def test_bad_demand_file_and_power_basis_are_one_line_errors(tmp_path):
     f.write_text("period,qps\nA,10\n")
     code, _, err = _cli([*BASE, "--demand-file", str(f)])
     assert code == 2 and "demand column" in err and "Traceback" not in err
-    code, _, err = _cli([*BASE[:5], "--system", "b200:vllm", *BASE[7:], "--rate", "5", "--power-basis", "measured"])
-    assert code == 2 and "--power-basis" in err and "b200" in err and err.strip().count("\n") == 0
+    f.write_text("quarter,requests_per_s\nQ1,10\nQ2,20\n")        # not silently relabelled 1, 2
+    code, _, err = _cli([*BASE, "--demand-file", str(f)])
+    assert code == 2 and "unknown column 'quarter'" in err and err.strip().count("\n") == 0
 
 
 def _bands(monkeypatch, lo: float, hi: float):
     """plan_error.band with true/model throughput lo .. hi (the model's error band, widened or narrowed)."""
     from perfmodel.analyses import plan_error
-    monkeypatch.setattr(plan_error, "band", lambda conc, agentic: {"lo": lo, "hi": hi, "text": f"80% {lo}-{hi}"})
+    monkeypatch.setattr(plan_error, "band", lambda conc, agentic, measured_hardware=True: {
+        "lo": lo, "hi": hi, "mid": 1.0, "text": f"80% {lo}-{hi}"})
 
 
 @pytest.mark.parametrize("demand, model, wl, system", [
@@ -125,3 +127,37 @@ def test_users_and_sessions_intervals_contain_the_plan_and_widen_with_the_error(
     units = wide["gpus"] / u
     assert wide["gpus_high"] == pytest.approx(math.ceil(units / 0.5 - 1e-6) * u, abs=u)
     assert wide["gpus_low"] == pytest.approx(math.ceil(units / 2.0 - 1e-6) * u, abs=u)
+
+
+def test_the_count_to_sign_is_the_demand_at_the_median_held_out_error_by_hand(rows):
+    """gpus_bias_corrected re-sizes the units at the median of the held-out error, true / model = exp(-q50) of the
+    row's band (model_over_true = exp(q50)); the SLO margin is (limit - value) / limit per term."""
+    from perfmodel.claims.model_error import half_widths, region_of
+    for _, r in rows.iterrows():
+        h = half_widths("rate", region_of(float(r["batch"])), "all")
+        assert r["model_over_true"] == pytest.approx(math.exp(h["bias"]))
+        r_unit = r["output_tps_per_gpu"] * r["unit_gpus"] / 1024
+        mid = math.ceil(r["demand_requests_per_s"] / (r_unit * math.exp(-h["bias"])) - 1e-9) * r["unit_gpus"]
+        assert r["gpus_bias_corrected"] == mid and r["gpus_low"] <= mid <= r["gpus_high"]
+        ttft = (1500 - r["ttft_p99_ms"]) / 1500
+        tpot = (50 - r["tpot_ms"]) / 50                                   # the 20 tok/s/user floor: 50 ms mean TPOT
+        assert r["slo_margin"] == f"ttft_p99 {ttft:.1%}, tpot_p50 {tpot:.1%}"
+        assert r["slo_margin_min"] == pytest.approx(min(ttft, tpot)) and r["slo_margin_min"] >= 0
+
+
+def test_the_band_widens_where_the_hardware_has_no_measured_record_by_hand():
+    """Without a measured record the half-widths about the median take z_0.9 x the between-hardware bias sd in
+    quadrature: q90' = q50 + sqrt((q90 - q50)^2 + (1.2816 sd)^2), likewise below; the median stays."""
+    from perfmodel.claims.model_error import half_widths, region_of
+
+    from perfmodel.analyses.plan_error import hardware_spread, measured_hardware
+    assert "vr200-nvl72" not in measured_hardware() and "gb300-nvl72" in measured_hardware()
+    hs = hardware_spread()
+    assert hs["hardware"] >= 5 and 0.02 < hs["sd"] < 0.3
+    h = half_widths("rate", region_of(64.0), "agentic")
+    s = 1.2815515655446004 * hs["sd"]
+    wide, plain = band(64.0, True, measured_hardware=False), band(64.0, True)
+    assert wide["lo"] == pytest.approx(math.exp(-(h["bias"] + math.hypot(h["q90"] - h["bias"], s))))
+    assert wide["hi"] == pytest.approx(math.exp(-(h["bias"] - math.hypot(h["bias"] - h["q10"], s))))
+    assert wide["mid"] == plain["mid"] and wide["lo"] < plain["lo"] and wide["hi"] > plain["hi"]
+    assert "no measured record" in wide["text"] and "no measured record" not in plain["text"]

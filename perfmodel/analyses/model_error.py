@@ -29,7 +29,7 @@ stand-in is named in the verdict).
 
 The derived table ``data/model-error/crossval-spread.csv`` holds rows, the 10th, 50th and 90th percentiles of e
 and the median |error| in % per (quantity, region). Regenerate it (seconds; it reads the crossval rows and the
-records they came from, ``validation/records.record_setups``, it fits nothing) with::
+records they came from, ``specs/records.record_setups``, it fits nothing) with::
 
     python -m perfmodel.claims.error_table reports/crossval.csv
 

@@ -44,6 +44,7 @@ from .deployments import SERVING_MIX, DeploymentSpace, points
 from .evaluation import workload_info
 from .frontier import frontier
 from .plan_error import DEMAND_KINDS, POWER_BASES, hw_range
+from .plan_racks import domains_for, racks_to_add, units_in_domains
 from .systems import as_model, as_system
 
 HOURS_PER_MONTH = 730.0
@@ -52,7 +53,9 @@ PLAN_COLUMNS = [
     "system", "hardware", "profile", "model", "workload", "status", "period", "demand_scale", "demand_kind",
     "demand_value", "demand_requests_per_s", "demand_output_tps", "serving", "weights", "gpus_per_instance", "tp",
     "dp", "ep", "pp", "spec_tokens", "batch", "pf_gpus", "pf_tp", "pf_ep", "prefill_gpus", "decode_gpus",
-    "unit_gpus", "units", "gpus", "gpus_low", "gpus_high", "scaleup_domain_gpus", "scaleup_domains",
+    "instances", "pf_instances", "unit_gpus", "units", "gpus", "gpus_low", "gpus_high", "gpus_bias_corrected", "model_over_true",
+    "scaleup_domain_gpus",
+    "scaleup_domains", "domains_to_add", "gpus_bought", "packing",
     "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p50", "tps_per_user_e2e_p90", "tpot_ms", "tpot_p90_ms",
     "tpot_p99_ms", "ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_s",
     "ttft_mean_ms", "response_mean_s", "pause_mean_s", "users_per_unit", "sessions_per_unit",
@@ -61,7 +64,7 @@ PLAN_COLUMNS = [
     "utilization", "mw", "mw_low", "mw_high", "mw_interval_low", "mw_interval_high", "power_basis", "usd_per_hour",
     "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_basis", "usd_per_m_output_tokens",
     "usd_per_m_output_tokens_low", "usd_per_m_output_tokens_high", "usd_per_m_tokens", "joules_per_output_token",
-    "error_basis", "binding"]
+    "error_basis", "slo_margin", "slo_margin_min", "binding"]
 """The plan CSV (``perfmodel plan --csv``): these columns in this order on every run (docs/plan.md gives units)."""
 
 
@@ -191,6 +194,9 @@ def plan(model, workload, systems, demand: Demand | None = None, slo: SLO = SLO(
         got = _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo, power_basis)
         for row, per in zip(got, list(periods) if periods is not None else [None] * len(got)):
             row["period"] = per
+        if periods is not None:
+            for row, add in zip(got, racks_to_add([row["scaleup_domains"] for row in got])):
+                row["domains_to_add"] = add
         rows += got
     if not rows:
         raise SpecError(" | ".join(errors) if errors else "no system to plan", field="slo")
@@ -227,7 +233,7 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
     out = []
     for scale in scales:
         if demand is None:
-            units, req = _units_within(limits, u, power, price), None
+            units, req = _units_within(limits, u, power, price, domain), None
         else:
             req = np.broadcast_to(demand_rate(demand.kind, demand.value * scale, osl, resp, wl.pause_s),
                                   r.shape).astype(float)
@@ -243,21 +249,31 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
             j = fewest_index(gpus - 1e-6 * y / max(best_y, 1e-300), cand)
         g = float(gpus[j])
         row = _row(sysm, front.iloc[j], served.iloc[j], wl, demand, scale, units[j], u[j], g, domain, r[j])
+        bought = row["gpus_bought"]                      # MW and $ follow the domains bought (plan_racks.py)
         dem_req = float(req[j]) if req is not None else float(units[j] * r[j])
         row.update(demand_requests_per_s=dem_req, demand_output_tps=dem_req * osl,
                    utilization=dem_req / (units[j] * r[j]) if units[j] > 0 else np.nan,
-                   mw=g * power / 1e6, mw_low=g * p_low / 1e6, mw_high=g * p_high / 1e6, power_basis=p_basis,
-                   usd_per_hour=g * price if price else np.nan, usd_per_hour_low=g * c_low,
-                   usd_per_hour_high=g * c_high, usd_per_month=g * price * HOURS_PER_MONTH if price else np.nan,
-                   price_basis=c_basis)
+                   mw=bought * power / 1e6, mw_low=bought * p_low / 1e6, mw_high=bought * p_high / 1e6,
+                   power_basis=p_basis, usd_per_hour=bought * price if price else np.nan,
+                   usd_per_hour_low=bought * c_low, usd_per_hour_high=bought * c_high,
+                   usd_per_month=bought * price * HOURS_PER_MONTH if price else np.nan, price_basis=c_basis)
         row.update(_little(r[j], resp[j], wl))
         row.update(_per_token(row, wl))
         row.update(_interval(row, front, j, wl, demand, req, u[j], r[j], limits.headroom, (p_low, p_high),
-                             (c_low, c_high)))
+                             (c_low, c_high), domain))
+        row.update(_margin(terms, j))
         row["binding"] = _binding(j, per_gpu, ok, terms, front)
         row["status"] = _limit_status(row, limits) if demand is not None else "ok"
         out.append(row)
     return out
+
+
+def _margin(terms: dict, j: int) -> dict:
+    """The chosen point's SLO margin: per term (lim - v) / lim, the share of each limit left unused (a speed floor
+    read as ms per token); ``slo_margin_min`` the smallest (NaN without an SLO)."""
+    m = {k: (lim - float(v[j])) / lim for k, (v, lim) in terms.items()}
+    return {"slo_margin": ", ".join(f"{k} {x:.1%}" for k, x in m.items()) or "no SLO",
+            "slo_margin_min": min(m.values()) if m else np.nan}
 
 
 def _per_gpu_capacity(demand, y, r, u, resp, pause_s) -> np.ndarray:
@@ -277,26 +293,32 @@ def _little(r_j: float, resp_j: float, wl) -> dict:
             "sessions_per_unit": r_j * (resp_j + pause) if wl.agentic else np.nan}
 
 
-def _interval(row: dict, front, j, wl, demand, req, u_j, r_j, headroom, p_rng, c_rng) -> dict:
+def _interval(row: dict, front, j, wl, demand, req, u_j, r_j, headroom, p_rng, c_rng, domain) -> dict:
     """The 80% interval of the model's cross-validated throughput error on GPUs, capacity, MW and $/M output
     tokens (``plan_error``: true throughput in [y lo, y hi]; the units at each end re-sized by the same law for
     the same request rate, ``units_needed(lambda, r k)``)."""
-    from .plan_error import band
+    from .plan_error import band, measured_hardware
     f = front.iloc[j]
-    b = band(float(f["batch"]) if "batch" in f.index else None, wl.agentic)
+    b = band(float(f["batch"]) if "batch" in f.index else None, wl.agentic,
+             str(row["hardware"]) in measured_hardware())
     cap = row["capacity_output_tps"]
     if demand is None:
-        g_lo = g_hi = row["gpus"]
+        n_lo = n_hi = n_mid = row["units"]
     else:
-        g_lo = float(units_needed(req[j], r_j * b["hi"], headroom)) * u_j
-        g_hi = float(units_needed(req[j], r_j * b["lo"], headroom)) * u_j
+        n_lo = float(units_needed(req[j], r_j * b["hi"], headroom))
+        n_hi = float(units_needed(req[j], r_j * b["lo"], headroom))
+        n_mid = float(units_needed(req[j], r_j * b["mid"], headroom))
+    inst = _instance_sizes(row)
+    bought_lo = domains_for(n_lo, u_j, domain, inst)[0] * domain       # the racks each end buys
+    bought_hi = domains_for(n_hi, u_j, domain, inst)[0] * domain
     t_out = row["demand_output_tps"]
-    out = {"gpus_low": float(g_lo), "gpus_high": float(g_hi), "capacity_output_tps_low": cap * b["lo"],
-           "capacity_output_tps_high": cap * b["hi"], "mw_interval_low": g_lo * p_rng[0] / 1e6,
-           "mw_interval_high": g_hi * p_rng[1] / 1e6, "error_basis": b["text"]}
+    out = {"gpus_low": int(n_lo * u_j), "gpus_high": int(n_hi * u_j), "gpus_bias_corrected": int(n_mid * u_j),
+           "model_over_true": 1.0 / b["mid"], "capacity_output_tps_low": cap * b["lo"],
+           "capacity_output_tps_high": cap * b["hi"], "mw_interval_low": bought_lo * p_rng[0] / 1e6,
+           "mw_interval_high": bought_hi * p_rng[1] / 1e6, "error_basis": b["text"]}
     ok = t_out > 0 and np.isfinite(c_rng[0])
-    out["usd_per_m_output_tokens_low"] = g_lo * c_rng[0] / (3600.0 * t_out) * 1e6 if ok else np.nan
-    out["usd_per_m_output_tokens_high"] = g_hi * c_rng[1] / (3600.0 * t_out) * 1e6 if ok else np.nan
+    out["usd_per_m_output_tokens_low"] = bought_lo * c_rng[0] / (3600.0 * t_out) * 1e6 if ok else np.nan
+    out["usd_per_m_output_tokens_high"] = bought_hi * c_rng[1] / (3600.0 * t_out) * 1e6 if ok else np.nan
     return out
 
 
@@ -313,8 +335,9 @@ def _per_token(row: dict, wl) -> dict:
             "joules_per_output_token": row["mw"] * 1e6 / t_out if t_out > 0 else np.nan}
 
 
-def _units_within(limits: Limits, u, power, price) -> np.ndarray:
-    """Units of each point that fit under every given limit (GPUs, MW, USD/h)."""
+def _units_within(limits: Limits, u, power, price, domain: float) -> np.ndarray:
+    """Units of each point that fit under every given limit (GPUs, MW, USD/h), counted on the whole domains they
+    are bought in (plan_racks.units_in_domains; a unit larger than a domain takes at least ceil(u / D) of them)."""
     caps = []
     if limits.gpus is not None:
         caps.append(limits.gpus)
@@ -325,11 +348,12 @@ def _units_within(limits: Limits, u, power, price) -> np.ndarray:
     if not caps:
         raise SpecError("the system has no price_usd_per_gpu_hour: a USD/h limit cannot be filled",
                         field="limits.usd_per_hour")
-    return np.floor(min(caps) / u + 1e-9)
+    u = np.asarray(u, float)
+    return units_in_domains(np.floor(min(caps) / domain + 1e-9), u, domain, np.ceil(u / domain - 1e-9))
 
 
 def _limit_status(row: dict, limits: Limits) -> str:
-    over = [name for name, v, lim in (("gpus", row["gpus"], limits.gpus), ("mw", row["mw"], limits.mw),
+    over = [name for name, v, lim in (("gpus", row["gpus_bought"], limits.gpus), ("mw", row["mw"], limits.mw),
                                       ("usd_per_hour", row["usd_per_hour"], limits.usd_per_hour))
             if lim is not None and v > lim * (1 + 1e-9)]
     return "ok" if not over else "over limit: " + ", ".join(over)
@@ -357,6 +381,21 @@ def _binding(j, y, ok, terms, front) -> str:
 
 def _row(sysm, f, s, wl, demand, scale, units, unit_gpus, gpus, domain, r) -> dict:
     get = lambda c: f[c] if c in f.index else np.nan  # noqa: E731
+    row = _row_fields(sysm, f, s, wl, demand, scale, units, unit_gpus, gpus, domain, r, get)
+    n, rule = domains_for(float(units), float(unit_gpus), domain, _instance_sizes(row))
+    row.update(scaleup_domains=n, gpus_bought=int(n * domain), packing=rule)
+    return row
+
+
+def _instance_sizes(row: dict) -> tuple[tuple[float, float], ...]:
+    """(GPUs per instance, instances per unit) of a split's pools; () for an aggregated unit."""
+    if row["serving"] != "disaggregated" or not np.isfinite(row.get("instances", np.nan)):
+        return ()
+    return ((float(row["gpus_per_instance"]), float(row["instances"])),
+            (float(row["pf_gpus"]), float(row["pf_instances"])))
+
+
+def _row_fields(sysm, f, s, wl, demand, scale, units, unit_gpus, gpus, domain, r, get) -> dict:
     return {
         "system": sysm.name, "hardware": f["hardware"], "profile": f["profile"], "model": f["model"],
         "workload": wl.name, "demand_scale": scale,
@@ -366,8 +405,9 @@ def _row(sysm, f, s, wl, demand, scale, units, unit_gpus, gpus, domain, r) -> di
         "dp": get("dp"), "ep": f["ep"], "pp": f["pp"], "spec_tokens": f["spec_tokens"], "batch": f["batch"],
         "pf_gpus": get("pf_gpus"), "pf_tp": get("pf_tp"), "pf_ep": get("pf_ep"),
         "prefill_gpus": get("prefill_gpus"), "decode_gpus": get("decode_gpus"), "unit_gpus": unit_gpus,
-        "units": float(units), "gpus": gpus, "scaleup_domain_gpus": domain,
-        "scaleup_domains": float(math.ceil(gpus / domain - 1e-9)),
+        "units": int(units), "gpus": int(gpus), "scaleup_domain_gpus": domain,
+        "instances": get("instances") if f["serving"] == "disaggregated" else np.nan,
+        "pf_instances": get("pf_instances") if f["serving"] == "disaggregated" else np.nan,
         "output_tps_per_gpu": f["output_tps_per_gpu"], "tps_per_user": 1000.0 / s["tpot_ms"],
         "tps_per_user_e2e_p50": s["tps_per_user_e2e_p50"], "tps_per_user_e2e_p90": s["tps_per_user_e2e_p90"],
         "tpot_ms": s["tpot_ms"], "tpot_p90_ms": s["tpot_p90_ms"], "tpot_p99_ms": s["tpot_p99_ms"], "ttft_ms": s["ttft_ms"],

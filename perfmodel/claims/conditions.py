@@ -39,7 +39,7 @@ def _target(c: float, iv: dict) -> tuple[float, float]:
 @functools.cache
 def _measured_hw() -> dict[str, int]:
     """Records per hardware id in the data the profiles are calibrated on (third-party measurements)."""
-    from ..validation.records import SHARED_FILES, read_records
+    from ..specs.records import SHARED_FILES, read_records
     n: dict[str, int] = {}
     for f in SHARED_FILES:
         p = catalog.builtin_root() / "data" / "shared" / f

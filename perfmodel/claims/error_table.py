@@ -16,7 +16,7 @@ import pandas as pd
 from .. import catalog
 from ..analyses.model_error import AGENTIC_FILE, TABLE, class_table
 from ..fileio import write_whole
-from ..validation.records import record_setups
+from ..specs.records import record_setups
 
 
 def main(argv=None) -> int:

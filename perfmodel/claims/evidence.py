@@ -26,7 +26,7 @@ SLACK = 0.05          # a record this much faster than a curve end still counts 
 def speed_records() -> tuple[tuple[str, str, str, float, float | None], ...]:
     """(id, hardware, model, tok/s/user, concurrency) of every measured per-user speed in the shared records."""
     from .. import catalog
-    from ..validation.records import SHARED_FILES, read_records
+    from ..specs.records import SHARED_FILES, read_records
     out = []
     for f in SHARED_FILES:
         p = catalog.builtin_root() / "data" / "shared" / f

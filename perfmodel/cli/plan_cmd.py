@@ -9,7 +9,7 @@ from .analyses_cmd import add_space_args, add_workload_args, format_table, front
 from .main import finite_float
 
 TABLE = ["system", "period", "demand_value", "serving", "gpus_per_instance", "tp", "ep", "spec_tokens", "batch", "units", "gpus",
-         "gpus_low", "gpus_high", "scaleup_domains", "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p90", "ttft_p90_ms", "ttft_p99_ms", "capacity_output_tps", "utilization", "mw",
+         "gpus_low", "gpus_high", "scaleup_domains", "domains_to_add", "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p90", "ttft_p90_ms", "ttft_p99_ms", "capacity_output_tps", "utilization", "gpus_bias_corrected", "slo_margin_min", "mw",
          "usd_per_month", "binding"]
 SPEED_AXES = {"itl": "decode (1000 / TPOT)", "e2e": "E2E-normalised (osl / (TTFT + osl TPOT))"}
 DEMANDS = (("rate", "requests_per_s"), ("output_tps", "output_tps"), ("tokens_per_day", "tokens_per_day"),
@@ -90,8 +90,8 @@ def _demand(args):
 def unmeasured(df) -> str | None:
     """One line naming what in the plan has no measured record behind it in the shipped record files
     (data/shared/*.csv and data/measured/*.csv): hardware, engine profile, model."""
+    from ..specs.records import project_measured_files, read_records, shared_data_files
     from ..validation.predict_rows import ENGINE_PROFILE
-    from ..validation.records import project_measured_files, read_records, shared_data_files
     recs = [r for f in (*shared_data_files(), *project_measured_files()) for r in read_records(f)]
     hw = {r.hardware for r in recs} | {r.hardware_b for r in recs if r.hardware_b}
     engines = {ENGINE_PROFILE.get((r.engine or "trtllm").lower()) for r in recs}
@@ -174,23 +174,32 @@ def run_plan(args):
         return 0
     print(f"plan: model={df['model'].iloc[0]} workload={df['workload'].iloc[0]}  SLO: {slo.text()}  "
           f"demand: {df['demand_kind'].iloc[0]}")
-    print(f"  power basis: {'; '.join(sorted(set(df['power_basis'])))}")
-    print(f"  price basis: {'; '.join(sorted(set(df['price_basis'])))} (USD/month = USD/h x 730)")
-    board = sorted(set(df.loc[df["power_basis"].str.startswith("gpu_tdp_w"), "system"]))
+    for name, g in df.groupby("system", sort=False):            # named, in the order the systems were given
+        print(f"  {name}: power basis {g['power_basis'].iloc[0]}; price basis {g['price_basis'].iloc[0]} "
+              "(USD/month = USD/h x 730)")
+    board = list(dict.fromkeys(df.loc[df["power_basis"].str.startswith("gpu_tdp_w"), "system"]))
     if board and args.power_basis == "board":
         print(f"  power bases differ: {', '.join(board)} board power only (no all-in figure in the catalog); its MW "
               "is below an all-in figure and not comparable with the others'")
+    print("  racks as bought: units packed whole into scale-up domains (scaleup_domains, packing); MW and USD count "
+          "the GPUs of the domains bought (gpus_bought)")
     if (line := unmeasured(df)) is not None:
         print(f"  {line}")
     for e in df.attrs.get("errors", []):
         print(f"  not planned: {e}")
-    print(f"  intervals: 80% of the model's cross-validated throughput error ({df['error_basis'].iloc[0]}; "
-          "coverage on held-out configurations in docs/plan.md)")
+    for name, g in df.groupby("system", sort=False):
+        top = g.loc[g["gpus"].idxmax()]
+        print(f"  {name}: count to sign {top['gpus_bias_corrected']:,.0f} GPUs (the model reads "
+              f"{top['model_over_true']:.2f}x the measured throughput at the median of its held-out records; "
+              f"80%: {top['gpus_low']:,.0f}-{top['gpus_high']:,.0f}); {top['error_basis']}; SLO margin: "
+              f"{top['slo_margin']}")
     if periods is not None:
         for name, g in df.groupby("system", sort=False):
             top = g.loc[g["gpus"].idxmax()]
+            adds = ", ".join(f"{p} +{int(a)}" for p, a in zip(g["period"], g["domains_to_add"]) if a > 0)
             print(f"  {name}: at the peak period {top['period']}: {top['gpus']:,.0f} GPUs "
-                  f"({top['gpus_low']:,.0f}-{top['gpus_high']:,.0f}), {top['mw']:.3g} MW")
+                  f"({top['gpus_low']:,.0f}-{top['gpus_high']:,.0f}) in {top['scaleup_domains']:,.0f} domains, "
+                  f"{top['mw']:.3g} MW; domains to add: {adds}")
     print(format_table(df.assign(binding=df["binding"] + df["status"].where(df["status"] != "ok", "").radd(" ")
                            .where(df["status"] != "ok", "")), TABLE))
     return 0

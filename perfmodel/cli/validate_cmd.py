@@ -15,7 +15,7 @@ def default_calibration_files() -> list[str]:
     inferencex-silicon.csv, agentic.csv) plus every measured-record CSV written into the project (data/measured/*.csv)."""
     import os
 
-    from ..validation.records import project_measured_files, shared_data_files
+    from ..specs.records import project_measured_files, shared_data_files
     return [os.path.relpath(p) for p in (*shared_data_files(), *project_measured_files())]
 
 
@@ -91,9 +91,9 @@ def register(sub):
 def run_validate(args):
     import pandas as pd
 
+    from ..specs.records import read_records
     from ..validation import report
     from ..validation.predict_rows import predict_rows, summary
-    from ..validation.records import read_records
     check_output(args.out, "--out")
     check_output(args.plot, "--plot", (".png",))
     check_output(args.report, "--report", (".md",))
@@ -169,14 +169,14 @@ EXTRA_NOTES = {
 
 def _extra_files() -> list:
     """The project's own record files the report adds a section for (data/measured, data/holdout)."""
-    from ..validation.records import project_record_files
+    from ..specs.records import project_record_files
     return [f for kind in EXTRA_NOTES for f in project_record_files(kind)]
 
 
 def _extra_sections(samples: int, seed: int) -> list:
     """Report sections for the project's own record files: data/measured (fitted) and data/holdout (never)."""
+    from ..specs.records import project_record_files, read_records
     from ..validation.predict_rows import predict_rows, summary
-    from ..validation.records import project_record_files, read_records
     out = []
     for kind, (title, note) in EXTRA_NOTES.items():
         for f in project_record_files(kind):
@@ -187,8 +187,8 @@ def _extra_sections(samples: int, seed: int) -> list:
 
 def run_crossval(args):
     from .. import progress
+    from ..specs.records import read_records
     from ..validation.crossval import FOLDS, cross_validate, cv_markdown
-    from ..validation.records import read_records
     check_output(args.out, "--out")
     check_output(args.report, "--report", (".md",))
     files = args.data or default_calibration_files()
@@ -223,8 +223,8 @@ def run_crossval(args):
 
 def run_calibrate(args):
     from .. import catalog, progress
+    from ..specs.records import read_records
     from ..validation.calibrate import calibrate, render_profile
-    from ..validation.records import read_records
     check_output_dir(args.out_dir, "--out-dir")
     if not (args.out_dir or args.in_place or args.dry_run):
         raise SpecError("say where the fitted profiles go: --out-dir DIR (e.g. out/calibrated/profiles), "

@@ -38,12 +38,12 @@ from ..acceptance_priors import record_prior
 from ..errors import SpecError
 from ..fileio import write_whole
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
+from ..specs.records import Record
 from ..workers import jobs
 from .batch_predict import plan, predict_matrix
 from .fit_weights import fit_weights, speed_fit_row
 from .kernel_bands import bands as kernel_bands
 from .predict_rows import Unsupported, central_params, profile_alone, profile_id
-from .records import Record
 
 # search ranges (inside the physical PROFILE_PARAMS bounds): kernel efficiencies, the per-step, per-kernel and
 # per-sequence CPU/launch costs, the routing skew, the serving layer's request overhead and arrival waves, and

@@ -16,7 +16,7 @@ import pandas as pd
 from .. import catalog
 from ..analyses.model_error import RATE_METRICS, region_of
 from ..analyses.plan_error import FOLDS
-from .records import record_setups
+from ..specs.records import record_setups
 
 
 def coverage(cv: pd.DataFrame | None = None, folds: int = FOLDS) -> dict:

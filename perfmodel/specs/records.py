@@ -15,8 +15,8 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..errors import SpecError, short
 from ..fileio import read_text
-from ..specs.common import Strict
-from ..specs.deployment import Serving
+from .common import Strict
+from .deployment import Serving
 
 KINDS = ("point", "frontier", "ratio")
 SERVING = ("aggregated", "disaggregated", "prefill_only", "decode_only")
