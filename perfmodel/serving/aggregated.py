@@ -164,9 +164,9 @@ def _mix(d0: dict, dk: dict, share) -> dict:
     on Python floats (one point, serving/ops.FLOATS) are mixed as floats; one point whose outputs are floats
     in an array call (``Compiled`` on one point) as one stacked array: one numpy pass over every output instead
     of four per output (the same arithmetic)."""
-    keys = list(d0)
     if type(share) is float:
-        return {k: (1 - share) * d0[k] + share * dk[k] for k in keys}
+        return {k: (1 - share) * v + share * dk[k] for k, v in d0.items()}
+    keys = list(d0)
     if np.size(share) == 1 and all(type(d0[k]) is float and type(dk[k]) is float for k in keys):
         a0 = np.array([d0[k] for k in keys])[:, None]
         ak = np.array([dk[k] for k in keys])[:, None]

@@ -166,10 +166,13 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict,
     m = mixed_share(vals, ops)
     t_own, t_serve = own_and_serve(m, t_pf, t_budget, step0, n_ch, chunks, p["new"], vals["N_ch"], ops)
     t_cap = saturation_time(m, t_serve, step0, p, servers, ops)
+    if ops is not ARRAYS:          # one point: the closed loop where prefill mixes in, decode alone otherwise
+        if not p["mix"] > 0:
+            return decode_alone(p, step0, t_pf, 0.0)
+        return closed_loop(p["concurrency"], batch, vals["t_req"], step0, step_chunk, chunks, p["acc"], p["osl"],
+                           t_own, t_serve, servers, vals["phi"], p.get("prefill_cv2", 0.0), t_cap, ops)
     loop = (p["concurrency"], batch, vals["t_req"], step0, step_chunk, chunks, p["acc"], p["osl"], t_own, t_serve,
             servers, vals["phi"], p.get("prefill_cv2", 0.0), t_cap)
-    if ops is not ARRAYS:          # one point: the closed loop where prefill mixes in, decode alone otherwise
-        return closed_loop(*loop, ops=ops) if p["mix"] > 0 else decode_alone(p, step0, t_pf, 0.0)
     mixed = p["mix"] > 0
     sub = lambda v: _shaped(v, batch.shape)[mixed]  # noqa: E731  (the closed loop on mixed points only)
     agg = closed_loop(*(sub(v) for v in loop))
