@@ -63,8 +63,7 @@ def test_the_pages_error_figures_are_the_tables():
     table's and reports/crossval.csv's."""
     import math
 
-    from perfmodel.claims.model_error import half_widths
-
+    from perfmodel.analyses.model_error import half_widths
     from perfmodel.analyses.plan_error import hardware_spread
     text = " ".join(DOC.read_text().split())
     hs = hardware_spread()

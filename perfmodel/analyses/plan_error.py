@@ -1,7 +1,7 @@
-"""Plan intervals from the model's cross-validated error, the power basis, and the coverage check.
+"""Plan intervals from the model's cross-validated error and the power basis.
 
 **Intervals.** A plan sizes units on the frontier's output tokens/s per GPU y. The model's held-out error of a
-throughput (``claims/model_error``: e = ln(predicted / measured), quantity ``rate``, the region of the chosen
+throughput (``analyses/model_error``: e = ln(predicted / measured), quantity ``rate``, the region of the chosen
 point's batch; agentic records for agentic workloads) has 10th / 90th percentiles q10, q90, so at 80% the true
 throughput lies in
 
@@ -11,11 +11,8 @@ and the units needed for a demand D (requests/s, r = y u / osl per unit, headroo
 ``[ceil(D / (r exp(-q10) (1 - h))), ceil(D / (r exp(-q90) (1 - h)))]``; GPUs, MW and $/M tokens follow (MW with
 the power basis's range, $ with the price range). A limit-filled plan keeps its GPUs; its capacity takes the band.
 
-**Coverage.** ``coverage`` checks that band on configurations it never saw: the cross-validated rows
-(``reports/crossval.csv``, each predicted by profiles fitted without its configuration) are split by configuration
-into folds; each fold's rows are tested against the q10-q90 band of its region computed on the other folds' rows.
-The share inside is the coverage of the 80% band (docs/plan.md states it; tests/test_plan_intervals.py holds it to
-75-85%).
+**Coverage.** ``validation/plan_coverage.coverage`` checks that band on configurations it never saw (docs/plan.md
+states it; tests/test_plan_intervals.py holds it to 75-85%).
 
 **Power basis** (``--power-basis``): ``board`` (default) the hardware's ``allin_power_w`` (provisioned all-in power
 per GPU: rack or node power / GPUs; GPU TDP where absent, named), ``tdp`` the GPU TDP (``gpu_tdp_w``), ``measured``

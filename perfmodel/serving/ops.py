@@ -115,7 +115,7 @@ def _float_clip(x, lo, hi):
 
 
 def _floats(out: dict | None) -> dict:
-    """The compiled outputs of one point (``Compiled.scalar``); TypeError where float arithmetic raised."""
+    """The compiled outputs of one point (``Compiled.scalar_over``); TypeError where float arithmetic raised."""
     if out is None:
         raise TypeError("float arithmetic raised: numpy decides")
     return out
