@@ -183,7 +183,8 @@ def pareto(df: pd.DataFrame, x: str = X, y: str = Y) -> pd.DataFrame:
 def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *, weights=("fp8",),
              kv_cache: str = "fp8", attention_weights: str | None = None, space: DeploymentSpace | None = None,
              hw_overrides: dict | None = None, profile_overrides: dict | None = None,
-             acceptance_rate: float | None = None, metric: str = Y, refine: int = 128) -> pd.DataFrame:
+             acceptance_rate: float | None = None, metric: str = Y, refine: int = 128,
+             all_columns: bool = False) -> pd.DataFrame:
     """Pareto frontier of ``metric`` (default total tokens/s per GPU) against tokens/s per user.
 
     ``hardware`` is a catalog id / HardwareSpec or a ``System``. Returns one row per frontier point with the
@@ -200,6 +201,9 @@ def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
     ``pp`` counts; ``batch`` sequences in flight per instance; ``spec_tokens`` drafts per step; ``bound`` the
     binding resource. ``df.attrs['power_w']`` W per GPU, ``df.attrs['price_usd_per_gpu_hour']`` USD per
     GPU-hour. Raises SpecError when no deployment fits.
+    ``all_columns``: also keep every other column the serving layer gave the frontier points (the KV residency
+    shares, sessions, prefill and transfer times, step parts: docs/output-columns.md), after the usual ones;
+    the points and the usual columns are the same either way (analyses/explain_point.py reads them).
     """
     if metric not in THROUGHPUT_METRICS:
         raise SpecError(f"unknown metric {metric!r}; choose from {list(THROUGHPUT_METRICS)}", field="metric")
@@ -239,7 +243,7 @@ def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
     front = pd.concat(parts, ignore_index=True).sort_values(X, kind="stable").reset_index(drop=True)
     cols = [c for c in DEPLOYMENT_COLUMNS + ["system"] if c in front] + \
         [c for c in CURVE_COLUMNS if c in front and c not in DEPLOYMENT_COLUMNS]
-    extra = [c for c in front.columns if c not in cols and c in LAYOUT_COLUMNS]
+    extra = [c for c in front.columns if c not in cols and (all_columns or c in LAYOUT_COLUMNS)]
     out = front[cols + extra].copy()
     allx = xs[np.isfinite(xs)]
     out.attrs.update(meta)

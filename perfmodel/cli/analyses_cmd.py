@@ -176,8 +176,14 @@ def run_frontier(args):
     wl = workload_of(args)
     kw = frontier_kwargs(args)
     slo = _slo(args)
-    fronts = [frontier(h, args.model, wl, args.profile, metric=args.metric, **kw)
+    explain_at = getattr(args, "explain_at", None)
+    fronts = [frontier(h, args.model, wl, args.profile, metric=args.metric, all_columns=explain_at is not None, **kw)
               for h in progress.bar(args.hardware, desc="frontiers", unit="system")]
+    explained: list[dict | None] = [None] * len(fronts)
+    if explain_at is not None:
+        from .explain_at import explain
+        explained = [explain(f, explain_at) for f in fronts]
+        fronts = [_usual_columns(f) for f in fronts]
     agents = [_agents(h, args, wl, kw, slo) for h in progress.bar(args.hardware, desc="agents_per_gpu", unit="system")
               ] if slo else [None] * len(fronts)
     if args.csv:
@@ -190,10 +196,12 @@ def run_frontier(args):
         frontier_plot(fronts, args.plot, metric=args.metric)
     ends = [_curve_end(f) for f in fronts]
     if args.json:
-        print(dumps_json({"systems": [{**summary(f), **_agents_json(a), "curve_end_parts": e, "points": _records(f)}
-                                      for f, a, e in zip(fronts, agents, ends)]}))
+        from .explain_at import to_json
+        print(dumps_json({"systems": [{**summary(f), **_agents_json(a), "curve_end_parts": e, "points": _records(f),
+                                       **({"explain": to_json(x)} if x else {})}
+                                      for f, a, e, x in zip(fronts, agents, ends, explained)]}))
         return 0
-    for f, a, end in zip(fronts, agents, ends):
+    for f, a, end, x in zip(fronts, agents, ends, explained):
         s = summary(f)
         print(f"{s['system']}  model={f['model'].iloc[0]}  workload={s['workload']} "
               f"(isl {f.attrs['isl']:g}, osl {f.attrs['osl']:g})")
@@ -212,12 +220,26 @@ def run_frontier(args):
             print(_agents_line(a))
         print(format_table(_thin(f, args.rows), TABLE_COLUMNS if args.metric in TABLE_COLUMNS
                      else TABLE_COLUMNS[:-5] + [args.metric] + TABLE_COLUMNS[-5:]))
+        if x:
+            from .explain_at import text
+            print(text(x))
         print()
     if args.csv:
         print(f"wrote {args.csv}")
     if args.plot:
         print(f"wrote {args.plot}")
     return 0
+
+
+def _usual_columns(front: pd.DataFrame) -> pd.DataFrame:
+    """A frontier computed with all_columns, cut to the columns it has without (the table, CSV and JSON points
+    stay as they are without --explain-at)."""
+    from ..analyses.deployments import LAYOUT_COLUMNS
+    from ..analyses.frontier import CURVE_COLUMNS, DEPLOYMENT_COLUMNS
+    usual = {*DEPLOYMENT_COLUMNS, "system", *CURVE_COLUMNS, *LAYOUT_COLUMNS}
+    out = front[[c for c in front.columns if c in usual]].copy()
+    out.attrs.update(front.attrs)
+    return out
 
 
 def _curve_end(front) -> list[dict]:
@@ -452,6 +474,10 @@ def _register_frontier(sub) -> None:
     p.add_argument("--csv", metavar="FILE", help="write every frontier point (all systems) to FILE")
     p.add_argument("--plot", metavar="FILE.png", help="plot the frontier(s), log interactivity axis")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--explain-at", type=finite_float, metavar="X",
+                   help="read each frontier at X tok/s/user and print that point term by term (deployment, sessions, "
+                        "KV residency, prefill pool and KV transfer, step and binding limit) with where it lies "
+                        "against the measured envelope of the shipped records")
     slo = p.add_argument_group("agents_per_gpu (AA-AgentPerf): the most sessions per GPU within an SLO")
     slo.add_argument("--slo-tps-per-user", type=finite_float, metavar="X", help="per-user speed floor, tok/s/user")
     slo.add_argument("--slo-ttft-ms", type=finite_float, metavar="MS", help="TTFT limit, ms")

@@ -2,7 +2,7 @@
 on arrays or on one point's floats: serving/ops.py) and ``rates`` / ``record_names`` (the columns derived from the
 throughput and the TTFT terms, which disaggregated serving rewrites over its two pools).
 
-Derived columns (InferenceX definitions, ../shared/reference/metrics-and-claims.md; X requests/s, G GPUs):
+Derived columns (InferenceX definitions, docs/reference/metrics-and-claims.md; X requests/s, G GPUs):
     step_ms            = one decode step (all B sequences advance by acc accepted tokens)
     tpot_ms            = step / acc                      (time per output token, as the record format defines it)
     tps_per_user       = 1000 / tpot_ms = acc / step     (ITL-based interactivity, 'intvty')

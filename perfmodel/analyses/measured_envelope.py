@@ -1,0 +1,284 @@
+"""The measured envelope: the largest deployments any shipped record ran, and how far a model point lies beyond.
+
+A frontier picks deployments over everything that fits in memory; the records (``data/shared/*.csv`` and
+``data/measured/*.csv``, read with ``specs.records.read_records``) say what engines have actually run. Per
+record (ratio and prefill-only rows left out) six quantities are derived, each blank where the record does not
+state what it needs:
+
+    decode GPUs        D = decode_gpus (disaggregated; else decode_workers x tp, the smallest split the record's
+                       worker count and TP allow), else gpus (aggregated, decode-only)
+    batch_per_gpu      = batch_per_gpu where published, else concurrency / D   (sequences per decode GPU; on agentic
+                         rows concurrency counts live sessions, so this bounds the running batch from above)
+    sessions_per_gpu   = concurrency / gpus, agentic rows only (live sessions per GPU, both pools counted, as
+                         AgentX and AA-AgentPerf divide)
+    ep                 = ep   (expert-parallel width of one (decode) instance)
+    context_per_gpu    = concurrency x isl / D   (tokens of context held per decode GPU; isl blank: the
+                         workload's, for agentic workloads the mean context of a turn)
+    kv_demand_gb_per_gpu = context_per_gpu x k / 1e9, k the model's growing KV bytes per token at the record's KV
+                         format (arch/kv.kv_bytes_per_token; default fp8): the same context weighs 54 kB a token on
+                         GLM-5.2 and 15 kB on Qwen3.5's hybrid attention. Windows, recurrent state and TP
+                         replication are left out, on records and model points alike (a yardstick, not a memory fit)
+    span_gpus          = decode_gpus / decode_workers where both are stated, else max(tp, ep)   (GPUs of one
+                         (decode) instance)
+
+``envelope`` takes the maximum of each quantity per key, with the ids of every record at that maximum: per
+hardware and engine family, and per hardware family (vendor and scale-up domain size, e.g. GB200, GB300 and
+VR200 NVL72 are one family) and engine family. The engine family is the record's ``engine`` (or the profile's)
+without a ``dynamo-`` prefix: Dynamo orchestrates the same engine's workers. A model point's quantities
+(``point_quantities``) are read from its serving-layer columns the same way: batch / gpus, sessions_per_gpu,
+ep, sessions (agentic; else concurrency, else batch) x isl / gpus, gpus. ``extrapolation`` gives the ratio
+model / measured maximum and a verdict per quantity; ``interval_widening`` turns the ratios into the factor a
+plan's interval widens by.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+QUANTITIES: dict[str, tuple[str, str]] = {
+    "batch_per_gpu": ("sequences/GPU", "decode batch per decode GPU (records: batch_per_gpu, else concurrency / "
+                                       "decode GPUs)"),
+    "sessions_per_gpu": ("sessions/GPU", "live agentic sessions per GPU, both pools (records: concurrency / gpus)"),
+    "ep": ("ranks", "expert-parallel width of one (decode) instance"),
+    "context_per_gpu": ("tokens/GPU", "context held per decode GPU: sessions (or clients) x mean context / "
+                                      "decode GPUs"),
+    "kv_demand_gb_per_gpu": ("GB/GPU", "KV the held context needs per decode GPU: context_per_gpu x the model's "
+                                       "KV bytes per token at its KV format"),
+    "span_gpus": ("GPUs", "GPUs of one (decode) instance"),
+}
+"""The envelope's quantities: name -> (unit, meaning)."""
+
+LEVELS = ("hardware", "hardware_family")
+INSIDE_TOL = 1e-9
+
+
+def engine_family(engine: str | None) -> str | None:
+    """'dynamo-sglang' -> 'sglang'; None or 'none' (the roofline profile) -> None (every engine)."""
+    if engine is None or (isinstance(engine, float) and math.isnan(engine)) or engine in ("", "none"):
+        return None
+    return str(engine).removeprefix("dynamo-")
+
+
+@functools.cache
+def hardware_family(hardware: str) -> str:
+    """'<vendor>-scaleup<N>' from the catalog (vendor, scaleup_domain_gpus); the id itself when not in it."""
+    from .. import catalog
+    from ..errors import SpecError
+    try:
+        h = catalog.hardware(hardware)
+        return f"{h.vendor}-scaleup{h.specs.scaleup_domain_gpus.value:g}"
+    except (SpecError, AttributeError, FileNotFoundError):
+        return hardware
+
+
+@functools.cache
+def kv_bytes_per_token(model: str, kv_cache: str | None) -> float:
+    """The model's growing KV bytes per context token at ``kv_cache`` (default fp8), B; NaN when the model or the
+    format is not in the catalog."""
+    from .. import catalog
+    from ..arch.kv import kv_bytes_per_token as per_token
+    from ..errors import SpecError
+    try:
+        return float(per_token(catalog.model(model), kv_cache or "fp8"))
+    except (SpecError, FileNotFoundError, KeyError, ValueError):
+        return math.nan
+
+
+@functools.cache
+def _workload_context(workload: str) -> tuple[float, bool]:
+    """(input tokens per request, agentic): for agentic workloads the mean context of a turn; (nan, False) when
+    the workload is not in the catalog."""
+    from ..errors import SpecError
+    from .evaluation import workload_info
+    try:
+        wi = workload_info(workload)
+    except (SpecError, FileNotFoundError, KeyError):
+        return math.nan, False
+    return float(wi.lengths["isl"]), bool(wi.agentic)
+
+
+def _num(df: pd.DataFrame, col: str) -> np.ndarray:
+    return pd.to_numeric(df[col], errors="coerce").to_numpy(float) if col in df else np.full(len(df), np.nan)
+
+
+def record_frame(records: Iterable) -> pd.DataFrame:
+    """One row per record (``specs.records.Record``) with the envelope quantities (module docstring);
+    ratio and prefill-only rows are left out. Columns: id, hardware, hardware_family, engine, engine_family,
+    agentic, decode_gpus_used, and one column per QUANTITIES entry (NaN where the record does not state it)."""
+    raw = pd.DataFrame([r.model_dump() for r in records])
+    if raw.empty:
+        return pd.DataFrame(columns=["id", "hardware", "hardware_family", "engine", "engine_family", "agentic",
+                                     "decode_gpus_used", *QUANTITIES])
+    raw = raw[(raw["kind"] != "ratio") & (raw["serving"].astype(str) != "prefill_only")].reset_index(drop=True)
+    ctx = np.array([_workload_context(w) if isinstance(w, str) and w else (math.nan, False)
+                    for w in raw["workload"]], dtype=object).reshape(-1, 2)
+    agentic = ctx[:, 1].astype(bool)
+    isl = np.where(np.isfinite(_num(raw, "isl")), _num(raw, "isl"), ctx[:, 0].astype(float))
+    disagg = raw["serving"].astype(str).to_numpy() == "disaggregated"
+    gpus, dec, workers = _num(raw, "gpus"), _num(raw, "decode_gpus"), _num(raw, "decode_workers")
+    tp, ep, conc = _num(raw, "tp"), _num(raw, "ep"), _num(raw, "concurrency")
+    dec_used = np.where(disagg, np.where(np.isfinite(dec), dec, workers * tp), gpus)
+    batch = np.where(np.isfinite(_num(raw, "batch_per_gpu")), _num(raw, "batch_per_gpu"), conc / dec_used)
+    span = np.where(np.isfinite(dec) & np.isfinite(workers), dec / workers, np.fmax(tp, ep))
+    out = pd.DataFrame({
+        "id": raw["id"], "hardware": raw["hardware"],
+        "hardware_family": [hardware_family(h) for h in raw["hardware"]],
+        "engine": raw["engine"], "engine_family": [engine_family(e) for e in raw["engine"]],
+        "agentic": agentic, "decode_gpus_used": dec_used,
+        "batch_per_gpu": batch,
+        "sessions_per_gpu": np.where(agentic, conc / gpus, np.nan),
+        "ep": ep,
+        "context_per_gpu": conc * isl / dec_used,
+        "kv_demand_gb_per_gpu": conc * isl / dec_used * np.array(
+            [kv_bytes_per_token(m, k if isinstance(k, str) else None) for m, k in zip(raw["model"], raw["kv_cache"])],
+            float) / 1e9,
+        "span_gpus": span,
+    })
+    for q in QUANTITIES:
+        v = out[q].to_numpy(float)
+        out[q] = np.where(np.isfinite(v) & (v > 0), v, np.nan)
+    return out
+
+
+def shipped_records() -> list:
+    """Every shipped measured record: data/shared/*.csv (the calibration's files) and data/measured/*.csv."""
+    from ..specs.records import project_measured_files, read_records, shared_data_files
+    return [r for f in [*shared_data_files(), *project_measured_files()] for r in read_records(f)]
+
+
+@functools.cache
+def shipped_frame() -> pd.DataFrame:
+    """record_frame of the shipped records (read once per process)."""
+    return record_frame(shipped_records())
+
+
+@dataclass(frozen=True)
+class Extent:
+    """The measured maximum of one quantity over a set of records: value (the quantity's unit), the ids of the
+    records at that maximum, and how many records state the quantity at all."""
+
+    value: float
+    record_ids: tuple[str, ...]
+    records: int
+
+    def ids_text(self, most: int = 3) -> str:
+        ids = list(self.record_ids)
+        return ", ".join(ids[:most]) + (f" +{len(ids) - most} more" if len(ids) > most else "")
+
+
+def extent(frame: pd.DataFrame, quantity: str) -> Extent | None:
+    """The maximum of ``quantity`` over ``frame``'s rows with the ids that reach it (within 1e-9 relative);
+    None when no row states it."""
+    v = frame[quantity].to_numpy(float)
+    ok = np.isfinite(v)
+    if not ok.any():
+        return None
+    top = float(v[ok].max())
+    at = ok & (v >= top * (1 - 1e-9))
+    return Extent(top, tuple(frame["id"].to_numpy()[at]), int(ok.sum()))
+
+
+def envelope(hardware: str, engine: str | None, frame: pd.DataFrame | None = None) -> dict[str, dict[str, Extent | None]]:
+    """{level: {quantity: Extent or None}} for ``hardware`` (a catalog id) and an engine family (a record's engine
+    or a profile's; None: every engine), at the levels 'hardware' (that hardware's records) and
+    'hardware_family' (every hardware of its family)."""
+    frame = shipped_frame() if frame is None else frame
+    fam = engine_family(engine)
+    same_engine = np.ones(len(frame), bool) if fam is None else (frame["engine_family"] == fam).to_numpy()
+    sel = {"hardware": same_engine & (frame["hardware"] == hardware).to_numpy(),
+           "hardware_family": same_engine & (frame["hardware_family"] == hardware_family(hardware)).to_numpy()}
+    return {level: {q: extent(frame[m], q) for q in QUANTITIES} for level, m in sel.items()}
+
+
+def _val(row: Mapping, key: str) -> float:
+    v = row.get(key)
+    try:
+        x = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+    return x
+
+
+def point_quantities(row: Mapping) -> dict[str, float]:
+    """A model point's envelope quantities from its serving-layer columns (docs/output-columns.md): batch / gpus,
+    sessions_per_gpu (agentic), ep, context = held x isl / gpus with held = sessions (agentic) else concurrency
+    (else batch), context x the model's KV bytes per token (its ``model`` and ``kv_cache`` columns) / 1e9, gpus;
+    per (decode) instance, so per decode GPU on disaggregated points."""
+    gpus, batch = _val(row, "gpus"), _val(row, "batch")
+    sessions, conc = _val(row, "sessions"), _val(row, "concurrency")
+    held = sessions if math.isfinite(sessions) else (conc if math.isfinite(conc) and conc > 0 else batch)
+    context = held * _val(row, "isl") / gpus
+    kv = kv_bytes_per_token(str(row.get("model")), row.get("kv_cache") if isinstance(row.get("kv_cache"), str)
+                            else None)
+    return {"batch_per_gpu": batch / gpus, "sessions_per_gpu": _val(row, "sessions_per_gpu"), "ep": _val(row, "ep"),
+            "context_per_gpu": context, "kv_demand_gb_per_gpu": context * kv / 1e9, "span_gpus": gpus}
+
+
+def verdict(ratio: float) -> str:
+    """'inside' (ratio <= 1), 'outside by Nx', or 'nothing measured' (NaN ratio)."""
+    if not math.isfinite(ratio):
+        return "nothing measured"
+    if ratio <= 1 + INSIDE_TOL:
+        return "inside"
+    return f"outside by {ratio:.4g}x"
+
+
+def extrapolation(row: Mapping, hardware: str | None = None, engine: str | None = None,
+                  frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per quantity: the point's value (``model``), and per level (hardware; hardware family) the measured maximum
+    (``<level>_max``), the ids that set it (``<level>_ids``), ``<level>_ratio`` = model / maximum and
+    ``<level>_verdict``. ``hardware`` defaults to the row's, ``engine`` to its profile's engine family."""
+    hardware = hardware or str(row.get("hardware"))
+    if engine is None and row.get("profile"):
+        from .. import catalog
+        engine = catalog.profile(str(row["profile"])).engine
+    env = envelope(hardware, engine, frame)
+    model = point_quantities(row)
+    rows = []
+    for q, (unit, _) in QUANTITIES.items():
+        r: dict = {"quantity": q, "unit": unit, "model": model[q]}
+        for level in LEVELS:
+            e = env[level][q]
+            r[f"{level}_max"] = e.value if e else math.nan
+            r[f"{level}_ids"] = e.ids_text() if e else ""
+            ratio = model[q] / e.value if e and math.isfinite(model[q]) else math.nan
+            r[f"{level}_ratio"] = ratio
+            r[f"{level}_verdict"] = verdict(ratio) if math.isfinite(model[q]) else "not applicable"
+        rows.append(r)
+    out = pd.DataFrame(rows)
+    out.attrs.update(hardware=hardware, hardware_family=hardware_family(hardware),
+                     engine_family=engine_family(engine) or "every engine")
+    return out
+
+
+def interval_widening(ratios: Mapping[str, float] | Iterable[float]) -> float:
+    """The factor W >= 1 by which a plan's throughput interval widens for a deployment outside the measured
+    envelope: W = max(1, max over quantities of r), r = model / measured maximum (NaN ratios, quantities nothing
+    measured or that do not apply, are skipped; none left: W = 1).
+
+    Rule: per-GPU throughput is at most proportional to the load a GPU holds (batch, sessions, context); a
+    deployment r times beyond the largest measured may not run as modelled, and the largest measured one carries
+    at least 1/r of its load, so the true throughput may lie down to 1/r of the model's. EP width and instance
+    span take the same factor (no measured law ties them to throughput). The quantities move together (sessions,
+    batch and context grow with one another), so the largest ratio counts, not their product. The planner
+    applies W to the pessimistic side of its 80% band only: true/model in [lo / W, hi] (plan_error.band's lo,
+    hi), i.e. q90' = q90 + ln W on the held-out log error; W = 1 inside the envelope leaves the band as it is.
+    The call: ``b = plan_error.band(...); b["lo"] /= widening_for(frontier_row)``, the row with the serving
+    columns (``frontier(..., all_columns=True)``; the ones point_quantities reads).
+    """
+    vals = ratios.values() if isinstance(ratios, Mapping) else ratios
+    finite = [float(r) for r in vals if r is not None and math.isfinite(float(r))]
+    return max([1.0, *finite])
+
+
+def widening_for(row: Mapping, level: str = "hardware_family", frame: pd.DataFrame | None = None) -> float:
+    """interval_widening of a frontier row's ratios at one level (default the hardware family): the planner's
+    one call, ``lo / widening_for(row)``."""
+    ext = extrapolation(row, frame=frame)
+    return interval_widening(dict(zip(ext["quantity"], ext[f"{level}_ratio"])))
