@@ -50,7 +50,7 @@ def test_the_generated_sentences_read_the_rows_by_hand():
     percentages are planned / measured - 1."""
     from perfmodel.cli.plan_doc import mlperf_sentence, sessions_sentence
     row = {"system": "x:y", "demand_scale": 1.0, "capacity_requests_per_s": 30.0, "units": 2, "unit_gpus": 4,
-           "response_mean_s": 10.0, "ttft_mean_ms": 2000.0, "tpot_ms": 16.0, "pause_mean_s": 5.0,
+           "response_mean_s": 10.0, "ttft_mean_ms": 2000.0, "tpot_mean_ms": 16.0, "pause_mean_s": 5.0,
            "sessions_per_unit": 225.0, "serving_sessions_per_gpu": 40.0}
     text = sessions_sentence(pd.DataFrame([row]))
     assert "serves 15.0 requests/s" in text and "15.0 x 15.0 = 225 sessions" in text and "is 160." in text

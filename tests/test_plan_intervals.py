@@ -43,7 +43,7 @@ def test_gpu_interval_is_the_demand_resized_at_the_bands_ends_by_hand(rows):
         lo = math.ceil(r["demand_requests_per_s"] / (r_unit * b["hi"]) - 1e-9) * r["unit_gpus"]
         assert (r["gpus_low"], r["gpus_high"]) == (lo, hi)
         assert r["gpus_low"] <= r["gpus"] <= r["gpus_high"]
-        assert r["mw_interval_low"] <= r["mw"] <= r["mw_interval_high"]
+        assert r["mw_low"] <= r["mw"] <= r["mw_high"]
         assert r["usd_per_m_output_tokens_low"] <= r["usd_per_m_output_tokens"] <= r["usd_per_m_output_tokens_high"]
         assert "80%" in r["error_basis"]
 
@@ -117,7 +117,7 @@ def test_users_and_sessions_intervals_contain_the_plan_and_widen_with_the_error(
         got[lo] = plan(model, wl, [system], demand, slo, space=SPACE).iloc[0]
     for r in got.values():
         assert r["demand_kind"] == demand.kind and r["gpus_low"] <= r["gpus"] <= r["gpus_high"]
-        assert r["mw_interval_low"] <= r["mw"] <= r["mw_interval_high"]
+        assert r["mw_low"] <= r["mw"] <= r["mw_high"]
     zero, mid, wide = got[1.0], got[0.8], got[0.5]
     assert zero["gpus_low"] == zero["gpus"] == zero["gpus_high"]
     assert mid["gpus"] == wide["gpus"] == zero["gpus"]              # the central plan does not read the band
@@ -140,7 +140,7 @@ def test_the_count_to_sign_is_the_demand_at_the_median_held_out_error_by_hand(ro
         mid = math.ceil(r["demand_requests_per_s"] / (r_unit * math.exp(-h["bias"])) - 1e-9) * r["unit_gpus"]
         assert r["gpus_bias_corrected"] == mid and r["gpus_low"] <= mid <= r["gpus_high"]
         ttft = (1500 - r["ttft_p99_ms"]) / 1500
-        tpot = (50 - r["tpot_ms"]) / 50                                   # the 20 tok/s/user floor: 50 ms mean TPOT
+        tpot = (50 - r["tpot_mean_ms"]) / 50                                   # the 20 tok/s/user floor: 50 ms mean TPOT
         assert r["slo_margin"] == f"ttft_p99 {ttft:.1%}, tpot_p50 {tpot:.1%}"
         assert r["slo_margin_min"] == pytest.approx(min(ttft, tpot)) and r["slo_margin_min"] >= 0
 

@@ -11,6 +11,10 @@ from .main import finite_float
 TABLE = ["system", "period", "demand_value", "serving", "gpus_per_instance", "tp", "ep", "spec_tokens", "batch", "units", "gpus",
          "gpus_low", "gpus_high", "scaleup_domains", "domains_to_add", "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p90", "ttft_p90_ms", "ttft_p99_ms", "capacity_output_tps", "utilization", "gpus_bias_corrected", "slo_margin_min", "mw",
          "usd_per_month", "binding"]
+AGENTX_RECOMMENDED = "agentx-062126-0730"
+"""The AgentX version a plan should read for AgentX-like traffic: the current InferenceX harness (after the
+2026-07-30 AIPerf update) on the full cc-traces-weka-062126 trace, whose records map there; it declares AgentX's
+per-user axis (E2E-normalised, P90). agentx-062126-256k is the same for 262k-context models."""
 SPEED_AXES = {"itl": "decode (1000 / TPOT)", "e2e": "E2E-normalised (osl / (TTFT + osl TPOT))"}
 DEMANDS = (("rate", "requests_per_s"), ("output_tps", "output_tps"), ("tokens_per_day", "tokens_per_day"),
            ("users", "users"), ("sessions", "sessions"))
@@ -191,6 +195,11 @@ def run_plan(args):
               "is below an all-in figure and not comparable with the others'")
     print("  racks as bought: units packed whole into scale-up domains (scaleup_domains, packing); MW and USD count "
           "the GPUs of the domains bought (gpus_bought)")
+    wl_id = str(df["workload"].iloc[0])
+    if wl_id.startswith("agentx") and wl_id not in (AGENTX_RECOMMENDED, "agentx-062126-256k"):
+        print(f"  AgentX-like traffic: the recommended workload is {AGENTX_RECOMMENDED} (the current InferenceX "
+              "harness on the full trace, E2E-normalised P90 axis; agentx-062126-256k for 262k-context models); "
+              f"this plan reads {wl_id}")
     if (line := unmeasured(df)) is not None:
         print(f"  {line}")
     for e in df.attrs.get("errors", []):

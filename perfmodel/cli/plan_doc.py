@@ -97,7 +97,7 @@ def demand_table(df: pd.DataFrame) -> str:
         p99 = f"{r['ttft_p99_ms']:,.0f} ms" if pd.notna(r["ttft_p99_ms"]) else "n/a"
         sign = f"{int(t['gpus_bias_corrected']):,} ({int(t['gpus_low']):,}-{int(t['gpus_high']):,})"
         lines.append(f"| {r['system']} | {_where(r)} | {_where(t)} | {sign} | {_deployment(r)} | "
-                     f"{r['ttft_ms']:,.0f} / {p99} "
+                     f"{r['ttft_p50_ms']:,.0f} / {p99} "
                      f"| {r['tps_per_user']:.1f}, {r['tps_per_user_e2e_p90']:.1f} | {t['mw']:.2f} | "
                      f"{_money(t['usd_per_month'])} | {_binding(r)} |")
     return "\n".join(lines)
@@ -121,7 +121,7 @@ def sessions_sentence(df: pd.DataFrame) -> str:
     rate = r["capacity_requests_per_s"] / r["units"]
     return (f"On {r['system']} a unit of {int(r['unit_gpus'])} GPUs serves {rate:.1f} requests/s; each session "
             f"cycles a {r['response_mean_s']:.1f} s response (mean TTFT {r['ttft_mean_ms'] / 1e3:.1f} s, then "
-            f"{r['tpot_ms']:.1f} ms per output token) and a {r['pause_mean_s']:.1f} s pause, so a unit holds "
+            f"{r['tpot_mean_ms']:.1f} ms per output token) and a {r['pause_mean_s']:.1f} s pause, so a unit holds "
             f"{rate:.1f} x {r['response_mean_s'] + r['pause_mean_s']:.1f} = {r['sessions_per_unit']:.0f} sessions "
             f"(Little's law); the serving layer's own count at that point is "
             f"{r['serving_sessions_per_gpu'] * r['unit_gpus']:.0f}.")
