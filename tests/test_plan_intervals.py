@@ -13,9 +13,10 @@ import pytest
 from perfmodel import catalog
 from perfmodel.analyses.deployments import DeploymentSpace
 from perfmodel.analyses.plan import Demand, plan
-from perfmodel.analyses.plan_error import band, coverage
+from perfmodel.analyses.plan_error import band
 from perfmodel.cli.main import main
 from perfmodel.search import SLO
+from perfmodel.validation.plan_coverage import coverage
 
 SPACE = DeploymentSpace(spec_tokens=(0,), batch_points=8, max_gpus=8, disaggregation=False)
 MODEL, WL = "llama-3.3-70b", "fixed-1k1k"
@@ -131,7 +132,7 @@ def test_users_and_sessions_intervals_contain_the_plan_and_widen_with_the_error(
 def test_the_count_to_sign_is_the_demand_at_the_median_held_out_error_by_hand(rows):
     """gpus_bias_corrected re-sizes the units at the median of the held-out error, true / model = exp(-q50) of the
     row's band (model_over_true = exp(q50)); the SLO margin is (limit - value) / limit per term."""
-    from perfmodel.claims.model_error import half_widths, region_of
+    from perfmodel.analyses.model_error import half_widths, region_of
     for _, r in rows.iterrows():
         h = half_widths("rate", region_of(float(r["batch"])), "all")
         assert r["model_over_true"] == pytest.approx(math.exp(h["bias"]))
@@ -147,8 +148,8 @@ def test_the_count_to_sign_is_the_demand_at_the_median_held_out_error_by_hand(ro
 def test_the_band_widens_where_the_hardware_has_no_measured_record_by_hand():
     """Without a measured record the half-widths about the median take z_0.9 x the between-hardware bias sd in
     quadrature: q90' = q50 + sqrt((q90 - q50)^2 + (1.2816 sd)^2), likewise below; the median stays."""
+    from perfmodel.analyses.model_error import half_widths, region_of
     from perfmodel.analyses.plan_error import hardware_spread, measured_hardware
-    from perfmodel.claims.model_error import half_widths, region_of
     assert "vr200-nvl72" not in measured_hardware() and "gb300-nvl72" in measured_hardware()
     hs = hardware_spread()
     assert hs["hardware"] >= 5 and 0.02 < hs["sd"] < 0.3

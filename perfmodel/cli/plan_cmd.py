@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
 from .analyses_cmd import add_space_args, add_workload_args, format_table, frontier_kwargs, workload_of
@@ -98,8 +96,8 @@ def _demand(args):
 def unmeasured(df) -> str | None:
     """One line naming what in the plan has no measured record behind it in the shipped record files
     (data/shared/*.csv and data/measured/*.csv): hardware, engine profile, model."""
+    from ..specs.records import project_measured_files, read_records, shared_data_files
     from ..validation.predict_rows import ENGINE_PROFILE
-    from ..validation.records import project_measured_files, read_records, shared_data_files
     recs = [r for f in (*shared_data_files(), *project_measured_files()) for r in read_records(f)]
     hw = {r.hardware for r in recs} | {r.hardware_b for r in recs if r.hardware_b}
     engines = {ENGINE_PROFILE.get((r.engine or "trtllm").lower()) for r in recs}
@@ -176,7 +174,8 @@ def run_plan(args):
     if args.launch:
         from .. import catalog
         from ..analyses.plan_launch import launch_text
-        Path(ensure_parent(args.launch)).write_text(launch_text(df, {m: catalog.model(m) for m in set(df["model"])}))
+        from ..fileio import write_whole
+        write_whole(args.launch, launch_text(df, {m: catalog.model(m) for m in set(df["model"])}))
     if args.plot:
         from ..plots import plan_plot
         plan_plot(df, args.plot, args.plot_metric)
@@ -201,6 +200,10 @@ def run_plan(args):
         print(f"  AgentX-like traffic: the recommended workload is {AGENTX_RECOMMENDED} (the current InferenceX "
               "harness on the full trace, E2E-normalised P90 axis; agentx-062126-256k for 262k-context models); "
               f"this plan reads {wl_id}")
+    if args.min_tps_per_user is not None and slo.speed_percentile is None and bool(df["pause_mean_s"].gt(0).any()):
+        e2e = ", ".join(f"{n} {v:.4g}" for n, v in zip(df["system"], df["tps_per_user_e2e_p90"]))
+        print(f"  the speed floor reads the decode speed (1000 / TPOT); AgentX figures (perfmodel check) read the "
+              f"E2E-normalised P90, here {e2e} tok/s/user: --speed-axis e2e --speed-percentile 90 plans on that axis")
     if (line := unmeasured(df)) is not None:
         print(f"  {line}")
     for e in df.attrs.get("errors", []):
