@@ -170,23 +170,47 @@ def ids(kind: str) -> list[str]:
     return sorted(_index(kind, tuple(catalog_roots()))[1])
 
 
+def _spelled_as_published(kind: str, name: str, idx: dict[str, Path]) -> Path | None:
+    """A model named as its publisher spells it: any case (``GLM-5.3``), or a Hugging Face repository id
+    (``zai-org/GLM-5.3``, the part after the one slash). None when no catalog id or alias matches."""
+    if kind != "models":
+        return None
+    lowered = {k.lower(): v for k, v in idx.items()}
+    repo = name.rsplit("/", 1)[-1] if name.count("/") == 1 and not name.endswith((".yaml", ".yml")) else name
+    return lowered.get(repo.lower())
+
+
 def resolve_path(kind: str, name: str) -> Path:
     """The YAML file for an id or a path; unknown ids suggest the closest names."""
     if name.endswith((".yaml", ".yml")) or os.sep in name:
         p = Path(name)
         if not p.is_file():
+            found = _spelled_as_published(kind, name, _index(kind, tuple(catalog_roots()))[0])
+            if found is not None:
+                return found
+            if kind == "models" and not name.endswith((".yaml", ".yml")):
+                raise SpecError(f"unknown model {name!r} (no catalog id, alias or file); to add it from its "
+                                f"Hugging Face config.json: {IMPORT_HINT}", field=kind)
             raise SpecError(f"no such file {name!r}", field=kind)
         return p
     idx = _index(kind, tuple(catalog_roots()))[0]
     if name in idx:
         return idx[name]
+    found = _spelled_as_published(kind, name, idx)
+    if found is not None:
+        return found
     close = difflib.get_close_matches(name, list(idx), n=3, cutoff=0.4)   # same kind only
     known = sorted(idx)
     listed = ", ".join(known[:12]) + (f", ... ({len(known)} in all; perfmodel list {kind})" if len(known) > 12 else "")
     hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {listed}"
     label = kind[:-1] if kind.endswith("s") else kind            # 'models' -> 'model'
+    if kind == "models":   # a new model: its config.json is one command away from a catalog entry
+        hint += f"; to add it from its Hugging Face config.json: {IMPORT_HINT}"
     raise SpecError(f"unknown {label} id {name!r}{hint}", field=kind)
 
+
+IMPORT_HINT = "perfmodel models import CONFIG.json --id ID -o models/ID.yaml"
+"""The command that adds a model from its Hugging Face config.json (named where an unknown model id is met)."""
 
 _parsed: dict[tuple[str, float], dict] = {}   # files the index parsed, by (path, mtime), until loaded once
 

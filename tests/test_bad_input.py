@@ -266,6 +266,7 @@ def test_models_import_output_creates_missing_directory(tmp_path, capsys):
     code = main(["models", "import", str(ROOT / "tests" / "fixtures" / "hf_configs" / "deepseek-v3.json"),
                  "-o", str(out)])
     assert code == 0 and out.is_file() and "attention" in out.read_text()
+    capsys.readouterr()   # the import's report lines (revision not recorded, fields not read)
     _one_line(*_run(["models", "import", str(ROOT / "tests" / "fixtures" / "hf_configs" / "deepseek-v3.json"),
                      "-o", str(tmp_path)], capsys), "--output", "is a directory")
 

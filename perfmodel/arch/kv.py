@@ -1,4 +1,4 @@
-"""KV-cache bytes, per ../shared/reference/models.md ("KV-cache bytes per token per layer").
+"""KV-cache bytes, per docs/reference/models.md ("KV-cache bytes per token per layer").
 
 - GQA/MHA: 2 n_kv d b per token per layer; a sliding window W holds at most W tokens (fixed per sequence).
 - MLA latent: (d_c + d_r) b in bf16; FlashMLA FP8 stores d_c in fp8 + one fp32 scale per 128 + RoPE part

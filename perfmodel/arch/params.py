@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..model import attention_family, ffn_family
 from ..model.moe import MoEFamily
+from ..model.residual import ResidualFamily
 from ..specs.model import ModelSpec, MoE
 
 
@@ -37,10 +38,7 @@ def mhc_params(m: ModelSpec) -> tuple[int, int]:
     """(per layer, head) weight elements of mHC residual mixing (DeepSeek-V4 ``hc_*_fn``): each of the
     two sublayers of a block maps the n h stream concatenation to (2 + n) n mixing logits:
     2 (2 + n) n (n h) per layer; the output head combiner n (n h). Standard residual: (0, 0)."""
-    if m.residual.kind != "mhc":
-        return 0, 0
-    n, h = m.residual.streams, m.hidden_size
-    return 2 * (2 + n) * n * n * h, n * n * h
+    return ResidualFamily(m.residual, m.hidden_size).params()
 
 
 @dataclass

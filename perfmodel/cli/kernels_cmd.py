@@ -15,9 +15,11 @@ FAMILY_ORDER = ["gemm", "moe", "attention", "mla", "allreduce", "prefill_attenti
 
 def register(sub):
     p = sub.add_parser("kernels", help="fit kernel efficiency curves on the measured kernel tables "
-                                      "(../shared/data/kernels) and print held-out errors")
-    p.add_argument("--data", metavar="DIR", help="kernel table directory (default: ../shared/data/kernels "
-                                                  "relative to the repository root)")
+                                      "(NVIDIA aiconfigurator's, not shipped: docs/kernels.md) and print held-out "
+                                      "errors")
+    p.add_argument("--data", metavar="DIR", help="kernel table directory (default: data/kernels in the checkout "
+                                                  "if present, else shared/data/kernels beside it; without "
+                                                  "them the one error line says where to get them)")
     p.add_argument("--gpu", action="append", metavar="GPU", help="fit only this table GPU (repeatable), e.g. gb200")
     p.add_argument("--report", metavar="FILE.md", help="write fit tables and one PNG per family")
     p.add_argument("--write", action="store_true", help="store the fitted parameters in hardware/*.yaml "

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
 from .analyses_cmd import add_space_args, add_workload_args, format_table, frontier_kwargs, workload_of
@@ -57,6 +59,8 @@ def register(sub):
                    help="power per GPU for MW: board = catalog all-in (provisioned) power, the default; tdp = GPU "
                    "TDP; measured = a measured all-in draw (data/measured-power/power.yaml)")
     p.add_argument("--csv", metavar="FILE", help="write the plan (fixed columns, docs/plan.md) to FILE")
+    p.add_argument("--launch", metavar="FILE.md", help="write each system's chosen deployment as launch arguments "
+                   "for its engine (vLLM, SGLang, TensorRT-LLM, Dynamo workers) to FILE.md")
     p.add_argument("--plot", metavar="FILE.png", help="GPUs (or --plot-metric) needed against demand per system")
     p.add_argument("--plot-metric", default="gpus", choices=["gpus", "mw", "usd_per_hour"])
     p.add_argument("--json", action="store_true")
@@ -145,6 +149,7 @@ def run_plan(args):
     from ..analyses.plan import PLAN_COLUMNS, Limits, plan
     check_output(args.plot, "--plot", (".png",))
     check_output(args.csv, "--csv")
+    check_output(args.launch, "--launch", (".md",))
     slo = plan_slo(args)
     limits = Limits(gpus=args.gpu_limit, mw=args.mw_limit, usd_per_hour=args.usd_per_hour_limit,
                     headroom=args.headroom)
@@ -164,6 +169,10 @@ def run_plan(args):
     if args.csv:
         from ..csvout import write_csv
         write_csv(df, ensure_parent(args.csv), PLAN_COLUMNS)
+    if args.launch:
+        from .. import catalog
+        from ..analyses.plan_launch import launch_text
+        Path(ensure_parent(args.launch)).write_text(launch_text(df, {m: catalog.model(m) for m in set(df["model"])}))
     if args.plot:
         from ..plots import plan_plot
         plan_plot(df, args.plot, args.plot_metric)

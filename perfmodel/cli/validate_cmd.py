@@ -41,7 +41,7 @@ def _add_data_argument(parser) -> None:
 
 
 def register(sub):
-    p = sub.add_parser("validate", help="predict measured records (CSV, ../shared/data/README.md format) and "
+    p = sub.add_parser("validate", help="predict measured records (CSV, data/shared/README.md format) and "
                                         "report the error")
     p.add_argument("file", nargs="+", help="record CSV (several: one report with a section per file)")
     p.add_argument("--out", help="write one row per record (id, metric, measured, predicted, low, high, "

@@ -42,8 +42,7 @@ def memory(b: StepBuilder) -> dict[str, sp.Expr]:
     if m.mtp:
         w += m.mtp.layers * (_block_weights(b, m.mtp.attention, m.mtp.ffn) + 2 * m.hidden_size ** 2 * s["b_a"] / s["tp"])
     held = s["L_max"] - (1 - s["q_res"]) * s["osl"] / 2
-    kv = sum(g.count / pp * b.attn[g.attention].kv_stored(held) / b.attn[g.attention].shard(s["tp"])
-             for g in m.layers)
+    kv = sum(g.count / pp * b.attn[g.attention].stored_per_rank(held, s["tp"]) for g in m.layers)
     budget = s["f_mem"] * s["C_hbm"] - s["C_ws"] - w + s["q_free"] * (1 - s["f_mem"]) * (s["C_ws"] + w)
     hot = (1 - s["f_cold"]) * kv          # the rest of each sequence's KV lives in the host tier
     return {

@@ -14,7 +14,9 @@ For each layer group (n layers of attention kind A and FFN kind F):
                            gemm_shape.py) over F e; its FLOP tally counts the useful work
     attention projections: 2 P_A T/(dp tp) FLOPs at F_a;   P_A b_a / tp bytes
     attention core:        [B q core_A(L) + n_pf core_A(L_pf)] / (pp dp tp) FLOPs at F_bf16, indexer at F_fp8;
-                           B/(pp dp) kv_read_A(L) / shard_A + T/dp kv_write_A / shard_A bytes
+                           B/(pp dp) kv_read_A(L) / shard_A + T/dp kv_write_A / shard_A bytes, plus the bytes
+                           every TP rank reads and writes in full (a block indexer's index keys): B/(pp dp)
+                           rep_read_A(L) + T/dp rep_write_A
     dense FFN / shared:    2 P_d T/(dp tp) FLOPs at F_x;       P_d b_x / tp bytes
     routed experts:        2 P_e T k imb l(T) / (ep moe_tp) FLOPs at F e e_grouped;  D_max(T) P_e b_x / moe_tp
                            bytes (busiest EP rank: l = random-routing load spread, D_max = its distinct experts;
@@ -56,6 +58,7 @@ import sympy as sp
 from ..model import FFNFamily, attention_families, ffn_families
 from ..model.ffn import RoutedExperts
 from ..model.moe import MOE_KERNELS
+from ..model.residual import ResidualFamily
 from ..specs.model import ModelSpec
 from .collectives import allreduce_latency, alltoall_latency
 from .ffn import grouped_gemm_efficiency
@@ -64,7 +67,6 @@ from .roofline import Tally, allreduce_bytes, collective_bandwidth, indicator_gt
 from .symbols import S
 
 NORM_KERNELS = 2   # pre-attention and pre-FFN RMSNorm, each fused with its residual add
-MHC_KERNELS = 2    # mHC stream mixing around attention and around the FFN
 
 
 @dataclass
@@ -109,6 +111,7 @@ class StepBuilder:
         self.attn = attention_families(m)
         self.attn_params = {n: A.params(self.h) for n, A in self.attn.items()}
         self.ffn = ffn_families(m)
+        self.residual = ResidualFamily(m.residual, m.hidden_size)
         s = S
         self.dp = s["G"] / (s["tp"] * s["pp"])
         self.moe_tp = s["G"] / (s["pp"] * s["ep"])
@@ -134,7 +137,7 @@ class StepBuilder:
         if moe is not None:
             kernels.append(self.expert_kernel(moe, ph, tally, weight))
             links = links.plus(self.moe_exchange(moe, ph, T_gpu))
-        if self.m.residual.kind == "mhc":
+        if self.residual.is_mhc:
             kernels.append(self.mhc_kernel(T_gpu, tally, weight))
         kern_time = 0
         for name, c, mem in kernels:
@@ -173,12 +176,16 @@ class StepBuilder:
         shard = A.shard(tp)
         # a share f_cold of each sequence's KV is read from the host tier (over the host link) instead of HBM
         kv_hbm = ph.seqs / dp * A.kv_read(ph.kv_ctx) * (1 - ph.cold)
-        kv_bytes = (kv_hbm + T_gpu * A.kv_write()) / shard
-        tally.count("bytes_host_cold", ph.seqs / dp * A.kv_read(ph.kv_ctx) * ph.cold / shard, weight)
+        # bytes every rank holds in full beside the split ones (a block indexer's index keys; 0 for other kinds)
+        rep_read = ph.seqs / dp * A.replicated_read(ph.kv_ctx) * (1 - ph.cold)
+        rep_write = T_gpu * A.replicated_write()
+        kv_bytes = (kv_hbm + T_gpu * A.kv_write()) / shard + rep_read + rep_write
+        tally.count("bytes_host_cold", ph.seqs / dp * (A.kv_read(ph.kv_ctx) / shard + A.replicated_read(ph.kv_ctx))
+                    * ph.cold, weight)
         tally.count("flops_attention_core", (core_dec + core_pf) / tp, weight)
         tally.count("flops_indexer", (idx_dec + idx_pf) / tp, weight)
-        tally.count("bytes_kv_read", kv_hbm / shard, weight)
-        tally.count("bytes_kv_write", T_gpu * A.kv_write() / shard, weight)
+        tally.count("bytes_kv_read", kv_hbm / shard + rep_read, weight)
+        tally.count("bytes_kv_write", T_gpu * A.kv_write() / shard + rep_write, weight)
         # decode and prefill attention at their own efficiencies (profile eff_attention_decode, eff_attention)
         kernels.append(("attn_core",
                         (issued_dec / s["e_atd"] + core_pf / s["e_at"]) / (tp * s["F_bf16"])
@@ -221,7 +228,7 @@ class StepBuilder:
         """mHC's extra residual traffic, (name, 0, memory s): (streams - 1) streams read and written around
         attention and the FFN, (streams - 1) 4 d b_act T_gpu bytes at BW_hbm e_w."""
         s = S
-        extra = (self.m.residual.streams - 1) * 4 * self.h * s["b_act"] * T_gpu
+        extra = self.residual.extra_bytes_per_token(s["b_act"]) * T_gpu
         tally.count("bytes_activations", extra, weight)
         return ("mhc", 0, extra / (s["BW_hbm"] * s["e_w"]))
 
@@ -309,7 +316,7 @@ class StepBuilder:
         """Kernels of one layer: its attention and FFN kernels plus NORM_KERNELS (the two RMSNorm + residual
         adds) and, with mHC, MHC_KERNELS (stream mixing before attention and before the FFN)."""
         n = self.attn[attn].kernels + self.ffn[ffn].kernels + NORM_KERNELS
-        return n + (MHC_KERNELS if self.m.residual.kind == "mhc" else 0)
+        return n + self.residual.kernels
 
     def lm_head(self, ph: Phase, tally: Tally, weight=1):
         s = S
@@ -431,8 +438,7 @@ class StepBuilder:
         """KV bytes per GPU of one request's cached prefix (isl - new tokens), summed over the layers."""
         s = S
         prefix = s["isl"] - s["new"]
-        return sum(g.count * self.attn[g.attention].kv_stored(prefix) / self.attn[g.attention].shard(s["tp"])
-                   for g in self.m.layers)
+        return sum(g.count * self.attn[g.attention].stored_per_rank(prefix, s["tp"]) for g in self.m.layers)
 
     def prefill(self) -> dict[str, sp.Expr]:
         """Time of one prefill step of T_pf tokens (sequences of S_pf new tokens after P_pf cached), seconds."""

@@ -20,6 +20,16 @@ Supported ``architectures`` (first entry decides):
   (``attention_chunk_size``, on RoPE layers per ``no_rope_layers``) as a window; MoE layers per ``moe_layers`` /
   ``interleave_moe_layer_step`` with one shared expert; dense layers of ``intermediate_size_mlp``.
 
+- ``Qwen3_5MoeForConditionalGeneration`` / ``Qwen3_5MoeForCausalLM`` (Qwen3.5): as Qwen3-Next, with the full
+  layers' output gate modelled (``attn_output_gate``); ``KimiK25ForConditionalGeneration`` (Kimi K2.5/K2.6): the
+  DeepSeek-V3 path on its ``text_config``.
+- GLM-5.3-Flash, MiniMax-M3 and Muse Glimmer: ``hf_hybrid`` (KDA + NoPE DSA with pooled index keys and mHC; GQA
+  with a block indexer; sliding/full GQA with an output gate).
+
+Every field the config does not state and the import assumed, and every field it did not read, is a line of the
+report (``import_hf_config_report``; the CLI prints them on stderr); an import that assumed anything is written
+with ``confidence: low``. ``import_hf_config_file`` records the source revision and the config's sha256.
+
 What a config.json cannot tell (the imported spec says so in ``notes``): published parameter counts, IndexShare
 when the config omits its fields (older GLM-5.2 copies), the published MTP size, and small tensors the schema
 ignores (norms, biases, sinks, output gates).
@@ -27,9 +37,8 @@ ignores (norms, biases, sinks, output gates).
 
 from __future__ import annotations
 
-import builtins
+import hashlib
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -40,208 +49,35 @@ from pydantic import ValidationError
 from ..errors import SpecError, pydantic_to_spec_error, short
 from ..fileio import load_json
 from ..specs.model import ModelSpec
+from .hf_fields import Cfg, ModelBuilder, attention_per_layer, index_shared, unread_fields
+from .hf_hybrid import HYBRID_BUILDERS
 
 DEFAULT_SOURCE = "Hugging Face config.json"
-_MISSING = object()
-
-
-# ---------------------------------------------------------------- reading config fields
-class _Cfg:
-    """Typed access to config fields; every problem is a SpecError naming the field."""
-
-    def __init__(self, raw: dict, arch: str):
-        self.raw = raw
-        self.arch = arch
-
-    def has(self, key: str) -> bool:
-        return self.raw.get(key) is not None
-
-    def int(self, key: str, default: Any = _MISSING, *, positive: bool = True) -> Any:
-        v = self.raw.get(key)
-        if v is None:
-            if default is _MISSING:
-                raise SpecError(f"required for {self.arch} but missing", field=key)
-            return default
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or \
-                (isinstance(v, float) and (not math.isfinite(v) or v != int(v))):   # a huge int is not a float
-            raise SpecError(f"expected an integer, got {short(v)}", field=key)
-        from ..specs.model import ARCH_INT_MAX
-        if abs(v) > ARCH_INT_MAX:            # before int(): 1e308 layers would never finish a per-layer loop
-            raise SpecError(f"{short(v)} is out of range (at most {ARCH_INT_MAX:,})", field=key)
-        v = int(v)
-        if positive and v <= 0:
-            raise SpecError(f"expected a positive integer, got {v}", field=key)
-        if not positive and v < 0:
-            raise SpecError(f"expected a non-negative integer, got {v}", field=key)
-        return v
-
-    def bool(self, key: str, default: bool = False) -> bool:
-        v = self.raw.get(key)
-        if v is None:
-            return default
-        if not isinstance(v, bool):
-            raise SpecError(f"expected true or false, got {v!r}", field=key)
-        return v
-
-    # (``builtins.``: inside this class ``int`` and ``list`` name the methods)
-    def list(self, key: str, n: builtins.int | None = None) -> builtins.list | None:
-        v = self.raw.get(key)
-        if v is None:
-            return None
-        if not isinstance(v, list):
-            raise SpecError(f"expected a list, got {type(v).__name__}", field=key)
-        if n is not None and len(v) < n:
-            raise SpecError(f"has {len(v)} entries, fewer than num_hidden_layers={n}", field=key)
-        return v
-
-    def int_list(self, key: str) -> builtins.list[builtins.int] | None:
-        v = self.list(key)
-        if v is None:
-            return None
-        if not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-            raise SpecError("expected a list of integers", field=key)
-        return v
-
-
-# ---------------------------------------------------------------- building blocks
-class _Model:
-    """Accumulates attention/FFN kinds, a per-layer schedule and notes."""
-
-    def __init__(self, c: _Cfg):
-        self.c = c
-        self.attention: dict[str, dict] = {}
-        self.ffn: dict[str, dict] = {}
-        self.schedule: list[tuple[str, str]] = []
-        self.mtp: dict | None = None
-        self.notes: list[str] = []
-        self.family = "unknown"
-        self.n_layers = c.int("num_hidden_layers")
-        self.hidden = c.int("hidden_size")
-
-    # attention kinds
-    def head_dim(self) -> int:
-        c = self.c
-        heads = c.int("num_attention_heads")
-        if c.has("head_dim"):
-            return c.int("head_dim")
-        if self.hidden % heads:
-            raise SpecError(f"missing, and hidden_size {self.hidden} is not a multiple of num_attention_heads {heads}",
-                            field="head_dim")
-        return self.hidden // heads
-
-    def gqa(self, window: int | None = None, sinks: bool = False) -> dict:
-        c = self.c
-        heads = c.int("num_attention_heads")
-        d = {"kind": "gqa", "heads": heads, "kv_heads": c.int("num_key_value_heads", heads), "head_dim": self.head_dim()}
-        if window:
-            d["window"] = window
-        if sinks:
-            d["sinks"] = True
-        return d
-
-    def mla(self) -> dict:
-        c = self.c
-        d = {"kind": "mla", "heads": c.int("num_attention_heads"), "q_lora_rank": c.int("q_lora_rank", None),
-             "kv_lora_rank": c.int("kv_lora_rank"), "qk_nope_dim": c.int("qk_nope_head_dim"),
-             "qk_rope_dim": c.int("qk_rope_head_dim"), "v_head_dim": c.int("v_head_dim")}
-        if c.has("index_topk"):
-            d["indexer"] = {"heads": c.int("index_n_heads"), "head_dim": c.int("index_head_dim"),
-                            "top_k": c.int("index_topk")}
-        return d
-
-    # ffn kinds
-    def dense(self, key: str = "intermediate_size") -> dict:
-        return {"kind": "dense", "intermediate": self.c.int(key)}
-
-    def moe(self, experts: int, top_k: int, expert_intermediate: int, shared: int = 0,
-            shared_intermediate: int | None = None) -> dict:
-        if top_k > experts:
-            raise SpecError(f"top-k {top_k} exceeds the {experts} experts", field="num_experts_per_tok")
-        d = {"kind": "moe", "experts": experts, "top_k": top_k, "expert_intermediate": expert_intermediate}
-        if shared:
-            d["shared_experts"] = shared
-            if shared_intermediate and shared_intermediate != expert_intermediate:
-                d["shared_intermediate"] = shared_intermediate
-        return d
-
-    def window(self) -> int | None:
-        """sliding_window if the config turns it on (Mistral style, or Qwen's use_sliding_window)."""
-        c = self.c
-        if not c.has("sliding_window"):
-            return None
-        if "use_sliding_window" in c.raw and not c.bool("use_sliding_window"):
-            return None
-        return c.int("sliding_window")
-
-    def layer_types(self) -> list[str] | None:
-        lt = self.c.list("layer_types", self.n_layers)
-        if lt is None:
-            return None
-        if not all(isinstance(x, str) for x in lt):
-            raise SpecError("expected a list of strings", field="layer_types")
-        return lt[: self.n_layers]
-
-    def add(self, name: str, spec: dict, table: str) -> str:
-        tab = self.attention if table == "attention" else self.ffn
-        if name in tab and tab[name] != spec:
-            raise AssertionError(f"{table} {name!r} defined twice differently")  # importer bug, not user input
-        tab[name] = spec
-        return name
 
 
 # ---------------------------------------------------------------- per-family builders
-def _dense_gqa(m: _Model) -> None:
+def _dense_gqa(m: ModelBuilder) -> None:
     """Llama / Mistral / Qwen2 / Qwen3 dense: one GQA kind (maybe windowed on some layers), one MLP."""
     c = m.c
     m.family = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral"}.get(c.arch, "qwen")
     ffn = m.add("mlp", m.dense(), "ffn")
-    for attn in _attention_per_layer(m):
+    for attn in attention_per_layer(m):
         m.schedule.append((attn, ffn))
 
 
-def _attention_per_layer(m: _Model, sinks: bool = False) -> list[str]:
-    """Attention key per layer for GQA models: layer_types, else Qwen's max_window_layers, else one kind."""
-    c = m.c
-    lt = m.layer_types()
-    w = c.int("sliding_window", None) if lt is not None else m.window()
-    out = []
-    for i in range(m.n_layers):
-        if lt is not None:
-            sliding = lt[i] == "sliding_attention"
-            if lt[i] not in ("sliding_attention", "full_attention"):
-                raise SpecError(f"layer {i} is {lt[i]!r}; expected sliding_attention or full_attention",
-                                field="layer_types")
-            if sliding and not w:
-                raise SpecError("layer_types has sliding_attention layers but sliding_window is missing",
-                                field="sliding_window")
-        else:
-            sliding = bool(w) and (c.arch not in ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
-                                   or i >= c.int("max_window_layers", 0, positive=False))
-        if sliding:
-            out.append(m.add("swa", m.gqa(window=w, sinks=sinks), "attention"))
-        else:
-            out.append(m.add("full" if (lt is not None or w) else "gqa", m.gqa(sinks=sinks), "attention"))
-    # one kind only: call it gqa
-    if len(m.attention) == 1 and "gqa" not in m.attention:
-        only = next(iter(m.attention))
-        if only == "full":
-            m.attention = {"gqa": m.attention.pop("full")}
-            out = ["gqa"] * len(out)
-    return out
-
-
-def _mixtral(m: _Model) -> None:
+def _mixtral(m: ModelBuilder) -> None:
     c = m.c
     m.family = "mixtral"
     ffn = m.add("moe", m.moe(c.int("num_local_experts"), c.int("num_experts_per_tok"), c.int("intermediate_size")),
                 "ffn")
-    for attn in _attention_per_layer(m):
+    for attn in attention_per_layer(m):
         m.schedule.append((attn, ffn))
 
 
-def _qwen_moe_layers(m: _Model, moe_spec: dict) -> list[str]:
+def _qwen_moe_layers(m: ModelBuilder, moe_spec: dict) -> list[str]:
     """Qwen2/3-MoE rule: layer i is MoE unless in mlp_only_layers, and if (i + 1) % decoder_sparse_step == 0."""
     c = m.c
+    c.touch("intermediate_size")   # read for the dense layers only, when there are any
     only: set[int] = set(c.int_list("mlp_only_layers") or [])
     step = c.int("decoder_sparse_step", 1)
     out = []
@@ -253,23 +89,27 @@ def _qwen_moe_layers(m: _Model, moe_spec: dict) -> list[str]:
     return out
 
 
-def _qwen3_moe(m: _Model) -> None:
+def _qwen3_moe(m: ModelBuilder) -> None:
     c = m.c
     m.family = "qwen"
     shared_i = c.int("shared_expert_intermediate_size", None)
     moe = m.moe(c.int("num_experts"), c.int("num_experts_per_tok"), c.int("moe_intermediate_size"),
                 shared=1 if shared_i else 0, shared_intermediate=shared_i)
     ffns = _qwen_moe_layers(m, moe)
-    for attn, ffn in zip(_attention_per_layer(m), ffns):
+    for attn, ffn in zip(attention_per_layer(m), ffns):
         m.schedule.append((attn, ffn))
 
 
-def _qwen3_next(m: _Model) -> None:
+def _qwen3_next(m: ModelBuilder, gate: bool = False) -> None:
+    """Qwen3-Next / Qwen3.5: Gated DeltaNet + gated full attention every ``full_attention_interval`` layers, MoE.
+    ``gate``: model the full layers' output gate (Qwen3.5 entries; the Qwen3-Next entry predates the option)."""
     c = m.c
     m.family = "qwen"
     lt = m.layer_types()
+    c.touch("full_attention_interval")   # layer_types, when present, states the same schedule layer by layer
     if lt is None:
         every = c.int("full_attention_interval", 4)
+        m.notes.append(f"layer_types missing: full attention every {every}th layer (full_attention_interval)")
         lt = ["full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(m.n_layers)]
     gdn = {"kind": "linear", "variant": "gdn", "k_heads": c.int("linear_num_key_heads"),
            "v_heads": c.int("linear_num_value_heads"), "head_k_dim": c.int("linear_key_head_dim"),
@@ -282,11 +122,11 @@ def _qwen3_next(m: _Model) -> None:
         if t == "linear_attention":
             attn = m.add("gdn", gdn, "attention")
         elif t == "full_attention":
-            attn = m.add("full", m.gqa(), "attention")
+            attn = m.add("full", m.gqa(gate=gate and c.bool("attn_output_gate", True)), "attention")
         else:
             raise SpecError(f"layer {i} is {t!r}; expected linear_attention or full_attention", field="layer_types")
         m.schedule.append((attn, ffn))
-    if c.bool("attn_output_gate", True):
+    if c.bool("attn_output_gate", True) and not gate:
         m.notes.append("the full-attention output gate (q_proj doubled) is not modelled (~0.1% of parameters)")
     if c.has("mtp_num_hidden_layers") or c.has("num_nextn_predict_layers"):
         n = c.int("mtp_num_hidden_layers", None) or c.int("num_nextn_predict_layers", None)
@@ -294,32 +134,10 @@ def _qwen3_next(m: _Model) -> None:
             m.mtp = {"layers": n, "attention": "full", "ffn": "moe"}
 
 
-def _index_shared(m: _Model) -> list[bool] | None:
-    """IndexShare (GLM-5.2): per layer, True if it reuses the previous full layer's top-k. From indexer_types
-    ("full"/"shared"), else index_topk_pattern ("S" = shared), else vLLM's rule
-    skip = max(i - index_skip_topk_offset + 1, 0) % index_topk_freq != 0 (defaults 2, 1: every layer full)."""
-    c, n = m.c, m.n_layers
-    types = c.list("indexer_types", n)
-    if types is not None:
-        bad = [t for t in types[:n] if t not in ("full", "shared")]
-        if bad:
-            raise SpecError(f"expected 'full' or 'shared' entries, got {bad[0]!r}", field="indexer_types")
-        return [t == "shared" for t in types[:n]]
-    pattern = c.raw.get("index_topk_pattern")
-    if pattern is not None:
-        if not isinstance(pattern, (str, list)) or len(pattern) < n:
-            raise SpecError(f"expected {n} entries", field="index_topk_pattern")
-        return [str(x).upper() == "S" for x in list(pattern)[:n]]
-    if c.has("index_topk_freq"):
-        freq, offset = c.int("index_topk_freq"), c.int("index_skip_topk_offset", 2, positive=False)
-        return [max(i - offset + 1, 0) % freq != 0 for i in range(n)]
-    return None
-
-
-def _deepseek_layout(m: _Model, attn_key: str, attn_spec: dict) -> None:
+def _deepseek_layout(m: ModelBuilder, attn_key: str, attn_spec: dict) -> None:
     """DeepSeek-V3 / GLM-4.5 layout: first_k_dense_replace dense layers, then MoE every moe_layer_freq."""
     c = m.c
-    shared = _index_shared(m) if "indexer" in attn_spec else None
+    shared = index_shared(m) if "indexer" in attn_spec else None
     attn = m.add(attn_key, attn_spec, "attention")
     per_layer_attn = [attn] * m.n_layers
     if shared and any(shared):
@@ -350,8 +168,9 @@ def _deepseek_layout(m: _Model, attn_key: str, attn_spec: dict) -> None:
         m.notes.append(f"{n_mtp} MTP layer(s) from num_nextn_predict_layers; their published size is not in config.json")
 
 
-def _deepseek(m: _Model) -> None:
+def _deepseek(m: ModelBuilder) -> None:
     c = m.c
+    c.touch("model_type", "num_key_value_heads", "head_dim", "qk_head_dim")   # MLA: no KV heads or head_dim
     mt = str(c.raw.get("model_type", ""))
     m.family = "glm" if c.arch.startswith("Glm") else ("kimi" if "kimi" in mt else "deepseek")
     spec = m.mla()
@@ -359,16 +178,19 @@ def _deepseek(m: _Model) -> None:
     if "indexer" in spec and not any("IndexShare" in n for n in m.notes):
         m.notes.append("every layer gets its own DSA indexer: the config has no IndexShare fields "
                        "(indexer_types, index_topk_pattern, index_topk_freq)")
+        if c.arch == "GlmMoeDsaForCausalLM":   # GLM-5.2/5.3 share the indexer across layers (IndexShare)
+            c.assume("index_topk_freq", "1 (an own DSA indexer on every layer; GLM-5.2/5.3 configs with "
+                                        "IndexShare set index_topk_freq 4 and index_skip_topk_offset 3)")
 
 
-def _glm4_moe(m: _Model) -> None:
+def _glm4_moe(m: ModelBuilder) -> None:
     m.family = "glm"
     _deepseek_layout(m, "gqa", m.gqa())
     if m.c.has("partial_rotary_factor"):
         m.notes.append("partial_rotary_factor does not change sizes; ignored")
 
 
-def _gpt_oss(m: _Model) -> None:
+def _gpt_oss(m: ModelBuilder) -> None:
     c = m.c
     m.family = "gpt-oss"
     top_k = c.int("num_experts_per_tok", None) or c.int("experts_per_token")
@@ -378,12 +200,12 @@ def _gpt_oss(m: _Model) -> None:
         c.raw = {**c.raw, "layer_types": ["sliding_attention" if i % 2 == 0 else "full_attention"
                                           for i in range(m.n_layers)]}
         m.notes.append("layer_types missing: assumed sliding on even layers, full on odd (gpt-oss release)")
-    for attn in _attention_per_layer(m, sinks=True):
+    for attn in attention_per_layer(m, sinks=True):
         m.schedule.append((attn, ffn))
     m.notes.append("attention/expert/router biases and the per-head attention sinks are ignored (< 0.1%)")
 
 
-def _llama4(m: _Model) -> None:
+def _llama4(m: ModelBuilder) -> None:
     c = m.c
     m.family = "llama"
     n = m.n_layers
@@ -414,7 +236,11 @@ def _llama4(m: _Model) -> None:
     m.notes.append("multimodal checkpoint: only the text model is imported")
 
 
-_BUILDERS: dict[str, Callable[[_Model], None]] = {
+def _qwen3_5(m: ModelBuilder) -> None:
+    _qwen3_next(m, gate=True)
+
+
+_BUILDERS: dict[str, Callable[[ModelBuilder], None]] = {
     "LlamaForCausalLM": _dense_gqa,
     "MistralForCausalLM": _dense_gqa,
     "Qwen2ForCausalLM": _dense_gqa,
@@ -429,6 +255,10 @@ _BUILDERS: dict[str, Callable[[_Model], None]] = {
     "GptOssForCausalLM": _gpt_oss,
     "Llama4ForConditionalGeneration": _llama4,
     "Llama4ForCausalLM": _llama4,
+    "Qwen3_5MoeForConditionalGeneration": _qwen3_5,
+    "Qwen3_5MoeForCausalLM": _qwen3_5,
+    "KimiK25ForConditionalGeneration": _deepseek,
+    **HYBRID_BUILDERS,
 }
 SUPPORTED_ARCHITECTURES = tuple(sorted(_BUILDERS))
 
@@ -504,44 +334,54 @@ def _hf_repo(raw: dict) -> str | None:
     return None
 
 
-def import_hf_config(config: dict, model_id: str | None = None, source: str = DEFAULT_SOURCE) -> dict:
-    """Build a model-spec mapping from a parsed Hugging Face config.json.
-
-    Raises SpecError naming the config field at fault (``architectures`` for an unsupported family).
-    """
+def _architecture(config: Any) -> str:
+    """The first ``architectures`` entry, if this importer has a builder for it (else a SpecError)."""
     if not isinstance(config, dict):
         raise SpecError(f"expected a JSON object at the top level, got {type(config).__name__}")
     archs = config.get("architectures")
     if not archs or not isinstance(archs, list) or not isinstance(archs[0], str):
         raise SpecError("missing or not a list of names; cannot tell the model family", field="architectures")
-    arch = archs[0]
-    if arch not in _BUILDERS:
-        raise SpecError(f"unsupported architecture {arch!r}; supported: {', '.join(SUPPORTED_ARCHITECTURES)}",
+    if archs[0] not in _BUILDERS:
+        raise SpecError(f"unsupported architecture {archs[0]!r}; supported: {', '.join(SUPPORTED_ARCHITECTURES)}",
                         field="architectures")
-    raw = dict(config)
-    text = config.get("text_config")
-    if isinstance(text, dict):  # multimodal wrappers: the text tower's fields win
-        raw.update(text)
-    m = _Model(_Cfg(raw, arch))
-    _BUILDERS[arch](m)
+    return archs[0]
 
+
+def _header(m: ModelBuilder, config: dict, raw: dict, model_id: str | None, source: str) -> dict[str, Any]:
+    """id, name, family, sources and the scalar sizes of the imported spec."""
     repo = _hf_repo(config)
-    mid = model_id or (_slug(repo.split("/")[-1]) if repo else _slug(str(raw.get("model_type") or arch)))
+    m.c.touch("_name_or_path", "quantization_config", "torch_dtype", "dtype", "model_type")
+    mid = model_id or (_slug(repo.split("/")[-1]) if repo else _slug(str(raw.get("model_type") or m.c.arch)))
     sources = [source]
     if repo:
         sources.append(f"https://huggingface.co/{repo}/blob/main/config.json")
-    out: dict[str, Any] = {
-        "id": mid,
-        "name": repo.split("/")[-1] if repo else mid,
-        "family": m.family,
-        "sources": sources,
-        "hidden_size": m.hidden,
-        "vocab_size": m.c.int("vocab_size"),
-    }
+    out: dict[str, Any] = {"id": mid, "name": repo.split("/")[-1] if repo else mid, "family": m.family,
+                           "sources": sources, "hidden_size": m.hidden, "vocab_size": m.c.int("vocab_size")}
     if m.c.bool("tie_word_embeddings"):
         out["tie_embeddings"] = True
     out["max_context"] = m.c.int("max_position_embeddings")
     out["native_weights"] = _native_weights(raw)
+    return out
+
+
+def import_hf_config_report(config: dict, model_id: str | None = None, source: str = DEFAULT_SOURCE
+                            ) -> tuple[dict, list[str]]:
+    """(model-spec mapping, report) for a parsed Hugging Face config.json. The report has one line per field the
+    import had to assume ('FIELD: not in the config; assumed VALUE') or could not read ('FIELD: not read ...');
+    an import that assumed anything gets ``confidence: low`` naming the assumed fields.
+
+    Raises SpecError naming the config field at fault (``architectures`` for an unsupported family).
+    """
+    arch = _architecture(config)
+    raw = dict(config)
+    text = config.get("text_config")
+    if isinstance(text, dict):  # multimodal wrappers: the text tower's fields win
+        raw.update(text)
+    m = ModelBuilder(Cfg(raw, arch))
+    _BUILDERS[arch](m)
+    out = _header(m, config, raw, model_id, source)
+    if m.residual:
+        out["residual"] = m.residual
     out["attention"] = m.attention
     out["ffn"] = m.ffn
     out["layers"] = _group(m.schedule)
@@ -550,25 +390,50 @@ def import_hf_config(config: dict, model_id: str | None = None, source: str = DE
     notes = [f"Imported from a Hugging Face config.json ({arch}) by perfmodel.importers.hf_config",
              "published parameter counts are not in config.json: add a `published` block by hand",
              *m.notes]
+    assumed = m.c.assumed
+    if assumed:
+        out["confidence"] = "low"
+        out["confidence_note"] = "assumed (not in the config): " + ", ".join(f"{k} = {v}" for k, v in assumed.items())
     out["notes"] = "; ".join(notes) + "."
     try:
         ModelSpec.model_validate(out)
     except ValidationError as exc:
         raise pydantic_to_spec_error(exc, prefix="imported spec") from None
-    return out
+    report = [f"{k}: not in the config; assumed {v}" for k, v in assumed.items()]
+    report += [f"{k}: not read (the importer has no use for it on {arch}; value {short(raw[k])})"
+               for k in unread_fields(m.c)]
+    return out, report
 
 
-def import_hf_config_file(path: str, model_id: str | None = None) -> str:
-    """Read a config.json and return model-spec YAML text. Errors are SpecError naming the file and the field."""
+def import_hf_config(config: dict, model_id: str | None = None, source: str = DEFAULT_SOURCE) -> dict:
+    """Build a model-spec mapping from a parsed Hugging Face config.json (``import_hf_config_report`` without the
+    report). Raises SpecError naming the config field at fault."""
+    return import_hf_config_report(config, model_id, source)[0]
+
+
+def import_hf_config_file(path: str, model_id: str | None = None, revision: str | None = None,
+                          report: list[str] | None = None) -> str:
+    """Read a config.json and return model-spec YAML text recording ``revision`` (the source's commit, when
+    given) and the sha256 of the file's bytes; the import's report lines are appended to ``report``. Errors are
+    SpecError naming the file and the field."""
     p = Path(path)
     cfg = load_json(p)
     if model_id is None and isinstance(cfg, dict) and not _hf_repo(cfg):
         stem = p.resolve().parent.name if p.name == "config.json" else p.stem
         model_id = _slug(stem)
     try:
-        mapping = import_hf_config(cfg, model_id=model_id, source=f"{p.name} ({DEFAULT_SOURCE})")
+        mapping, lines = import_hf_config_report(cfg, model_id=model_id, source=f"{p.name} ({DEFAULT_SOURCE})")
     except SpecError as exc:
         raise exc.in_file(str(path)) from None
+    rev = revision or (cfg.get("_commit_hash") if isinstance(cfg.get("_commit_hash"), str) else None)
+    fields = list(mapping.items())
+    at = [k for k, _ in fields].index("sources") + 1
+    extra = ([("revision", rev)] if rev else []) + [("config_sha256", hashlib.sha256(p.read_bytes()).hexdigest())]
+    mapping = dict(fields[:at] + extra + fields[at:])
+    if not rev:
+        lines.insert(0, "revision: not recorded (pass --revision COMMIT, the config's source revision)")
+    if report is not None:
+        report.extend(lines)
     return to_yaml(mapping)
 
 

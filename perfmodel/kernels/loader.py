@@ -30,16 +30,25 @@ STRING_COLUMNS = {"framework", "version", "device", "op_name", "kernel_source", 
                   "simulation_mode"}
 
 
+KERNEL_TABLES_HINT = (f"not shipped: get them from {SOURCE_REPO} at {SOURCE_COMMIT} "
+                      "(aic-core/src/aiconfigurator_core/systems/data), convert as docs/kernels.md says, "
+                      "pass --data DIR")
+"""One line: where the kernel tables come from and which path to pass (``perfmodel kernels`` without them)."""
+
+
 def default_data_dir() -> Path:
-    """``../shared/data/kernels`` relative to the repository root (the directory holding ``perfmodel/``)."""
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data" / "kernels"
+    """The kernel tables: ``data/kernels`` in the checkout when a user has put them there, else
+    ``shared/data/kernels`` beside the checkout (the project's working copy); neither ships with the package."""
+    root = Path(__file__).resolve().parents[2]
+    here = root / "data" / "kernels"
+    return here if (here / "index.csv").is_file() else root.parent / "shared" / "data" / "kernels"
 
 
 @lru_cache(maxsize=8)
 def read_index(data_dir: str) -> pd.DataFrame:
     path = Path(data_dir) / "index.csv"
     if not path.is_file():
-        raise SpecError("kernel table index not found (use --data DIR)", file=str(path))
+        raise SpecError(f"kernel tables not found; {KERNEL_TABLES_HINT}", file=str(path))
     ix = pd.read_csv(path, dtype=str)
     missing = {"gpu", "framework", "table", "file"} - set(ix.columns)
     if missing:

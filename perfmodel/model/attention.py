@@ -116,6 +116,29 @@ class AttentionFamily:
         import sympy as sp
         return sp.Integer(1)
 
+    # ---- bytes every attention-TP rank holds in full whatever ``shard`` splits (0 unless the kind has them:
+    # the block indexer's single index-key head beside GQA's split KV heads). 0 leaves the step and memory
+    # expressions as they were: sympy drops x + 0.
+    def replicated_read(self, n_ctx):
+        """Bytes per sequence per step every TP rank reads in full (not divided by ``shard``)."""
+        import sympy as sp
+        return sp.Integer(0)
+
+    def replicated_write(self):
+        """Bytes per new token every TP rank writes in full."""
+        import sympy as sp
+        return sp.Integer(0)
+
+    def replicated_stored(self, n_ctx):
+        """Bytes per sequence at context ``n_ctx`` every TP rank stores in full."""
+        import sympy as sp
+        return sp.Integer(0)
+
+    def stored_per_rank(self, n_ctx, tp):
+        """Bytes one attention-TP rank stores per sequence at context ``n_ctx``:
+        kv_stored / shard + replicated_stored."""
+        return self.kv_stored(n_ctx) / self.shard(tp) + self.replicated_stored(n_ctx)
+
 
 def own_indexer(ix) -> bool:
     """True where a layer computes and caches its own indexer (it has one and does not share another's)."""

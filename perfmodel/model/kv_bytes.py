@@ -1,4 +1,4 @@
-"""Bytes of KV-cache elements per number format (../shared/reference/models.md, "KV-cache bytes per token per
+"""Bytes of KV-cache elements per number format (docs/reference/models.md, "KV-cache bytes per token per
 layer"), shared by the attention families.
 
 - one element: KV_BYTES[fmt] (bf16 2, fp8 1, fp4 0.5), B;

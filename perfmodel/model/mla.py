@@ -3,12 +3,14 @@ GLM-5). h hidden, H heads, q_c / d_c query / KV latent ranks, d_n / d_r / d_v no
 an indexer has H_i heads of d_i and keeps top_k keys per query.
 
     params      q h q_c + q_c H (d_n + d_r) (or h H (d_n + d_r) full rank) + kv_a h (d_c + d_r)
-                + kv_b d_c H (d_n + d_v) + o H d_v h (x2 gated) + indexer q_in H_i d_i + h d_i + h H_i   elements
+                + kv_b d_c H (d_n + d_v) + o H d_v h (x2 gated) + indexer q_in H_i d_i + h d_i + h H_i
+                (+ pooling gate h d_i + p d_i with index keys pooled over p tokens)                     elements
     KV/token    latent E: (d_c + d_r) 2 in bf16; fp8 d_c + 4 d_c/128 + 2 d_r (FlashMLA, 656 B); fp4
-                d_c/2 + d_c/16 + 2 d_r; plus the indexer key I (own indexer only)                      B
+                d_c/2 + d_c/16 + 2 d_r; plus the indexer key I (own indexer only; I / p per token when
+                p tokens share one pooled index key, GLM-5.3-Flash p = 4; d_r = 0 for NoPE)             B
     core FLOPs  expanded (prefill) 2 H (d_n + d_r) + 2 H d_v per key; absorbed (decode, MQA form)
                 2 H (2 d_c + d_r) per key; DSA: absorbed in both phases over min(L, top_k) keys
-    indexer     2 H_i d_i L FP8 FLOPs per query (own indexer)
+    indexer     2 H_i d_i L / p FP8 FLOPs per query (own indexer; p = 1 unless keys are pooled)
     KV read     L E (MLA); min(L, top_k) E + L I (DSA, I only with an own indexer); stored L (E + I);
                 the latent is replicated over TP (shard 1)
     padding     the decode kernels put q_len H/tp query rows of a sequence in MMA tiles of MLA_ROW_TILE rows:
@@ -30,7 +32,15 @@ def indexer_params(ix, h: int, q_in: int) -> int:
     per-head weights h x heads. A shared (IndexShare) layer has none."""
     if ix is None or ix.shared:
         return 0
-    return q_in * ix.heads * ix.head_dim + h * ix.head_dim + h * ix.heads
+    pool = h * ix.head_dim + ix.key_pool * ix.head_dim if ix.key_pool > 1 else 0   # pooling gate and position bias
+    return q_in * ix.heads * ix.head_dim + h * ix.head_dim + h * ix.heads + pool
+
+
+def latent_entry_bytes(d_c: int, d_r: int, fmt: str) -> float:
+    """One latent KV entry: (d_c + d_r) 2 in bf16, else the scaled d_c plus d_r in bf16, B."""
+    if fmt == "bf16":
+        return (d_c + d_r) * 2.0
+    return scaled_bytes(d_c, fmt) + 2.0 * d_r
 
 
 class MLAFamily(AttentionFamily):
@@ -56,14 +66,15 @@ class MLAFamily(AttentionFamily):
 
     def _latent_bytes(self, fmt: str) -> float:
         """The latent KV entry E: (d_c + d_r) 2 in bf16, else the scaled d_c plus d_r in bf16, B."""
-        a = self.a
-        if fmt == "bf16":
-            return (a.kv_lora_rank + a.qk_rope_dim) * 2.0
-        return scaled_bytes(a.kv_lora_rank, fmt) + 2.0 * a.qk_rope_dim
+        return latent_entry_bytes(self.a.kv_lora_rank, self.a.qk_rope_dim, fmt)
 
     def _index_key_bytes(self, fmt: str) -> float:
         a = self.a
-        return indexer_key_bytes(a.indexer.head_dim, fmt) if own_indexer(a.indexer) else 0.0
+        if not own_indexer(a.indexer):
+            return 0.0
+        if a.indexer.key_pool == 1:
+            return indexer_key_bytes(a.indexer.head_dim, fmt)
+        return indexer_key_bytes(a.indexer.head_dim, fmt) / a.indexer.key_pool
 
     def kv_per_token(self, fmt: str) -> float:
         return self._latent_bytes(fmt) + self._index_key_bytes(fmt)
@@ -87,7 +98,8 @@ class MLAFamily(AttentionFamily):
         return MLA_ROW_TILE * ceil_(rows / MLA_ROW_TILE) / rows
 
     def index_flops(self, n_ctx):
-        return indexer_flops(self.a.indexer, n_ctx, 1)
+        ix = self.a.indexer
+        return indexer_flops(ix, n_ctx, ix.key_pool if ix is not None and ix.key_pool > 1 else 1)
 
     def kv_read(self, n_ctx):
         from ..equations.roofline import smin

@@ -6,18 +6,20 @@ object (its costs, its bytes, its predicates) instead of testing the spec's type
 
 from __future__ import annotations
 
-from ..specs.model import GQA, MLA, CompressedAttention, DenseFFN, LinearAttention, MoE
+from ..specs.model import GQA, MLA, CompressedAttention, DenseFFN, GroupedLatentAttention, LinearAttention, MoE
 from .attention import AttentionFamily
 from .dense import DenseFamily
 from .dsv4 import CompressedFamily
 from .ffn import FFNFamily
+from .gla import GLAFamily
 from .gqa import GQAFamily
 from .linear import LinearFamily
 from .mla import MLAFamily
 from .moe import MoEFamily
 
 ATTENTION_FAMILIES: dict[type, type[AttentionFamily]] = {
-    GQA: GQAFamily, MLA: MLAFamily, CompressedAttention: CompressedFamily, LinearAttention: LinearFamily}
+    GQA: GQAFamily, MLA: MLAFamily, CompressedAttention: CompressedFamily, GroupedLatentAttention: GLAFamily,
+    LinearAttention: LinearFamily}
 FFN_FAMILIES: dict[type, type[FFNFamily]] = {DenseFFN: DenseFamily, MoE: MoEFamily}
 
 

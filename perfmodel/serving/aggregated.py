@@ -2,7 +2,7 @@
 
 Evaluate the compiled equations over arrays of operating points -> a tidy DataFrame.
 
-Derived metrics (InferenceX definitions, ../shared/reference/metrics-and-claims.md):
+Derived metrics (InferenceX definitions, docs/reference/metrics-and-claims.md):
     step_ms            = one decode step (all B sequences advance by acc accepted tokens)
     tpot_ms            = step / acc                      (time per output token, as the record format defines it)
     tps_per_user       = 1000 / tpot_ms = acc / step     (ITL-based interactivity, 'intvty')

@@ -28,10 +28,28 @@ class Indexer(Strict):
     top_k: PositiveInt = Field(description="Keys kept per query after selection")
     shared: bool = Field(False, description="IndexShare: this layer reuses another layer's selection "
                                             "(no indexer compute or indexer-key cache of its own)")
+    key_pool: PositiveInt = Field(1, description="Tokens pooled into one cached index key (GLM-5.3-Flash "
+                                                "index_kpool 4: index keys, their scoring and cache are 1/key_pool "
+                                                "per token; the pooling gate adds h x head_dim weights)")
+
+
+class BlockIndexer(Strict):
+    """Block-sparse indexer (MiniMax-M3 MSA): small index heads score every previous key, the scores are pooled
+    into blocks of ``block_size`` keys, and each query attends the ``top_k_blocks`` best blocks (the local block
+    forced in and counted within them)."""
+
+    heads: PositiveInt = Field(description="Index query heads")
+    head_dim: PositiveInt
+    key_heads: PositiveInt = Field(1, description="Index key heads cached per token (MiniMax-M3: 1)")
+    block_size: PositiveInt = Field(description="Keys per selectable block")
+    top_k_blocks: PositiveInt = Field(description="Key blocks attended per query, the local block included")
+    local_blocks: int = Field(1, ge=0, le=ARCH_INT_MAX, description="Blocks next to the query always kept")
+    shared: bool = Field(False, description="Reuses another layer's block selection (no own index keys)")
 
 
 class GQA(Strict):
-    """Multi-head / grouped-query attention (MHA when kv_heads == heads). Optional sliding window."""
+    """Multi-head / grouped-query attention (MHA when kv_heads == heads). Optional sliding window, output gate
+    and block indexer (all off by default)."""
 
     kind: Literal["gqa"] = "gqa"
     heads: PositiveInt
@@ -39,6 +57,15 @@ class GQA(Strict):
     head_dim: PositiveInt
     window: PositiveInt | None = Field(None, description="Sliding-window size in tokens; None = full attention")
     sinks: bool = Field(False, description="Learned attention sinks (gpt-oss); no cost of note")
+    output_gate: bool = Field(False, description="Gated attention (Qwen3.5, Muse Glimmer): a sigmoid gate on the "
+                                                 "attention output from an extra h x (heads head_dim) projection")
+    block_indexer: BlockIndexer | None = Field(None, description="Block-sparse attention (MiniMax-M3); None = dense")
+
+    @model_validator(mode="after")
+    def _window_or_indexer(self):
+        if self.window is not None and self.block_indexer is not None:
+            raise ValueError("window and block_indexer cannot both be set on one attention kind")
+        return self
 
 
 class MLA(Strict):
@@ -52,7 +79,7 @@ class MLA(Strict):
     q_lora_rank: PositiveInt | None = Field(description="None: full-rank query projection")
     kv_lora_rank: PositiveInt
     qk_nope_dim: PositiveInt
-    qk_rope_dim: PositiveInt
+    qk_rope_dim: int = Field(ge=0, le=ARCH_INT_MAX, description="0: NoPE (GLM-5.3-Flash)")
     v_head_dim: PositiveInt
     indexer: Indexer | None = None
     gated: bool = Field(False, description="Output gate (Kimi K3 gated MLA): an extra heads*v_head_dim x hidden projection")
@@ -76,6 +103,39 @@ class CompressedAttention(Strict):
     indexer: Indexer | None = Field(None, description="CSA only: selects top_k compressed entries")
 
 
+class GroupedLatentAttention(Strict):
+    """Grouped latent attention (Motif-3 GDLA): MLA's shared latent KV cache (kv_lora_rank + qk_rope_dim per
+    token), up-projected to one K/V head per group (``groups``) instead of one per query head; each group has
+    ``heads / groups`` query heads, of which ``noise_heads_per_group`` are noise heads whose output is subtracted
+    (differential attention) and the rest signal heads that reach the output projection. Optional sliding
+    window (KV held and keys read capped at ``window``), sigmoid output gate and per-signal-head lambda."""
+
+    kind: Literal["gla"] = "gla"
+    heads: PositiveInt = Field(description="Query heads in total (signal + noise)")
+    groups: PositiveInt = Field(description="KV groups: one up-projected K and V head each")
+    noise_heads_per_group: int = Field(0, ge=0, le=ARCH_INT_MAX)
+    q_lora_rank: PositiveInt
+    kv_lora_rank: PositiveInt
+    qk_nope_dim: PositiveInt
+    qk_rope_dim: PositiveInt
+    v_head_dim: PositiveInt
+    window: PositiveInt | None = Field(None, description="Sliding-window keys (incl. the current one); None = full")
+    output_gate: bool = Field(False, description="Elementwise sigmoid gate q_lora -> signal heads x v_head_dim")
+    head_lambda: bool = Field(False, description="Per-signal-head mixing scalar projected from the hidden state")
+
+    @model_validator(mode="after")
+    def _groups(self):
+        if self.heads % self.groups:
+            raise ValueError(f"heads={self.heads} is not a multiple of groups={self.groups}")
+        if self.noise_heads_per_group >= self.heads // self.groups:
+            raise ValueError("noise_heads_per_group must leave at least one signal head per group")
+        return self
+
+    @property
+    def signal_heads(self) -> int:
+        return self.heads - self.groups * self.noise_heads_per_group
+
+
 class LinearAttention(Strict):
     """Linear attention with a constant recurrent state per sequence (Gated DeltaNet, Kimi Delta Attention)."""
 
@@ -88,7 +148,8 @@ class LinearAttention(Strict):
     conv_kernel: PositiveInt = 4
 
 
-Attention = Annotated[Union[GQA, MLA, CompressedAttention, LinearAttention], Field(discriminator="kind")]
+Attention = Annotated[Union[GQA, MLA, CompressedAttention, GroupedLatentAttention, LinearAttention],
+                      Field(discriminator="kind")]
 
 
 # ---------------------------------------------------------------- FFN kinds
@@ -186,6 +247,8 @@ class ModelSpec(Strict):
     confidence: Literal["high", "low"] = "high"
     confidence_note: str | None = None
     sources: list[str] = Field(description="URLs / stored-file ids of the configs and reports used", min_length=1)
+    revision: str | None = Field(None, description="Revision (commit) of the published config the entry follows")
+    config_sha256: str | None = Field(None, description="sha256 of the config.json bytes an importer read")
     hidden_size: PositiveInt
     vocab_size: PositiveInt
     tie_embeddings: bool = False

@@ -1,6 +1,6 @@
 """Validation against measured serving records and calibration of software profiles.
 
-records       read and validate the record CSV (../shared/data/README.md format)
+records       read and validate the record CSV (data/shared/README.md format)
 predict_rows  predict each record (point, frontier, ratio) with a Monte Carlo uncertainty band
 calibrate     fit a few shared profile parameters per engine family; render profiles/<engine>.yaml (the CLI writes them to --out-dir, or in place with --in-place)
 report        summary statistics, the predicted-vs-measured plot and reports/validation.md

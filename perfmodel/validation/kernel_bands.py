@@ -2,7 +2,7 @@
 layer bounds what the serving fit may move.
 
 The calibration fits one prefill and one decode attention efficiency per engine (profile ``eff_attention``,
-``eff_attention_decode``), across GPUs and shapes. The kernel tables (``../shared/data/kernels``, fitted per GPU,
+``eff_attention_decode``), across GPUs and shapes. The kernel tables (docs/kernels.md says where to get them, fitted per GPU,
 engine and kernel by ``perfmodel kernels``, stored in ``hardware/*.yaml`` ``kernel_fits``) measure the engine's own
 attention kernels. For each fitted (GPU, kernel) curve of the engine, the effective efficiency at serving shapes:
 

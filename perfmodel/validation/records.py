@@ -1,4 +1,4 @@
-"""Read measured serving records (the format of ../shared/data/README.md).
+"""Read measured serving records (the format of data/shared/README.md).
 
 Columns may come in any order; extra columns are ignored; blank cells mean "not published" (None).
 A malformed row raises a one-line SpecError naming the file, the line number and the column.
@@ -165,7 +165,7 @@ SHARED_FILES = ("calibration.csv", "curve-end.csv", "inferencex-silicon.csv", "a
 
 
 def shared_data_files() -> list[Path]:
-    """The project's copy of ../shared/data (data/shared/, shipped in the wheel): the files the calibration
+    """The project's copy of the shared measured records (data/shared/, shipped in the wheel): the files the calibration
     fits by default, in SHARED_FILES order; [] when the folder is not there."""
     from ..catalog import builtin_root
     d = builtin_root() / "data" / "shared"

@@ -11,7 +11,7 @@ mapped to the catalog entry of the version it ran:
 Other workload ids are used as given.
 
 Harness versions (``AGENTX_HARNESS``, ``record_harness``): what a lane does between its requests, per the
-InferenceX harness history read in ../shared/data/AUDIT.md section 1.1 (data, never fitted).
+InferenceX harness history read in data/shared/AUDIT.md section 1.1 (data, never fitted).
 
 Interactivity (``record_interactivity``): AgentX tables quote two per-user speeds. ``intvty`` = 1 / the ITL
 statistic (InferenceX utils/agentic/aggregation/request_metrics.py l. 198; ITL = (E2E - TTFT) / (OSL - 1), so

@@ -1,0 +1,102 @@
+"""`perfmodel models import` on this autumn's families (issue 55): each new catalog entry is reproduced from its
+fixture config (parameters, MTP, KV bytes and fixed state exactly); every field the import assumed or did not read
+is named (stderr for the CLI) and an assumption lowers the entry's confidence; the YAML records the revision and
+the config's sha256; a row naming an unknown model names the import command. Fixture provenance:
+tests/fixtures/hf_configs/SOURCES.md."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from perfmodel import catalog
+from perfmodel.arch import kv_bytes_per_token, kv_fixed_bytes_per_sequence, param_counts
+from perfmodel.formats import KV_FORMATS
+from perfmodel.importers.hf_config import import_hf_config_report
+from perfmodel.specs.model import ModelSpec
+
+FIX = Path(__file__).parent / "fixtures" / "hf_configs"
+NEW = ["qwen3.5-122b-a10b", "muse-glimmer-30b", "minimax-m3", "glm-5.3-flash", "glm-5.3", "kimi-k2.6"]
+
+
+def _load(name: str) -> dict:
+    return json.loads((FIX / f"{name}.json").read_text())
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_fixture_reproduces_the_catalog_entry(name):
+    mapping, report = import_hf_config_report(_load(name), model_id=name)
+    got, want = ModelSpec.model_validate(mapping), catalog.model(name)
+    pg, pw = param_counts(got), param_counts(want)
+    assert (pg.total, pg.active, pg.mtp, pg.residual) == (pw.total, pw.active, pw.mtp, pw.residual)
+    for fmt in KV_FORMATS:
+        assert kv_bytes_per_token(got, fmt) == kv_bytes_per_token(want, fmt), fmt
+        assert kv_fixed_bytes_per_sequence(got, fmt) == kv_fixed_bytes_per_sequence(want, fmt), fmt
+    assert got.num_layers == want.num_layers and got.residual == want.residual
+    assert not any("assumed" in line for line in report), report   # the fixtures state every field used
+
+
+def test_hybrid_structures():
+    flash, _ = import_hf_config_report(_load("glm-5.3-flash"))
+    assert flash["residual"] == {"kind": "mhc", "streams": 4}
+    assert flash["attention"]["kda"]["variant"] == "kda" and flash["attention"]["dsa"]["qk_rope_dim"] == 0
+    assert flash["attention"]["dsa"]["indexer"]["key_pool"] == 4
+    m3, _ = import_hf_config_report(_load("minimax-m3"))
+    assert m3["attention"]["msa"]["block_indexer"] == {"heads": 4, "head_dim": 128, "key_heads": 1,
+                                                       "block_size": 128, "top_k_blocks": 16, "local_blocks": 1}
+    assert {(g["attention"], g["ffn"]): g["count"] for g in m3["layers"]} == {("full", "dense"): 3, ("msa", "moe"): 57}
+    muse, _ = import_hf_config_report(_load("muse-glimmer-30b"))
+    assert muse["attention"]["swa"] == {"kind": "gqa", "heads": 32, "kv_heads": 2, "head_dim": 128, "window": 2048,
+                                        "output_gate": True}
+    q, _ = import_hf_config_report(_load("qwen3.5-122b-a10b"))
+    assert q["attention"]["full"]["output_gate"] is True and q["mtp"]["layers"] == 1
+
+
+def test_glm52_style_config_without_indexshare_is_named_and_low_confidence():
+    """The issue's new user: a GLM-5.2-style config without the IndexShare fields imports as an indexer on every
+    layer; the import now says so on the report and writes confidence: low."""
+    cfg = json.loads((FIX / "glm-5.2.json").read_text())
+    mapping, report = import_hf_config_report(cfg, model_id="glm-like")
+    assert any(line.startswith("index_topk_freq: not in the config; assumed 1") for line in report), report
+    assert mapping["confidence"] == "low" and "index_topk_freq" in mapping["confidence_note"]
+    shared, report2 = import_hf_config_report(_load("glm-5.3"), model_id="glm-like")
+    assert "confidence" not in shared and not any("index_topk_freq" in line for line in report2)
+    # +15% KV per token without IndexShare (78 x 1,408 against 21 x 1,408 + 57 x 1,152)
+    kv = kv_bytes_per_token(ModelSpec.model_validate(mapping), "bf16")
+    assert kv / kv_bytes_per_token(ModelSpec.model_validate(shared), "bf16") == pytest.approx(78 * 1408 / 95232)
+
+
+def test_unread_architecture_field_is_named():
+    cfg = dict(json.loads((FIX / "llama-3.1-8b.json").read_text()), num_hyper_layers=3)
+    _, report = import_hf_config_report(cfg)
+    assert any(line.startswith("num_hyper_layers: not read") for line in report), report
+    assert not any(line.startswith(("rope_theta", "bos_token_id", "rms_norm_eps")) for line in report)
+
+
+def test_cli_writes_revision_and_hash_and_names_assumptions(tmp_path, capsys):
+    from perfmodel.cli.main import main
+    src = FIX / "glm-5.2.json"
+    out = tmp_path / "models" / "glm-like.yaml"
+    assert main(["models", "import", str(src), "--id", "glm-like", "-o", str(out), "--revision", "abc123"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err and all(line.startswith(f"perfmodel: models import: {src}: ") for line in err)
+    assert any("index_topk_freq: not in the config; assumed 1" in line for line in err)
+    doc = yaml.safe_load(out.read_text())
+    assert doc["id"] == "glm-like" and doc["revision"] == "abc123"
+    assert doc["config_sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
+    assert doc["confidence"] == "low" and catalog.model(str(out)).id == "glm-like"
+    assert main(["models", "import", str(FIX / "glm-5.3.json"), "--id", "g53"]) == 0
+    cap = capsys.readouterr()
+    assert "revision: not recorded (pass --revision" in cap.err and "confidence" not in cap.out
+    assert yaml.safe_load(cap.out)["id"] == "g53"
+
+
+def test_unknown_model_names_the_import_command(capsys):
+    from perfmodel.cli.main import main
+    assert main(["predict", "--hardware", "h100-sxm", "--model", "motif-9-ultra"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "perfmodel models import CONFIG.json --id ID -o models/ID.yaml" in err
