@@ -100,3 +100,30 @@ def test_unknown_model_names_the_import_command(capsys):
     assert main(["predict", "--hardware", "h100-sxm", "--model", "motif-9-ultra"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "perfmodel models import CONFIG.json --id ID -o models/ID.yaml" in err
+
+
+def test_dense_qwen35_hybrid_imports_with_a_dense_mlp():
+    """A dense Qwen3.5 size (no num_experts; widths of the slime Qwen3.5-27B launch script, linear heads chosen for
+    the test): Gated DeltaNet 3:1 gated full attention, one MLP on every layer."""
+    text = {"hidden_size": 5120, "num_hidden_layers": 64, "num_attention_heads": 24, "num_key_value_heads": 4,
+            "head_dim": 256, "intermediate_size": 17408, "vocab_size": 248320, "max_position_embeddings": 262144,
+            "full_attention_interval": 4, "attn_output_gate": True, "linear_num_key_heads": 16,
+            "linear_num_value_heads": 48, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+            "linear_conv_kernel_dim": 4, "tie_word_embeddings": False}
+    out, report = import_hf_config_report({"architectures": ["Qwen3_5ForConditionalGeneration"], "text_config": text})
+    assert {(g["attention"], g["ffn"]): g["count"] for g in out["layers"]} == {("gdn", "mlp"): 48, ("full", "mlp"): 16}
+    assert out["ffn"] == {"mlp": {"kind": "dense", "intermediate": 17408}}
+    assert out["attention"]["full"]["output_gate"] is True and "confidence" not in out, report
+
+
+def test_validate_row_naming_an_unknown_model_names_the_import_command(tmp_path, capsys):
+    from perfmodel.cli.main import main
+    root = Path(__file__).resolve().parent.parent
+    header, first = (root / "data" / "shared" / "calibration.csv").read_text().splitlines()[:2]
+    cells = first.split(",")
+    cells[0], cells[4] = "x01", "acme-lab/Zeta-7"
+    rows = tmp_path / "rows.csv"
+    rows.write_text(header + "\n" + ",".join(cells) + "\n")
+    main(["-q", "validate", str(rows)])
+    out = capsys.readouterr().out
+    assert "unknown model 'acme-lab/Zeta-7'" in out and "perfmodel models import CONFIG.json" in out

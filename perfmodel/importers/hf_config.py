@@ -20,8 +20,9 @@ Supported ``architectures`` (first entry decides):
   (``attention_chunk_size``, on RoPE layers per ``no_rope_layers``) as a window; MoE layers per ``moe_layers`` /
   ``interleave_moe_layer_step`` with one shared expert; dense layers of ``intermediate_size_mlp``.
 
-- ``Qwen3_5MoeForConditionalGeneration`` / ``Qwen3_5MoeForCausalLM`` (Qwen3.5): as Qwen3-Next, with the full
-  layers' output gate modelled (``attn_output_gate``); ``KimiK25ForConditionalGeneration`` (Kimi K2.5/K2.6): the
+- ``Qwen3_5MoeForConditionalGeneration`` / ``Qwen3_5MoeForCausalLM`` and the dense ``Qwen3_5For*`` (Qwen3.5): as
+  Qwen3-Next (dense MLP when the config has no ``num_experts``), with the full layers' output gate modelled
+  (``attn_output_gate``); ``KimiK25ForConditionalGeneration`` (Kimi K2.5/K2.6): the
   DeepSeek-V3 path on its ``text_config``.
 - GLM-5.3-Flash, MiniMax-M3 and Muse Glimmer: ``hf_hybrid`` (KDA + NoPE DSA with pooled index keys and mHC; GQA
   with a block indexer; sliding/full GQA with an output gate).
@@ -114,10 +115,13 @@ def _qwen3_next(m: ModelBuilder, gate: bool = False) -> None:
     gdn = {"kind": "linear", "variant": "gdn", "k_heads": c.int("linear_num_key_heads"),
            "v_heads": c.int("linear_num_value_heads"), "head_k_dim": c.int("linear_key_head_dim"),
            "head_v_dim": c.int("linear_value_head_dim"), "conv_kernel": c.int("linear_conv_kernel_dim", 4)}
-    shared_i = c.int("shared_expert_intermediate_size", None)
-    moe = m.moe(c.int("num_experts"), c.int("num_experts_per_tok"), c.int("moe_intermediate_size"),
-                shared=1 if shared_i else 0, shared_intermediate=shared_i)
-    ffns = _qwen_moe_layers(m, moe)
+    if c.has("num_experts"):
+        shared_i = c.int("shared_expert_intermediate_size", None)
+        moe = m.moe(c.int("num_experts"), c.int("num_experts_per_tok"), c.int("moe_intermediate_size"),
+                    shared=1 if shared_i else 0, shared_intermediate=shared_i)
+        ffns, mtp_ffn = _qwen_moe_layers(m, moe), "moe"
+    else:   # the dense Qwen3.5 sizes (e.g. 27B): one MLP of intermediate_size on every layer
+        ffns, mtp_ffn = [m.add("mlp", m.dense(), "ffn")] * m.n_layers, "mlp"
     for i, (t, ffn) in enumerate(zip(lt, ffns)):
         if t == "linear_attention":
             attn = m.add("gdn", gdn, "attention")
@@ -131,7 +135,7 @@ def _qwen3_next(m: ModelBuilder, gate: bool = False) -> None:
     if c.has("mtp_num_hidden_layers") or c.has("num_nextn_predict_layers"):
         n = c.int("mtp_num_hidden_layers", None) or c.int("num_nextn_predict_layers", None)
         if n:
-            m.mtp = {"layers": n, "attention": "full", "ffn": "moe"}
+            m.mtp = {"layers": n, "attention": "full", "ffn": mtp_ffn}
 
 
 def _deepseek_layout(m: ModelBuilder, attn_key: str, attn_spec: dict) -> None:
@@ -257,6 +261,8 @@ _BUILDERS: dict[str, Callable[[ModelBuilder], None]] = {
     "Llama4ForCausalLM": _llama4,
     "Qwen3_5MoeForConditionalGeneration": _qwen3_5,
     "Qwen3_5MoeForCausalLM": _qwen3_5,
+    "Qwen3_5ForConditionalGeneration": _qwen3_5,
+    "Qwen3_5ForCausalLM": _qwen3_5,
     "KimiK25ForConditionalGeneration": _deepseek,
     **HYBRID_BUILDERS,
 }
