@@ -8,6 +8,7 @@ import pytest
 from perfmodel import catalog
 from perfmodel.claims import CurveStore, arithmetic_checks, check, spec_ratio_check
 from perfmodel.cli.main import main
+from perfmodel.specs.claim import ClaimSpec
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +138,65 @@ def test_a_claim_above_the_interval_names_the_steps_it_needs_bounded_by_speed_of
     base = check("vllm-2.7x-at-peak", store)
     own, up = base["model"]["central"], base["interval"]["up"]
     r = check(_with("vllm-2.7x-at-peak", claimed=own * math.exp(up) * 1.3), store)   # 30% above the interval
-    assert r["verdict"] == "consistent only if"
     a = next(c for c in r["conditions"] if c["system"] == "vr200-nvl72")
-    assert a["allowed"] and 0.6 < a["edge"] < 1 and a["sol_factor"] < a["edge"]     # faster, short of SoL
+    assert 0.6 < a["edge"] < 1 and a["sol_factor"] < a["edge"]     # faster, short of SoL
     assert "faster" in r["condition"] and "speed of light" in a["text"]
+    # the ratio it implies (1.3 x exp(up) x the model's) is beyond the ratio's held-out error: never within error;
+    # past the profile's fitted fast corner with no record it is implausible on the evidence, not beyond physics
+    assert a["ratio_shift"]["multiple"] == pytest.approx(1.3 * math.exp(up), rel=1e-6)
+    assert a["tag"] != "within error"
+    if a["beyond_fit"]:
+        assert r["verdict"] == "implausible" and r["implausible"] == "on the evidence"
+    else:
+        assert r["verdict"] == "consistent only if" and a["tag"] == "software headroom"
+
+
+def test_every_unknown_id_of_a_claim_is_named_at_once(tmp_path, capsys):
+    """Issue 56 item 5: a claim naming an unknown hardware and an unknown model reports both in one line."""
+    import yaml
+
+    from perfmodel.errors import SpecError
+    data = yaml.safe_load((catalog.builtin_root() / "claims" / "vllm-2.7x-at-peak.yaml").read_text())
+    data["systems"][1] = {"hardware": "gb400-nvl144"}
+    data["model"] = "deepseek-v9-flash"
+    with pytest.raises(SpecError) as exc:
+        check(ClaimSpec.model_validate(data))
+    msg = str(exc.value)
+    assert "2 unknown ids" in msg and "'gb400-nvl144'" in msg and "'deepseek-v9-flash'" in msg
+    assert "systems[1].hardware" in msg and "model:" in msg and "\n" not in msg
+    f = tmp_path / "mine.yaml"
+    f.write_text(yaml.safe_dump({**data, "source": "my own notes"}))
+    assert main(["check", str(f)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "gb400-nvl144" in err[0] and "deepseek-v9-flash" in err[0]
+
+
+def test_an_unstated_models_candidates_are_reported_one_per_line():
+    """Issue 56 item 5: each candidate model on its own short line under the verdict, never one long line."""
+    from perfmodel.claims.describe import format_check
+    per = {m: {"verdict": "consistent only if", "condition": f"{m} needs x" * 3, "reason": "r" * 2000,
+               "model": {"value": 2.0 + i}, "interval": {"low": 1.5, "high": 3.0 + i}}
+           for i, m in enumerate(["deepseek-v4.1-flash", "deepseek-v4-pro", "glm-5.2", "kimi-k3"])}
+    r = {"id": "mine", "title": "Model X at 3x", "verdict": "consistent only if", "condition": "; ".join(
+        f"{m}: c" for m in per), "reason": "r" * 3000, "per_model": per, "claimed": 3.0}
+    lines = format_check(r).splitlines()
+    cand = [ln for ln in lines if ln.startswith("    if model ")]
+    assert [ln.split(":")[0].split()[-1] for ln in cand] == list(per)
+    assert "(model 2, interval 1.5-3)" in cand[0] and all(len(ln) < 300 for ln in lines)
+    assert "not stated by the claim" in lines[2]
+
+
+def test_a_claim_is_checked_in_the_number_format_it_quotes(store):
+    """Issue 56 item 4: a claim quoting fp8 is read from fp8 curves (a sibling store of the same space), not the
+    nvfp4 default; a format the catalog does not know is one clear error."""
+    c = _with("vllm-2.7x-at-peak", weights="fp8")
+    r8, r4 = check(c, store), check("vllm-2.7x-at-peak", store)
+    assert r8["weights"] == "fp8" and r8["weights_stated"] and r4["weights"] == "nvfp4" and not r4["weights_stated"]
+    assert store._by_weights["fp8"].space == store.space and store._by_weights["fp8"].weights == "fp8"
+    assert r8["model"]["value"] != pytest.approx(r4["model"]["value"], rel=1e-3)
+    import yaml
+
+    from perfmodel.errors import SpecError
+    data = yaml.safe_load((catalog.builtin_root() / "claims" / "vllm-2.7x-at-peak.yaml").read_text())
+    with pytest.raises(SpecError, match="unknown weight format 'fp7'"):
+        catalog.validate("claims", {**data, "weights": "fp7"}, file="bad.yaml")

@@ -160,8 +160,17 @@ def test_per_gpu_over_per_mw_is_the_power_ratio():
     assert ok["implied"][0] == pytest.approx(cat) and ok["verdict"] == "consistent"
     mid = pair_check(_ratio_claim("g", "gpu", 18, (12, 18)), _ratio_claim("m", "mw", 5.7))
     assert mid["implied"] == pytest.approx([12 / 5.7, 18 / 5.7])
-    assert mid["catalog_range"] == pytest.approx([2500 / 1972, 3194 / 937])
-    assert mid["verdict"] == "consistent only if" and "gb300-nvl72 toward its low end (937)" in mid["condition"]
+    # one power basis (issue 56 item 4): 3194 / 937 divides a provisioned all-in figure by a measured draw, no
+    # ratio of powers; the same-basis range is the GPU TDP ratio (1,800-2,300 W over 1,400 W) and the provisioned
+    # all-in ratio 2500 / 1972: 1.27-1.64x, and 12-18x over 5.7x (2.11-3.16x) lies outside it
+    from perfmodel.claims.conditions import power_ratio_range
+    pr = power_ratio_range("vr200-nvl72", "gb300-nvl72")
+    assert mid["catalog_range"] == pytest.approx([pr["low"], pr["high"]])
+    assert pr["low"] == pytest.approx(2500 / 1972) and pr["high"] < 12 / 5.7 / 1.05
+    assert mid["verdict"] == "inconsistent with the published specs" and "same-basis range" in mid["condition"]
+    assert "937" not in mid["condition"]
+    inside = pair_check(_ratio_claim("g", "gpu", 8.0), _ratio_claim("m", "mw", 5.0))     # implied 1.6x: inside
+    assert inside["verdict"] == "consistent only if" and "inside the same-basis range" in inside["condition"]
     far = pair_check(_ratio_claim("g", "gpu", 40), _ratio_claim("m", "mw", 5.0))   # implied 8x: no catalog power
     assert far["verdict"] == "inconsistent with the published specs" and "8.00x, lies outside" in far["condition"]
     pairs = cross_checks([_ratio_claim("g", "gpu", 12), _ratio_claim("m", "mw", 5.7),

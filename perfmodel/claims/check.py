@@ -23,6 +23,7 @@ parameter toward a claim.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 from .. import catalog
@@ -30,7 +31,7 @@ from ..specs.claim import ClaimSpec, OperatingPoint
 from .arith import arithmetic_checks, spec_ratio_check
 from .basis import basis
 from .conditions import conditions
-from .curves import AXES, CurveStore, Side, end_deployment, peak
+from .curves import AXES, CurveStore, Side, curve_end, end_deployment, peak
 from .fields import metric, point, speed
 from .fields import slo as claim_slo
 from .fmt import fmt as _fmt
@@ -61,10 +62,30 @@ METRIC_TEXT = {
 
 # ------------------------------------------------------------------ loading and claim fields
 def load_claim(name: str | Path | ClaimSpec) -> ClaimSpec:
-    """A claim by catalog id or YAML path (one-line SpecError on bad input)."""
-    if isinstance(name, ClaimSpec):
-        return name
-    return catalog.claim(str(name))
+    """A claim by catalog id or YAML path (one-line SpecError on bad input), every catalog id it names known."""
+    claim = name if isinstance(name, ClaimSpec) else catalog.claim(str(name))
+    unknown_ids(claim)
+    return claim
+
+
+def unknown_ids(claim: ClaimSpec) -> None:
+    """Raise one SpecError naming every unknown catalog id of a claim at once (each system's hardware and profile,
+    the model, the workload), each with the catalog's suggestion, instead of the first one met."""
+    from ..errors import SpecError
+    refs = [(f"systems[{i}].hardware", catalog.hardware, s.hardware) for i, s in enumerate(claim.systems)]
+    refs += [(f"systems[{i}].profile", catalog.profile, s.profile) for i, s in enumerate(claim.systems) if s.profile]
+    refs += [(f, get, v) for f, get, v in (("model", catalog.model, claim.model),
+                                           ("workload", catalog.workload, claim.workload)) if v]
+    bad = []
+    for field, get, v in refs:
+        try:
+            get(v)
+        except SpecError as e:
+            bad.append((field, e.problem))
+    if len(bad) == 1:
+        raise SpecError(bad[0][1], field=bad[0][0])
+    if bad:
+        raise SpecError(f"{len(bad)} unknown ids: " + "; ".join(f"{f}: {p}" for f, p in bad), field="claim")
 
 
 def _f(x) -> float | None:
@@ -97,11 +118,46 @@ def _host_tier(claim: ClaimSpec, hw: str) -> bool | None:
     return None
 
 
+PACKAGING = re.compile(r"\b(tray|board|baseboard|sled|chassis|blade|package)s?\b", re.IGNORECASE)
+
+
+def _packaging_hint(h) -> bool:
+    """A ``gpus`` hint that describes how the hardware is packaged (its note names a tray, board, sled, ...) and
+    no parallel layout: kept apart from the serving instance."""
+    return bool(h.gpus and h.note and PACKAGING.search(h.note) and h.tp is None and h.ep is None)
+
+
 def _gpus(claim: ClaimSpec, hw: str) -> tuple[int, ...] | None:
+    """The serving instance's GPUs the source states (a packaging figure, tray_gpus or a tray-like note, never)."""
     for h in claim.hints_for(hw):
-        if h.gpus:
+        if h.gpus and not _packaging_hint(h):
             return (h.gpus,)
     return None
+
+
+def system_gpus(claim: ClaimSpec, i: int) -> tuple[int, str]:
+    """(GPUs in system i as a per-system figure counts them, where from): the claim's ``gpus_per_system``, else
+    the catalog's NVLink domain (a 72-GPU NVL72 rack, an 8-GPU HGX node)."""
+    ref = claim.systems[i]
+    if ref.gpus_per_system:
+        return ref.gpus_per_system, "the claim"
+    v = catalog.hardware(ref.hardware).value("scaleup_domain_gpus")
+    return int(v or 1), "the catalog's NVLink domain"
+
+
+def _per_system(claim: ClaimSpec) -> bool:
+    return claim.metric is not None and claim.metric.per == "rack"
+
+
+def software_only(claim: ClaimSpec) -> bool:
+    """A ratio of two builds (engines, versions, settings) on the same hardware: a software multiple."""
+    return claim.kind == "ratio" and len(set(claim.system_ids)) == 1
+
+
+def _single_request(claim: ClaimSpec) -> bool:
+    """The source states one request in flight (a concurrency-1 hint, or a single session at the curve end)."""
+    return (any(h.concurrency == 1 for h in claim.deployment_hints)
+            or (claim.at is not None and claim.at.point == "max_speed"))
 
 
 def _stated(claim: ClaimSpec, hw: str, field: str) -> bool:
@@ -141,8 +197,7 @@ def _column(claim: ClaimSpec) -> tuple[str, list[str]]:
         notes.append("metric.tokens unstated: total tokens (incl. cached input) assumed")
     per = m.per or "gpu"
     if per == "rack":
-        per = "gpu"
-        notes.append("per rack read as per GPU (both systems are 72-GPU racks, so the ratio is the same)")
+        per = "gpu"         # per system: per GPU times the GPUs per system (_Claim.system_gpus, Figure.scale)
     if per == "dollar":
         return f"{tokens}_tokens_per_usd", notes
     return f"{tokens}_tps_per_{per}", notes
@@ -202,6 +257,11 @@ class _Claim:
                 out["assumptions"].append(f"{hw}: KV host tier on (the claim's deployment hint: hbm+host)")
             if s.gpus:
                 out["assumptions"].append(f"{hw}: instances of {s.gpus[0]} GPUs only (the claim's deployment hint)")
+            for h in claim.hints_for(hw):
+                if _packaging_hint(h) or h.tray_gpus:
+                    out["assumptions"].append(f"{hw}: {h.gpus or h.tray_gpus} GPUs per {'tray' if h.tray_gpus else 'unit'}"
+                                              " is how the hardware is packaged, not the serving instance: "
+                                              "instances of any size")
             if s.spec_tokens is not None:
                 out["assumptions"].append(f"{hw}: {', '.join(map(str, s.spec_tokens))} draft tokens per step only "
                                           "(the source's stated setting)")
@@ -211,6 +271,14 @@ class _Claim:
             self.profiles.append((prof, assumed))
         self.point = claim.to if claim.kind == "delta" else claim.at
         self.axis = _axis(self.point)
+        self.software_only = software_only(claim)
+        self.scale = 1.0
+        if _per_system(claim) and claim.kind in ("ratio", "absolute"):
+            g = [system_gpus(claim, i) for i in range(len(claim.systems))]
+            self.scale = g[0][0] / g[1][0] if claim.kind == "ratio" else float(g[0][0])
+            out["assumptions"].append("per system: " + ", ".join(f"{hw} {n} GPUs ({src})" for hw, (n, src) in
+                                                                 zip(claim.system_ids, g))
+                                      + f": the per-GPU figure times {self.scale:.4g}")
         self.judge = lambda other: check(other, store)["verdict"]     # another claim's verdict (conditions.py)
         self.wclass = _wclass(wl)
 
@@ -222,8 +290,14 @@ class _Claim:
             terms = [Term(sides[0], 1, point(c, "to")), Term(sides[0], -1, point(c, "from"))]
         else:
             terms = [Term(sides[0], 1, point(c, "at"))]
+        if self.col == "ttft_s" and _single_request(c):      # one request: the TTFT at the curve end (batch 1)
+            one = c.at.model_copy(update={"point": "max_speed", "tps_per_user": None, "tested_range": None,
+                                          "min_tps_per_user": None}) if c.at else None
+            terms = [Term(t.side, t.sign, one or t.point) for t in terms]
         tr = self.point.tested_range if self.point else None
-        return Figure(self.store, self.model, self.wl, self.col, axis or self.axis, terms, c.qualifier, tr)
+        f = Figure(self.store, self.model, self.wl, self.col, axis or self.axis, terms, c.qualifier, tr)
+        f.scale = self.scale
+        return f
 
     def claimed(self, q: float) -> float:
         """The claim's figure in Q's terms (a change as its retained share); a range claim at the end nearest
@@ -437,12 +511,17 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
                         f"split the model is not told" + _needs_text(needs))
     if g:
         out["flag"] = g.get("flag")
+        _name_engine(out, C, ev)
         if C.col != "ttft_s":        # what this agreeing claim allows of each system's steps (shared.py)
             from .conditions import steps_range
             out.setdefault("shared_terms", []).extend(
                 r for hw in dict.fromkeys(t.side.hardware for t in fig.terms)
                 if (r := steps_range(C, fig, ev, hw)) is not None)
         return _verdict(out, g["verdict"], g["condition"], text)
+    if C.software_only:         # two builds on one hardware: the condition is the software gap, no physics bound
+        gap = software_gap(C, ev)
+        out["conditions"] = [gap]
+        return _verdict(out, "consistent only if", gap["short"], text + "; " + gap["text"])
     cliff = _up_to_cliff(C, fig, ev)
     if cliff:
         out["conditions"] = [cliff]
@@ -455,7 +534,7 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
                        f"{abs(noop['factor'] - 1) * 100:.1f}% {'faster' if noop['factor'] < 1 else 'slower'} than "
                        "modeled reach it, far inside the model's speed error")
         return _verdict(out, "consistent", None, text + "; " + out["flag"])
-    if not any(c["allowed"] and c.get("tag") == "within error" for c in conds):
+    if not any(c["allowed"] and c.get("tag") in ("within error", "supported by records") for c in conds):
         from .joint import joint_steps  # one unknown at a time does not do it: both systems' steps
         j = joint_steps(C, fig, ev)
         conds += [j] if j else []
@@ -483,6 +562,62 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     return _verdict(out, "not decidable by this model", why, text)
 
 
+ENGINES = ("vllm", "sglang", "trtllm")      # the engine profiles a baseline may be read on
+
+
+def _name_engine(out: dict, C: _Claim, ev: dict) -> None:
+    """A consistent ratio claim that holds only against the engine the baseline is read on names it (flag)."""
+    turn = _engine_turn(C, ev) if C.claim.kind == "ratio" and not C.software_only and C.col != "ttft_s" else None
+    if turn:
+        out["engine_turn"] = turn
+        out["flag"] = "; ".join(t for t in (out.get("flag"), turn["text"]) if t)
+
+
+def _engine_turn(C: _Claim, ev: dict) -> dict | None:
+    """A consistent ratio claim that holds only against the engine the baseline (B) is read on: B read on each
+    other engine profile; where the claim then leaves the interval (ln(c / q') outside [-down, up], the same
+    half-widths), the verdict turns on B's engine and says so. None when every engine gives it."""
+    A, B = C.sides
+    iv, c = ev["iv"], ev["c"]
+    prof, assumed = C.profiles[1]
+    off = []
+    for e in ENGINES:
+        if e == B.profile:
+            continue
+        q2 = C.figure(sides=[A, B.but(profile=e)]).read()
+        q = q2["q"] if not q2["unreached"] else math.nan
+        if q and math.isfinite(q) and q > 0 and not -iv["down"] <= math.log(c / q) <= iv["up"]:
+            off.append((e, q))
+    if not off:
+        return None
+    how = "assumed: the source names none" if assumed else "as published"
+    return {"engine": B.profile, "others": {e: q for e, q in off},
+            "text": f"it turns on {B.hardware}'s engine: consistent against {B.profile} ({how}); against "
+                    + ", ".join(f"{e} the model reads {_fmt(q)}x, outside its error" for e, q in off)}
+
+
+def software_gap(C: _Claim, ev: dict) -> dict:
+    """The condition of a software-only multiple (two builds on the same hardware): A's build m = c / q times
+    faster relative to B's than the model's profiles make it (q: their modeled ratio, 1 where the profiles are
+    the same), the software gap. No hardware bound applies (the older build may be far from the hardware's
+    limits), so it is never beyond physics: unknown but checkable by measuring both builds."""
+    q, c = ev["q"], ev["c"]
+    names = [(ref.engine or s.name) for ref, s in zip(C.claim.systems, C.sides)]
+    m = c / q if q and math.isfinite(q) and q > 0 else math.nan
+    modeled = ("the model's profiles do not tell the two builds apart (1x)" if C.sides[0] == C.sides[1]
+               or not math.isfinite(m) or abs(math.log(q)) < 1e-9 else f"the model's profiles give {_fmt(q)}x")
+    word = "faster" if m >= 1 else "slower"
+    mm = m if m >= 1 else 1 / m
+    short = (f"the software gap: {names[0]} {mm:.3g}x {word} than {names[1]} beyond what the model has, on the same "
+             f"{C.sides[0].hardware} [software gap]")
+    text = (f"{short[:-15]}: {_fmt(c)}x claimed, {modeled}; a software-only multiple (one hardware, two builds), so "
+            "no hardware bound applies (the older build may sit far from the hardware's limits) [software gap: "
+            "unknown but checkable, both builds measured on the same workload]")
+    return {"kind": "software", "system": C.sides[0].hardware, "key": f"{C.sides[0].hardware} software gap",
+            "needed": m, "allowed": True, "tag": "software gap", "within_model_error": False,
+            "evidence": "unknown but checkable", "short": short, "text": text}
+
+
 def on_jump(C: _Claim, ev: dict) -> list[str]:
     """The systems whose curve ends within the model's curve-end speed error of the claim's speed (the figure
     changes regime there: finite on one side of the end, unbounded or zero on the other)."""
@@ -503,6 +638,11 @@ def _bound_text(c: dict) -> str:
     if w == "specs":
         lo, hi = c["catalog_range"]
         return f"the same-basis range is {lo:.2f}-{hi:.2f}x"
+    rs = c.get("ratio_shift")
+    if rs and not rs["inside"]:
+        lo, hi = rs["band"]
+        return (f"the ratio's held-out error allows {1 / lo:.3g}x down to {hi:.3g}x up; the claim is "
+                f"{rs['multiple']:.3g}x the model's ratio")
     if c.get("band"):
         lo, hi = c["band"]
         sol = f"; speed of light {1 / c['sol_factor']:.3g}x faster" if c.get("sol_factor") else ""
@@ -537,10 +677,11 @@ def _cannot(out: dict, C: _Claim, ev: dict, conds: list[dict], text: str, needs:
     kinds = [why_not_kind(c) for c in conds]
     jump_at = on_jump(C, ev)
     if "on a jump" in kinds or jump_at:
-        hws = jump_at or [c["system"] for c in conds if c.get("jump")]
+        hws = jump_at or [h for c in conds if c.get("jump") for h in c.get("jump_systems", [c["system"]])]
         out["implausible"] = "on a jump"
+        ridge = next((c["ridge"]["text"] for c in conds if c.get("jump") and c.get("ridge", {}).get("text")), "")
         cond = ("on a jump: the figure changes regime within the model's speed error of the claimed speed; "
-                + curve_end_text(ev["ends"], hws))
+                + curve_end_text(ev["ends"], list(dict.fromkeys(hws))) + (f"; {ridge}" if ridge else ""))
         return _verdict(out, "not decidable by this model", cond,
                         text + "; " + cond + "; " + "; ".join(c["text"] for c in conds[:2]))
     spec = next((x for x in out.get("cross_claims") or [] if x["verdict"] == SPEC_INCONSISTENT
@@ -566,7 +707,8 @@ def _cannot(out: dict, C: _Claim, ev: dict, conds: list[dict], text: str, needs:
                     + "; ".join(c["text"] for c in conds[:3]) + _needs_text(needs))
 
 
-TAG_RANK = ("within error", "supported by records", "beyond the fitted ranges", "beyond error, records allow",
+TAG_RANK = ("within error", "supported by records", "software headroom", "beyond the fitted ranges",
+            "beyond error, records allow",
             "vendor's word", "beyond error", "contradicts records")
 
 
@@ -746,6 +888,8 @@ def _needs(C: _Claim, fig: Figure, ev: dict, sw: dict) -> list[dict]:
     if sw.get("speedup") is not None and sw["speedup"] > 1:
         needs.append({"kind": "kernels", "speedup": sw["speedup"],
                       "text": f"{_fmt(claim.claimed)}{'x' if claim.kind == 'ratio' else ''} needs {sw['text']}"})
+    elif not needs and claim.kind == "ratio" and sw.get("ratios"):     # the kernel search, even where it fails
+        needs.append({"kind": "kernels", "speedup": sw.get("speedup"), "text": f"{_fmt(claim.claimed)}x: {sw['text']}"})
     return needs
 
 
@@ -765,7 +909,7 @@ def _seed_anchor(claim: ClaimSpec, col: str) -> tuple[str, float] | None:
 
 
 def _load_stated(C: _Claim) -> bool:
-    return any(h.concurrency for s in C.sides for h in C.claim.hints_for(s.hardware))
+    return _single_request(C.claim) or any(h.concurrency for s in C.sides for h in C.claim.hints_for(s.hardware))
 
 
 def _check_agents(C: _Claim, out: dict) -> dict:
@@ -850,7 +994,7 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     for a max-interactivity claim); ``distance.multiple`` = claimed / model (dimensionless), ``distance.z`` in
     half-widths of the interval; each ``systems`` entry's ``max_tps_per_user`` in tokens/s per user."""
     claim = load_claim(claim)
-    store = store or CurveStore()
+    store = _store_for(store or CurveStore(), claim.weights)
     out = {"id": claim.id, "title": claim.title, "kind": claim.kind, "claimed": claim.claimed,
            "claimed_range": list(claim.claimed_range) if claim.claimed_range else None,
            "qualifier": claim.qualifier, "source": claim.source, "quote": claim.quote,
@@ -879,6 +1023,7 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     out["axis"] = _axis(p)
     out["at"] = _describe_point(claim.at) if claim.at else f"{_describe_point(claim.from_)} -> {_describe_point(claim.to)}"
     out["weights"] = store.weights
+    out["weights_stated"] = claim.weights is not None
     wl = claim.workload or DEFAULT_WORKLOAD
     if claim.workload is None:
         out["assumptions"].append(f"workload unstated: {wl} assumed")
@@ -897,16 +1042,65 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
         for ax in axes:
             c2 = claim.model_copy(update={"at": p.model_copy(update={"interactivity": ax})})
             per[f"{ax} axis"] = _candidate(_check_model(store, c2, claim.model, wl, _fresh(out)))
-        return _under_specified(out, per, "per-user axis")
+        return _precedent(_under_specified(out, per, "per-user axis"), store, claim, wl)
     if claim.model:
-        return _inherit_ttft(claim, _check_model(store, claim, claim.model, wl, out), store)
+        return _precedent(_inherit_ttft(claim, _check_model(store, claim, claim.model, wl, out), store), store,
+                          claim, wl)
     # model unstated: a search over the candidate models, reported as one
     per = {m: _candidate(_check_model(store, claim, m, wl, _fresh(out))) for m in models}
     return _under_specified(out, per, "model")
 
 
+def _store_for(store: CurveStore, weights: str | None) -> CurveStore:
+    """The store a claim is read from: in the number format it quotes (``claim.weights``), a sibling store of the
+    same deployment space kept on the first (one per format), else the store as given."""
+    if weights is None or getattr(store, "weights", None) == weights or not isinstance(store, CurveStore):
+        return store
+    sib = store.__dict__.setdefault("_by_weights", {})
+    if weights not in sib:
+        sib[weights] = CurveStore(weights=weights, space=dict(store.space))
+    return sib[weights]
+
+
 CANDIDATE_KEYS = ("verdict", "condition", "reason", "model", "systems", "hardware_only", "as_measured", "interval",
                   "distance", "needs", "ends", "implausible")
+
+
+def _precedent(out: dict, store: CurveStore, claim: ClaimSpec, wl: str) -> dict:
+    """A per-user speed claim on a system with no record of the model: the nearest precedent (the fastest record of
+    an earlier version of the model, ``evidence.precedent``) set beside the verdict, with the model's curve end for
+    that hardware and earlier model (the claim's software) and how far the record beats or trails it."""
+    from .evidence import fastest, precedent
+    if out.get("metric") != "tps_per_user" or not out.get("systems") or claim.model is None:
+        return out
+    s0 = out["systems"][0]
+    hw = s0["hardware"]
+    if fastest(hw, claim.model) is not None:
+        return out
+    p = precedent(hw, claim.model)
+    if p is None:
+        return out
+    prof = p["engine"] if p["engine"] in catalog.ids("profiles") else s0["profile"]     # the record's own engine
+    side = Side(p["hardware"], prof)
+    try:
+        env = store.envelope(side, p["model"], wl, out.get("axis") or "itl", "total_tps_per_gpu")
+        end = curve_end(env, out.get("axis") or "itl") if len(env) else math.nan
+    except KeyError:        # a store that holds only the claim's own systems (a synthetic one): the record alone
+        end = math.nan
+    ratio = p["tps_per_user"] / end if end and math.isfinite(end) else math.nan
+    need = (claim.claimed / s0["max_tps_per_user"]) if s0.get("max_tps_per_user") else math.nan
+    words = (f"nearest precedent: no record of {hw} on {claim.model}; record {p['record']} of {p['hardware']} on "
+             f"{p['model']} (an earlier version; {p['engine'] or 'engine not stated'}, {p['wclass']} workload) "
+             f"reached {_fmt(p['tps_per_user'])} tok/s/user")
+    if math.isfinite(ratio):
+        words += (f", {ratio:.2g}x the model's curve end there ({_fmt(end)} on {prof})" +
+                  (f": a tuned stack beat the model by {ratio:.2g}x where this claim needs {need:.2g}x"
+                   if math.isfinite(need) and ratio > 1 else ""))
+    out["precedent"] = {**p, "model_end": _f(end), "ratio": _f(ratio), "text": words}
+    out["reason"] = (out.get("reason") or "") + "; " + words
+    if out.get("condition"):
+        out["condition"] += f" ({words})"
+    return out
 
 
 def _fresh(out: dict) -> dict:

@@ -184,6 +184,33 @@ def _band_text(b: dict) -> str:
     return f"its region's ({b['region']}) {what} error: {1 / b['lo']:.3g}x faster to {b['hi']:.3g}x slower"
 
 
+def ratio_shift(C, ev: dict) -> dict | None:
+    """For a ratio claim: the multiple of the model's ratio a condition at the claim implies, m = c / q (the
+    condition reads the claimed figure c back where the model reads q), and whether it lies inside the ratio's
+    own held-out error, the interval's half-widths: exp(-down) <= m <= exp(up) (e.g. x1.37 each way on agentic
+    records). Two systems' speed errors move together, so the ratio's error, not each system's (about 2x), is
+    what a condition on a ratio claim spends: a step factor inside its own system's band that implies a ratio
+    outside the ratio band is beyond the model's error. None for other kinds or an undefined figure."""
+    if C.claim.kind != "ratio":
+        return None
+    q, c, iv = ev["q"], ev["c"], ev["iv"]
+    if not (q and math.isfinite(q) and q > 0 and c and c > 0):
+        return None
+    m = c / q
+    inside = -iv["down"] - 1e-3 <= math.log(m) <= iv["up"] + 1e-3
+    band = (f"x{math.exp(iv['up']):.3g}" if abs(iv["up"] - iv["down"]) < 5e-3 else
+            f"x{math.exp(iv['down']):.3g} down / x{math.exp(iv['up']):.3g} up")
+    return {"multiple": m, "inside": inside, "band": [math.exp(-iv["down"]), math.exp(iv["up"])],
+            "text": f"the ratio {m:.3g}x the model's, {'inside' if inside else 'beyond'} the ratio's held-out error {band}"}
+
+
+def rec_scope(C, hw: str) -> dict:
+    """The records that are evidence on ``hw``'s speed for this claim: its side's engine family and the claim's
+    workload class (``evidence.on_steps``)."""
+    side = next(s for s in C.sides if s.hardware == hw)
+    return {"engine": side.profile, "wclass": "agentic" if getattr(C, "wclass", "all") == "agentic" else "fixed"}
+
+
 def itl_end(C, hw: str) -> float | None:
     """``hw``'s modeled curve end on the decode (1/ITL) axis, the axis its speed records are on."""
     s = next(s for s in C.sides if s.hardware == hw)
@@ -213,17 +240,20 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
     assert k is not None       # both None returned above
     k_edge = k_edge if k_edge is not None else k
     band = region_band(C, fig, ev, hw)
-    in_band = at_claim and band["lo"] <= k <= band["hi"]
+    own_band = at_claim and band["lo"] <= k <= band["hi"]
+    rs = ratio_shift(C, ev)
+    in_band = own_band and (rs is None or rs["inside"])     # a ratio claim spends the ratio's error
     k_sol = sol_factor(C, fig, hw) if k < 1 else None
     end = ev["ends"].get(hw, {}).get("end")
     v = measured_speed(C, hw)
     k_max = end / v if (v and end and math.isfinite(end)) else None
     opt_k = fast_corner(ev, fig, hw)
-    rec = on_steps(hw, C.model, k, itl_end(C, hw))
+    rec = on_steps(hw, C.model, k, itl_end(C, hw), **rec_scope(C, hw))
     beyond_fit = k < 1 and opt_k is not None and k < opt_k
     within_err = in_band and not beyond_fit          # never 'within error' beside 'beyond the fitted ranges'
     allowed, bound = _step_bound(hw, k, k_sol, opt_k, beyond_fit, k_max, v)
-    tag, ev_text, allowed = _step_tag(k, allowed, in_band, beyond_fit, within_err, band, rec)
+    tag, ev_text, allowed = _step_tag(k, allowed, in_band, beyond_fit, within_err, band, rec,
+                                      rs if own_band and rs is not None and not rs["inside"] else None)
     if not at_claim:
         ev_text = (f"no step factor gives the claim itself; {k_edge:.3g}x only brings it to the interval's edge; "
                    + ev_text)
@@ -236,6 +266,7 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
             "allowed": bool(allowed), "bound": bound, "within_model_error": bool(within_err),
             "noop": bool(at_claim and abs(math.log(k)) < math.log(1 + NOOP)),
             "band": [band["lo"], band["hi"]], "band_region": band["region"], "band_quantity": band["quantity"],
+            "ratio_shift": rs,
             "sol_factor": k_sol, "fast_corner": opt_k, "beyond_fit": beyond_fit, "new_end": new_end,
             "beyond_sol": bool(k < 1 and k_sol is not None and k < k_sol),
             "records": rec, "tag": tag, "evidence": ev_text, "short": short,
@@ -307,9 +338,12 @@ def _step_bound(hw: str, k: float, k_sol: float | None, opt_k: float | None, bey
 
 
 def _step_tag(k: float, allowed: bool, in_band: bool, beyond_fit: bool, within_err: bool, band: dict,
-              rec: dict) -> tuple[str, str, bool]:
+              rec: dict, ratio_out: dict | None = None) -> tuple[str, str, bool]:
     """(tag, evidence text, allowed) of step factor k, from its region's error band (``in_band``), the fitted
-    fast corner (``beyond_fit``) and the records of ``hw`` on the model (``rec``).
+    fast corner (``beyond_fit``) and the records of ``hw`` on the model (``rec``). ``ratio_out``: a ratio claim
+    whose factor lies inside its own system's band while the ratio it implies lies beyond the ratio's held-out
+    error (``ratio_shift``): beyond the model's error, so it rests on the records or, for a faster step inside the
+    profile's fitted fast corner, on the software headroom (tag ``software headroom``).
 
     Not allowed, *implausible on the evidence* (physics allows it, the evidence does not): a step a record of
     ``hw`` on the model contradicts (measured faster than the curve end it leaves); a faster step beyond the band
@@ -332,10 +366,20 @@ def _step_tag(k: float, allowed: bool, in_band: bool, beyond_fit: bool, within_e
     elif in_band and beyond_fit:
         tag = "beyond the fitted ranges"
         ev_text = f"inside {_band_text(band)}, beyond the profile's fitted fast corner; " + rec["text"]
+    elif on_evidence and ratio_out is not None:
+        tag = "implausible on the evidence"
+        ev_text = (ratio_out["text"] + ("; beyond the fitted fast corner" if faster else "") + "; " + rec["text"])
     elif on_evidence:
         tag = "implausible on the evidence"
         ev_text = (f"beyond {_band_text(band)}" + (" and the fitted fast corner" if faster else "") + "; "
                    + rec["text"])
+    elif ratio_out is not None and faster and rec["tag"] != "supported by records":
+        tag = "software headroom"
+        ev_text = ratio_out["text"] + "; inside the profile's fitted fast corner; " + rec["text"]
+    elif ratio_out is not None:
+        tag = {"supported by records": "supported by records", "consistent with records": "beyond error, records allow",
+               "vendor's word": "vendor's word"}[rec["tag"]]
+        ev_text = ratio_out["text"] + "; " + rec["text"]
     else:
         tag = {"supported by records": "supported by records", "consistent with records": "beyond error, records allow",
                "vendor's word": "vendor's word"}[rec["tag"]]
@@ -354,6 +398,8 @@ def why_not(c: dict) -> str:
         return ""
     if c.get("jump"):
         return "on a jump"
+    if c["kind"] == "joint_steps":
+        return "on the evidence"
     if c["kind"] in ("all-in power", "price"):
         return "specs"
     if c.get("beyond_sol"):
@@ -419,7 +465,7 @@ def steps_range(C, fig, ev: dict, hw: str) -> dict | None:
     from .evidence import on_steps
     return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})",
             "range_needed": [lo, hi], "allowed": True, "evidence": evidence(hw), "inside": True,
-            "records": on_steps(hw, C.model, 1.0, None)}
+            "records": on_steps(hw, C.model, 1.0, None, **rec_scope(C, hw))}
 
 
 def dir_down(fig, hw: str) -> bool:

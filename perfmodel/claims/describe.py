@@ -20,8 +20,20 @@ def _num(x) -> str:
 
 def format_check(r: dict) -> str:
     from ..report.sentences import pct
-    v = r["verdict"] + (f" {r['condition']}" if r.get("condition") else "")
-    lines = [f"{r['id']}: {r['title']}", f"  verdict: {v}", f"  why: {r['reason']}"]
+    per = r.get("per_model") or {}
+    if per:     # an unstated model: the verdict, then one line per candidate (never one long line)
+        lines = [f"{r['id']}: {r['title']}", f"  verdict: {r['verdict']}",
+                 f"  model: not stated by the claim; read on each catalog candidate in turn ({', '.join(per)}), "
+                 "none of them the claim's own unless the source names it:"]
+        lines += [f"    if model {m_}: {pr['verdict']}{' ' + pr['condition'] if pr.get('condition') else ''} "
+                  f"(model {_num((pr.get('model') or {}).get('value'))}, interval "
+                  f"{_num((pr.get('interval') or {}).get('low'))}-{_num((pr.get('interval') or {}).get('high'))})"
+                  for m_, pr in per.items()]
+        if r["verdict"] == "not checkable (under-specified)" and r.get("condition"):
+            lines.append(f"  why: {r['condition']}")
+    else:
+        v = r["verdict"] + (f" {r['condition']}" if r.get("condition") else "")
+        lines = [f"{r['id']}: {r['title']}", f"  verdict: {v}", f"  why: {r['reason']}"]
     if r.get("metric_text"):
         lines.append(f"  metric: {r['metric']} ({r['metric_text']}); at {r.get('at')}")
     m = r.get("model") or {}
@@ -43,8 +55,10 @@ def format_check(r: dict) -> str:
             lines.append(f"    model error: {p['hardware']} {p['quantity']} in region {p['region']}: "
                          f"x{math.exp(p['down']):.2f} down / x{math.exp(p['up']):.2f} up ({p['rows']} held-out rows)")
     if r.get("weights"):
-        lines.append(f"  setup: weights {r['weights']} (claims are checked in the format the vendors state them in; "
-                     "other commands default to fp8 or the model's native format where narrower)")
+        why = ("the format the claim quotes" if r.get("weights_stated") else
+               "claims are checked in the format the vendors state them in; other commands default to fp8 or the "
+               "model's native format where narrower")
+        lines.append(f"  setup: weights {r['weights']} ({why})")
     for n in r.get("needs") or []:
         lines.append(f"  would have to be true: {n['text']}")
     for s in r.get("systems") or []:
@@ -91,9 +105,6 @@ def format_check(r: dict) -> str:
     for p in (r.get("spec") or {}).get("pairs", []):
         lines.append(f"  spec: {p['a']} {p['a_value']:g} / {p['b']} {p['b_value']:g} = {p['ratio']:.3g}x "
                      f"({p['a_status']}/{p['b_status']}){' matches' if p['matches'] else ''}")
-    for m_, pr in (r.get("per_model") or {}).items():
-        lines.append(f"  if model {m_}: {pr['verdict']}{' ' + pr['condition'] if pr.get('condition') else ''}: "
-                     f"{pr['reason']}")
     for a in r.get("assumptions") or []:
         lines.append(f"  assumption: {a}")
     return "\n".join(lines)

@@ -20,7 +20,19 @@ import math
 
 import numpy as np
 
-from .conditions import dir_down, fast_corner, itl_end, lands, measured_speed, region_band, sol_factor, solve_factor
+from .conditions import (
+    NOOP,
+    dir_down,
+    fast_corner,
+    itl_end,
+    lands,
+    measured_speed,
+    ratio_shift,
+    rec_scope,
+    region_band,
+    sol_factor,
+    solve_factor,
+)
 from .evidence import on_steps
 from .fmt import fmt
 
@@ -63,6 +75,7 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
             return 0.0 if all(dir_down(fig, h) for h in r["unreached"]) else math.inf
         return r["q"]
     best = None
+    ridge: list[tuple[float, float]] = []       # every landing pair of the grid: the claim's ridge
     # k_A: a grid out to its bound, a finer one out to its band's end, and the fitted fast corner itself
     opt_a = fast_corner(ev, fig, ha) if a_fast else None
     opt_b = fast_corner(ev, fig, hb) if b_fast else None
@@ -77,6 +90,7 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
             continue
         if not lands(q_of(ka, kb), c, iv):
             continue
+        ridge.append((ka, kb))
         z = math.hypot(_z(ka, ba), _z(kb, bb))
         fit = (a_fast and opt_a is not None and ka < opt_a) or (b_fast and opt_b is not None and kb < opt_b)
         if best is None or (fit, z) < best[:2]:            # inside the fitted ranges first, then the least z
@@ -84,21 +98,12 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
     if best is None:
         return None
     _, z, ka, kb = best
-    recs = {h: on_steps(h, C.model, k, itl_end(C, h)) for h, k in ((ha, ka), (hb, kb))}
-    opt = {h: fast_corner(ev, fig, h) for h in (ha, hb)}
-    beyond_fit = any(k < 1 and (o := opt[h]) is not None and k < o and recs[h]["tag"] != "supported by records"
-                     for h, k in ((ha, ka), (hb, kb)))
-    within = z <= 1 and not beyond_fit        # never 'within error' beside 'beyond the fitted ranges'
-    contradicted = any(r["tag"] == "contradicts records" for r in recs.values())
-    # beyond the error (z > 1): every factor outside its own band needs a record of its system behind it
-    bands_ = {ha: ba, hb: bb}
-    unbacked = [h for h, k in ((ha, ka), (hb, kb)) if not bands_[h]["lo"] <= k <= bands_[h]["hi"]
-                and not (recs[h]["tag"] == "supported by records"
-                         or (k > 1 and recs[h]["tag"] == "consistent with records"))]
-    allowed = not contradicted and (z <= 1 or (not beyond_fit and not unbacked))
-    tag = ("contradicts records" if contradicted else "within error" if within else
-           "beyond the fitted ranges" if z <= 1 else "implausible on the evidence" if not allowed else
-           "beyond error, records allow")
+    recs = {h: on_steps(h, C.model, k, itl_end(C, h), **rec_scope(C, h)) for h, k in ((ha, ka), (hb, kb))}
+    rs = ratio_shift(C, ev)
+    ratio_out = rs is not None and not rs["inside"]
+    allowed, within, tag = _judge({ha: ka, hb: kb}, z, recs, {h: fast_corner(ev, fig, h) for h in (ha, hb)},
+                                  {ha: ba, hb: bb}, ratio_out)
+    jump = _on_jump(q_of, {ha: ka, hb: kb}, iv)
 
     def part(h: str, k: float) -> str:
         e = ends[h]
@@ -111,7 +116,94 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
     ev_text = (f"the two spent in quadrature: {z:.2f} of the model's error (its regions: {ha} {ba['region']} "
                f"{1 / ba['lo']:.3g}x faster to {ba['hi']:.3g}x slower, {hb} {bb['region']} {1 / bb['lo']:.3g}x "
                f"faster to {bb['hi']:.3g}x slower); {ha}: {recs[ha]['text']}; {hb}: {recs[hb]['text']}")
-    return {"kind": "joint_steps", "system": f"{ha}+{hb}", "key": f"{ha}+{hb} steps on {C.model}",
-            "factors": {ha: ka, hb: kb}, "z": z, "allowed": bool(allowed), "within_model_error": bool(within),
+    if ratio_out and rs is not None:
+        ev_text = rs["text"] + "; " + ev_text
+    ridge_ = _ridge(_in_bands(ridge, ba, bb), ha, hb, ends, jump)
+    out: dict = {"kind": "joint_steps", "system": f"{ha}+{hb}", "key": f"{ha}+{hb} steps on {C.model}",
+           "factors": {ha: ka, hb: kb}, "z": z, "allowed": bool(allowed), "within_model_error": bool(within),
+           "ratio_shift": rs, "ridge": ridge_}
+    if jump:
+        out.update(allowed=False, within_model_error=False, jump=True, jump_systems=jump, tag="on a jump")
+        tag = "on a jump"
+        ev_text = ridge_["text"] + "; " + ev_text
+    return {**out,
             "tag": tag, "bands": {ha: [ba["lo"], ba["hi"]], hb: [bb["lo"], bb["hi"]]}, "records": recs,
             "evidence": ev_text, "short": f"{both} [{tag}]", "text": f"{both}, together, at the claim [{tag}: {ev_text}]"}
+
+
+def _judge(ks: dict[str, float], z: float, recs: dict, opt: dict, bands: dict,
+           ratio_out: bool) -> tuple[bool, bool, str]:
+    """(allowed, within error, tag) of a pair of step factors ``ks`` at quadrature distance z, from the records
+    ``recs``, the fitted fast corners ``opt`` and each system's band. Within error: z <= 1, inside the fitted
+    ranges, and (a ratio claim) the ratio it implies inside the ratio's held-out error (``ratio_out`` False).
+    Beyond the error, every moved factor that is not inside it needs its system's records behind it (a faster
+    one, beyond the ratio's error: or the profile's fitted fast corner, the software headroom)."""
+    beyond_fit = any(k < 1 and (o := opt[h]) is not None and k < o and recs[h]["tag"] != "supported by records"
+                     for h, k in ks.items())
+    within = z <= 1 and not beyond_fit and not ratio_out     # the ratio's own error, not two systems' bands
+    contradicted = any(r["tag"] == "contradicts records" for r in recs.values())
+
+    def backed(h: str, k: float) -> bool:
+        return (recs[h]["tag"] == "supported by records" or (k > 1 and recs[h]["tag"] == "consistent with records")
+                or (ratio_out and k < 1 and opt[h] is not None and k >= opt[h]))
+    unbacked = [h for h, k in ks.items() if abs(math.log(k)) > 1e-9 and not backed(h, k)
+                and (ratio_out or not bands[h]["lo"] <= k <= bands[h]["hi"])]
+    allowed = not contradicted and ((z <= 1 and not ratio_out) or (not beyond_fit and not unbacked))
+    tag = ("contradicts records" if contradicted else "within error" if within else
+           "beyond the fitted ranges" if z <= 1 and not ratio_out else
+           "implausible on the evidence" if not allowed else "beyond error, records allow")
+    return allowed, within, tag
+
+
+def _on_jump(q_of, ks: dict[str, float], iv: dict) -> list[str]:
+    """The systems at whose factor the pair sits on a jump of the figure: a change of that factor by
+    ``conditions.NOOP`` (2%, far inside any speed error) either way moves the figure by more than the interval's
+    whole width (ln(q+ / q-) > down + up), or past a curve's end (0 or infinity). The pair then puts that system's
+    curve end at the claimed speed: the verdict turns on where it ends, not on a factor."""
+    out = []
+    for h, k in ks.items():
+        qs = [q_of(*(v * (f if hh == h else 1.0) for hh, v in ks.items())) for f in (1 + NOOP, 1 / (1 + NOOP))]
+        if not all(math.isfinite(q) and q > 0 for q in qs) or abs(math.log(qs[0] / qs[1])) > iv["down"] + iv["up"]:
+            out.append(h)
+    return out
+
+
+def _in_bands(pairs: list[tuple[float, float]], ba: dict, bb: dict) -> list[tuple[float, float]]:
+    """The pairs with each factor inside its own system's speed band (the model's error allows each), or every
+    pair where none is."""
+    inside = [(a, b) for a, b in pairs if ba["lo"] <= a <= ba["hi"] and bb["lo"] <= b <= bb["hi"]]
+    return inside or pairs
+
+
+def _ridge(pairs: list[tuple[float, float]], ha: str, hb: str, ends: dict, jump: list[str]) -> dict:
+    """The pairs (k_A, k_B) of the grid that give the claim, as ranges: each factor's, and the curve end it leaves
+    a system on a jump ('gb300-nvl72's end 387-432 with vr200-nvl72 1.44-1.81x faster')."""
+    if not pairs:
+        return {"pairs": [], "text": ""}
+    ka = [p[0] for p in pairs]
+    kb = [p[1] for p in pairs]
+
+    def rng(h: str, ks: list[float]) -> str:
+        lo, hi = min(ks), max(ks)
+        if max(hi, 1 / lo) <= 1 + 1e-9:
+            return f"{h} as modeled"
+        if lo >= 1:
+            return f"{h} {_r(lo, hi)}x slower"
+        if hi <= 1:
+            return f"{h} {_r(1 / hi, 1 / lo)}x faster"
+        return f"{h} {1 / lo:.3g}x faster to {hi:.3g}x slower"
+
+    parts = []
+    for h, ks, other, oks in ((ha, ka, hb, kb), (hb, kb, ha, ka)):
+        e = ends.get(h)
+        if h in jump and e and math.isfinite(e):
+            parts.append(f"{h}'s end at {fmt(e / max(ks))}-{fmt(e / min(ks))} tok/s/user with {rng(other, oks)}")
+    text = ("the pairs of step factors that give the claim (each inside its system's speed error) put "
+            + " and ".join(parts) if parts else
+            f"the pairs that give the claim: {rng(ha, ka)} with {rng(hb, kb)}")
+    return {"pairs": [[a, b] for a, b in pairs], "text": text}
+
+
+def _r(lo: float, hi: float) -> str:
+    a, b = f"{lo:.3g}", f"{hi:.3g}"
+    return a if a == b else f"{a}-{b}"

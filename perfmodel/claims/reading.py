@@ -65,6 +65,7 @@ class Figure:
                  qualifier: str = "about", tested_range: tuple[float, float] | None = None):
         self.store, self.model, self.wl, self.col, self.axis = store, model, workload, col, axis
         self.terms, self.qualifier, self.tested_range = list(terms), qualifier, tested_range
+        self.scale = 1.0        # a constant factor on Q: GPUs per system, A over B, for a per-system figure
 
     # ---------------------------------------------------------------- helpers
     def env(self, side: Side, axis: str | None = None):
@@ -77,6 +78,7 @@ class Figure:
     def but(self, **kw) -> "Figure":
         f = Figure(self.store, self.model, self.wl, self.col, self.axis, self.terms, self.qualifier,
                    self.tested_range)
+        f.scale = self.scale
         for k, v in kw.items():
             setattr(f, k, v)
         return f
@@ -129,7 +131,9 @@ class Figure:
                 continue
             if p.point == "max_speed" or self.col == "tps_per_user":
                 r = e.loc[e[AXES[self.axis]].idxmax()]
-                vals.append(ends[i])
+                # the curve end's own figure: its speed, its TTFT (a single request's), else its metric
+                vals.append(ends[i] if self.col == "tps_per_user" else float(r["ttft_ms"]) / 1e3
+                            if self.col == "ttft_s" else float(r[self.col]) / (k if diagonal else 1.0))
             elif p.point == "peak":
                 u = self._usable(t, e, k)
                 if not len(u):
@@ -148,6 +152,7 @@ class Figure:
             out["rows"][i] = r
         out["values"] = vals
         out["q"], out["unreached"] = self._combine(vals)
+        out["q"] *= self.scale
         return out
 
     def _combine(self, vals) -> tuple[float, list[str]]:
@@ -182,7 +187,7 @@ class Figure:
             lq = np.zeros(x.shape)
             for t, e, k in zip(self.terms, envs, ks):
                 lq += t.sign * np.log(self._term_at(t, e, x, k))
-            return np.exp(lq)
+            return np.exp(lq) * self.scale
 
         # ln Q is piecewise linear in ln x between the union of the envelopes' points (log-log interpolation), so
         # its max and min over the range lie on those points or the range's ends: they are always in the grid

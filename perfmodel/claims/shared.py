@@ -63,6 +63,8 @@ def solve(results: list[dict]) -> dict[str, list[dict]]:
             continue
         lo = max(c[1] for c in g["claims"])
         hi = min(c[2] for c in g["claims"])
+        if g["kind"] in ("all-in power", "price") and g.get("catalog_range"):
+            lo, hi = max(lo, g["catalog_range"][0]), min(hi, g["catalog_range"][1])     # one basis: its range
         g["solved"] = [lo, hi] if lo <= hi else None
         g["gap"] = None if lo <= hi else [hi, lo]       # the claims' needs miss one another between these
         at = g["solved"] or g["gap"]       # the value all claims allow, else the closest the claims come

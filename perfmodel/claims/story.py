@@ -67,6 +67,8 @@ def grid(C, fig, ev: dict) -> dict | None:
     if C.col == "ttft_s" or C.claim.model is None or q0 is None or math.isnan(q0) or not (c and c > 0):
         return None
     hws = list(dict.fromkeys(t.side.hardware for t in fig.terms))
+    if C.claim.kind == "ratio" and len(hws) < 2:
+        return None         # two builds on one hardware: a software multiple has no steps story
     up_to = C.claim.qualifier == "up_to"
     n = len(KS)
     q: list[list[float | None]]
@@ -115,7 +117,8 @@ def grid(C, fig, ev: dict) -> dict | None:
         from .. import catalog
         r0 = catalog.hardware(hws[0]).value("allin_power_w") / catalog.hardware(hws[1]).value("allin_power_w")
     c_lo, c_hi = _accept(C, ev)
-    return {"systems": hws, "slots": slots, "model": C.model, "ks": [float(k) for k in KS], "q": q,
+    untested = up_to and not (C.point is not None and C.point.tested_range)
+    return {"untested_up_to": untested, "systems": hws, "slots": slots, "model": C.model, "ks": [float(k) for k in KS], "q": q,
             "qmin": qmin if up_to else None, "c": c, "c_range": [c_lo, c_hi],
             "qualifier": C.claim.qualifier, "per_mw": per_mw, "r0": r0, "bands": bands, "bounds": bounds}
 
@@ -276,7 +279,7 @@ def solve(results: list[dict]) -> dict[str, dict]:
         models: dict[str, list[tuple[str, dict]]] = {}
         for r in rs:
             g = r["story_grid"]
-            if set(g["systems"]) <= {a, b}:
+            if set(g["systems"]) <= {a, b} and not g.get("untested_up_to"):   # an untested 'up to': apart
                 models.setdefault(g["model"], []).append((r["id"], g))
         best = None
         for opt in OPTIONS:
@@ -288,17 +291,36 @@ def solve(results: list[dict]) -> dict[str, dict]:
                 best = (key, opt, fits)
         assert best is not None
         _, opt, fits = best
-        ids = [r["id"] for r in rs if set(r["story_grid"]["systems"]) <= {a, b}]
+        ids = [r["id"] for r in rs if set(r["story_grid"]["systems"]) <= {a, b}
+               and not r["story_grid"].get("untested_up_to")]
         explained = [i for f in fits.values() for i in f["explained"]]
         left = [i for i in ids if i not in explained]
+        apart = [(r["id"], r["story_grid"]) for r in rs if r["story_grid"].get("untested_up_to")]
         readback = _readback(models, fits, a, b)
         per_model = {m: {"factors": _factors(f, a, b, opt), "r": f["r"], "r_range": f.get("r_range"),
                          "explained": f["explained"], "z": f["z"]} for m, f in fits.items()}
         out[src] = {"unknowns": list(opt), "systems": [a, b], "per_model": per_model, "explained": explained,
                     "left": left, "power_range": list(r_range), "power_basis": pr["text"], "readback": readback,
-                    "tolerance": TOL,
-                    "text": _text(opt, a, b, per_model, explained, left, pr, readback)}
+                    "tolerance": TOL, "up_to_apart": [i for i, _ in apart],
+                    "text": _text(opt, a, b, per_model, explained, left, pr, readback) + _apart_text(apart)}
     return out
+
+
+def _apart_text(apart: list[tuple[str, dict]]) -> str:
+    """The 'up to' claims with no tested range, apart from the story: the model's least and most figure over every
+    speed both systems reach (as modeled), never counted as read back (a range that wide straddles most claims)."""
+    from .fmt import fmt
+    if not apart:
+        return ""
+    parts = []
+    for i, g in apart:
+        q, qm = _arrays(g)
+        c = len(KS) // 2
+        ij = (c, c) if q.shape[0] > 1 else (0, c)
+        lo, hi = float(qm[ij]), float(q[ij])
+        rng = f"{fmt(lo)}-{fmt(hi)}" if math.isfinite(lo) and math.isfinite(hi) else "n/a"
+        parts.append(f"`{i}` {rng} as modeled (claimed up to {fmt(g['c_range'][1])})")
+    return " 'Up to' claims with no tested range, not read back: " + ", ".join(parts) + "."
 
 
 def _factors(f: dict, a: str, b: str, opt) -> dict[str, float]:
@@ -367,8 +389,8 @@ def _text(opt, a, b, per_model, explained, left, pr, readback) -> str:
         return f"`{i}` {fmt(x['q']) if x.get('q') else 'n/a'} (claimed {c})"
     held = f"; the power ratio held to its {pr['text']}" if "R" in opt else ""
     head = (f"**One story for this source**, {len(opt)} shared unknown{'s' if len(opt) > 1 else ''} ("
-            + " and ".join(names[u] for u in opt) + f"{held}; each system's steps at peak and at speed apart, "
-            "each inside the model's cross-validated error of its region and the system's bounds): ")
+            + " and ".join(names[u] for u in opt) + f"{held}; steps at peak and at speed apart, each inside its "
+            "region's error and its system's bounds): ")
     return (head + "; ".join(parts) + ". Read back at its values, within "
             f"{math.exp(TOL) - 1:.0%} of the claim: {', '.join(rb(i) for i in explained) or 'none'}"
             + (f"; not explained: {', '.join(rb(i) for i in left)}" if left else "") + ".")

@@ -207,12 +207,12 @@ def _assumptions(results) -> list[str]:
         spec = catalog.model(mid)
         if spec.confidence == "low":
             out.append(f"**Model {mid} is low-confidence**: {(spec.confidence_note or '').strip()}")
-    for hw in SYSTEMS:
+    for hw in SYSTEMS:      # one line per system: every number not from a datasheet, with its status and range
         spec = catalog.hardware(hw)
-        for f, sv in spec.specs:
-            if sv is not None and getattr(sv, "status", "datasheet") != "datasheet":
-                rng = f", range {sv.low:g}-{sv.high:g}" if sv.low is not None else ""
-                out.append(f"{hw} {f} = {sv.value:g} is *{sv.status}*{rng} (sources: `perfmodel show {hw}`)")
+        items = [f"{f} {sv.value:g} ({sv.status}" + (f", {sv.low:g}-{sv.high:g}" if sv.low is not None else "") + ")"
+                 for f, sv in spec.specs if sv is not None and getattr(sv, "status", "datasheet") != "datasheet"]
+        if items:
+            out.append(f"{hw}, not from a datasheet (sources: `perfmodel show {hw}`): " + "; ".join(items))
     out.append("Weights nvfp4 (experts and dense layers as the engine maps them), KV cache fp8, on every system; "
                f"deployments enumerated with {json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in CurveStore().space.items()})}.")
     out.append("The E2E axis is evaluated for the median-length request: the workload's P90 spread of request lengths is "

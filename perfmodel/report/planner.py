@@ -47,7 +47,7 @@ PLAN_TTFT_MS = (2000.0, 5000.0)   # TTFT limits (ms) side by side: the planner's
 PEAK_FLOOR = 20.0   # tok/s/user: a peak row's speed floor where no peak claim states one (the planner's choice)
 METRIC = "total_tps_per_gpu"
 COLUMNS = ["source", "model", "point", "axis", "a", "b", "a_tps_per_gpu", "b_tps_per_gpu", "per_gpu", "per_gpu_low",
-           "per_gpu_high", "per_mw", "per_usd", *[f"{s}_sessions_per_rack_ttft{t / 1e3:g}s" for t in PLAN_TTFT_MS
+           "per_gpu_high", "near_end_note", "per_mw", "per_usd", *[f"{s}_sessions_per_rack_ttft{t / 1e3:g}s" for t in PLAN_TTFT_MS
                                                   for s in "ab"], "slo_tps_per_user", "slo_tpot_ms", "slo_e2e_s",
            "slo_speed_percentile", "slo_ttft_percentile", "slo_limit", "slo_source", "slo"]
 
@@ -76,18 +76,25 @@ def _pair(rs: list[dict]) -> tuple[tuple[str, str], tuple[str, str]] | None:
 
 
 def _peak_floor(rs: list[dict], model: str) -> tuple[float, str]:
-    """(speed floor of a peak row in tok/s/user, its source): the floor the seed's peak claims on ``model`` state
-    (``at.min_tps_per_user``, the claims named), else ``PEAK_FLOOR``, the planner's choice."""
+    """(speed floor of a peak row in tok/s/user, its source): the floor the seed's peak claims on ``model`` give
+    (``at.min_tps_per_user``, the claims named: 'stated' where the source states it, 'assumed' where the claim
+    lists it under ``unstated``), else ``PEAK_FLOOR``, the planner's choice."""
     v: dict[float, list[str]] = {}
+    assumed: set[str] = set()
     for r in rs:
         if r.get("model_id") == model and r["kind"] != "spec_ratio":
-            at = catalog.claim(r["id"]).at
+            c = catalog.claim(r["id"])
+            at = c.at
             if at is not None and at.point == "peak" and at.min_tps_per_user:
                 v.setdefault(float(at.min_tps_per_user), []).append(r["id"])
+                if "at.min_tps_per_user" in c.unstated:
+                    assumed.add(r["id"])
     if not v:
         return PEAK_FLOOR, "the planner's choice (no peak claim states a floor)"
     x = min(v)
-    return x, "stated: " + ", ".join(sorted(v[x]))
+    if set(v[x]) <= assumed:
+        return x, "assumed: " + ", ".join(sorted(v[x]))
+    return x, "the claims' floor (stated or assumed: their notes): " + ", ".join(sorted(v[x]))
 
 
 def _named(rs: list[dict], model: str) -> list[tuple[float, str, str]]:
@@ -201,12 +208,15 @@ def _model_rows(store: CurveStore, src: str, rs: list[dict], model: str, A: Side
             hi = math.inf
         if ha in near:
             lo = 0.0
+        note, m_lo, m_hi = near_end(rs, model, x, ax, m, fa, (ha, ea, end_a), (hb, eb, end_b), he)
+        if note:
+            lo, hi = min(lo, m_lo), max(hi, m_hi)
         speed = x if x is not None else pf
         lim = slo_limit(speed, ax, wl)
         row = {"source": src, "model": model, "point": "peak" if x is None else f"{x:g}", "axis": ax,
                "a": A.name, "b": B.name, "a_hw": ha, "b_hw": hb, "a_tps_per_gpu": fa, "b_tps_per_gpu": fb,
                "a_end": end_a, "b_end": end_b, "per_gpu": m, "per_gpu_low": lo, "per_gpu_high": hi,
-               "near_end": ", ".join(near), "per_mw": m * p_ratio, "per_usd": m * d_ratio,
+               "near_end": ", ".join(near), "near_end_note": note, "per_mw": m * p_ratio, "per_usd": m * d_ratio,
                **{k: v for k, v in lim.items() if k != "text"}, "slo_limit": lim["text"], "slo_source": x_src,
                "slo": f"{lim['text']}, {x_src}; TTFT P{lim['slo_ttft_percentile']:g} <= "
                       + " or ".join(f"{t / 1e3:g}" for t in PLAN_TTFT_MS) + " s (the planner's choice) for sessions"}
@@ -215,6 +225,91 @@ def _model_rows(store: CurveStore, src: str, rs: list[dict], model: str, A: Side
                 row[f"{s}_sessions_per_rack_ttft{t / 1e3:g}s"] = _sessions(pts[s], wl, speed, rack[s], t, ax)
         out.append(row)
     return out
+
+
+def _verdict_factors(rs: list[dict], model: str, hw: str) -> list[float]:
+    """The slower step factors k > 1 of ``hw`` at speed that the section's verdicts on ``model`` name (allowed
+    conditions, alone or in a pair): each moves ``hw``'s curve end to end / k."""
+    ks = []
+    for r in rs:
+        if r.get("model_id") != model:
+            continue
+        for c in r.get("conditions") or []:
+            if not c.get("allowed"):
+                continue
+            if c.get("kind") == "steps" and c.get("system") == hw and "at speed" in (c.get("key") or ""):
+                k = c.get("factor")
+            elif c.get("kind") == "joint_steps":
+                k = (c.get("factors") or {}).get(hw)
+            else:
+                k = None
+            if k and k > 1 and math.isfinite(k):
+                ks.append(float(k))
+    return ks
+
+
+def _measured_layouts(hw: str) -> set[tuple]:
+    """(tp, draft tokens) of every record of ``hw`` in the shared data (any model)."""
+    from ..validation.records import SHARED_FILES, read_records
+    out: set[tuple] = set()
+    for f in SHARED_FILES:
+        path = catalog.builtin_root() / "data" / "shared" / f
+        if path.is_file():
+            out |= {(r.tp, r.spec_tokens) for r in read_records(path) if r.hardware == hw}
+    return out
+
+
+def near_end(rs: list[dict], model: str, x: float | None, ax: str, m: float, fa: float, a: tuple, b: tuple,
+             he: dict) -> tuple[str, float, float]:
+    """(note, low, high) for a speed row x near a curve end (issue 56 item 2): a system whose end, moved by the
+    section's verdicts (their slower step factors k: end / k) or to its fastest record on the model (k_rec =
+    end / v_rec: the record-backed end), comes within the model's curve-end speed error of x (x >= end / k x
+    exp(-q90)). The multiple at each such k (B's figure read with its points moved to (x_i / k, f_i / k), A's as
+    modeled; A's the other way) is printed beside the modeled one, and its range widens the row's interval. An
+    end that rests on a layout (TP, draft tokens) no record of that hardware has is named. '' when none."""
+    from ..claims.curves import end_deployment
+    from ..claims.evidence import fastest
+    if x is None or not math.isfinite(m):
+        return "", m, m
+    parts, ms = [], []
+    for hw, env, end, is_b in ((*a, False), (*b, True)):
+        if not math.isfinite(end):
+            continue
+        rec = fastest(hw, model)
+        ks = _verdict_factors(rs, model, hw)
+        k_rec = end / rec[1] if rec is not None and rec[1] < end else None
+        cand = ks + ([k_rec] if k_rec else [])
+        if not any(x >= end / k * math.exp(-he["q90"]) for k in cand):
+            continue
+
+        def m_at(k: float) -> float:
+            f = float(read(env, x * k, ax, METRIC)[0]) / k
+            if not math.isfinite(f) or f <= 0:
+                return math.inf if is_b else 0.0
+            return fa / f if is_b else f / (fa / m)
+        say = []
+        if k_rec and rec is not None:
+            mr = m_at(k_rec)
+            ms.append(mr)
+            say.append(f"at {hw}'s record-backed end ({rec[0]}: {rec[1]:.0f} tok/s/user, {k_rec:.2f}x slower "
+                       f"than modeled) {_x(mr)}")
+        if ks:
+            mv = [m_at(k) for k in (min(ks), max(ks))]
+            ms += mv
+            kt = f"{min(ks):.2f}" if max(ks) / min(ks) < 1.005 else f"{min(ks):.2f}-{max(ks):.2f}"
+            mt = _x(mv[0]) if _x(mv[0]) == _x(mv[1]) else f"{_x(min(mv))}-{_x(max(mv))}"
+            say.append(f"the section's verdicts need {hw} {kt}x slower: {mt}")
+        dep = end_deployment(env, ax)
+        if dep and dep.get("tp") is not None and (dep.get("tp"), dep.get("spec_tokens")) not in _measured_layouts(hw):
+            say.append(f"its modeled end {fmt(end)} rests on TP{int(dep['tp'])}, {int(dep.get('spec_tokens') or 0)} drafts, "
+                       f"batch {fmt(dep.get('batch'))}, a layout no record of {hw} has")
+        parts.append(f"{hw}'s end {fmt(end)}: " + "; ".join(say))
+    if not parts:
+        return "", m, m
+    fin = [v for v in ms if math.isfinite(v)]
+    lo = min([m, *fin]) if not any(v == 0 for v in ms) else 0.0
+    hi = max([m, *fin]) if not any(math.isinf(v) for v in ms) else math.inf
+    return f"near a curve end (modeled {_x(m)}): " + "; ".join(parts), lo, hi
 
 
 def _x(v: float, lo: float | None = None, hi: float | None = None) -> str:
@@ -250,8 +345,9 @@ def _sess(r, ttft_ms: float) -> str:
     return f"{t[0]} / {t[1]}"
 
 
-def markdown(df: pd.DataFrame, src: str) -> list[str]:
-    """The planner's table of one seed (Markdown lines; [] when the seed has no two-system claim)."""
+def markdown(df: pd.DataFrame, src: str, brief: bool = False) -> list[str]:
+    """The planner's table of one seed (Markdown lines; [] when the seed has no two-system claim); ``brief``: the
+    explanation of its columns given once, in the report's first table, and referred to here."""
     if df is None or not len(df):
         return []
     d = df[df["source"] == src]
@@ -265,6 +361,16 @@ def markdown(df: pd.DataFrame, src: str) -> list[str]:
     da, db = cA.specs.price_usd_per_gpu_hour, cB.specs.price_usd_per_gpu_hour
     ttfts = " and ".join(f"<= {t / 1e3:g} s" for t in PLAN_TTFT_MS)
     qt = d["slo_ttft_percentile"].iloc[0] if "slo_ttft_percentile" in d else 50.0
+    bases = (f"Per MW divides by catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} {pb.value:,.0f} W; "
+             f"{pa.status}/{pb.status}); per dollar by catalog price per GPU-hour ({ha} ${da.value:g}, {hb} "
+             f"${db.value:g}; {da.status}/{db.status}).")
+    head = ("| model | point (tok/s/user) | SLO (speed limit; source) | tok/s/GPU A / B | per GPU (interval) | per MW | "
+            "per $ | " + " | ".join(f"sessions/rack A / B, TTFT <= {t / 1e3:g} s" for t in PLAN_TTFT_MS) + " |")
+    if brief:
+        L = [f"Planner's table: {a} over {b} (the software the verdicts read them with); columns, SLOs and interval "
+             f"as in the first planner's table above, TTFT at P{qt:g}. {bases}\n", head,
+             "|---|---|---|---|---|---|---|" + "---|" * len(PLAN_TTFT_MS)]
+        return L + _rows(d)
     L = [f"Planner's table: {a} over {b} (the software the verdicts read them with), total tokens/s per GPU on the "
          "model's envelopes (no 'up to' maxima). **Every column of a row is read at that row's SLO**, stated in "
          "column 'SLO' with its source: a speed limit (the speed the seed names, on the axis its claims read it: a "
@@ -273,13 +379,16 @@ def markdown(df: pd.DataFrame, src: str) -> list[str]:
          "it), at the workload's SLO speed percentile, and a TTFT limit: none for tok/s/GPU and the multiples "
          f"(as the verdicts read the claims: no seed states one), {ttfts} side by side for the sessions (the "
          f"planner's choice), at TTFT P{qt:g}. Sessions per rack: the most live sessions of any deployment meeting "
-         f"both. Per MW divides by catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} "
-         f"{pb.value:,.0f} W; {pa.status}/{pb.status}); per dollar by catalog price per GPU-hour ({ha} "
-         f"${da.value:g}, {hb} ${db.value:g}; {da.status}/{db.status}). Interval: the held-out ratio error; "
-         "unbounded (or from 0) where a curve ends within the model's curve-end speed error of the row's speed.\n",
-         "| model | point (tok/s/user) | SLO (speed limit; source) | tok/s/GPU A / B | per GPU (interval) | per MW | "
-         "per $ | " + " | ".join(f"sessions/rack A / B, TTFT <= {t / 1e3:g} s" for t in PLAN_TTFT_MS) + " |",
+         f"both. {bases} Interval: the held-out ratio error; unbounded (or from 0) where a curve ends within the "
+         "model's curve-end speed error of the row's speed, widened where the section's verdicts or a record move "
+         "a curve end near it (listed under the table).\n", head,
          "|---|---|---|---|---|---|---|" + "---|" * len(PLAN_TTFT_MS)]
+    return L + _rows(d)
+
+
+def _rows(d: pd.DataFrame) -> list[str]:
+    """The table's rows, then the rows near a curve end with what widens their interval."""
+    L = []
     for _, r in d.iterrows():
         pt = r["point"] + ("" if r["point"] == "peak" or r["axis"] == "itl" else f" ({r['axis']})")
         L.append(f"| {r['model']} | {pt} | {r.get('slo_limit', '')}; {r.get('slo_source', '')} | "
@@ -287,4 +396,8 @@ def markdown(df: pd.DataFrame, src: str) -> list[str]:
                  f"{_abs(r['b_tps_per_gpu'], r['b_end'], r['point'])} | "
                  f"{_x(r['per_gpu'], r['per_gpu_low'], r['per_gpu_high'])} | {_x(*_scaled(r, 'per_mw'))} | "
                  f"{_x(*_scaled(r, 'per_usd'))} | " + " | ".join(_sess(r, t) for t in PLAN_TTFT_MS) + " |")
+    notes = [f"- {r['model']} at {r['point']} tok/s/user: {r['near_end_note']}." for _, r in d.iterrows()
+             if isinstance(r.get("near_end_note"), str) and r.get("near_end_note")]
+    if notes:
+        L += ["", "Rows near a curve end (their interval widened to the multiples below):", *notes]
     return L + [""]

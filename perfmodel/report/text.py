@@ -73,11 +73,13 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
          "TTFT), from held-out agentic records for agentic claims, applied vertically. *Consistent*: the claim "
          "lies within that interval on its own side. Outside it, each single unknown that would bring it inside is "
          "solved (a power ratio held to its same-basis range, a price ratio, one system's decode steps faster or "
-         "slower than modeled, both systems' together in quadrature, for an 'up to' the fastest speed tested): "
-         "*consistent only if* it names the allowed ones with their values and evidence. A figure no allowed "
+         "slower than modeled, both systems' together in quadrature, for an 'up to' the fastest speed tested; for "
+         "two builds on one hardware, the software gap): *consistent only if* names the allowed ones. A ratio "
+         "claim spends the ratio's held-out error, not each system's: beyond it a condition needs records (same "
+         "engine, same workload class) or the fitted fast corner (software headroom). A figure no allowed "
          "condition gives has one of four outcomes: *implausible beyond physics* (past the speed-of-light bound, "
-         "printed), *implausible on the evidence* (physics allows it; the model's cross-validated error band, "
-         "printed, the records of that hardware and model or the source's own stated speeds do not), *not "
+         "printed), *implausible on the evidence* (physics allows it; the model's error band, the records or the "
+         "source's own stated speeds do not), *not "
          "decidable* on a jump (a curve ends within the model's speed error of the claimed speed: it turns on "
          "where), or *inconsistent with the published specs*. An unstated model whose candidates "
          "disagree is *not checkable (under-specified)*. The profile's fast corner is reported as software "
@@ -85,12 +87,15 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
     by_src: dict[str, list[dict]] = {}
     for r in results:
         by_src.setdefault(source_key(r.get("source")), []).append(r)
+    planned = False         # the first planner's table explains its columns; the others refer to it
     for src, rs in by_src.items():
         L.append(f"## {src}\n")
         L.append(f"{len(rs)} claims: " + ", ".join(f"{sum(r['verdict'] == k for r in rs)} {k}" for k in cats
                                                     if any(r["verdict"] == k for r in rs)) + ".\n")
         from .planner import markdown as planner_md
-        L += planner_md(plan, src)
+        tbl = planner_md(plan, src, brief=planned)
+        planned = planned or bool(tbl)
+        L += tbl
         if stories and stories.get(src):
             L += [stories[src]["text"], ""]
         solved = [g for g in shared.get(src) or [] if g.get("solved")]
@@ -123,9 +128,9 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
                                                     r.get("implausible") else "") + "**"
                  + (f" ({r['flag']})" if r.get("flag") else "") + ".")
         conds = (r.get("conditions") or [])[:3]
-        for c in conds:
-            tag = "Condition" if c.get("allowed") else "Not allowed"
-            L.append(f"- {tag}: {c.get('text', '')}.")
+        for c in conds:     # an allowed condition in full; one not allowed in its short form (claims.json: all)
+            L.append(f"- Condition: {c.get('text', '')}." if c.get("allowed") else
+                     f"- Not allowed: {c.get('short', c.get('text', ''))}.")
         if r.get("condition") and not conds:
             L.append(f"- Condition: {r['condition']}.")
         for nd in r.get("needs") or []:

@@ -70,6 +70,11 @@ class SystemRef(Strict):
                                 "itself reports (e.g. 1.25 for 'decode steps about 25% faster'); None: none stated")
     prefill_speedup: float | None = Field(
         None, gt=0, description="Prefill-step speed-up the source reports for this system's software; None: none")
+    gpus_per_system: int | None = Field(
+        None, gt=0, description="GPUs in one system as the claim counts them (a 72-GPU rack, an 8-GPU node): a "
+                                "per-system (per: rack) multiple is the per-GPU one times A's over B's; the "
+                                "hardware's packaging, never the serving instance's size; None: the catalog's "
+                                "NVLink domain (scaleup_domain_gpus)")
 
     @model_validator(mode="before")
     @classmethod
@@ -102,7 +107,8 @@ class Metric(Strict):
     tokens: Literal["total", "output"] | None = Field(
         None, description="Tokens counted: total = input incl. cached + output; output = generated only")
     per: Literal["gpu", "mw", "dollar", "rack"] | None = Field(
-        None, description="Normaliser: per GPU, per MW of all-in power, per dollar, per rack")
+        None, description="Normaliser: per GPU, per MW of all-in power, per dollar, per rack (per system: a rack, a "
+                          "node; its GPUs from systems[i].gpus_per_system, else the catalog's NVLink domain)")
     percentile: float | None = Field(
         None, gt=0, lt=100, description="Statistic of the metric itself, e.g. 50 for 'median TTFT'")
     power_basis: Literal["measured-allin", "provisioned-allin", "gpu-tdp"] | None = Field(
@@ -207,7 +213,11 @@ class DeploymentHints(Strict):
     to restrict its search. ``system`` names the claim's system they describe (None: every system)."""
 
     system: str | None = Field(None, description="Hardware id of one of the claim's systems; None: all")
-    gpus: int | None = Field(None, gt=0, description="GPUs in the measured server/instance, e.g. 4")
+    gpus: int | None = Field(None, gt=0, description="GPUs in the measured serving instance, e.g. 4 (a packaging "
+                                                     "figure, GPUs per tray or board, goes in tray_gpus)")
+    tray_gpus: int | None = Field(None, gt=0, description="GPUs per tray, board or node as the hardware is packaged "
+                                                          "(e.g. 4 per compute tray): kept apart from the serving "
+                                                          "layout, never read as the instance's size")
     tp: int | None = Field(None, gt=0)
     ep: int | None = Field(None, gt=0)
     concurrency: int | None = Field(None, gt=0, description="Requests in flight (1: a single session)")
@@ -290,7 +300,8 @@ class ClaimSpec(Strict):
 
     id: str = Field(description="Catalog id (the file name without .yaml)")
     title: str
-    source: str = Field(description="URL, or seed file plus the original publication it reports")
+    source: str = Field(description="Where the claim comes from: a URL, a seed file plus the original publication "
+                                    "it reports, or any text for a user's own claim (e.g. 'our load test, 3 Dec')")
     date: _dt.date | None = Field(None, description="Publication date of the claim; None: not stated")
     quote: str = Field(description="The sentence claimed, as published")
     kind: ClaimKind = Field(description="ratio | absolute | delta | spec_ratio | max_interactivity")
@@ -309,6 +320,9 @@ class ClaimSpec(Strict):
     qualifier: Literal["about", "exact", "up_to", "at_least", "at_most"] = Field(
         "about", description="about: a rounded figure; up_to: the maximum over the compared range; "
                              "at_least / at_most: a bound")
+    weights: str | None = Field(
+        None, description="Number format of the weights the source quotes (e.g. fp8, nvfp4): the claim is checked in "
+                          "it; None: not stated (claims are then checked in nvfp4, the format vendors state them in)")
     deployment_hints: list[DeploymentHints] = Field(default_factory=list)
     arithmetic: list[Arithmetic] = Field(default_factory=list, description="Checks the claim's own numbers imply")
     unstated: list[str] = Field(
@@ -325,8 +339,22 @@ class ClaimSpec(Strict):
     @field_validator("source")
     @classmethod
     def _source(cls, v: str) -> str:
-        if "http://" not in v and "https://" not in v and "seeds/" not in v:
-            raise ValueError("source must hold a URL or name a seed file (seeds/<file>) and the publication it reports")
+        if not v.strip():
+            raise ValueError("source is empty: name where the claim comes from (a URL, a seed file, or any text "
+                             "for your own claim)")
+        return v
+
+    @property
+    def published(self) -> bool:
+        """Whether the source names a publication (a URL or a seed file); else a user's own claim."""
+        return "http://" in self.source or "https://" in self.source or "seeds/" in self.source
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, v: str | None) -> str | None:
+        from ..formats import WEIGHT_BYTES
+        if v is not None and v not in WEIGHT_BYTES:
+            raise ValueError(f"unknown weight format {v!r}; choose one of {', '.join(sorted(WEIGHT_BYTES))}")
         return v
 
     @field_validator("deployment_hints", mode="before")
