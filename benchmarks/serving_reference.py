@@ -104,7 +104,7 @@ def _numbers(row: dict) -> dict:
 
 
 def record_sample():
-    from perfmodel.validation.records import read_records
+    from perfmodel.specs.records import read_records
     root = Path(__file__).resolve().parents[1] / "data" / "shared"
     recs = []
     for name in RECORD_FILES:

@@ -145,11 +145,8 @@ def _root_ids(kind: str, root: Path) -> list[tuple[Path, list[str]]]:
     entries = [(f, _file_ids(f)) for f in files]
     if path is not None and stamp is not None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"files": stamp, "ids": [[f.name, ids] for f, ids in entries]}))
-            os.replace(tmp, path)
-        except OSError:
+            fileio.write_whole(path, json.dumps({"files": stamp, "ids": [[f.name, ids] for f, ids in entries]}))
+        except (OSError, SpecError):
             pass
     return entries
 

@@ -15,6 +15,8 @@ import sys
 import numpy as np
 import pandas as pd
 
+from .fileio import write_whole
+
 INT_COLUMNS = ("gpus", "tp", "dp", "ep", "pp", "spec_tokens", "instances", "pf_instances", "pf_gpus", "pf_tp",
                "pf_dp", "pf_ep", "prefill_gpus", "decode_gpus", "batch", "max_batch")
 DISAGG_ONLY = ("instances", "pf_instances", "pf_gpus", "pf_tp", "pf_dp", "pf_ep", "prefill_ratio", "prefill_gpus",
@@ -55,9 +57,10 @@ def tidy(df: pd.DataFrame, columns: list[str] | None = None, disagg_blank: bool 
 
 
 def write_csv(df: pd.DataFrame, path, columns: list[str] | None = None, disagg_blank: bool = False) -> None:
-    """Write ``tidy(df, columns, disagg_blank)`` to ``path`` ('-' = standard output), no index."""
+    """Write ``tidy(df, columns, disagg_blank)`` to ``path`` whole (``fileio.write_whole``; '-' = standard
+    output), no index."""
     t = tidy(df, columns, disagg_blank)
     if path == "-":
         t.to_csv(sys.stdout, index=False)
     else:
-        t.to_csv(path, index=False)
+        write_whole(path, t.to_csv(index=False))

@@ -25,7 +25,7 @@ def equations_doc() -> str:
              "## Notation", "", notation_markdown(), ""]
     for mod in ("perfmodel.equations.roofline", "perfmodel.equations.attention", "perfmodel.equations.ffn",
                 "perfmodel.equations.collectives", "perfmodel.equations.gemm_shape", "perfmodel.equations.step", "perfmodel.equations.memory", "perfmodel.equations.queueing",
-                "perfmodel.serving.queueing", "perfmodel.serving.aggregated", "perfmodel.serving.disaggregated", "perfmodel.serving.sessions", "perfmodel.serving.pools", "perfmodel.serving.prefix_cache", "perfmodel.engine.evaluate", "perfmodel.spec_decoding", "perfmodel.arch.kv", "perfmodel.arch.params"):
+                "perfmodel.serving.queueing", "perfmodel.serving.aggregated", "perfmodel.serving.finish", "perfmodel.serving.disaggregated", "perfmodel.serving.sessions", "perfmodel.serving.pools", "perfmodel.serving.prefix_cache", "perfmodel.engine.evaluate", "perfmodel.spec_decoding", "perfmodel.arch.kv", "perfmodel.arch.params"):
         doc = (importlib.import_module(mod).__doc__ or "").strip()
         parts += [f"## `{mod}`", "", "```text", doc, "```", ""]
     return "\n".join(parts)

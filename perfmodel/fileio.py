@@ -1,16 +1,22 @@
-"""One loader per input format and one check per output path; every failure is a one-line SpecError.
+"""One loader per input format, one check per output path and one writer of every output file; every failure is a
+one-line SpecError.
 
 Inputs (YAML, JSON, CSV, catalog files, record files, Hugging Face configs) go through ``read_text``
 and the parsers below: undecodable bytes, syntax errors, nesting deeper than ``MAX_DEPTH``, duplicate keys
 and non-finite JSON constants become ``FILE: line N: problem``. Outputs go through ``check_output`` before
-any work starts (a directory given as a file, a wrong suffix, a parent that is a file) and ``ensure_parent``
-right before the write (missing parent directories are created: the user named them).
+any work starts (a directory given as a file, a wrong suffix, a parent that is a file) and are written whole by
+``write_whole``, the one writer of every file the tool writes (profiles, models, CSVs, plots, reports, caches): a
+temporary file beside the output, flushed to disk, then renamed over it, so a reader, a run killed mid-write or two
+commands writing the same output find the old file or the new one, never part of one. Missing parent directories
+are created (``ensure_parent``: the user named them).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
@@ -320,3 +326,71 @@ def ensure_parent(path: str | Path) -> str | Path:
     except OSError as exc:
         raise SpecError(f"cannot create directory ({exc.strerror or exc})", file=str(Path(path).parent)) from None
     return path
+
+
+WRITE_CHUNK = 1 << 16
+"""Bytes per write call of ``write_whole`` (a large file is streamed into its temporary file)."""
+
+TEMP_SUFFIX = ".part"
+"""The suffix of ``write_whole``'s temporary files (``.<name>.<random>.part`` beside the output)."""
+
+
+def _new_file_mode() -> int:
+    """The permission bits a plain ``open(path, "w")`` would give a new file: 0o666 less the umask."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_whole(path: str | Path, content: str | bytes | Iterable[bytes]) -> Path:
+    """Write ``content`` (text as UTF-8, bytes, or an iterable of byte chunks) to ``path`` whole.
+
+    The bytes go into a temporary file with a unique name in the same directory (``tempfile.mkstemp``: two
+    processes writing the same output never share one), are flushed to disk (``os.fsync``), and the temporary file
+    is renamed over ``path`` (``os.replace``, atomic on one file system): a reader or a run killed at any moment
+    finds the old file or the new one, never a torn one, and of two concurrent writers the last rename wins whole.
+    The new file keeps the old one's permission bits (a new file gets the umask's). On any failure the temporary
+    file is removed, ``path`` is left as it was, and an OSError becomes a one-line SpecError naming the file."""
+    p = Path(path)
+    if p.is_symlink():        # the file a link names is rewritten, the link stays
+        p = p.resolve()
+    ensure_parent(p)
+    chunks: Iterable[bytes]
+    if isinstance(content, str):
+        content = content.encode("utf-8")
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        data = bytes(content)
+        chunks = (data[i:i + WRITE_CHUNK] for i in range(0, len(data), WRITE_CHUNK))
+    else:
+        chunks = content
+    try:
+        mode = p.stat().st_mode & 0o7777 if p.is_file() else _new_file_mode()
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=TEMP_SUFFIX, dir=p.parent)
+    except OSError as exc:
+        raise SpecError(f"cannot write file ({exc.strerror or exc})", file=str(p)) from None
+    try:
+        with open(fd, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, p)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise SpecError(f"cannot write file ({exc.strerror or exc})", file=str(p)) from None
+        raise
+    return p
+
+
+def write_figure(fig, path: str | Path, **savefig_kw) -> Path:
+    """A matplotlib figure rendered as PNG (``fig.savefig(..., format="png", **savefig_kw)``) and written whole
+    (``write_whole``)."""
+    import io
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", **savefig_kw)
+    return write_whole(path, buf.getvalue())

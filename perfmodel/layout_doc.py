@@ -46,7 +46,8 @@ def update_readme(text: str) -> str:
 
 def main() -> None:
     readme = PACKAGE.parent / "docs" / "architecture.md"
-    readme.write_text(update_readme(readme.read_text()))
+    from .fileio import write_whole
+    write_whole(readme, update_readme(readme.read_text()))
     print(f"updated {readme}")
 
 

@@ -226,9 +226,10 @@ NOTES = """
   workloads than its figures' in a forked worker (`PERFMODEL_JOBS`, default 2; `1`: one process).
 - One point: `api.predict_point(scenario)` returns `predict`'s row as a dict, catalog setups bound and layouts
   checked once per process. A fixed batch of an aggregated or decode-only fixed workload runs on Python floats
-  (`perfmodel/serving/point.py`: the compiled equations, the closed loop and the columns without numpy arrays;
-  pinned to the array path by tests/test_point_path.py, bit-identical on its scenarios); other points (a solved
-  batch, clients, an arrival rate, agentic or disaggregated serving) take the array path.
+  (`perfmodel/serving/point.py`: the array path's own functions, the compiled equations, the chunk mixture, the
+  closed loop and the columns of `serving/finish.py`, on the float backend of `serving/ops.py`, no numpy arrays;
+  one code path, equal to the array path bit for bit: tests/test_point_path.py); other points (a solved batch,
+  clients, an arrival rate, agentic or disaggregated serving) take the array path.
 - A fresh process imports what its command uses: sympy only where equations are built (a disk-cache miss,
   `explain`, `sensitivity`), pandas, matplotlib and scipy by the commands that need them. Kept in
   `$PERFMODEL_CACHE` (default `~/.cache/perfmodel`): the compiled step equations and queueing forms (generated

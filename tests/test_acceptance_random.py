@@ -8,7 +8,7 @@ from mechanisms_on import profile_with
 
 from perfmodel.acceptance_priors import prior_for, record_acceptance, token_source
 from perfmodel.spec_decoding import acceptance_length
-from perfmodel.validation.records import Record
+from perfmodel.specs.records import Record
 
 ON = profile_with("vllm", "deepseek_mtp_random_prior")
 

@@ -10,7 +10,7 @@ from perfmodel import catalog
 from perfmodel.api import workload_lengths
 from perfmodel.engine.evaluate import Setup
 from perfmodel.serving.sessions import agentic, forced_uncached
-from perfmodel.validation.records import Record
+from perfmodel.specs.records import Record
 from perfmodel.validation.workload_versions import (
     AGENTX_256K,
     AGENTX_POST,
@@ -80,7 +80,7 @@ def test_resolve_record_fills_what_the_notes_say():
 
 
 def test_lost_reuse_hit_read_from_the_notes_agrees_with_the_published_column():
-    from perfmodel.validation.records import read_records
+    from perfmodel.specs.records import read_records
     from perfmodel.validation.workload_versions import record_lost_reuse_hit
     rows = read_records("data/shared/agentic.csv")
     flagged = [(r, record_lost_reuse_hit(r)) for r in rows if record_lost_reuse_hit(r) is not None]
@@ -143,9 +143,9 @@ def test_forced_hit_and_ttft_percentiles(flash):
 
 
 def test_batched_agentic_matrix_equals_the_per_record_predictor():
+    from perfmodel.specs.records import read_records
     from perfmodel.validation.batch_predict import plan, predict_matrix
     from perfmodel.validation.predict_rows import predict_record, profile_id, sample_params
-    from perfmodel.validation.records import read_records
     rows = {r.id: r for r in read_records("data/shared/agentic.csv")}
     recs = [rows[i] for i in ("a089", "a092", "a198", "a216", "a218")]   # aggregated, forced hit, disaggregated
     prof = catalog.profile("sglang")

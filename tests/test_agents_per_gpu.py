@@ -7,8 +7,8 @@ import pytest
 from perfmodel.analyses.agents import agents_per_gpu, sessions_per_gpu
 from perfmodel.errors import SpecError
 from perfmodel.search import SLO
+from perfmodel.specs.records import Record
 from perfmodel.validation.predict_rows import Unsupported, multi_domain_candidates, slo_of
-from perfmodel.validation.records import Record
 
 
 def _frame():

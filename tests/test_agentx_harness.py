@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from perfmodel import catalog
-from perfmodel.validation.records import Record
+from perfmodel.specs.records import Record
 from perfmodel.validation.workload_versions import (
     AGENTX_HARNESS,
     AGENTX_POST,

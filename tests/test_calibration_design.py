@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from perfmodel import catalog
+from perfmodel.specs.records import Record
 from perfmodel.validation import calibrate as cal
 from perfmodel.validation.crossval import folds
 from perfmodel.validation.predict_rows import central_params, predict_record
-from perfmodel.validation.records import Record
 
 
 def _rec(i, family, metric="tpot_ms", value=10.0, **kw):
@@ -60,7 +60,7 @@ def test_leave_one_family_out_folds():
 
 
 def test_family_is_the_file_and_kind(tmp_path):
-    from perfmodel.validation.records import read_records
+    from perfmodel.specs.records import read_records
     p = tmp_path / "blog-points.csv"
     p.write_text("id,kind,hardware,model,isl,osl,metric,value\nx,point,b200,llama-3.1-8b,1024,128,tpot_ms,5\n")
     assert read_records(p)[0].family == "blog-points:point"
@@ -140,9 +140,9 @@ def test_parallel_folds_give_the_in_process_predictions(monkeypatch):
 def test_no_shipped_row_weighs_more_than_one_percent_of_its_engines_fit():
     """On the shipped records: every engine family with an own fit (at least 100 rows) weighs no row above 1%,
     and the lone agents_per_gpu row (an SLO search) is not in any fit."""
+    from perfmodel.specs.records import project_measured_files, read_records, shared_data_files
     from perfmodel.validation.fit_weights import fit_weights, shares, speed_fit_row
     from perfmodel.validation.predict_rows import Unsupported, profile_id
-    from perfmodel.validation.records import project_measured_files, read_records, shared_data_files
     by: dict[str, list] = {}
     for f in [*shared_data_files(), *project_measured_files()]:
         for r in read_records(f):

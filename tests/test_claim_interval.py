@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from perfmodel import catalog
+from perfmodel.analyses.model_error import half_widths, region_of, spread_table
 from perfmodel.claims.interval import distance, elasticities, interval, spec_bounds
-from perfmodel.claims.model_error import half_widths, region_of, spread_table
 from perfmodel.claims.needs import power_or_price
 from perfmodel.specs.common import Sourced
 

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from perfmodel import catalog
+from perfmodel.analyses.model_error import spread_table
 from perfmodel.claims.arith import round_half_up, spec_ratio_check
 from perfmodel.claims.curves import Side
 from perfmodel.claims.describe import format_check
 from perfmodel.claims.interval import interval, spread_part, width
-from perfmodel.claims.model_error import spread_table
 from perfmodel.claims.pairs import cross_checks, pair_check
 from perfmodel.claims.reading import Figure, Term
 from perfmodel.claims.verdict import CATEGORIES, SPEC_INCONSISTENT, grade, holds

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from perfmodel.analyses import measured_envelope as me
-from perfmodel.validation.records import read_records
+from perfmodel.specs.records import read_records
 
 HEADER = ("id,kind,hardware,model,workload,engine,serving,gpus,prefill_gpus,decode_gpus,decode_workers,tp,ep,isl,osl,"
           "concurrency,batch_per_gpu,kv_cache,hardware_b,metric,value")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from perfmodel import catalog
+from perfmodel.specs.records import read_records
 from perfmodel.validation.benchmark_runs import (
     record_arrival_rate,
     record_instance_gpus,
@@ -16,7 +17,6 @@ from perfmodel.validation.benchmark_runs import (
     record_scenario,
 )
 from perfmodel.validation.predict_rows import predict_rows
-from perfmodel.validation.records import read_records
 
 DATA = Path(__file__).resolve().parent.parent / "data/shared/mlperf.csv"
 WORKLOADS = ("mlperf-deepseek-r1", "mlperf-llama2-70b", "mlperf-llama3.1-405b", "mlperf-llama3.1-8b",

@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from perfmodel.specs.records import read_records
 from perfmodel.validation.percentiles import by_percentile, p99_records, percentile_of, quoted_p99
 from perfmodel.validation.predict_rows import predict_rows
-from perfmodel.validation.records import read_records
 
 DATA = Path(__file__).resolve().parent.parent / "data/shared/mlperf.csv"
 

@@ -42,8 +42,8 @@ def test_gpus_times_per_gpu_throughput_cover_the_demand(chat):
 
 def test_slo_is_met_at_the_named_percentiles(chat):
     assert (chat["ttft_p99_ms"] <= 1500).all() and (chat["tps_per_user"] >= 20 * (1 - 1e-9)).all()
-    assert (chat["ttft_p99_ms"] >= chat["ttft_p90_ms"]).all() and (chat["ttft_p90_ms"] >= chat["ttft_ms"]).all()
-    assert (chat["tpot_p99_ms"] >= chat["tpot_ms"] * (1 - 1e-12)).all()
+    assert (chat["ttft_p99_ms"] >= chat["ttft_p90_ms"]).all() and (chat["ttft_p90_ms"] >= chat["ttft_p50_ms"]).all()
+    assert (chat["tpot_p99_ms"] >= chat["tpot_mean_ms"] * (1 - 1e-12)).all()
 
 
 def test_plan_agrees_with_frontier_at_the_chosen_points(chat):
@@ -56,7 +56,7 @@ def test_plan_agrees_with_frontier_at_the_chosen_points(chat):
             same = front[np.isclose(front["output_tps_per_gpu"], r["output_tps_per_gpu"], rtol=1e-9)
                          & (front["batch"] == r["batch"]) & (front["gpus"] == r["gpus_per_instance"])]
             assert len(same) == 1, name
-            assert np.isclose(r["tps_per_user"], 1000 / r["tpot_ms"], rtol=1e-9)
+            assert np.isclose(r["tps_per_user"], 1000 / r["tpot_mean_ms"], rtol=1e-9)
             assert r["output_tps_per_gpu"] == front["output_tps_per_gpu"].max() or \
                 "granularity" in r["binding"], name
 
@@ -69,7 +69,7 @@ def test_a_p99_limit_is_not_lost_to_a_p50_cut():
     p99 = plan(MODEL, WL, SYSTEMS[:1], Demand("requests_per_s", 50), SLO(1000, 99, 20), **kw).iloc[0]
     assert p50["ttft_p99_ms"] <= 1000
     assert p99["gpus"] <= 1.2 * p50["gpus"], (p50["gpus"], p99["gpus"])
-    assert p99["ttft_p99_ms"] <= 1000 and p99["tpot_ms"] <= 50
+    assert p99["ttft_p99_ms"] <= 1000 and p99["tpot_mean_ms"] <= 50
 
 
 def test_the_search_keeps_only_points_meeting_the_slo():

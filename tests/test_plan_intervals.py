@@ -13,9 +13,10 @@ import pytest
 from perfmodel import catalog
 from perfmodel.analyses.deployments import DeploymentSpace
 from perfmodel.analyses.plan import Demand, plan
-from perfmodel.analyses.plan_error import band, coverage
+from perfmodel.analyses.plan_error import band
 from perfmodel.cli.main import main
 from perfmodel.search import SLO
+from perfmodel.validation.plan_coverage import coverage
 
 SPACE = DeploymentSpace(spec_tokens=(0,), batch_points=8, max_gpus=8, disaggregation=False)
 MODEL, WL = "llama-3.3-70b", "fixed-1k1k"
@@ -42,7 +43,7 @@ def test_gpu_interval_is_the_demand_resized_at_the_bands_ends_by_hand(rows):
         lo = math.ceil(r["demand_requests_per_s"] / (r_unit * b["hi"]) - 1e-9) * r["unit_gpus"]
         assert (r["gpus_low"], r["gpus_high"]) == (lo, hi)
         assert r["gpus_low"] <= r["gpus"] <= r["gpus_high"]
-        assert r["mw_interval_low"] <= r["mw"] <= r["mw_interval_high"]
+        assert r["mw_low"] <= r["mw"] <= r["mw_high"]
         assert r["usd_per_m_output_tokens_low"] <= r["usd_per_m_output_tokens"] <= r["usd_per_m_output_tokens_high"]
         assert "80%" in r["error_basis"]
 
@@ -116,7 +117,7 @@ def test_users_and_sessions_intervals_contain_the_plan_and_widen_with_the_error(
         got[lo] = plan(model, wl, [system], demand, slo, space=SPACE).iloc[0]
     for r in got.values():
         assert r["demand_kind"] == demand.kind and r["gpus_low"] <= r["gpus"] <= r["gpus_high"]
-        assert r["mw_interval_low"] <= r["mw"] <= r["mw_interval_high"]
+        assert r["mw_low"] <= r["mw"] <= r["mw_high"]
     zero, mid, wide = got[1.0], got[0.8], got[0.5]
     assert zero["gpus_low"] == zero["gpus"] == zero["gpus_high"]
     assert mid["gpus"] == wide["gpus"] == zero["gpus"]              # the central plan does not read the band
@@ -131,7 +132,7 @@ def test_users_and_sessions_intervals_contain_the_plan_and_widen_with_the_error(
 def test_the_count_to_sign_is_the_demand_at_the_median_held_out_error_by_hand(rows):
     """gpus_bias_corrected re-sizes the units at the median of the held-out error, true / model = exp(-q50) of the
     row's band (model_over_true = exp(q50)); the SLO margin is (limit - value) / limit per term."""
-    from perfmodel.claims.model_error import half_widths, region_of
+    from perfmodel.analyses.model_error import half_widths, region_of
     for _, r in rows.iterrows():
         h = half_widths("rate", region_of(float(r["batch"])), "all")
         assert r["model_over_true"] == pytest.approx(math.exp(h["bias"]))
@@ -139,7 +140,7 @@ def test_the_count_to_sign_is_the_demand_at_the_median_held_out_error_by_hand(ro
         mid = math.ceil(r["demand_requests_per_s"] / (r_unit * math.exp(-h["bias"])) - 1e-9) * r["unit_gpus"]
         assert r["gpus_bias_corrected"] == mid and r["gpus_low"] <= mid <= r["gpus_high"]
         ttft = (1500 - r["ttft_p99_ms"]) / 1500
-        tpot = (50 - r["tpot_ms"]) / 50                                   # the 20 tok/s/user floor: 50 ms mean TPOT
+        tpot = (50 - r["tpot_mean_ms"]) / 50                                   # the 20 tok/s/user floor: 50 ms mean TPOT
         assert r["slo_margin"] == f"ttft_p99 {ttft:.1%}, tpot_p50 {tpot:.1%}"
         assert r["slo_margin_min"] == pytest.approx(min(ttft, tpot)) and r["slo_margin_min"] >= 0
 
@@ -147,8 +148,8 @@ def test_the_count_to_sign_is_the_demand_at_the_median_held_out_error_by_hand(ro
 def test_the_band_widens_where_the_hardware_has_no_measured_record_by_hand():
     """Without a measured record the half-widths about the median take z_0.9 x the between-hardware bias sd in
     quadrature: q90' = q50 + sqrt((q90 - q50)^2 + (1.2816 sd)^2), likewise below; the median stays."""
+    from perfmodel.analyses.model_error import half_widths, region_of
     from perfmodel.analyses.plan_error import hardware_spread, measured_hardware
-    from perfmodel.claims.model_error import half_widths, region_of
     assert "vr200-nvl72" not in measured_hardware() and "gb300-nvl72" in measured_hardware()
     hs = hardware_spread()
     assert hs["hardware"] >= 5 and 0.02 < hs["sd"] < 0.3

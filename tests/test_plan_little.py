@@ -72,7 +72,7 @@ def test_littles_law_on_the_plans_own_columns(deployment, kind):
     osl = workload_info(DEPLOYMENTS[deployment][1]).lengths["osl"]
     value, lam = DEMANDS[kind], p["demand_requests_per_s"]
     r = p["output_tps_per_gpu"] * p["unit_gpus"] / osl                   # requests/s per unit, by hand
-    R = p["ttft_mean_ms"] / 1e3 + osl * p["tpot_ms"] / 1e3                # mean response time, s
+    R = p["ttft_mean_ms"] / 1e3 + osl * p["tpot_mean_ms"] / 1e3                # mean response time, s
     Z = p["pause_mean_s"]
     assert p["response_mean_s"] == pytest.approx(R, rel=1e-12)
     assert Z == (workload_info("agentx").pause_s if deployment.startswith("agentic") else 0.0)

@@ -1,5 +1,6 @@
 """The one-point path on Python floats (serving/point.py) gives the array path's columns (aggregated.evaluate_columns):
-the same names in the same order, strings and flags equal, numbers within 1e-12 relative."""
+the same names in the same order, strings and flags equal, numbers equal bit for bit (one code path over two
+backends, serving/ops.py)."""
 
 import math
 
@@ -42,7 +43,7 @@ def _inputs(hw, model, profile, dep, wl):
                                               dp.accepted_tokens(rate.value if rate else None))
 
 
-def _close(a, b) -> bool:
+def _same(a, b) -> bool:
     if isinstance(b, str):
         return type(a) is str and a == b
     if isinstance(b, (bool, np.bool_)):
@@ -50,7 +51,7 @@ def _close(a, b) -> bool:
     a, b = float(a), float(b)
     if math.isnan(b):
         return math.isnan(a)
-    return a == b or abs(a - b) <= 1e-12 * abs(b)
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-{c[2]}-{c[3]['batch']}" for c in CASES])
@@ -60,7 +61,7 @@ def test_the_float_path_gives_the_array_paths_columns(case):
     assert got is not None, "the float path applies to a fixed batch of a catalog setup"
     want = {k: np.asarray(v).reshape(-1)[0] for k, v in evaluate_columns(setup, pts, symbol_values=vals).items()}
     assert list(got) == list(want)
-    assert [k for k in want if not _close(got[k], want[k])] == []
+    assert [k for k in want if not _same(got[k], want[k])] == []
     assert all(type(v) in (float, bool, str) for v in got.values())
 
 
@@ -83,7 +84,7 @@ def test_predict_point_takes_the_float_path_and_keeps_predicts_row():
     row = api.predict(sc).iloc[0].to_dict()
     got = api.predict_point(sc)
     assert list(got) == list(row)
-    assert [k for k in row if not _close(got[k], row[k])] == []
+    assert [k for k in row if not _same(got[k], row[k])] == []
     assert catalog.model("deepseek-v3").id == got["model"]
 
 

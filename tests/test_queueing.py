@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-from perfmodel.equations.queueing import compiled_queue
-from perfmodel.serving.queueing import closed_loop, open_loop
+from perfmodel.serving.queueing import closed_loop, compiled_queue, open_loop
 
 
 def test_md1_mean_wait_is_pollaczek_khinchine():

@@ -9,8 +9,8 @@ import numpy as np
 from mechanisms_on import profile_with
 
 from perfmodel import catalog
+from perfmodel.specs.records import Record, read_records
 from perfmodel.validation.predict_rows import central_params, make_ctx, point_frame, point_inputs, resolve_record
-from perfmodel.validation.records import Record, read_records
 from perfmodel.validation.workload_versions import record_running_cap
 
 

@@ -132,7 +132,7 @@ def test_prefill_spread_hand_check():
 
 def test_mean_wait_scales_with_the_service_spread():
     # Pollaczek-Khinchine at c = 1: E[W] = (1 + c_s^2) / 2 rho / (1 - rho) t_s
-    from perfmodel.equations.queueing import compiled_queue
+    from perfmodel.serving.queueing import compiled_queue
     w = compiled_queue()["mean_wait"]
     assert float(w(0.5, 2.0, 1.0)) == pytest.approx(0.5 * 1.0 * 2.0, rel=1e-12)
     assert float(w(0.5, 2.0, 1.0, cs2=3.0)) == pytest.approx(2.0 * 1.0 * 2.0, rel=1e-12)

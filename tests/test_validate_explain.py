@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 
 from perfmodel.cli.main import main
+from perfmodel.specs.records import Record, read_records
 from perfmodel.validation.explain import band_summary, explain_rows, limit_of
 from perfmodel.validation.predict_rows import predict_rows
-from perfmodel.validation.records import Record, read_records
 
 
 def _records():

@@ -7,9 +7,9 @@ import pytest
 
 from perfmodel import catalog
 from perfmodel.errors import SpecError
+from perfmodel.specs.records import Record, read_records
 from perfmodel.validation import calibrate as cal
 from perfmodel.validation.predict_rows import central_params, predict_record, predict_rows, summary
-from perfmodel.validation.records import Record, read_records
 
 HEADER = "id,kind,hardware,model,weights,kv_cache,engine,serving,gpus,tp,ep,isl,osl,concurrency,metric,value\n"
 GOOD = "r1,point,h200-sxm,llama-3.3-70b,fp8,fp8,trtllm,aggregated,1,1,1,1000,1000,,output_tps_per_gpu,2909\n"
@@ -164,7 +164,7 @@ def test_small_dynamo_family_refits_only_small_fit_around_its_base():
 
 def test_project_measured_data_is_in_the_default_calibration_set():
     from perfmodel.cli.validate_cmd import DEFAULT_DATA, default_calibration_files
-    from perfmodel.validation.records import project_measured_files
+    from perfmodel.specs.records import project_measured_files
     files = project_measured_files()
     assert files and all(f.suffix == ".csv" for f in files)
     assert default_calibration_files()[0] == DEFAULT_DATA

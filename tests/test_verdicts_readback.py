@@ -68,7 +68,7 @@ def _claim(**kw):
 
 def _band(x=50.0):
     """The speed band the synthetic point at x reads (its concurrency 1e4 / x sets the region)."""
-    from perfmodel.claims.model_error import CURVE_END_CONCURRENCY, half_widths, region_of
+    from perfmodel.analyses.model_error import CURVE_END_CONCURRENCY, half_widths, region_of
     conc = 1e4 / x
     h = half_widths("speed", "curve-end" if conc <= CURVE_END_CONCURRENCY else region_of(conc), "agentic")
     return math.exp(h["q10"]), math.exp(h["q90"])

@@ -52,7 +52,7 @@ def table(profile: str = "trtllm") -> str:
 
 def replace_block(text: str, block: str) -> str:
     """``text`` with the lines between START and END replaced by ``block`` (a one-line error without markers)."""
-    from ..validation.readme_table import replace_between
+    from ..docblock import replace_between
     try:
         return replace_between(text, START, END, block, str(DOC))
     except ValueError as exc:
@@ -62,7 +62,8 @@ def replace_block(text: str, block: str) -> str:
 def main(argv: list[str]) -> int:
     t = table()
     if "--write" in argv:
-        DOC.write_text(replace_block(DOC.read_text(), t))
+        from ..fileio import write_whole
+        write_whole(DOC, replace_block(DOC.read_text(), t))
         print(f"wrote {DOC}", file=sys.stderr)
     else:
         print(t)

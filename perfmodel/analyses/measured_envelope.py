@@ -1,7 +1,7 @@
 """The measured envelope: the largest deployments any shipped record ran, and how far a model point lies beyond.
 
 A frontier picks deployments over everything that fits in memory; the records (``data/shared/*.csv`` and
-``data/measured/*.csv``, read with ``validation.records.read_records``) say what engines have actually run. Per
+``data/measured/*.csv``, read with ``specs.records.read_records``) say what engines have actually run. Per
 record (ratio and prefill-only rows left out) six quantities are derived, each blank where the record does not
 state what it needs:
 
@@ -110,7 +110,7 @@ def _num(df: pd.DataFrame, col: str) -> np.ndarray:
 
 
 def record_frame(records: Iterable) -> pd.DataFrame:
-    """One row per record (``validation.records.Record``) with the envelope quantities (module docstring);
+    """One row per record (``specs.records.Record``) with the envelope quantities (module docstring);
     ratio and prefill-only rows are left out. Columns: id, hardware, hardware_family, engine, engine_family,
     agentic, decode_gpus_used, and one column per QUANTITIES entry (NaN where the record does not state it)."""
     raw = pd.DataFrame([r.model_dump() for r in records])
@@ -150,7 +150,7 @@ def record_frame(records: Iterable) -> pd.DataFrame:
 
 def shipped_records() -> list:
     """Every shipped measured record: data/shared/*.csv (the calibration's files) and data/measured/*.csv."""
-    from ..validation.records import project_measured_files, read_records, shared_data_files
+    from ..specs.records import project_measured_files, read_records, shared_data_files
     return [r for f in [*shared_data_files(), *project_measured_files()] for r in read_records(f)]
 
 

@@ -31,6 +31,7 @@ GPU, MW or USD/h limit, the plan reports what the limit serves (the most units t
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,13 +57,14 @@ PLAN_COLUMNS = [
     "instances", "pf_instances", "unit_gpus", "units", "gpus", "gpus_low", "gpus_high", "gpus_bias_corrected", "model_over_true",
     "scaleup_domain_gpus",
     "scaleup_domains", "domains_to_add", "gpus_bought", "packing",
-    "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p50", "tps_per_user_e2e_p90", "tpot_ms", "tpot_p90_ms",
-    "tpot_p99_ms", "ttft_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_s",
+    "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p50", "tps_per_user_e2e_p90", "tpot_mean_ms",
+    "tpot_p90_ms", "tpot_p99_ms", "ttft_p50_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_p50_s",
     "ttft_mean_ms", "response_mean_s", "pause_mean_s", "users_per_unit", "sessions_per_unit",
     "serving_sessions_per_gpu",
     "capacity_requests_per_s", "capacity_output_tps", "capacity_output_tps_low", "capacity_output_tps_high",
-    "utilization", "mw", "mw_low", "mw_high", "mw_interval_low", "mw_interval_high", "power_basis", "usd_per_hour",
-    "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_basis", "usd_per_m_output_tokens",
+    "utilization", "mw", "mw_low", "mw_high", "power_w_per_gpu", "power_field", "power_status", "power_basis",
+    "usd_per_hour", "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_usd_per_gpu_hour", "price_field",
+    "price_status", "price_basis", "usd_per_m_output_tokens",
     "usd_per_m_output_tokens_low", "usd_per_m_output_tokens_high", "usd_per_m_tokens", "joules_per_output_token",
     "error_basis", "slo_margin", "slo_margin_min", "binding"]
 """The plan CSV (``perfmodel plan --csv``): these columns in this order on every run (docs/plan.md gives units)."""
@@ -253,10 +255,9 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
         dem_req = float(req[j]) if req is not None else float(units[j] * r[j])
         row.update(demand_requests_per_s=dem_req, demand_output_tps=dem_req * osl,
                    utilization=dem_req / (units[j] * r[j]) if units[j] > 0 else np.nan,
-                   mw=bought * power / 1e6, mw_low=bought * p_low / 1e6, mw_high=bought * p_high / 1e6,
-                   power_basis=p_basis, usd_per_hour=bought * price if price else np.nan,
-                   usd_per_hour_low=bought * c_low, usd_per_hour_high=bought * c_high,
-                   usd_per_month=bought * price * HOURS_PER_MONTH if price else np.nan, price_basis=c_basis)
+                   mw=bought * power / 1e6, power_basis=p_basis, usd_per_hour=bought * price if price else np.nan,
+                   usd_per_month=bought * price * HOURS_PER_MONTH if price else np.nan, price_basis=c_basis,
+                   **_basis_fields("power", power, p_basis), **_basis_fields("price", price, c_basis))
         row.update(_little(r[j], resp[j], wl))
         row.update(_per_token(row, wl))
         row.update(_interval(row, front, j, wl, demand, req, u[j], r[j], limits.headroom, (p_low, p_high),
@@ -266,6 +267,23 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
         row["status"] = _limit_status(row, limits) if demand is not None else "ok"
         out.append(row)
     return out
+
+
+def _basis_fields(kind: str, value, text: str) -> dict:
+    """A basis split into value, field and status: 'allin_power_w 1972 (estimate)' -> 1972, allin_power_w,
+    estimate; a fallback or measured basis keeps its text in ``*_basis`` and names its status here."""
+    key = "power_w_per_gpu" if kind == "power" else "price_usd_per_gpu_hour"
+    v = float(value) if value is not None else np.nan
+    m = re.search(r"([a-z_]+) [0-9.e+]+ \(([^)]*)\)\s*$", text)
+    if text.startswith("measured"):
+        field, status = "measured-power/power.yaml", "measured"
+    elif m is not None:
+        field, status = m.group(1), m.group(2)
+    else:
+        field, status = "", text
+    if text.startswith("FALLBACK"):
+        status = f"fallback: {status}"
+    return {key: v, f"{kind}_field": field, f"{kind}_status": status}
 
 
 def _margin(terms: dict, j: int) -> dict:
@@ -314,8 +332,9 @@ def _interval(row: dict, front, j, wl, demand, req, u_j, r_j, headroom, p_rng, c
     t_out = row["demand_output_tps"]
     out = {"gpus_low": int(n_lo * u_j), "gpus_high": int(n_hi * u_j), "gpus_bias_corrected": int(n_mid * u_j),
            "model_over_true": 1.0 / b["mid"], "capacity_output_tps_low": cap * b["lo"],
-           "capacity_output_tps_high": cap * b["hi"], "mw_interval_low": bought_lo * p_rng[0] / 1e6,
-           "mw_interval_high": bought_hi * p_rng[1] / 1e6, "error_basis": b["text"]}
+           "capacity_output_tps_high": cap * b["hi"], "mw_low": bought_lo * p_rng[0] / 1e6,
+           "mw_high": bought_hi * p_rng[1] / 1e6, "usd_per_hour_low": bought_lo * c_rng[0],
+           "usd_per_hour_high": bought_hi * c_rng[1], "error_basis": b["text"]}
     ok = t_out > 0 and np.isfinite(c_rng[0])
     out["usd_per_m_output_tokens_low"] = bought_lo * c_rng[0] / (3600.0 * t_out) * 1e6 if ok else np.nan
     out["usd_per_m_output_tokens_high"] = bought_hi * c_rng[1] / (3600.0 * t_out) * 1e6 if ok else np.nan
@@ -410,9 +429,10 @@ def _row_fields(sysm, f, s, wl, demand, scale, units, unit_gpus, gpus, domain, r
         "pf_instances": get("pf_instances") if f["serving"] == "disaggregated" else np.nan,
         "output_tps_per_gpu": f["output_tps_per_gpu"], "tps_per_user": 1000.0 / s["tpot_ms"],
         "tps_per_user_e2e_p50": s["tps_per_user_e2e_p50"], "tps_per_user_e2e_p90": s["tps_per_user_e2e_p90"],
-        "tpot_ms": s["tpot_ms"], "tpot_p90_ms": s["tpot_p90_ms"], "tpot_p99_ms": s["tpot_p99_ms"], "ttft_ms": s["ttft_ms"],
+        "tpot_mean_ms": s["tpot_ms"], "tpot_p90_ms": s["tpot_p90_ms"], "tpot_p99_ms": s["tpot_p99_ms"],
+        "ttft_p50_ms": s["ttft_ms"],
         "ttft_p90_ms": s["ttft_p90_ms"], "ttft_p99_ms": s["ttft_p99_ms"], "ttft_mean_ms": s["ttft_mean_ms"],
-        "e2e_s": s["ttft_ms"] / 1e3 + wl.lengths["osl"] * s["tpot_ms"] / 1e3,
+        "e2e_p50_s": s["ttft_ms"] / 1e3 + wl.lengths["osl"] * s["tpot_ms"] / 1e3,
         "serving_sessions_per_gpu": get("sessions_per_gpu"),
         "capacity_requests_per_s": float(units) * r, "capacity_output_tps": float(units) * r * wl.lengths["osl"],
     }

@@ -1,7 +1,7 @@
-"""Plan intervals from the model's cross-validated error, the power basis, and the coverage check.
+"""Plan intervals from the model's cross-validated error and the power basis.
 
 **Intervals.** A plan sizes units on the frontier's output tokens/s per GPU y. The model's held-out error of a
-throughput (``claims/model_error``: e = ln(predicted / measured), quantity ``rate``, the region of the chosen
+throughput (``analyses/model_error``: e = ln(predicted / measured), quantity ``rate``, the region of the chosen
 point's batch; agentic records for agentic workloads) has 10th / 90th percentiles q10, q90, so at 80% the true
 throughput lies in
 
@@ -11,11 +11,8 @@ and the units needed for a demand D (requests/s, r = y u / osl per unit, headroo
 ``[ceil(D / (r exp(-q10) (1 - h))), ceil(D / (r exp(-q90) (1 - h)))]``; GPUs, MW and $/M tokens follow (MW with
 the power basis's range, $ with the price range). A limit-filled plan keeps its GPUs; its capacity takes the band.
 
-**Coverage.** ``coverage`` checks that band on configurations it never saw: the cross-validated rows
-(``reports/crossval.csv``, each predicted by profiles fitted without its configuration) are split by configuration
-into folds; each fold's rows are tested against the q10-q90 band of its region computed on the other folds' rows.
-The share inside is the coverage of the 80% band (docs/plan.md states it; tests/test_plan_intervals.py holds it to
-75-85%).
+**Coverage.** ``validation/plan_coverage.coverage`` checks that band on configurations it never saw (docs/plan.md
+states it; tests/test_plan_intervals.py holds it to 75-85%).
 
 **Power basis** (``--power-basis``): ``board`` (default) the hardware's ``allin_power_w`` (provisioned all-in power
 per GPU: rack or node power / GPUs; GPU TDP where absent, named), ``tdp`` the GPU TDP (``gpu_tdp_w``), ``measured``
@@ -48,7 +45,7 @@ def band(concurrency: float | None, agentic: bool, measured_hardware: bool = Tru
     point of this concurrency (sequences in flight per instance). Without a measured record of the hardware the
     half-widths take, in quadrature, the spread of the measured hardware's own biases (``hardware_spread``):
         q90' = q50 + sqrt((q90 - q50)^2 + (z_0.9 s)^2),   q10' = q50 - sqrt((q50 - q10)^2 + (z_0.9 s)^2)."""
-    from ..claims.model_error import half_widths, region_of
+    from .model_error import half_widths, region_of
     h = half_widths("rate", region_of(concurrency), "agentic" if agentic else "all")
     q10, q50, q90 = h["q10"], h["bias"], h["q90"]
     text = (f"rate error, {h['workload']} records, {h['region']} ({h['rows']} held-out rows)")
@@ -72,7 +69,7 @@ def hardware_spread(min_rows: int = 20) -> dict:
     """{sd, hardware}: the standard deviation over hardware (each with >= ``min_rows`` held-out throughput rows in
     ``reports/crossval.csv``) of the hardware's median ln(predicted / measured): how far one hardware's bias sits
     from another's, the least an unmeasured hardware's unknown bias may be."""
-    from ..claims.model_error import RATE_METRICS
+    from .model_error import RATE_METRICS
     cv = pd.read_csv(catalog.builtin_root() / "reports" / "crossval.csv")
     ok = cv[(cv["status"] == "ok") & (cv["measured"] > 0) & (cv["predicted"] > 0)
             & cv["metric"].isin(list(RATE_METRICS))]
@@ -85,7 +82,7 @@ def hardware_spread(min_rows: int = 20) -> dict:
 @functools.cache
 def measured_hardware() -> frozenset[str]:
     """Hardware with a measured record in the shipped record files (data/shared/*.csv, data/measured/*.csv)."""
-    from ..validation.records import project_measured_files, read_records, shared_data_files
+    from ..specs.records import project_measured_files, read_records, shared_data_files
     recs = [r for f in (*shared_data_files(), *project_measured_files()) for r in read_records(f)]
     return frozenset({r.hardware for r in recs} | {r.hardware_b for r in recs if r.hardware_b})
 
@@ -137,34 +134,6 @@ def hw_range(sysm, field: str, value: float) -> tuple[float, float, str]:
         low = high = value
         status = "override" if sysm.hw_overrides.get(field) is not None else status
     return float(low), float(high), f"{field} {value:g} ({status})"
-
-
-def coverage(cv: pd.DataFrame | None = None, folds: int = FOLDS) -> dict:
-    """The share of held-out throughput rows inside the 80% band computed without their configuration's fold
-    (module docstring): {rows, inside, share, by_region}."""
-    from ..claims.model_error import RATE_METRICS, record_setups, region_of
-    if cv is None:
-        cv = pd.read_csv(catalog.builtin_root() / "reports" / "crossval.csv")
-    ok = cv[(cv["status"] == "ok") & (cv["measured"] > 0) & (cv["predicted"] > 0)
-            & cv["metric"].isin(list(RATE_METRICS))].copy()
-    sign = ok["metric"].map(RATE_METRICS).astype(float)
-    ok["e"] = np.log(ok["predicted"] / ok["measured"]) * sign
-    conc, _ = record_setups(sorted(ok["file"].dropna().unique()))
-    ok["region"] = [region_of(conc.get(i)) for i in ok["id"]]
-    configs = sorted(ok["config"].astype(str).unique())
-    fold_of = {c: i % folds for i, c in enumerate(configs)}
-    ok["fold"] = ok["config"].astype(str).map(fold_of)
-    inside = np.zeros(len(ok), bool)
-    for k in range(folds):
-        test, train = ok["fold"] == k, ok["fold"] != k
-        for reg, g in ok[test].groupby("region"):
-            t = ok[train & (ok["region"] == reg)]["e"]
-            t = t if len(t) >= 20 else ok[train]["e"]
-            q10, q90 = np.quantile(t, 0.1), np.quantile(t, 0.9)
-            inside[g.index.map(ok.index.get_loc)] = ((g["e"] >= q10) & (g["e"] <= q90)).to_numpy()
-    by = {reg: float(inside[(ok["region"] == reg).to_numpy()].mean()) for reg in sorted(ok["region"].unique())}
-    return {"rows": int(len(ok)), "configs": len(configs), "inside": int(inside.sum()),
-            "share": float(inside.mean()), "by_region": by}
 
 
 def read_demand_file(path: str) -> tuple[str, list[str], list[float]]:

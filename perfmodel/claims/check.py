@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 
 from .. import catalog
+from ..analyses.model_error import CURVE_END_CONCURRENCY, half_widths, region_of
 from ..specs.claim import ClaimSpec, OperatingPoint
 from .arith import arithmetic_checks, spec_ratio_check
 from .basis import basis
@@ -36,7 +37,6 @@ from .fields import metric, point, speed
 from .fields import slo as claim_slo
 from .fmt import fmt as _fmt
 from .interval import distance, interval, spread_part, summary, width
-from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
 from .needs import delta_speed, other_curve, power_or_price, ttft_wait
 from .reading import Figure, Term, env_metric
 from .verdict import CONSISTENT_Z, WIDE, grade

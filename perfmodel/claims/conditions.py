@@ -39,7 +39,7 @@ def _target(c: float, iv: dict) -> tuple[float, float]:
 @functools.cache
 def _measured_hw() -> dict[str, int]:
     """Records per hardware id in the data the profiles are calibrated on (third-party measurements)."""
-    from ..validation.records import SHARED_FILES, read_records
+    from ..specs.records import SHARED_FILES, read_records
     n: dict[str, int] = {}
     for f in SHARED_FILES:
         p = catalog.builtin_root() / "data" / "shared" / f
@@ -165,7 +165,7 @@ def region_band(C, fig, ev: dict, hw: str) -> dict:
     the region of ``hw``'s operating point there (``curve-end`` at batch-1-like points or beyond the curve's end),
     a peak's throughput (``rate``) error of its region. ``lo`` / ``hi``: exp(q10) / exp(q90), the step factors
     k = model / true speed the held-out records span (80%)."""
-    from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
+    from ..analyses.model_error import CURVE_END_CONCURRENCY, half_widths, region_of
     j = next(i for i, t in enumerate(fig.terms) if t.side.hardware == hw)
     row = ev["nom"]["rows"][j]
     conc = None if row is None else row.get("concurrency")

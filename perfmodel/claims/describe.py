@@ -19,7 +19,7 @@ def _num(x) -> str:
 
 
 def format_check(r: dict) -> str:
-    from ..report.sentences import pct
+    from .fmt import pct
     per = r.get("per_model") or {}
     if per:     # an unstated model: the verdict, then one line per candidate (never one long line)
         lines = [f"{r['id']}: {r['title']}", f"  verdict: {r['verdict']}",

@@ -1,5 +1,5 @@
 """`python -m perfmodel.claims.error_table [reports/crossval.csv [reports/validation.csv]]`: derive the model-error
-table ``data/model-error/crossval-spread.csv`` from the cross-validated residuals (``model_error.class_table``),
+table ``data/model-error/crossval-spread.csv`` from the cross-validated residuals (``analyses/model_error.class_table``),
 with the agentic class from the cross-validated rows of ``data/shared/agentic.csv`` (held out by configuration),
 or, where the crossval CSV has none, from its validation rows.
 
@@ -14,7 +14,9 @@ from pathlib import Path
 import pandas as pd
 
 from .. import catalog
-from .model_error import AGENTIC_FILE, TABLE, class_table, record_setups
+from ..analyses.model_error import AGENTIC_FILE, TABLE, class_table
+from ..fileio import write_whole
+from ..specs.records import record_setups
 
 
 def main(argv=None) -> int:
@@ -34,10 +36,9 @@ def main(argv=None) -> int:
         v = pd.read_csv(val)
         ag = v[v["file"] == AGENTIC_FILE] if "file" in v.columns else None
     out = catalog.builtin_root() / TABLE
-    out.parent.mkdir(parents=True, exist_ok=True)
     files = sorted({*cv["file"].dropna().unique(), *([AGENTIC_FILE] if ag is not None and len(ag) else [])})
     t = class_table(cv, *record_setups(files), agentic=ag)
-    t.to_csv(out, index=False, float_format="%.5g")
+    write_whole(out, t.to_csv(index=False, float_format="%.5g"))
     n_ag = 0 if ag is None else len(ag)
     print(f"wrote {TABLE.as_posix()} ({len(t)} rows from {len(cv)} crossval rows of {src}; agentic class from {n_ag} "
           f"rows of {ag_src})")

@@ -58,7 +58,7 @@ def scoped_records() -> tuple[tuple[str, str, str, float, float | None, str, str
     """(id, hardware, model, tok/s/user, concurrency, engine family, workload class) of every measured per-user
     speed in the shared records."""
     from .. import catalog
-    from ..validation.records import SHARED_FILES, read_records
+    from ..specs.records import SHARED_FILES, read_records
     out = []
     for f in SHARED_FILES:
         p = catalog.builtin_root() / "data" / "shared" / f

@@ -16,3 +16,8 @@ def fmt(x: float | None, unit: str = "") -> str:
     a = abs(x)
     s = f"{x / 1e6:.3g}M" if a >= 1e6 else f"{x:,.0f}" if a >= 1e3 else f"{x:.3g}"
     return s + unit
+
+
+def pct(x: float) -> str:
+    """A share as a percentage: whole percent from 1% up, one significant digit below (0.4%)."""
+    return f"{x * 100:.0f}%" if x >= 0.01 else f"{x * 100:.1g}%"

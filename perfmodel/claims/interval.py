@@ -35,7 +35,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from .. import catalog
-from .model_error import CURVE_END_CONCURRENCY, half_widths, region_of
+from ..analyses.model_error import CURVE_END_CONCURRENCY, half_widths, region_of
 
 RATE_FIELDS = {"bf16": "bf16_dense_pflops", "fp8": "fp8_dense_pflops", "fp4": "fp4_dense_pflops"}
 PROPAGATED = ("hbm_bandwidth_tbps", *RATE_FIELDS.values(), "allin_power_w", "gpu_tdp_w", "price_usd_per_gpu_hour")

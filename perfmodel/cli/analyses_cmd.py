@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..defaults import DEFAULT_PROFILE, RULE, default_weights
 from ..errors import SpecError
-from ..fileio import check_output, dumps_json, ensure_parent
+from ..fileio import check_output, dumps_json, ensure_parent, write_whole
 from ..numfmt import fmt_number
 from .main import finite_float, positive_int
 
@@ -384,7 +384,7 @@ def run_sensitivity(args):
                      peak=args.peak or (point is None and args.at_tps_per_user is None),
                      weights=args.weights, kv_cache=args.kv_cache, metric=args.metric)
     if args.csv:
-        df.to_csv(ensure_parent(args.csv), index=False)
+        write_whole(args.csv, df.to_csv(index=False))
     if args.plot:
         from ..plots import sensitivity_plot
         sensitivity_plot(df, args.plot)
@@ -426,7 +426,7 @@ def run_attribute(args):
                     metric=args.metric, weights=args.weights or default_weights(args.model), kv_cache=args.kv_cache, space=_space(args),
                     layouts_per_side=args.layouts)
     if args.csv:
-        res.parts.to_csv(ensure_parent(args.csv), index=False)
+        write_whole(args.csv, res.parts.to_csv(index=False))
     if args.plot:
         from ..plots import waterfall_plot
         waterfall_plot(res, args.plot)

@@ -27,14 +27,13 @@ def register(sub):
 
 
 def run_import(args):
-    from ..fileio import check_output, ensure_parent
+    from ..fileio import check_output, write_whole
     from ..importers.hf_config import import_hf_config_file
     check_output(args.output, "--output")
     report: list[str] = []
     text = import_hf_config_file(args.config, args.model_id, revision=args.revision, report=report)
     if args.output:
-        with open(ensure_parent(args.output), "w") as f:
-            f.write(text)
+        write_whole(args.output, text)
     else:
         print(text, end="")
     for line in report:   # after the YAML is out: a failed write is the one error line, alone

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..errors import SpecError
 from ..fileio import check_output, dumps_json, ensure_parent
 from .analyses_cmd import add_space_args, add_workload_args, format_table, frontier_kwargs, workload_of
@@ -13,6 +11,10 @@ from .main import finite_float
 TABLE = ["system", "period", "demand_value", "serving", "gpus_per_instance", "tp", "ep", "spec_tokens", "batch", "units", "gpus",
          "gpus_low", "gpus_high", "scaleup_domains", "domains_to_add", "output_tps_per_gpu", "tps_per_user", "tps_per_user_e2e_p90", "ttft_p90_ms", "ttft_p99_ms", "capacity_output_tps", "utilization", "gpus_bias_corrected", "slo_margin_min", "mw",
          "usd_per_month", "binding"]
+AGENTX_RECOMMENDED = "agentx-062126-0730"
+"""The AgentX version a plan should read for AgentX-like traffic: the current InferenceX harness (after the
+2026-07-30 AIPerf update) on the full cc-traces-weka-062126 trace, whose records map there; it declares AgentX's
+per-user axis (E2E-normalised, P90). agentx-062126-256k is the same for 262k-context models."""
 SPEED_AXES = {"itl": "decode (1000 / TPOT)", "e2e": "E2E-normalised (osl / (TTFT + osl TPOT))"}
 DEMANDS = (("rate", "requests_per_s"), ("output_tps", "output_tps"), ("tokens_per_day", "tokens_per_day"),
            ("users", "users"), ("sessions", "sessions"))
@@ -94,8 +96,8 @@ def _demand(args):
 def unmeasured(df) -> str | None:
     """One line naming what in the plan has no measured record behind it in the shipped record files
     (data/shared/*.csv and data/measured/*.csv): hardware, engine profile, model."""
+    from ..specs.records import project_measured_files, read_records, shared_data_files
     from ..validation.predict_rows import ENGINE_PROFILE
-    from ..validation.records import project_measured_files, read_records, shared_data_files
     recs = [r for f in (*shared_data_files(), *project_measured_files()) for r in read_records(f)]
     hw = {r.hardware for r in recs} | {r.hardware_b for r in recs if r.hardware_b}
     engines = {ENGINE_PROFILE.get((r.engine or "trtllm").lower()) for r in recs}
@@ -172,7 +174,8 @@ def run_plan(args):
     if args.launch:
         from .. import catalog
         from ..analyses.plan_launch import launch_text
-        Path(ensure_parent(args.launch)).write_text(launch_text(df, {m: catalog.model(m) for m in set(df["model"])}))
+        from ..fileio import write_whole
+        write_whole(args.launch, launch_text(df, {m: catalog.model(m) for m in set(df["model"])}))
     if args.plot:
         from ..plots import plan_plot
         plan_plot(df, args.plot, args.plot_metric)
@@ -192,6 +195,11 @@ def run_plan(args):
               "is below an all-in figure and not comparable with the others'")
     print("  racks as bought: units packed whole into scale-up domains (scaleup_domains, packing); MW and USD count "
           "the GPUs of the domains bought (gpus_bought)")
+    wl_id = str(df["workload"].iloc[0])
+    if wl_id.startswith("agentx") and wl_id not in (AGENTX_RECOMMENDED, "agentx-062126-256k"):
+        print(f"  AgentX-like traffic: the recommended workload is {AGENTX_RECOMMENDED} (the current InferenceX "
+              "harness on the full trace, E2E-normalised P90 axis; agentx-062126-256k for 262k-context models); "
+              f"this plan reads {wl_id}")
     if (line := unmeasured(df)) is not None:
         print(f"  {line}")
     for e in df.attrs.get("errors", []):

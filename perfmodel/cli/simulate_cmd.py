@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..fileio import check_output, dumps_json, ensure_parent
+from ..fileio import check_output, dumps_json, write_whole
 from ..numfmt import fmt_number
 from .main import positive_int
 
@@ -32,7 +32,7 @@ def run(args):
     scenario = api.load_scenario(args.scenario)
     summary, df = api.simulate(scenario, requests=args.requests, seed=args.seed)
     if args.out:
-        df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
+        write_whole(args.out, df.to_csv(index=False, float_format="%.6g"))
     if args.json:
         print(dumps_json(summary))
         return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import SpecError
-from ..fileio import check_output, check_output_dir, ensure_parent
+from ..fileio import check_output, check_output_dir, write_whole
 
 DEFAULT_DATA = "data/shared/calibration.csv"
 
@@ -15,7 +15,7 @@ def default_calibration_files() -> list[str]:
     inferencex-silicon.csv, agentic.csv) plus every measured-record CSV written into the project (data/measured/*.csv)."""
     import os
 
-    from ..validation.records import project_measured_files, shared_data_files
+    from ..specs.records import project_measured_files, shared_data_files
     return [os.path.relpath(p) for p in (*shared_data_files(), *project_measured_files())]
 
 
@@ -91,9 +91,9 @@ def register(sub):
 def run_validate(args):
     import pandas as pd
 
+    from ..specs.records import read_records
     from ..validation import report
     from ..validation.predict_rows import predict_rows, summary
-    from ..validation.records import read_records
     check_output(args.out, "--out")
     check_output(args.plot, "--plot", (".png",))
     check_output(args.report, "--report", (".md",))
@@ -128,8 +128,7 @@ def run_validate(args):
             files={f: (rs, d, summary(d)) for f, (rs, d) in per_file.items()} if len(per_file) > 1 else None,
             samples=args.samples, seed=args.seed, inputs=[*args.file, *_extra_files()]))
     for path, content in outputs.items():
-        ensure_parent(path)
-        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        write_whole(path, content)
     print(report.table_text(df))
     print(report.summary_text(s))
     _print_percentiles(per_file, args.samples, args.seed)
@@ -170,14 +169,14 @@ EXTRA_NOTES = {
 
 def _extra_files() -> list:
     """The project's own record files the report adds a section for (data/measured, data/holdout)."""
-    from ..validation.records import project_record_files
+    from ..specs.records import project_record_files
     return [f for kind in EXTRA_NOTES for f in project_record_files(kind)]
 
 
 def _extra_sections(samples: int, seed: int) -> list:
     """Report sections for the project's own record files: data/measured (fitted) and data/holdout (never)."""
+    from ..specs.records import project_record_files, read_records
     from ..validation.predict_rows import predict_rows, summary
-    from ..validation.records import project_record_files, read_records
     out = []
     for kind, (title, note) in EXTRA_NOTES.items():
         for f in project_record_files(kind):
@@ -188,8 +187,8 @@ def _extra_sections(samples: int, seed: int) -> list:
 
 def run_crossval(args):
     from .. import progress
+    from ..specs.records import read_records
     from ..validation.crossval import FOLDS, cross_validate, cv_markdown
-    from ..validation.records import read_records
     check_output(args.out, "--out")
     check_output(args.report, "--report", (".md",))
     files = args.data or default_calibration_files()
@@ -201,7 +200,7 @@ def run_crossval(args):
     if ok.empty:
         raise SpecError(f"no row of {len(df)} could be predicted", file=", ".join(files))
     if args.out:
-        df.to_csv(ensure_parent(args.out), index=False, float_format="%.6g")
+        write_whole(args.out, df.to_csv(index=False, float_format="%.6g"))
     if args.report:       # the Markdown and, beside it, the per-record CSV (data/model-error/ derives from it)
         from .. import provenance
         cmd = "perfmodel crossval" + "".join(f" --data {f}" for f in args.data) + \
@@ -209,9 +208,8 @@ def run_crossval(args):
               (f" --by {args.by}" if args.by != "config" else "") + f" --report {args.report}"
         report = Path(args.report)
         text = provenance.header(cmd, [*files]) + "\n" + cv_markdown(df, targets, files, cmd)
-        ensure_parent(report)
-        df.to_csv(report.with_suffix(".csv"), index=False, float_format="%.6g")
-        report.write_text(text)
+        write_whole(report.with_suffix(".csv"), df.to_csv(index=False, float_format="%.6g"))
+        write_whole(report, text)
     for met, g in ok.groupby("metric"):
         print(f"{met}: {len(g)} rows, median |error| {g['error_pct'].abs().median():.1f}%, signed median "
               f"{g['error_pct'].median():+.1f}%")
@@ -225,8 +223,8 @@ def run_crossval(args):
 
 def run_calibrate(args):
     from .. import catalog, progress
+    from ..specs.records import read_records
     from ..validation.calibrate import calibrate, render_profile
-    from ..validation.records import read_records
     check_output_dir(args.out_dir, "--out-dir")
     if not (args.out_dir or args.in_place or args.dry_run):
         raise SpecError("say where the fitted profiles go: --out-dir DIR (e.g. out/calibrated/profiles), "
@@ -255,8 +253,6 @@ def run_calibrate(args):
         if not args.dry_run:
             written[pid] = render_profile(pid, r, cmd)          # every file rendered (and validated) first
     for pid, text in written.items():
-        out = out_dir / f"{pid}.yaml"
-        ensure_parent(out)
-        out.write_text(text)
+        out = write_whole(out_dir / f"{pid}.yaml", text)
         print(f"wrote {out}")
     return 0

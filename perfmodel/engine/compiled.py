@@ -49,6 +49,8 @@ class Compiled:
     _exprs: list[sp.Expr] | Callable[[], list[sp.Expr]] = field(repr=False, default_factory=list)
     source: str = field(repr=False, default="")     # the generated code of ``fn`` (the fused kernel's input)
     _scalar_fn: Callable[..., Any] | None = field(repr=False, default=None)
+    _bases: dict = field(repr=False, default_factory=dict)    # id(base values) -> (them, their argument list)
+    _slots: dict = field(repr=False, default_factory=dict)    # point symbols -> their (position, name) pairs
 
     @property
     def exprs(self) -> list[sp.Expr]:
@@ -109,10 +111,25 @@ class Compiled:
         None where Python float arithmetic raises (x / 0, sqrt of a negative, overflow): numpy decides."""
         return self._on_floats([float(v[0]) if isinstance(v, np.ndarray) and v.ndim else float(v) for v in argv])
 
-    def scalar(self, values: dict) -> dict[str, float] | None:
-        """Every output at one point whose inputs are all Python floats (the generated code on floats, no
-        checks: ``serving/point.py``); None where float arithmetic raises (numpy decides there)."""
-        return self._on_floats([values[a] for a in self.args])
+    def scalar_over(self, base: dict, point: dict) -> dict[str, float] | None:
+        """``scalar({**base, **point})`` without building the merged mapping: the argument list of ``base`` is kept
+        per base mapping object (the one-point path binds a setup's symbol values once and never changes them in
+        place) and the ``point`` symbols are written into a copy of it. A symbol in neither is None (float
+        arithmetic then raises TypeError: the caller takes the array path)."""
+        hit = self._bases.get(id(base))
+        if hit is None or hit[0] is not base:
+            if len(self._bases) > 64:
+                self._bases.clear()
+            hit = self._bases[id(base)] = (base, [base.get(a) for a in self.args])
+        names = tuple(point)
+        slots = self._slots.get(names)
+        if slots is None:
+            where = {a: i for i, a in enumerate(self.args)}
+            slots = self._slots[names] = tuple((where[k], k) for k in names if k in where)
+        argv = list(hit[1])
+        for i, k in slots:
+            argv[i] = point[k]
+        return self._on_floats(argv)
 
     def _on_floats(self, args: list) -> dict | None:
         """The generated code on the Python floats ``args`` (in ``self.args`` order); None where it raises."""
@@ -272,11 +289,14 @@ def _save(path: Path, parts: dict[str, Compiled]) -> None:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    """Write ``data`` to ``path`` atomically (a temporary file renamed: readers never see half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, path)
+    """Write ``data`` to ``path`` whole (``fileio.write_whole``: readers never see half a file); a file that
+    cannot be written is an OSError (the callers then keep the cache in memory only)."""
+    from ..errors import SpecError
+    from ..fileio import write_whole
+    try:
+        write_whole(path, json.dumps(data))
+    except SpecError as exc:
+        raise OSError(str(exc)) from None
 
 
 def _load(path: Path, exprs: Callable[[str], Callable[[], list]]) -> dict[str, Compiled]:

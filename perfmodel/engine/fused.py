@@ -24,12 +24,14 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
-import os
 import sys
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from ..errors import SpecError
+from ..fileio import write_whole
 
 HELPERS = '''
 import numpy as np
@@ -244,10 +246,10 @@ def kernel(source: str, varying: list[bool], cache_dir: Path | None, namespace: 
             d = cache_dir / "kernels"
             path = d / f"{name}.py"
             if not path.is_file():
-                d.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(kern_src)
-                os.replace(tmp, path)
+                try:
+                    write_whole(path, kern_src)
+                except SpecError as exc:
+                    raise OSError(str(exc)) from None
             kern = _import(path, name).kernel
         except OSError:
             kern_src, _ = kernel_source(source, varying, cache=False)

@@ -44,8 +44,6 @@ past rho = 1 (or the running capacity) the queue grows without bound.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import sympy as sp
 
 from .roofline import smax
@@ -101,19 +99,11 @@ def ttft_mean():
             + mean_prefill_wait(s["rho"], s["t_s"], s["c"], s["phi"], s["C"], s["cs2"]) + s["T_own"])
 
 
-@lru_cache(maxsize=1)
-def compiled_queue():
-    """Lambdified (numpy) waits and TTFT forms, keyed by name. Each takes the squared coefficient of variation
-    of the prefill service time c_s^2 as an optional last argument ``cs2`` (default 0: equal requests). The
-    generated code is kept on disk (engine/compiled.cached_functions; serving/queueing.py reads it from there
-    without importing this module or sympy)."""
-    from ..engine.compiled import cached_functions
-    return {k: cs2_last(f) for k, f in cached_functions("queue", lambdified_queue).items()}
-
-
-def lambdified_queue() -> dict:
-    """The waits and TTFT forms lambdified (numpy), each with ``cs2`` as its last positional argument."""
-    from ..engine.compiled import NUMPY_MODULES
+def lambdified_queue(modules) -> dict:
+    """The waits and TTFT forms lambdified with ``modules`` (the engine's NUMPY_MODULES: the equations' own
+    functions mapped to numpy), keyed by name, each with the squared coefficient of variation of the prefill
+    service time ``cs2`` as its last positional argument. serving/queueing.compiled_queue keeps the generated code
+    on disk (engine/compiled.cached_functions) and reads it from there without importing this module or sympy."""
     s = QS
     wait_args = (s["rho"], s["t_s"], s["c"])      # tuples: their lengths are known to the call checks below
     q_args = (*wait_args, s["q"])
@@ -121,20 +111,13 @@ def lambdified_queue() -> dict:
     t_args = [s["t_req"], s["W_cap"], s["t_st"], s["T_own"], *q_args, s["phi"], s["C"]]
     cs2 = s["cs2"]
     fns = {
-        "mean_wait": sp.lambdify([*wait_args, cs2], mean_wait(*wait_args, cs2), modules=NUMPY_MODULES),
-        "quantile_wait": sp.lambdify([*q_args, cs2], quantile_wait(*q_args, cs2), modules=NUMPY_MODULES),
-        "mean_prefill_wait": sp.lambdify([*mix_args, cs2], mean_prefill_wait(*mix_args, cs2), modules=NUMPY_MODULES),
-        "ttft_quantile": sp.lambdify(t_args + [cs2], ttft_quantile(), modules=NUMPY_MODULES),
-        "ttft_mean": sp.lambdify([*t_args[:4], *mix_args, cs2], ttft_mean(), modules=NUMPY_MODULES),
+        "mean_wait": sp.lambdify([*wait_args, cs2], mean_wait(*wait_args, cs2), modules=modules),
+        "quantile_wait": sp.lambdify([*q_args, cs2], quantile_wait(*q_args, cs2), modules=modules),
+        "mean_prefill_wait": sp.lambdify([*mix_args, cs2], mean_prefill_wait(*mix_args, cs2), modules=modules),
+        "ttft_quantile": sp.lambdify(t_args + [cs2], ttft_quantile(), modules=modules),
+        "ttft_mean": sp.lambdify([*t_args[:4], *mix_args, cs2], ttft_mean(), modules=modules),
     }
     return fns
-
-
-def cs2_last(f):
-    """``f(*args, cs2)`` callable as ``f(*args)`` (cs2 = 0) or ``f(*args, cs2=x)``."""
-    def call(*args, cs2=0.0):
-        return f(*args, cs2)
-    return call
 
 
 def explain_queueing() -> str:

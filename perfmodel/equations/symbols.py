@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..model.vocabulary import kv_symbols  # noqa: F401 - re-exported for the equations
+
 
 @dataclass(frozen=True)
 class Sym:
@@ -132,11 +134,6 @@ _TABLE = [
 
 TABLE: dict[str, Sym] = {s.name: s for s in _TABLE}
 S = {name: sym.s for name, sym in TABLE.items()}
-
-
-def kv_symbols(attn_name: str) -> dict[str, sp.Symbol]:
-    """Per attention kind j: entry bytes E_j, indexer-key bytes I_j, fixed state bytes R_j (format-dependent)."""
-    return {k: sp.Symbol(f"{k}_{attn_name}", nonnegative=True) for k in ("E", "I", "R")}
 
 
 def notation_markdown() -> str:

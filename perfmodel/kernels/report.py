@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..fileio import write_figure, write_whole
 from .fitting import Fit
 from .loader import LICENSE_NOTICE
 
@@ -47,7 +48,7 @@ def _plot(fam: str, fits: list[Fit], path: Path) -> None:
     ax.set_title(f"kernel family {fam}: held-out shapes")
     ax.legend(markerscale=4, fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    write_figure(fig, path, dpi=110)
     plt.close(fig)
 
 
@@ -77,5 +78,5 @@ def write_report(fits: list[Fit], rows, out: str | Path, data_dir: str) -> Path:
             vals = " | ".join(f"{f.params.get(n, float('nan')):.4g}" for n in names)
             lines.append(f"| {f.gpu} | {f.engine} | `{f.variant}` | {f.n_train} | {f.n_held_out} | "
                          f"{f.median_abs_err_pct:.1f} | {vals} |")
-    out.write_text("\n".join(lines) + "\n")
+    write_whole(out, "\n".join(lines) + "\n")
     return out

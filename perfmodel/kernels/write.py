@@ -15,6 +15,7 @@ import numpy as np
 import yaml
 
 from .. import catalog
+from ..fileio import write_whole
 from ..specs.kernel_fits import KernelFits
 from .fitting import Fit
 from .loader import HARDWARE_ID, LICENSE_NOTICE, SOURCE_COMMIT, SOURCE_REPO
@@ -139,9 +140,8 @@ def _write(kind: str, ident: str, block: dict) -> Path:
     if path.is_file():
         src = path
     new = replace_block(src.read_text(), render(block))
-    path.parent.mkdir(parents=True, exist_ok=True)
     catalog.validate(kind, yaml.safe_load(new), str(path))
-    path.write_text(new)
+    write_whole(path, new)
     return path
 
 

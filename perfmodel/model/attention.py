@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import sympy as sp
 
-# sympy and the equations are imported where a term is built, not with the family (a cached, compiled model
-# evaluates without them)
+# sympy and the vocabulary (model/vocabulary.py) are imported where a term is built, not with the family (a cached,
+# compiled model evaluates without them)
 
 
 class AttentionFamily:
@@ -36,19 +36,19 @@ class AttentionFamily:
     @cached_property
     def E(self) -> sp.Symbol:
         """Bytes of one KV entry of this kind (symbol E_name), B."""
-        from ..equations.symbols import kv_symbols
+        from .vocabulary import kv_symbols
         return kv_symbols(self.name)["E"]
 
     @cached_property
     def I(self) -> sp.Symbol:  # noqa: E743 - the notation's name
         """Bytes of one indexer key of this kind (symbol I_name), B."""
-        from ..equations.symbols import kv_symbols
+        from .vocabulary import kv_symbols
         return kv_symbols(self.name)["I"]
 
     @cached_property
     def R(self) -> sp.Symbol:
         """Fixed state bytes per sequence of this kind (symbol R_name), B."""
-        from ..equations.symbols import kv_symbols
+        from .vocabulary import kv_symbols
         return kv_symbols(self.name)["R"]
 
     # ---- facts of the architecture

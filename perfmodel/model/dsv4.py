@@ -97,7 +97,7 @@ class CompressedFamily(AttentionFamily):
         return entry_bytes_of(self.a, fmt), self._index_key_bytes(fmt), 0.0
 
     def _entries(self, n_ctx):
-        from ..equations.roofline import smin
+        from .vocabulary import smin
         a = self.a
         if not a.compress_ratio:
             return smin(n_ctx, a.window)

@@ -60,7 +60,7 @@ class GLAFamily(AttentionFamily):
         return self._entry(fmt), 0.0, 0.0
 
     def _keys(self, n_ctx):
-        from ..equations.roofline import smin
+        from .vocabulary import smin
         return smin(n_ctx, self.a.window) if self.a.window else n_ctx
 
     def core_flops(self, n_ctx, phase: str):
@@ -73,7 +73,7 @@ class GLAFamily(AttentionFamily):
 
     def decode_row_padding(self, q_len, tp):
         """64 ceil(r / 64) / r with r = q_len H / tp query rows per sequence and rank (as MLA)."""
-        from ..equations.roofline import ceil_
+        from .vocabulary import ceil_
         rows = q_len * self.a.heads / tp
         return MLA_ROW_TILE * ceil_(rows / MLA_ROW_TILE) / rows
 

@@ -74,7 +74,7 @@ class GQAFamily(AttentionFamily):
         return self._entry(fmt), self._index_key(fmt), 0.0
 
     def _keys(self, n_ctx):
-        from ..equations.roofline import smin
+        from .vocabulary import smin
         a = self.a
         if a.block_indexer is not None:
             return smin(n_ctx, a.block_indexer.top_k_blocks * a.block_indexer.block_size)
@@ -116,5 +116,5 @@ class GQAFamily(AttentionFamily):
         return n_ctx * self.I if self._own_block_indexer() else super().replicated_stored(n_ctx)
 
     def shard(self, tp):
-        from ..equations.roofline import smin
+        from .vocabulary import smin
         return smin(tp, self.a.kv_heads)

@@ -83,7 +83,7 @@ class MLAFamily(AttentionFamily):
         return self._latent_bytes(fmt) + 0.0, self._index_key_bytes(fmt), 0.0
 
     def core_flops(self, n_ctx, phase: str):
-        from ..equations.roofline import smin
+        from .vocabulary import smin
         a = self.a
         if a.indexer is not None:
             return 2 * a.heads * (2 * a.kv_lora_rank + a.qk_rope_dim) * smin(n_ctx, a.indexer.top_k)
@@ -93,7 +93,7 @@ class MLAFamily(AttentionFamily):
 
     def decode_row_padding(self, q_len, tp):
         """64 ceil(r / 64) / r with r = q_len H / tp query rows per sequence and rank."""
-        from ..equations.roofline import ceil_
+        from .vocabulary import ceil_
         rows = q_len * self.a.heads / tp
         return MLA_ROW_TILE * ceil_(rows / MLA_ROW_TILE) / rows
 
@@ -102,7 +102,7 @@ class MLAFamily(AttentionFamily):
         return indexer_flops(ix, n_ctx, ix.key_pool if ix is not None and ix.key_pool > 1 else 1)
 
     def kv_read(self, n_ctx):
-        from ..equations.roofline import smin
+        from .vocabulary import smin
         a, E, I = self.a, self.E, self.I
         if a.indexer is not None:
             return smin(n_ctx, a.indexer.top_k) * E + (0 if a.indexer.shared else n_ctx * I)

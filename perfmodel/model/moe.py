@@ -71,7 +71,7 @@ class MoEFamily(FFNFamily):
         min(E/ep, mu + z(ep) sigma), mu = (E/ep) p, sigma^2 = (E/ep) p (1 - p), p = 1 - (1 - k/E)^T."""
         import sympy as sp
 
-        from ..equations.roofline import expected_max_normal, smin
+        from .vocabulary import expected_max_normal, smin
         f = self.f
         n = f.experts / ep
         p = 1 - (1 - sp.Rational(f.top_k, f.experts)) ** tokens
@@ -82,6 +82,6 @@ class MoEFamily(FFNFamily):
         1 + z(ep) sqrt((1 - 1/ep) / (T k / ep))   (binomial spread of the rank's share of T k assignments)."""
         import sympy as sp
 
-        from ..equations.roofline import expected_max_normal, smax
+        from .vocabulary import expected_max_normal, smax
         mean = tokens * self.f.top_k / ep
         return 1 + expected_max_normal(ep) * sp.sqrt((1 - 1 / ep) / smax(mean, 1))

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import SpecError
-from ..fileio import ensure_parent
+from ..fileio import write_figure
 
 LABELS = {
     "total_tps_per_gpu": "Total tokens/s per GPU (input + output)",
@@ -41,9 +41,7 @@ def save_figure(fig, path) -> Path:
     p = Path(path)
     if p.suffix.lower() != ".png":
         raise SpecError(f"plot file must end in .png, got {str(p)!r}", field="--plot")
-    ensure_parent(p)
-    fig.savefig(p)
-    return p
+    return write_figure(fig, p)
 
 
 def _label(front, i):

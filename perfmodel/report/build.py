@@ -18,6 +18,7 @@ from ..analyses.deployments import DeploymentSpace
 from ..claims import CurveStore, Side
 from ..claims.check import DEFAULT_MODELS, json_safe
 from ..claims.curves import AXES, AXIS_TEXT, curve_end, read
+from ..fileio import write_figure, write_whole
 from .parallel import ClaimChecks, pool
 
 SYSTEMS = ("gb200-nvl72", "gb300-nvl72", "vr200-nvl72")
@@ -53,7 +54,7 @@ def _style_log_axes(ax, xlabel: str, ylabel: str, title: str, ylabel_size: int =
 def _table(rows: list[pd.DataFrame], d: Path, name: str) -> pd.DataFrame:
     """Concatenate a figure's rows and write them as its CSV (every figure has its CSV)."""
     df = pd.concat(rows, ignore_index=True)
-    df.to_csv(d / name, index=False)
+    write_whole(d / name, df.to_csv(index=False))
     return df
 
 
@@ -79,7 +80,7 @@ def _frontiers(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame
             _style_log_axes(ax, f"interactivity, {AXIS_TEXT[axis]}", Y_LABEL,
                             f"{m}, {WORKLOAD}, {PROFILE} profile, nvfp4 - {axis} axis")
         fn = f"frontier-{m}.png"
-        fig.savefig(d / fn)
+        write_figure(fig, d / fn)
         figs.append(fn)
         md.append(f"![frontier {m}](claims/{fn})")
     return _table(rows, d, "frontiers.csv")
@@ -104,7 +105,7 @@ def _ratios(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
         _style_log_axes(ax, f"interactivity, {AXIS_TEXT['itl']}",
                         f"ratio Vera Rubin / {NAMES[base]}\n(total tokens/s per GPU)",
                         f"Vera Rubin NVL72 / {NAMES[base]}, {WORKLOAD}, {PROFILE} on both")
-    fig.savefig(d / "ratios.png")
+    write_figure(fig, d / "ratios.png")
     figs.append("ratios.png")
     return _table(rows, d, "ratios.csv")
 
@@ -151,7 +152,7 @@ def _whatif(store: CurveStore, d: Path, md: list, figs: list) -> pd.DataFrame:
         rows.append(_labelled(env[[c for c in CURVE_COLS if c in env]], system=name))
     _style_log_axes(ax, f"interactivity, {AXIS_TEXT['itl']}", Y_LABEL,
                     f"What if GB300 had Rubin's memory bandwidth? {m}, {WORKLOAD}, {PROFILE}, nvfp4")
-    fig.savefig(d / "whatif-gb300-rubin-bandwidth.png")
+    write_figure(fig, d / "whatif-gb300-rubin-bandwidth.png")
     figs.append("whatif-gb300-rubin-bandwidth.png")
     return _table(rows, d, "whatif-gb300-rubin-bandwidth.csv")
 
@@ -197,7 +198,7 @@ def _claims_csv(results: list[dict], d: Path) -> pd.DataFrame:
             "kernel_speedup_needed": (hw.get("software_change") or {}).get("speedup"),
             "reason": r["reason"]})
     df = pd.DataFrame(rows)
-    df.to_csv(d / "claims.csv", index=False)
+    write_whole(d / "claims.csv", df.to_csv(index=False))
     return df
 
 
@@ -239,8 +240,9 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     out = Path(out)
     d = out / "claims"
     d.mkdir(parents=True, exist_ok=True)
-    for stale in [*d.glob("*.png"), *d.glob("*.csv"), *d.glob("*.json")]:   # this directory is the report's own
-        stale.unlink()
+    # this directory is the report's own: its files are replaced whole one by one as they are written (a run stopped
+    # on the way leaves each file old or new), and those of an earlier report this run did not write are removed last
+    before = {p: p.stat().st_ino for p in [*d.glob("*.png"), *d.glob("*.csv"), *d.glob("*.json")]}
     # claims on other workloads than the figures' are checked by worker processes meanwhile (parallel.py)
     ids = catalog.ids("claims")
     checks = ClaimChecks(ids, store, local=lambda c: c.workload == WORKLOAD, workers=workers)
@@ -267,28 +269,32 @@ def _build_report(out: str | Path, store: CurveStore, workers) -> dict:
     bar.close()
     claims_df = _claims_csv(results, d)
     cross = {tuple(x["claims"]): x for r in results for x in (r.get("cross_claims") or [])}
-    pd.DataFrame([{k: (";".join(map(str, v)) if isinstance(v, list) else v) for k, v in x.items()}
-                  for x in cross.values()]).to_csv(d / "cross_claims.csv", index=False)
-    (d / "claims.json").write_text(json.dumps(json_safe(results), indent=1))
+    write_whole(d / "cross_claims.csv", pd.DataFrame([{k: (";".join(map(str, v)) if isinstance(v, list) else v)
+                                                       for k, v in x.items()} for x in cross.values()])
+                .to_csv(index=False))
+    write_whole(d / "claims.json", json.dumps(json_safe(results), indent=1))
     from ..claims.shared import solve
-    (d / "shared_conditions.json").write_text(json.dumps(json_safe(solve(results)), indent=1))
+    write_whole(d / "shared_conditions.json", json.dumps(json_safe(solve(results)), indent=1))
     from ..claims.story import solve as stories
-    (d / "stories.json").write_text(json.dumps(json_safe(stories(results)), indent=1))
-    from ..claims.model_error import table as accuracy
+    write_whole(d / "stories.json", json.dumps(json_safe(stories(results)), indent=1))
+    from ..analyses.model_error import table as accuracy
     from .sentences import Sentences
     acc = accuracy()
-    acc.to_csv(d / "accuracy.csv", index=False)
+    write_whole(d / "accuracy.csv", acc.to_csv(index=False))
     sentences = Sentences()
     from .planner import tables as planner_tables
     plan = planner_tables(store, results)
-    plan.to_csv(d / "planner.csv", index=False)
+    write_whole(d / "planner.csv", plan.to_csv(index=False))
     md = _markdown(results, claims_df, attr, figs, fr_md, at_md, acc, sentences, plan)
-    pd.DataFrame(sentences.rows, columns=["sentence", "a_label", "a_value", "a_source", "b_label", "b_value",
-                                          "b_source", "relation"]).to_csv(d / "sentences.csv", index=False)
+    write_whole(d / "sentences.csv", pd.DataFrame(sentences.rows, columns=[
+        "sentence", "a_label", "a_value", "a_source", "b_label", "b_value", "b_source", "relation"]).to_csv(index=False))
     from .. import provenance
-    from ..claims.model_error import TABLE
+    from ..analyses.model_error import TABLE
     command = "perfmodel report" + ("" if out == Path("reports") else f" --out {out}")
-    (out / "claims.md").write_text(provenance.header(command, [catalog.builtin_root() / TABLE]) + "\n" + md)
+    write_whole(out / "claims.md", provenance.header(command, [catalog.builtin_root() / TABLE]) + "\n" + md)
+    for p, ino in before.items():        # what this run did not rewrite is a stale file of an earlier report
+        if p.is_file() and p.stat().st_ino == ino:
+            p.unlink()
     secs = time.time() - t0
     return {"markdown": str(out / "claims.md"), "claims": len(results), "figures": len(figs),
             "csvs": len(list(d.glob("*.csv"))), "seconds": secs, "evaluations": store.evaluations}

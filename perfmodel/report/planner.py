@@ -38,9 +38,9 @@ import math
 import pandas as pd
 
 from .. import catalog
+from ..analyses.model_error import half_widths
 from ..claims.curves import AXES, CurveStore, Side, curve_end, peak, read
 from ..claims.fmt import fmt
-from ..claims.model_error import half_widths
 from ..claims.shared import source_key
 
 PLAN_TTFT_MS = (2000.0, 5000.0)   # TTFT limits (ms) side by side: the planner's choice (no seed states one)
@@ -250,7 +250,7 @@ def _verdict_factors(rs: list[dict], model: str, hw: str) -> list[float]:
 
 def _measured_layouts(hw: str) -> set[tuple]:
     """(tp, draft tokens) of every record of ``hw`` in the shared data (any model)."""
-    from ..validation.records import SHARED_FILES, read_records
+    from ..specs.records import SHARED_FILES, read_records
     out: set[tuple] = set()
     for f in SHARED_FILES:
         path = catalog.builtin_root() / "data" / "shared" / f

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+from ..claims.fmt import pct
+
 SAME = 0.10   # within 10% (in ln) two values are "about the same"
 
 
@@ -20,10 +22,6 @@ def relation(a: float, b: float) -> str:
         return "not comparable with"
     r = math.log(a / b)
     return "about the same as" if abs(r) <= math.log(1 + SAME) else ("higher than" if r > 0 else "lower than")
-
-
-def pct(x: float) -> str:
-    return f"{x * 100:.0f}%" if x >= 0.01 else f"{x * 100:.1g}%"
 
 
 class Sentences:

@@ -2,21 +2,9 @@
 
 Evaluate the compiled equations over arrays of operating points -> a tidy DataFrame.
 
-Derived metrics (InferenceX definitions, docs/reference/metrics-and-claims.md):
-    step_ms            = one decode step (all B sequences advance by acc accepted tokens)
-    tpot_ms            = step / acc                      (time per output token, as the record format defines it)
-    tps_per_user       = 1000 / tpot_ms = acc / step     (ITL-based interactivity, 'intvty')
-    TTFT               = request overhead + queueing + own prefill (serving/queueing.py; ttft_ms is the P50,
-                         ttft_p90_ms / ttft_p99_ms the P90 / P99, ttft_mean_ms the mean)
-    tpot_p99_ms        = P99 over requests of TPOT: the chunk steps a request meets (queueing.tpot_quantile)
-    tps_per_user_e2e   = osl / (E[TTFT] + osl TPOT)      (E2E-normalized interactivity, mean TTFT)
-    tps_per_user_e2e_p50, _p90 = osl / (TTFT_P50 or _P90 + osl TPOT)   (P50 / P90 over requests of the workload's lengths: the slow
-                         tail AgentX quotes; the queue's P90 wait, equations/queueing.py)
-    output_tps_per_gpu = X osl / G, X = requests/s of the closed loop (Little's law, queueing.py);
-                         decode_only points: B acc / (step G)
-    total_tps_per_gpu  = output_tps_per_gpu (isl + osl) / osl   (input counted incl. cached prefix)
-    total_tps_per_mw   = total_tps_per_gpu / all-in W per GPU x 1e6
-    total_tokens_per_usd = total_tps_per_gpu x 3600 / (USD per GPU-hour)
+The step equations under load (``decode_under_load``: the chunk mixture, the closed loop of serving/queueing.py) on
+arrays of points, or on one point's Python floats (serving/ops.py: serving/point.py); the result columns are
+written by serving/finish.py (TPOT, TTFT terms, throughput per GPU, per MW and per dollar, E2E interactivity).
 """
 
 from __future__ import annotations
@@ -25,18 +13,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..engine.bind import attention_format
 from ..engine.compiled import compiled
 from ..engine.evaluate import Setup, point_arrays, prefill_inputs, symbol_inputs
-from ..formats import COMPUTE_RATE
 from . import prefill_first
-from .queueing import serving_load, tpot_quantile
+from .finish import RESOURCES, finish, fit_reasons, rate_name  # noqa: F401 - names other modules import from here
+from .ops import ARRAYS
+from .queueing import serving_load
 
 if TYPE_CHECKING:
     import pandas as pd
 
 OPEN_LOOP_SUBSTITUTIONS = 5   # evaluations of the open-loop batch root B = lambda S(B) (secant passes)
-RESOURCES = {"r_compute_s": "compute", "r_memory_s": "hbm_bandwidth", "t_link_s": "link", "t_lat_total_s": "latency"}
 
 
 def evaluate(setup: Setup, points: dict, which: str = "value", symbol_values: dict | None = None) -> pd.DataFrame:
@@ -77,7 +64,7 @@ def evaluate_columns(setup: Setup, points: dict, which: str = "value",
         if by_rate.any():
             p["batch"] = np.where(by_rate, open_loop_batch(cm, p, vals, t_pf, cap), p["batch"])
     d, load = decode_under_load(cm, p, vals, t_pf)
-    return _columns(setup, p, d, pf, vals, load)
+    return finish(setup, p, d, pf["prefill_s"], vals, load)
 
 
 def open_loop_batch(cm, p: dict, vals: dict, t_pf, cap) -> np.ndarray:
@@ -139,7 +126,7 @@ def bisect_unconverged(slot_at, lam: np.ndarray, b: np.ndarray, cap: np.ndarray)
 
 
 
-def decode_under_load(cm, p: dict, vals: dict, t_pf) -> tuple[dict, dict]:
+def decode_under_load(cm, p: dict, vals: dict, t_pf, ops=ARRAYS) -> tuple[dict, dict]:
     """Decode steps and queueing together. The prefill a request's decode steps carry is the other running
     requests' prefill *while it decodes*, a share f = osl TPOT / S of each slot's time (the others'
     prefills during its own prefill are not in its steps):
@@ -147,34 +134,38 @@ def decode_under_load(cm, p: dict, vals: dict, t_pf) -> tuple[dict, dict]:
     Decode outputs are evaluated without prefill and at a chunk step (``chunk_mixture``); the steps at
     the capped demand are the mixture m = (1 - w) bare + w chunk, and at the load's share s = min(f n_pf /
     n_cap, 1) of it (``serving_load`` solves f with the queue) every output is (1 - s) bare + s m.
-    Returns (decode outputs, serving_load outputs with ``chunk_step_share`` = s w)."""
-    ones = np.ones_like(p["batch"])
-    d0 = cm.decode(symbol_inputs({**p, "mix": np.zeros_like(p["batch"])}, vals))
-    demand, w, chunk = chunk_mixture(p, vals)
-    mixed = prefill_first.mixed(vals) * ones
-    dk = cm.decode(symbol_inputs(chunk, vals)) if ((w > 0) & (mixed > 0)).any() else d0
-    step0 = np.asarray(d0["step_s"], float) * ones
-    step_mix = (1 - w) * step0 + w * np.asarray(dk["step_s"], float)
+    Returns (decode outputs, serving_load outputs with ``chunk_step_share`` = s w). ``ops``: arrays, or one point on
+    floats (serving/ops.py; engines that mix prefill into the decode steps)."""
+    ones = ops.ones_like(p["batch"])
+    d0 = ops.decode(cm, p, vals, 0.0 * ones)
+    demand, w, chunk = chunk_mixture(p, vals, ops)
+    mixed = prefill_first.mixed(vals, ops) * ones
+    dk = ops.decode(cm, p, vals, chunk["mix"]) if ops.any((w > 0) & (mixed > 0)) else d0
+    step0 = ops.floats(d0["step_s"]) * ones
+    step_mix = (1 - w) * step0 + w * ops.floats(dk["step_s"])
     budget = vals["N_ch"] * p["gpus"] / (p["tp"] * p["pp"])
-    t_budget = np.asarray(cm.prefill(prefill_inputs(p, vals, tokens=budget))["prefill_s"], float) * ones
-    if (mixed < 1).any():      # prefill-first engines: prefill passes stall the decode steps (prefill_first.py)
+    t_budget = ops.floats(ops.prefill(cm, p, vals, budget)["prefill_s"]) * ones
+    if ops.any(mixed < 1):     # prefill-first engines: prefill passes stall the decode steps (prefill_first.py)
         t_s = prefill_first.server_time(t_pf, t_budget, p["new"], vals["N_ch"])
         pf_chunks, pf_step = prefill_first.stall_step(p, step0, t_s)
         demand, step_mix = np.where(mixed > 0, demand, pf_chunks), np.where(mixed > 0, step_mix, pf_step)
         w = np.where(mixed > 0, w, pf_chunks)
-    load = serving_load(p, step0, step_mix, demand, t_pf, t_budget, vals)
+    load = serving_load(p, step0, step_mix, demand, t_pf, t_budget, vals, ops)
     share = load["chunk_share"] * w
     load["chunk_step_share"] = share
-    load["step0_s"], load["step_chunk_s"] = step0, np.asarray(dk["step_s"], float) * ones   # for the TPOT tail
+    load["step0_s"], load["step_chunk_s"] = step0, ops.floats(dk["step_s"]) * ones   # for the TPOT tail
     d = _mix(d0, dk, share)
-    d["step_s"] = np.where(mixed > 0, d["step_s"], load["step_s"])    # decode step incl. the prefill stalls
+    d["step_s"] = ops.where(mixed > 0, d["step_s"], load["step_s"])   # decode step incl. the prefill stalls
     return d, load
 
 
-def _mix(d0: dict, dk: dict, share: np.ndarray) -> dict:
-    """Every decode output at the load's chunk-step share s: (1 - s) bare + s chunk step (elementwise). One point
-    whose outputs are floats (``Compiled`` on one point) is mixed as one stacked array: one numpy pass over every
-    output instead of four per output (the same arithmetic)."""
+def _mix(d0: dict, dk: dict, share) -> dict:
+    """Every decode output at the load's chunk-step share s: (1 - s) bare + s chunk step (elementwise). Outputs
+    on Python floats (one point, serving/ops.FLOATS) are mixed as floats; one point whose outputs are floats
+    in an array call (``Compiled`` on one point) as one stacked array: one numpy pass over every output instead
+    of four per output (the same arithmetic)."""
+    if type(share) is float:
+        return {k: (1 - share) * v + share * dk[k] for k, v in d0.items()}
     keys = list(d0)
     if np.size(share) == 1 and all(type(d0[k]) is float and type(dk[k]) is float for k in keys):
         a0 = np.array([d0[k] for k in keys])[:, None]
@@ -183,7 +174,7 @@ def _mix(d0: dict, dk: dict, share: np.ndarray) -> dict:
     return {k: (1 - share) * np.asarray(d0[k], float) + share * np.asarray(dk[k], float) for k in keys}
 
 
-def chunk_mixture(p: dict, vals: dict) -> tuple[np.ndarray, np.ndarray, dict]:
+def chunk_mixture(p: dict, vals: dict, ops=ARRAYS) -> tuple:
     """The chunk steps of a chunked-prefill engine. With every other running request's prefill mixed in,
     the steps carry on average n_pf = mix (B - 1) acc new / osl prefill tokens per instance, at most the
     c = dp ranks' token budgets: n_cap = min(n_pf, c N_ch). They arrive as whole chunks of
@@ -197,124 +188,9 @@ def chunk_mixture(p: dict, vals: dict) -> tuple[np.ndarray, np.ndarray, dict]:
     unit = (p["batch"] - 1) * p["acc"] * p["new"] / p["osl"]      # n_pf at mix = 1
     n_pf = p["mix"] * unit
     ranks = p["gpus"] / (p["tp"] * p["pp"])
-    n_cap = np.minimum(n_pf, vals["N_ch"] * ranks)
-    k_rank = np.minimum(np.maximum(p["new"], 1.0), vals["N_ch"])
-    w = np.where(n_cap > 0, 1 - (1 - np.minimum(1.0, n_cap / (ranks * k_rank))) ** ranks, 0.0)
-    k = np.where(w > 0, n_cap / np.where(w > 0, w, 1.0), 0.0)
-    demand = np.where(n_cap > 0, n_pf / np.where(n_cap > 0, n_cap, 1.0), 0.0)
-    return demand, w, {**p, "mix": np.where(unit > 0, k / np.where(unit > 0, unit, 1.0), 0.0)}
-
-
-def _columns(setup: Setup, p, d, pf, vals, load) -> dict[str, np.ndarray]:
-    """All output columns, as arrays (a DataFrame is built from them once, by the caller)."""
-    n = len(p["batch"])
-
-    def full(v) -> np.ndarray:     # v as a float array of the points' length (broadcast only where it is not)
-        a = np.asarray(v, dtype=float)
-        return a if a.shape == (n,) else np.broadcast_to(a, (n,))
-    step = full(d["step_s"])
-    acc = p["acc"]
-    tpot = step / acc
-    tps_user = 1.0 / tpot
-    t_pf = full(pf["prefill_s"])
-    ttft, ttft_mean = load["ttft_p50_s"], load["ttft_mean_s"]
-    out_gpu = load["x_per_s"] * p["osl"] / p["gpus"]
-    total_gpu = out_gpu * (p["isl"] + p["osl"]) / p["osl"]
-    power, power_basis = setup.power_w()
-    price = setup.price()
-    cols = {
-        "batch": p["batch"], "gpus": p["gpus"], "tp": p["tp"], "ep": p["ep"], "pp": p["pp"],
-        "spec_tokens": p["spec_tokens"], "acceptance_length": acc, "isl": p["isl"], "osl": p["osl"],
-        "uncached_input": p["new"], "aggregated": p["mix"] > 0,
-        "concurrency": load["concurrency"], "step_ms": step * 1e3, "tpot_ms": tpot * 1e3,
-        "ttft_ms": ttft * 1e3, "ttft_p90_ms": load["ttft_p90_s"] * 1e3, "ttft_p99_ms": load["ttft_p99_s"] * 1e3,
-        "ttft_mean_ms": ttft_mean * 1e3,
-        "tpot_p99_ms": tpot_quantile(tpot, load["step0_s"], load["step_chunk_s"], load["chunk_step_share"], p["osl"],
-                                     acc, 0.99) * 1e3,
-        "prefill_ms": t_pf * 1e3, "prefill_queue_ms": load["prefill_queue_s"] * 1e3,
-        "capacity_wait_ms": load["capacity_wait_s"] * 1e3, "request_rate_per_s": load["x_per_s"],
-        "prefill_utilization": load["rho"], "chunk_step_share": load["chunk_step_share"],
-        "tps_per_user": tps_user, "tps_per_user_e2e": p["osl"] / (ttft_mean + p["osl"] * tpot),
-        "tps_per_user_e2e_p50": p["osl"] / (ttft + p["osl"] * tpot),
-        "tps_per_user_e2e_p90": p["osl"] / (load["ttft_p90_s"] + p["osl"] * tpot),
-        "output_tps_per_gpu": out_gpu, "total_tps_per_gpu": total_gpu,
-        "total_tps_per_mw": total_gpu / power * 1e6, "output_tps_per_mw": out_gpu / power * 1e6,
-        "power_basis": np.full(n, power_basis, dtype=object),
-        "total_tokens_per_usd": total_gpu * 3600 / price if price else np.full(n, np.nan),
-    }
-    lat_total = full(d["t_latency_s"]) + full(d["t_overhead_s"])
-    res = np.stack([full(d["r_compute_s"]), full(d["r_memory_s"]), full(d["t_link_s"]), lat_total])
-    names = np.array(list(RESOURCES.values()))
-    bound = names[np.argmax(res, axis=0)]
-    bound = np.where(load["prefill_saturated"], "prefill", bound)   # the prefill servers cannot feed the batch
-    for key in sorted(d):
-        if key.startswith("t_") and key.endswith("_s"):
-            cols[key[:-2] + "_ms"] = full(d[key]) * 1e3
-    # per-GPU work of one decode step: FLOPs by number format, bytes by kind, link traffic, collectives
-    attn_fmt = attention_format(setup.model, setup.weights, setup.attention_weights)
-    fmt_of = {"n_flops_gemm_attn": rate_name(attn_fmt), "n_flops_gemm_ffn": rate_name(setup.weights),
-              "n_flops_attention_core": "bf16", "n_flops_indexer": "fp8"}
-    for fmt in ("bf16", "fp8", "fp4"):
-        cols[f"step_flops_{fmt}"] = sum((full(d[k]) for k, f in fmt_of.items() if f == fmt and k in d), np.zeros(n))
-    for k in sorted(d):
-        if k.startswith("n_bytes_"):
-            cols["step_" + k[2:] + "_gb"] = full(d[k]) / 1e9
-    cols["step_collectives"] = full(d["n_collectives"])
-    # the latency floor split (main pass): collective latencies, kernel launches and fitted launch floors, and the
-    # layer-floor excess; t_latency_ms = their sum + (pp - 1) link hops
-    # (t_launch_ms = t_kernel_gap_ms, the gaps between kernels, + t_kernel_floor_ms, the kernels' fitted floors)
-    for key, col in (("n_lat_collective", "t_collective_latency_ms"), ("n_lat_launch", "t_launch_ms"),
-                     ("n_lat_kernel_gap", "t_kernel_gap_ms"), ("n_lat_kernel_floor", "t_kernel_floor_ms"),
-                     ("n_lat_floor_excess", "t_layer_floor_ms")):
-        if key in d:
-            cols[col] = full(d[key]) * 1e3
-    cols.update(res_compute_ms=res[0] * 1e3, res_hbm_bandwidth_ms=res[1] * 1e3, res_link_ms=res[2] * 1e3,
-                res_latency_ms=res[3] * 1e3)
-    w, kvs, maxb = full(d["weights_bytes_per_gpu"]), full(d["kv_bytes_per_seq_per_gpu"]), full(d["max_batch"])
-    kv_maxb = full(d["kv_max_batch"])
-    mem_gb = full(d["mem_bytes_per_gpu"]) / 1e9
-    host_kv = full(d["host_kv_bytes_per_gpu"])
-    host_cap = full(np.asarray(vals["C_host"]) * np.asarray(vals["f_mem"]))   # host-tier bytes per GPU
-    stable = np.broadcast_to(load.get("queue_stable", True), (n,))
-    fits = (p["batch"] <= maxb) & (host_kv <= host_cap) & stable
-    if (host_kv > 0).any():
-        maxb = np.minimum(maxb, np.where(host_kv > 0, p["batch"] * host_cap / np.maximum(host_kv, 1e-300), np.inf))
-    cols.update(
-        host_kv_gb_per_gpu=host_kv / 1e9,
-        weights_gb_per_gpu=w / 1e9, kv_gb_per_seq_per_gpu=kvs / 1e9,
-        kv_gb_per_gpu=p["batch"] * p["tp"] * p["pp"] / p["gpus"] * kvs / 1e9, mem_gb_per_gpu=mem_gb,
-        max_batch=np.maximum(np.floor(maxb), 0), kv_max_batch=np.maximum(np.floor(kv_maxb), 0), fits=fits,
-        bound=np.where(fits, np.where(p["batch"] >= np.floor(maxb) * 0.999, "capacity:" + bound, bound), "capacity"),
-        fit_reason=fit_reasons(fits | ~stable, maxb, p["batch"], w, kvs, mem_gb, stable, p["arrival_rate"], kv_maxb),
-        # InferenceX record names, so measured and modeled curves overlay
-        intvty=tps_user, tput_per_gpu=total_gpu, output_tput_per_gpu=out_gpu,
-    )
-    return cols
-
-
-def rate_name(fmt: str) -> str:
-    return COMPUTE_RATE[fmt]
-
-
-def fit_reasons(fits, maxb, batch, w, kvs, mem_gb, stable=None, rate=None, kv_maxb=None) -> np.ndarray:
-    """Why each point does not fit: the weights leave no KV room, the batch is over the KV capacity, or over the
-    engine's running-request cap (max_running_requests per scheduler x attention-DP ranks); 'fits' otherwise."""
-    kv_maxb = maxb if kv_maxb is None else kv_maxb
-    reasons = np.full(len(fits), "fits", dtype=object)
-    if stable is not None and not np.all(stable):
-        bad = ~np.asarray(stable)
-        reasons[bad] = [f"arrival_rate {r:.3g} requests/s exceeds what the instance serves (the queue grows without "
-                        f"bound)" for r in np.broadcast_to(rate, bad.shape)[bad]]
-    bad = ~fits
-    if bad.any():
-        no_w = bad & (kv_maxb < 1)
-        reasons[no_w] = [f"weights {wi / 1e9:.1f} GB/GPU leave no room for one sequence's KV "
-                         f"({ki / 1e9:.2f} GB/GPU)" for wi, ki in zip(w[no_w], kvs[no_w])]
-        capped = bad & ~no_w & (kv_maxb > maxb) & (batch <= kv_maxb)
-        reasons[capped] = [f"batch {b:.0f} exceeds the engine's running-request cap of {mb:.0f} sequences "
-                           f"(max_running_requests per scheduler x attention-DP ranks)"
-                           for b, mb in zip(batch[capped], np.floor(maxb[capped]))]
-        over = bad & ~no_w & ~capped
-        reasons[over] = [f"batch {b:.0f} needs {m:.1f} GB/GPU; at most {mb:.0f} sequences fit"
-                         for b, m, mb in zip(batch[over], mem_gb[over], np.floor(kv_maxb[over]))]
-    return reasons
+    n_cap = ops.minimum(n_pf, vals["N_ch"] * ranks)
+    k_rank = ops.minimum(ops.maximum(p["new"], 1.0), vals["N_ch"])
+    w = ops.where(n_cap > 0, 1 - (1 - ops.minimum(1.0, n_cap / (ranks * k_rank))) ** ranks, 0.0)
+    k = ops.where(w > 0, n_cap / ops.where(w > 0, w, 1.0), 0.0)
+    demand = ops.where(n_cap > 0, n_pf / ops.where(n_cap > 0, n_cap, 1.0), 0.0)
+    return demand, w, {**p, "mix": ops.where(unit > 0, k / ops.where(unit > 0, unit, 1.0), 0.0)}

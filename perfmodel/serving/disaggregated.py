@@ -23,6 +23,8 @@ from ..arch.kv import kv_bytes_per_token, kv_fixed_bytes_per_sequence
 from ..engine.compiled import compiled
 from ..engine.evaluate import Setup, point_arrays, prefill_inputs, prefill_step
 from .aggregated import evaluate
+from .finish import rates, record_names
+from .ops import ARRAYS
 from .queueing import closed_loop
 
 if TYPE_CHECKING:
@@ -104,17 +106,12 @@ def closed_loop_pools(setup: Setup, p: dict, dec: pd.DataFrame, pf: dict, instan
     out["kv_transfer_ms"], out["prefill_queue_ms"] = transfer * 1e3, load["prefill_queue_s"] * 1e3
     out["capacity_wait_ms"], out["prefill_utilization"] = load["capacity_wait_s"] * 1e3, load["rho"]
     out["request_rate_per_s"] = r / inst
-    ttft = load["ttft_mean_s"]
-    out["output_tps_per_gpu"] = r * p["osl"] / total_gpus
-    out["total_tps_per_gpu"] = r * (p["isl"] + p["osl"]) / total_gpus
-    power, _ = setup.power_w()
-    out["total_tps_per_mw"] = out["total_tps_per_gpu"] / power * 1e6
-    out["output_tps_per_mw"] = out["output_tps_per_gpu"] / power * 1e6
-    price = setup.price()
-    out["total_tokens_per_usd"] = out["total_tps_per_gpu"] * 3600 / price if price else np.nan
-    out["tps_per_user_e2e"] = p["osl"] / (ttft + p["osl"] * tpot)
-    out["tps_per_user_e2e_p50"] = p["osl"] / (load["ttft_p50_s"] + p["osl"] * tpot)
-    out["tps_per_user_e2e_p90"] = p["osl"] / (load["ttft_p90_s"] + p["osl"] * tpot)
+    out_gpu, total_gpu = r * p["osl"] / total_gpus, r * (p["isl"] + p["osl"]) / total_gpus    # both pools' GPUs
+    power, basis = setup.power_w()
+    cols = rates(ARRAYS, n, p["osl"], tpot, load["ttft_mean_s"], load["ttft_p50_s"], load["ttft_p90_s"], out_gpu,
+                 total_gpu, power, basis, setup.price())
+    cols.update(record_names(out["tps_per_user"].to_numpy(), total_gpu, out_gpu))
+    for k, v in cols.items():
+        out[k] = v
     out["bound"] = np.where(load["prefill_saturated"], "prefill_pool", out["bound"])
-    out["tput_per_gpu"], out["output_tput_per_gpu"] = out["total_tps_per_gpu"], out["output_tps_per_gpu"]
     return out

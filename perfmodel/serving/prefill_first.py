@@ -41,10 +41,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ops import ARRAYS
 
-def mixed(vals: dict) -> np.ndarray:
+
+def mixed(vals: dict, ops=ARRAYS):
     """1 where the engine mixes prefill chunks into the decode steps, 0 where it runs prefill first."""
-    return np.asarray(vals.get("mixed_pf", 1.0), float)
+    return ops.floats(vals.get("mixed_pf", 1.0))
 
 
 def stall_step(p: dict, step0, t_s) -> tuple[np.ndarray, np.ndarray]:
@@ -57,27 +59,27 @@ def stall_step(p: dict, step0, t_s) -> tuple[np.ndarray, np.ndarray]:
     return chunks, np.asarray(step0, float) + chunks * per_step * np.asarray(t_s, float) / c
 
 
-def server_time(t_pf, t_budget, new, n_ch_tokens) -> np.ndarray:
+def server_time(t_pf, t_budget, new, n_ch_tokens, ops=ARRAYS):
     """Prefill-server seconds per request with prefill passes only: t_s = (new / N_ch) t_budget (the request's
     share of budget-sized passes of N_ch tokens per rank; short requests share a pass), t_pf without a budget."""
-    return np.where(np.asarray(t_budget, float) > 0, np.maximum(new, 1.0) / n_ch_tokens * t_budget, t_pf)
+    return ops.where(ops.floats(t_budget) > 0, ops.maximum(new, 1.0) / n_ch_tokens * t_budget, t_pf)
 
 
-def saturation_time(mixed_share, t_s, step0, p: dict, c) -> np.ndarray:
+def saturation_time(mixed_share, t_s, step0, p: dict, c, ops=ARRAYS):
     """Seconds of the instance per request that bound the throughput, X <= c / t_cap. Mixed engines: t_s (the
     decode batch rides in the budget steps). Prefill-first engines: the prefill passes and the decode steps take
     turns, X t_s / c + X (osl / acc) step0 / B = 1, so t_cap = t_s + c (osl / acc) step0 / B (the decode time per
     request, shared by the B requests of a step)."""
-    m = np.asarray(mixed_share, float) > 0.5
-    decode = c * p["osl"] / p["acc"] * np.asarray(step0, float) / np.maximum(p["batch"], 1.0)
-    return np.where(m, t_s, np.asarray(t_s, float) + decode)
+    m = ops.floats(mixed_share) > 0.5
+    decode = c * p["osl"] / p["acc"] * ops.floats(step0) / ops.maximum(p["batch"], 1.0)
+    return ops.where(m, t_s, ops.floats(t_s) + decode)
 
 
-def own_and_serve(mixed_share, t_pf, t_budget, step0, n_ch, chunks, new, n_ch_tokens) -> tuple[np.ndarray, np.ndarray]:
+def own_and_serve(mixed_share, t_pf, t_budget, step0, n_ch, chunks, new, n_ch_tokens, ops=ARRAYS) -> tuple:
     """(T_own, t_s). Mixed engines (``mixed_share`` 1): T_own = t_pf + n_ch step0 (each of its n_ch chunk steps
     carries the decode batch) and t_s = (new / N_ch)(step0 + t_budget) where there is prefill to mix, else
     t_pf. Prefill-first engines (0): T_own = t_s = ``server_time`` (no decode step in between)."""
-    m = np.asarray(mixed_share, float) > 0.5
-    t_mixed = np.where(chunks > 0, np.maximum(new, 1.0) / n_ch_tokens * (step0 + t_budget), t_pf)
-    t_first = server_time(t_pf, t_budget, new, n_ch_tokens)
-    return np.where(m, t_pf + n_ch * step0, t_first), np.where(m, t_mixed, t_first)
+    m = ops.floats(mixed_share) > 0.5
+    t_mixed = ops.where(chunks > 0, ops.maximum(new, 1.0) / n_ch_tokens * (step0 + t_budget), t_pf)
+    t_first = server_time(t_pf, t_budget, new, n_ch_tokens, ops)
+    return ops.where(m, t_pf + n_ch * step0, t_first), ops.where(m, t_mixed, t_first)

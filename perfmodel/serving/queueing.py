@@ -22,32 +22,21 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..engine.compiled import cached_functions, cached_sources
+from .ops import ARRAYS, raw_queue
 from .prefill_first import mixed as mixed_share
 from .prefill_first import own_and_serve, saturation_time
 
 
 @lru_cache(maxsize=1)
 def compiled_queue() -> dict:
-    """The queueing forms of equations/queueing.py (``compiled_queue`` there: the same generated code), read
-    from the disk cache without importing sympy; each callable as ``f(*args)`` or ``f(*args, cs2=x)``."""
-    return {k: _cs2_last(f) for k, f in cached_functions("queue", _build_queue).items()}
-
-
-@lru_cache(maxsize=1)
-def queue_sources() -> dict[str, str]:
-    """The generated source of each queueing form (cs2 its last positional argument): serving/point.py runs
-    them on Python floats."""
-    return cached_sources("queue", _build_queue)
-
-
-def _build_queue() -> dict:
-    from ..equations.queueing import lambdified_queue
-    return lambdified_queue()
+    """The queueing forms of equations/queueing.py, lambdified (numpy) once and read from the disk cache after
+    that without importing sympy; each callable as ``f(*args)`` or ``f(*args, cs2=x)`` (cs2: the squared
+    coefficient of variation of the prefill service time, default 0: equal requests)."""
+    return {k: _cs2_last(f) for k, f in raw_queue().items()}
 
 
 def _cs2_last(f):
-    """``f(*args, cs2)`` callable as ``f(*args)`` (cs2 = 0) or ``f(*args, cs2=x)`` (as equations/queueing.cs2_last)."""
+    """``f(*args, cs2)`` callable as ``f(*args)`` (cs2 = 0) or ``f(*args, cs2=x)``."""
     def call(*args, cs2=0.0):
         return f(*args, cs2)
     return call
@@ -56,21 +45,22 @@ def _cs2_last(f):
 PERCENTILES = (0.5, 0.9, 0.99)
 SATURATED_RHO = 0.99          # prefill servers at their rate: the wait is evaluated here (closed loop: finite)
 SEEN_SUBSTITUTIONS = 3
+_TTFT_KEYS = tuple((pct, f"ttft_p{pct * 100:.0f}_s") for pct in PERCENTILES)
 
 
-def _ttft_terms(rho, t_s, c, t_req, w_cap, t_st, t_own, phi=0.0, clients=1.0, cs2=0.0) -> dict[str, np.ndarray]:
-    q = compiled_queue()
-    rho = np.maximum(rho, 1e-12)                       # rho = 0: no queue (the forms are finite, not 0 * inf)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = {"ttft_mean_s": q["ttft_mean"](t_req, w_cap, t_st, t_own, rho, t_s, c, phi, clients, cs2=cs2),
-               "prefill_queue_s": q["mean_prefill_wait"](rho, t_s, c, phi, clients, cs2=cs2)}
-        for pct in PERCENTILES:
-            out[f"ttft_p{pct * 100:.0f}_s"] = q["ttft_quantile"](t_req, w_cap, t_st, t_own, rho, t_s, c, pct,
-                                                                 phi, clients, cs2=cs2)
-    return out
+def _ttft_terms(rho, t_s, c, t_req, w_cap, t_st, t_own, phi=0.0, clients=1.0, cs2=0.0, ops=ARRAYS) -> dict:
+    q = ops.queue()
+    rho = ops.maximum(rho, 1e-12)                      # rho = 0: no queue (the forms are finite, not 0 * inf)
+    with ops.quiet():
+        out = {"ttft_mean_s": q["ttft_mean"](t_req, w_cap, t_st, t_own, rho, t_s, c, phi, clients, cs2),
+               "prefill_queue_s": q["mean_prefill_wait"](rho, t_s, c, phi, clients, cs2)}
+        quantile = q["ttft_quantile"]
+        for pct, key in _TTFT_KEYS:
+            out[key] = quantile(t_req, w_cap, t_st, t_own, rho, t_s, c, pct, phi, clients, cs2)
+    return ops.checked(out)
 
 
-def decode_share(t_own, step0, step_chunk, chunks, acc, osl) -> tuple[np.ndarray, np.ndarray]:
+def decode_share(t_own, step0, step_chunk, chunks, acc, osl, ops=ARRAYS) -> tuple:
     """(f, step): the share f of a slot's time S = T_own + u step spent decoding (u = osl / acc) and the
     mean decode step (s). The steps carry the others' prefill while a request decodes, f of it at f = 1:
         step(f) = step0 + min(f chunks, 1) (step_chunk - step0),   f = u step(f) / (T_own + u step(f)).
@@ -80,17 +70,17 @@ def decode_share(t_own, step0, step_chunk, chunks, acc, osl) -> tuple[np.ndarray
     u = osl / acc
     g = chunks * (step_chunk - step0)
     b = t_own + u * step0 - u * g
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f = 2 * u * step0 / (b + np.sqrt(b * b + 4 * u * u * g * step0))
+    with ops.quiet():
+        f = 2 * u * step0 / (b + ops.sqrt(b * b + 4 * u * u * g * step0))
         full = f * chunks > 1
-        step_full = np.asarray(step_chunk, float) + 0 * f
-        f = np.where(full, u * step_full / (t_own + u * step_full), f)
-    step = np.where(full, step_full, step0 + np.minimum(f * chunks, 1.0) * (step_chunk - step0))
+        step_full = ops.floats(step_chunk) + 0 * f
+        f = ops.where(full, u * step_full / (t_own + u * step_full), f)
+    step = ops.where(full, step_full, step0 + ops.minimum(f * chunks, 1.0) * (step_chunk - step0))
     return f, step
 
 
 def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_own, t_s, c,
-                phi=0.0, cs2=0.0, t_cap=None) -> dict[str, np.ndarray]:
+                phi=0.0, cs2=0.0, t_cap=None, ops=ARRAYS) -> dict:
     """Closed loop whose decoding requests see a running batch ``b_run``, with ``clients`` in the loop
     (NaN: just the clients that batch needs). Decode step from ``decode_share``; slot time
     S = T_own + osl TPOT; a client's cycle T = t_req + R + W + S with R = min(1, C - 1) step / 2 and
@@ -103,36 +93,40 @@ def closed_loop(clients, b_run, t_req, step0, step_chunk, chunks, acc, osl, t_ow
     C = X (E[TTFT] + osl TPOT) (Little). acc: accepted tokens per step; t_own: the request's own prefill
     phase (s); t_s: prefill-server time per request (s) on ``c`` parallel servers. Returns the throughput
     X (requests/s), rho, the decode share f, the chunk-step share, the step, TPOT and slot time S (s), the
-    clients C_B and C, the capacity wait and the TTFT mean / P50 / P90 (s).
+    clients C_B and C, the capacity wait and the TTFT mean / P50 / P90 (s). ``ops``: arrays or one point on
+    floats (serving/ops.py).
     """
-    b_run, c, chunks = (np.asarray(x, float) for x in (b_run, c, chunks))
-    t_s = np.maximum(np.asarray(t_s, float), 1e-12)
-    f, step = decode_share(t_own, step0, step_chunk, chunks, acc, osl)
+    b_run, c, chunks = ops.floats(b_run), ops.floats(c), ops.floats(chunks)
+    t_s = ops.maximum(ops.floats(t_s), 1e-12)
+    f, step = decode_share(t_own, step0, step_chunk, chunks, acc, osl, ops)
     slot = t_own + osl * step / acc
-    wait = compiled_queue()["mean_prefill_wait"]
-    shape = np.broadcast(b_run, slot, t_s, c, t_req).shape
-    x, need = np.broadcast_to(b_run / slot, shape), np.broadcast_to(b_run, shape)
+    wait = ops.queue()["mean_prefill_wait"]
+    x, need = b_run / slot, b_run
+    if ops is ARRAYS:
+        shape = np.broadcast(b_run, slot, t_s, c, t_req).shape
+        x, need = np.broadcast_to(x, shape), np.broadcast_to(need, shape)
+    smin, smax = ops.minimum, ops.maximum
     for _ in range(SEEN_SUBSTITUTIONS):
         rho = x * t_s / c
-        rho_q = np.minimum(rho, SATURATED_RHO)
-        seen = np.maximum(need - 1, 0) / np.maximum(need, 1)   # arrival theorem: it sees the other C - 1
-        resid = np.minimum(1.0, np.maximum(need - 1, 0)) / 2
+        rho_q = smin(rho, SATURATED_RHO)
+        seen = smax(need - 1, 0.0) / smax(need, 1.0)   # arrival theorem: it sees the other C - 1
+        resid = smin(1.0, smax(need - 1, 0.0)) / 2
         seen_by = need                             # the clients this pass's waits are taken with
-        cycle = t_req + resid * step + wait(np.maximum(rho_q * seen, 1e-12), t_s, c, phi, seen_by, cs2=cs2) + slot
+        cycle = t_req + resid * step + wait(smax(rho_q * seen, 1e-12), t_s, c, phi, seen_by, cs2) + slot
         need = 1 + (b_run - 1) * cycle / slot     # a decoding request sees B = 1 + (C - 1) S / cycle
         x = need / cycle
-    t_cap = t_s if t_cap is None else np.maximum(np.asarray(t_cap, float), t_s)   # prefill_first.saturation_time
+    t_cap = t_s if t_cap is None else ops.maximum(ops.floats(t_cap), t_s)   # prefill_first.saturation_time
     saturated = x * t_cap / c >= 1
-    x = np.where(saturated, c / t_cap, x)
+    x = ops.where(saturated, c / t_cap, x)
     rho = x * t_s / c
     need = x * cycle                              # = C_B (unchanged unless saturated): Little's law holds
-    clients = np.asarray(clients, float)
-    clients = np.where(np.isnan(clients), need, np.maximum(clients, need))
+    clients = ops.floats(clients)
+    clients = ops.where(ops.isnan(clients), need, ops.maximum(clients, need))
     w_cap = (clients - need) / x
-    return {"x_per_s": x, "rho": np.minimum(rho, 1.0), "decode_share": f, "chunk_share": np.minimum(f * chunks, 1.0),
-            "step_s": step, "tpot_s": step / acc, "slot_s": slot, "clients_needed": need, "concurrency": clients,
-            "capacity_wait_s": w_cap, "prefill_saturated": saturated,
-            **_ttft_terms(rho_q * seen, t_s, c, t_req, w_cap, 2 * resid * step, t_own, phi, seen_by, cs2)}
+    return {"x_per_s": x, "rho": ops.minimum(rho, 1.0), "decode_share": f,
+            "chunk_share": ops.minimum(f * chunks, 1.0), "step_s": step, "tpot_s": step / acc, "slot_s": slot,
+            "clients_needed": need, "concurrency": clients, "capacity_wait_s": w_cap, "prefill_saturated": saturated,
+            **_ttft_terms(rho_q * seen, t_s, c, t_req, w_cap, 2 * resid * step, t_own, phi, seen_by, cs2, ops)}
 
 
 def open_loop(rate, t_req, t_st, t_own, t_s, c) -> dict[str, np.ndarray]:
@@ -146,7 +140,7 @@ def open_loop(rate, t_req, t_st, t_own, t_s, c) -> dict[str, np.ndarray]:
     return {"x_per_s": rate * np.ones_like(r), "rho": rho, "capacity_wait_s": np.zeros_like(r), **out}
 
 
-def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict) -> dict[str, np.ndarray]:
+def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict, ops=ARRAYS) -> dict:
     """Queueing of every operating point: closed loop for aggregated points (mix > 0), decode alone otherwise.
 
     step0 / step_chunk: the mean decode step (s) without prefill / with the prefill demand of all the
@@ -164,23 +158,25 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
     slot_s, clients_needed, concurrency, capacity_wait_s, prefill_saturated, prefill_queue_s, ttft_mean_s,
     ttft_p50_s, ttft_p90_s, ttft_p99_s, queue_stable.
     Points with a finite ``arrival_rate`` (requests/s per instance) are an open loop instead (``open_loop``).
+    ``ops``: arrays, or one point on floats (serving/ops.py: a fixed batch, the clients it needs, no arrival rate).
     """
     batch = p["batch"]
     servers = p["gpus"] / (p["tp"] * p["pp"])
-    n_ch = np.ceil(np.maximum(p["new"], 1.0) / vals["N_ch"] - 1e-9)
-    t_own, t_serve = own_and_serve(mixed_share(vals), t_pf, t_budget, step0, n_ch, chunks, p["new"], vals["N_ch"])
+    n_ch = ops.ceil(ops.maximum(p["new"], 1.0) / vals["N_ch"] - 1e-9)
+    m = mixed_share(vals, ops)
+    t_own, t_serve = own_and_serve(m, t_pf, t_budget, step0, n_ch, chunks, p["new"], vals["N_ch"], ops)
+    t_cap = saturation_time(m, t_serve, step0, p, servers, ops)
+    if ops is not ARRAYS:          # one point: the closed loop where prefill mixes in, decode alone otherwise
+        if not p["mix"] > 0:
+            return decode_alone(p, step0, t_pf, 0.0)
+        return closed_loop(p["concurrency"], batch, vals["t_req"], step0, step_chunk, chunks, p["acc"], p["osl"],
+                           t_own, t_serve, servers, vals["phi"], p.get("prefill_cv2", 0.0), t_cap, ops)
+    loop = (p["concurrency"], batch, vals["t_req"], step0, step_chunk, chunks, p["acc"], p["osl"], t_own, t_serve,
+            servers, vals["phi"], p.get("prefill_cv2", 0.0), t_cap)
     mixed = p["mix"] > 0
-    zero = np.zeros_like(batch)
     sub = lambda v: _shaped(v, batch.shape)[mixed]  # noqa: E731  (the closed loop on mixed points only)
-    agg = closed_loop(sub(p["concurrency"]), sub(batch), sub(vals["t_req"]), sub(step0), sub(step_chunk),
-                      sub(chunks), sub(p["acc"]), sub(p["osl"]), sub(t_own), sub(t_serve), sub(servers),
-                      sub(vals["phi"]), sub(p.get("prefill_cv2", 0.0)),
-                      sub(saturation_time(mixed_share(vals), t_serve, step0, p, servers)))
-    alone = {"x_per_s": batch * p["acc"] / (p["osl"] * step0), "rho": zero, "decode_share": zero + 1.0,
-             "chunk_share": zero, "step_s": step0 + zero, "tpot_s": step0 / p["acc"],
-             "slot_s": p["osl"] * step0 / p["acc"], "clients_needed": batch,
-             "concurrency": batch, "capacity_wait_s": zero, "prefill_saturated": zero, "prefill_queue_s": zero,
-             **{k: t_pf + step0 for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")}}
+    agg = closed_loop(*(sub(v) for v in loop))
+    alone = decode_alone(p, step0, t_pf, np.zeros_like(batch))
     out = {}
     for k in alone:
         out[k] = np.array(_shaped(alone[k], batch.shape), dtype=float)
@@ -192,6 +188,18 @@ def serving_load(p: dict, step0, step_chunk, chunks, t_pf, t_budget, vals: dict)
     if opened.any():
         _open_loop_into(out, opened, rate, batch, p, vals, t_own, t_serve, servers)
     return out
+
+
+def decode_alone(p: dict, step0, t_pf, zero) -> dict:
+    """``serving_load`` of decode-only points (a phase measured alone): TTFT = t_pf + step0, X = B acc / (osl step0),
+    no queue (``zero``: 0.0, or zeros of the points' shape)."""
+    batch = p["batch"]
+    ttft = t_pf + step0
+    return {"x_per_s": batch * p["acc"] / (p["osl"] * step0), "rho": zero, "decode_share": zero + 1.0,
+            "chunk_share": zero, "step_s": step0 + zero, "tpot_s": step0 / p["acc"],
+            "slot_s": p["osl"] * step0 / p["acc"], "clients_needed": batch, "concurrency": batch,
+            "capacity_wait_s": zero, "prefill_saturated": zero > 0, "prefill_queue_s": zero,
+            **{k: ttft for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")}}
 
 
 def _shaped(v, shape: tuple) -> np.ndarray:
@@ -224,7 +232,15 @@ def _open_loop_into(out: dict, sel, rate, batch, p: dict, vals: dict, t_own, t_s
     out["queue_stable"][sel] = stable
 
 
-def tpot_quantile(tpot_s, step0, step_chunk, chunk_share, osl, acc, q) -> np.ndarray:
+def queue_tail(w_mean, rho, q):
+    """The q-quantile of the prefill wait from its mean ``w_mean`` under the queue's exponential tail with
+    P(W > 0) = rho (the quantile_wait law of equations/queueing.py, read from a served point's columns):
+        W_q = (E[W] / rho) max(0, ln(rho / (1 - q)))
+    ``rho`` in (0, 1) (clip it first), ``q`` a fraction (an array of request draws works); units of ``w_mean``."""
+    return w_mean / rho * np.maximum(0.0, np.log(rho / (1 - q)))
+
+
+def tpot_quantile(tpot_s, step0, step_chunk, chunk_share, osl, acc, q, ops=ARRAYS):
     """The q-quantile over requests of TPOT (s): a request's TPOT is the mean of its n = osl / acc decode steps;
     each step carries a prefill chunk with probability w (``chunk_share``, the share of steps the queue fills,
     ``closed_loop``), taking step_chunk instead of step0. With k ~ Binomial(n, w) chunk steps,
@@ -233,9 +249,16 @@ def tpot_quantile(tpot_s, step0, step_chunk, chunk_share, osl, acc, q) -> np.nda
         TPOT_q = TPOT_mean + z_q sd(TPOT)      (normal approximation; z_0.99 = 2.326)
     ``tpot_s`` is the mean TPOT (s). Where no prefill mixes in (w = 0 or 1, decode-only, disaggregated pools) the
     steps are alike and TPOT_q = TPOT_mean. Every argument is an array (or scalar) in seconds or tokens."""
+    z = _z(float(q))
+    f = ops.floats
+    n = ops.maximum(f(osl) / f(acc), 1.0)
+    w = ops.clip(f(chunk_share), 0.0, 1.0)
+    d = ops.maximum(f(step_chunk) - f(step0), 0.0)
+    return f(tpot_s) + z * d * ops.sqrt(w * (1 - w) / n) / f(acc)
+
+
+@lru_cache(maxsize=8)
+def _z(q: float) -> float:
+    """The standard normal's q-quantile."""
     from statistics import NormalDist
-    z = NormalDist().inv_cdf(float(q))
-    n = np.maximum(np.asarray(osl, float) / np.asarray(acc, float), 1.0)
-    w = np.clip(np.asarray(chunk_share, float), 0.0, 1.0)
-    d = np.maximum(np.asarray(step_chunk, float) - np.asarray(step0, float), 0.0)
-    return np.asarray(tpot_s, float) + z * d * np.sqrt(w * (1 - w) / n) / np.asarray(acc, float)
+    return NormalDist().inv_cdf(q)

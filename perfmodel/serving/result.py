@@ -235,6 +235,8 @@ def update_readme(text: str) -> str:
 
 if __name__ == "__main__":       # python -m perfmodel.serving.result: rewrite the block in docs/output-columns.md
     from pathlib import Path
+
+    from ..fileio import write_whole
     readme = Path(__file__).resolve().parents[2] / "docs" / "output-columns.md"
-    readme.write_text(update_readme(readme.read_text()))
+    write_whole(readme, update_readme(readme.read_text()))
     print(f"updated {readme}")

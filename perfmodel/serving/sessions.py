@@ -28,6 +28,7 @@ from .prefix_cache import (
     tier_shares,
     uncached_input,
 )
+from .queueing import queue_tail
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -583,7 +584,7 @@ def _request_samples(setup: Setup, p: dict, df: pd.DataFrame, dists, evicted=0.0
     w_mean = np.nan_to_num(df["prefill_queue_ms"].to_numpy()[:, None] / 1e3)
     rho = np.clip(np.nan_to_num(df["prefill_utilization"].to_numpy()[:, None]), 1e-12, 1 - 1e-9)
     base = np.maximum(df["ttft_mean_ms"].to_numpy()[:, None] / 1e3 - w_mean - own - step, 0.0)
-    wait = w_mean / rho * np.maximum(0.0, np.log(rho / (1 - u[None, :])))
+    wait = queue_tail(w_mean, rho, u[None, :])
     ttft = base + wait + pre + step
     return ttft, osl, tpot
 

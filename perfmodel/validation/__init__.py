@@ -1,11 +1,11 @@
 """Validation against measured serving records and calibration of software profiles.
 
-records       read and validate the record CSV (data/shared/README.md format)
+specs/records read and validate the record CSV (data/shared/README.md format; below analyses, which read it too)
 predict_rows  predict each record (point, frontier, ratio) with a Monte Carlo uncertainty band
 calibrate     fit a few shared profile parameters per engine family; render profiles/<engine>.yaml (the CLI writes them to --out-dir, or in place with --in-place)
 report        summary statistics, the predicted-vs-measured plot and reports/validation.md
 """
 
-from .records import Record, read_records
+from ..specs.records import Record, read_records
 
 __all__ = ["Record", "read_records"]

@@ -22,6 +22,7 @@ from ..engine.evaluate import Setup
 from ..errors import SpecError
 from ..serving.dispatch import Pools, Sessions, serve
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
+from ..specs.records import Record
 from .predict_rows import (
     Unsupported,
     agentic_inputs,
@@ -33,7 +34,6 @@ from .predict_rows import (
     prefill_pool,
     profile_id,
 )
-from .records import Record
 from .workload_versions import record_host_tier, record_workload_spec, resolve_record
 
 BATCHED_METRICS = {"tpot_ms": "tpot_ms", "ttft_ms": "ttft_ms", "tps_per_user": "tps_per_user",

@@ -36,13 +36,14 @@ from scipy.optimize import least_squares
 from .. import catalog, progress
 from ..acceptance_priors import record_prior
 from ..errors import SpecError
+from ..fileio import write_whole
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
+from ..specs.records import Record
 from ..workers import jobs
 from .batch_predict import plan, predict_matrix
 from .fit_weights import fit_weights, speed_fit_row
 from .kernel_bands import bands as kernel_bands
 from .predict_rows import Unsupported, central_params, profile_alone, profile_id
-from .records import Record
 
 # search ranges (inside the physical PROFILE_PARAMS bounds): kernel efficiencies, the per-step, per-kernel and
 # per-sequence CPU/launch costs, the routing skew, the serving layer's request overhead and arrival waves, and
@@ -467,11 +468,8 @@ def _sig(x: float) -> float:
 
 
 def write_profile(pid: str, result: dict, out_dir: Path, command: str) -> Path:
-    """Write ``out_dir``/<pid>.yaml: ``render_profile``."""
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    out = Path(out_dir) / f"{pid}.yaml"
-    out.write_text(render_profile(pid, result, command))
-    return out
+    """Write ``out_dir``/<pid>.yaml whole (``fileio.write_whole``): ``render_profile``."""
+    return write_whole(Path(out_dir) / f"{pid}.yaml", render_profile(pid, result, command))
 
 
 # what a fitted parameter on an edge of its search range stands for (written into the profile's calibration note):

@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 
 from ..progress import bar as progress_bar  # (``progress`` is cross_validate's callback)
+from ..specs.records import Record
 from ..workers import jobs
 from .batch_predict import plan, predict_matrix
 from .calibrate import calibrate, fitted_profile, memo_fits
 from .predict_rows import Unsupported, central_params, profile_id
-from .records import Record
 
 FOLDS = 5
 SEED = 0

@@ -33,8 +33,8 @@ import pandas as pd
 
 from .. import catalog
 from ..errors import SpecError
+from ..specs.records import Record
 from .predict_rows import Unsupported, central_params, make_ctx, point_frame, profile_id, resolve_record
-from .records import Record
 
 WAIT_SHARE = 0.01
 """Capacity waits above this share of TTFT mark a row as limited by its running capacity (predict_rows says so in

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .records import Record
+from ..specs.records import Record
 
 ROW_CAP = 0.01                      # no row above 1% of an engine's fit
 SOURCE_FAMILIES = ("mlperf",)       # file stems whose kinds (point, frontier) form one weighting group

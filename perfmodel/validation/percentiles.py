@@ -19,8 +19,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..specs.records import Record
 from .benchmark_runs import record_arrival_rate, record_percentile
-from .records import Record
 from .workload_versions import record_statistic
 
 _QUOTED = re.compile(r"\bp50/p99 (TTFT|TPOT) ([0-9.]+)/([0-9.]+) ms", re.IGNORECASE)

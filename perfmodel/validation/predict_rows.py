@@ -64,8 +64,8 @@ from ..search.loop import Read
 from ..serving.dispatch import Pools, Sessions, prefill_throughput, serve
 from ..serving.lengths import workload_lengths
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
+from ..specs.records import Record
 from .benchmark_runs import record_arrival_rate, record_instance_gpus, record_latency_limits, record_percentile
-from .records import Record
 from .workload_versions import (
     record_host_tier,
     record_interactivity,

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..fileio import write_whole
 from . import residuals
 
 TARGETS = {"median_abs_error_pct": ("<=", 15.0), "within_25pct": (">=", 0.80), "inside_band": (">=", 0.80)}
@@ -114,7 +115,7 @@ def render_png(df: pd.DataFrame, held_out: pd.DataFrame | None = None) -> bytes:
 
 def plot(df: pd.DataFrame, path, held_out: pd.DataFrame | None = None) -> None:
     """``render_png`` written to ``path``."""
-    Path(path).write_bytes(render_png(df, held_out))
+    write_whole(path, render_png(df, held_out))
 
 
 def _md_table(df: pd.DataFrame) -> str:
@@ -167,8 +168,7 @@ def write_report(df: pd.DataFrame, s: dict, path: Path, data_file: str, recs=Non
     ``files``: file -> (records, rows, summary) when several files are validated together (a section each)."""
     outputs = render_report(df, s, path, data_file, recs, discussion, extras, files, samples, seed)
     for p, content in outputs.items():
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(content if isinstance(content, bytes) else content.encode())
+        write_whole(p, content)
     return Path(path)
 
 

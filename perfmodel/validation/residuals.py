@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .records import Record
+from ..specs.records import Record
 
 CONCURRENCY_BUCKETS = (0, 4, 16, 64, 256, np.inf)
 BUCKET_LABELS = ("<=4", "5-16", "17-64", "65-256", ">256")

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from .. import catalog
+from ..specs.records import read_records
 from .predict_rows import Unsupported, central_params, frontier_value, make_ctx, predict_point
-from .records import read_records
 
 UNSUPPORTED_LN = 2.0   # |ln error| charged for a row the variant cannot reach (e.g. a curve ending below the read)
 

@@ -29,7 +29,7 @@ stand-in is named in the verdict).
 
 The derived table ``data/model-error/crossval-spread.csv`` holds rows, the 10th, 50th and 90th percentiles of e
 and the median |error| in % per (quantity, region). Regenerate it (seconds; it reads the crossval rows and the
-records they came from, it fits nothing) with::
+records they came from, ``specs/records.record_setups``, it fits nothing) with::
 
     python -m perfmodel.claims.error_table reports/crossval.csv
 
@@ -180,18 +180,3 @@ def half_widths(quantity: str, region: str, workload: str = "all") -> dict:
             "up": max(-float(r["ln_q10"]), 0.0), "median_abs_pct": float(r["median_abs_pct"]),
             "bias": float(r["ln_q50"]), "q10": float(r["ln_q10"]), "q90": float(r["ln_q90"])}
 
-
-SETUP = ("model", "engine", "weights", "serving", "gpus", "tp", "ep", "isl", "osl", "concurrency", "metric")
-
-
-def record_setups(files) -> tuple[dict[str, float], dict[str, tuple]]:
-    """Each record id's concurrency and setup tuple (hardware, *SETUP)."""
-    from ..validation.records import read_records
-    conc, setup = {}, {}
-    for f in files:
-        path = catalog.builtin_root() / f
-        if path.is_file():
-            for r in read_records(path):
-                conc[r.id] = np.nan if r.concurrency is None else float(r.concurrency)
-                setup[r.id] = (r.hardware, *(getattr(r, k, None) for k in SETUP))
-    return conc, setup

@@ -15,8 +15,8 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..errors import SpecError, short
 from ..fileio import read_text
-from ..specs.common import Strict
-from ..specs.deployment import Serving
+from .common import Strict
+from .deployment import Serving
 
 KINDS = ("point", "frontier", "ratio")
 SERVING = ("aggregated", "disaggregated", "prefill_only", "decode_only")
@@ -175,3 +175,23 @@ def shared_data_files() -> list[Path]:
 def project_measured_files() -> list[Path]:
     """data/measured/*.csv: the measured records ``perfmodel calibrate`` fits beside calibration.csv."""
     return project_record_files("measured")
+
+
+SETUP = ("model", "engine", "weights", "serving", "gpus", "tp", "ep", "isl", "osl", "concurrency", "metric")
+"""The fields of a record's setup besides its hardware (analyses/model_error pairs rows on them)."""
+
+
+def record_setups(files) -> tuple[dict[str, float], dict[str, tuple]]:
+    """Each record id's concurrency and setup tuple (hardware, *SETUP) over the catalog's record ``files``
+    (paths relative to the catalog root; a file that is not there is skipped)."""
+    import numpy as np
+
+    from ..catalog import builtin_root
+    conc, setup = {}, {}
+    for f in files:
+        path = builtin_root() / f
+        if path.is_file():
+            for r in read_records(path):
+                conc[r.id] = np.nan if r.concurrency is None else float(r.concurrency)
+                setup[r.id] = (r.hardware, *(getattr(r, k, None) for k in SETUP))
+    return conc, setup
