@@ -134,3 +134,5 @@ def test_the_recommended_agentx_version_is_named_and_declares_the_e2e_axis():
     code, out, err = _cli([*BASE, "--min-tps-per-user", "60"])
     assert code == 0, err
     assert f"the recommended workload is {AGENTX_RECOMMENDED}" in out and "this plan reads agentx" in out
+    # a decode-speed floor on agentic work says which axis it read and what the AgentX axis reads
+    assert "the speed floor reads the decode speed" in out and "--speed-axis e2e --speed-percentile 90" in out

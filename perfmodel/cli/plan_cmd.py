@@ -200,6 +200,10 @@ def run_plan(args):
         print(f"  AgentX-like traffic: the recommended workload is {AGENTX_RECOMMENDED} (the current InferenceX "
               "harness on the full trace, E2E-normalised P90 axis; agentx-062126-256k for 262k-context models); "
               f"this plan reads {wl_id}")
+    if args.min_tps_per_user is not None and slo.speed_percentile is None and bool(df["pause_mean_s"].gt(0).any()):
+        e2e = ", ".join(f"{n} {v:.4g}" for n, v in zip(df["system"], df["tps_per_user_e2e_p90"]))
+        print(f"  the speed floor reads the decode speed (1000 / TPOT); AgentX figures (perfmodel check) read the "
+              f"E2E-normalised P90, here {e2e} tok/s/user: --speed-axis e2e --speed-percentile 90 plans on that axis")
     if (line := unmeasured(df)) is not None:
         print(f"  {line}")
     for e in df.attrs.get("errors", []):
