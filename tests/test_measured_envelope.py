@@ -128,10 +128,35 @@ def test_widening_for_reads_a_rows_ratios(frame):
     row = {"hardware": "gb300-nvl72", "profile": "dynamo-sglang", "model": "deepseek-v3", "kv_cache": "fp8",
            "gpus": 16, "batch": 320, "ep": 16, "isl": 2000.0, "sessions": 800.0, "sessions_per_gpu": 10.0}
     f = frame.reset_index(drop=True)
-    # family level: EP and span 16 vs r2's 8 -> 2; the rest inside
-    assert me.widening_for(row, frame=f) == 2.0
-    # hardware level: r3 (88 per GPU, 12.5M tokens of Qwen3.5 context, span 4) -> span 16 / 4 = 4
-    assert me.widening_for(row, level="hardware", frame=f) == 4.0
+    # family level: each maximum alone gives 2 (EP and span 16 vs r2's 8), but no run reached them together:
+    # the joint ratio 2.5 (r2, KV demand; test_joint_nearest_run) is the widening
+    ext = me.extrapolation(row, frame=f).set_index("quantity")
+    assert me.interval_widening(ext.loc[ext.index != "joint", "hardware_family_ratio"]) == 2.0
+    assert me.widening_for(row, frame=f) == pytest.approx(2.5)
+    # hardware level: only r3, whose blank EP reads as 1 in the joint: 16 / 1
+    assert me.widening_for(row, level="hardware", frame=f) == 16.0
+
+
+def test_joint_nearest_run(frame):
+    """Point: 20 per GPU, EP 16, KV demand 800 x 2000 / 16 tokens x 40,016 B = 4.0016 GB, span 16.
+    r2: 20 per GPU, EP 8, 40,000 tokens x 40,016 B = 1.60064 GB, span 8 -> worst 4.0016 / 1.60064 = 2.5 (KV).
+    r3: 88 per GPU, EP blank (1), 12,496,000 tokens x 15,360 B (Qwen3.5 fp8) = 191.9 GB, span 4 -> worst 16 (EP)."""
+    model = {"batch_per_gpu": 20.0, "ep": 16.0, "kv_demand_gb_per_gpu": 4.0016, "span_gpus": 16.0,
+             "sessions_per_gpu": 10.0}
+    fam = frame[frame["hardware_family"] == "nvidia-scaleup72"].reset_index(drop=True)
+    ratio, rid, binds = me.joint(model, fam)
+    assert ratio == pytest.approx(2.5) and rid == "r2" and binds == "kv_demand_gb_per_gpu"
+    ratio, rid, binds = me.joint(model, fam[fam["id"] == "r3"])
+    assert ratio == 16 and rid == "r3" and binds == "ep"
+    # a point every run dominates is inside; quantities the point lacks are skipped; no records: nan
+    small = {"batch_per_gpu": 1.0, "ep": 1.0, "kv_demand_gb_per_gpu": 0.1, "span_gpus": math.nan}
+    assert me.joint(small, fam)[0] <= 1
+    assert math.isnan(me.joint(model, fam.iloc[:0])[0])
+    ext = me.extrapolation({"hardware": "gb300-nvl72", "model": "deepseek-v3", "gpus": 16, "batch": 320, "ep": 16,
+                            "isl": 2000.0, "sessions": 800.0, "sessions_per_gpu": 10.0},
+                           engine="sglang", frame=frame.reset_index(drop=True)).set_index("quantity")
+    assert ext.loc["joint", "hardware_family_verdict"] == "outside by 2.5x"
+    assert ext.loc["joint", "hardware_family_ids"] == "nearest r2 (kv_demand_gb_per_gpu)"
 
 
 def test_shipped_records_hand_checked_row():

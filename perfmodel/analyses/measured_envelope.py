@@ -27,7 +27,9 @@ VR200 NVL72 are one family) and engine family. The engine family is the record's
 without a ``dynamo-`` prefix: Dynamo orchestrates the same engine's workers. A model point's quantities
 (``point_quantities``) are read from its serving-layer columns the same way: batch / gpus, sessions_per_gpu,
 ep, sessions (agentic; else concurrency, else batch) x isl / gpus, gpus. ``extrapolation`` gives the ratio
-model / measured maximum and a verdict per quantity; ``interval_widening`` turns the ratios into the factor a
+model / measured maximum and a verdict per quantity, and the ``joint`` ratio to the nearest single run over
+batch, EP, KV demand and span together (a point may lie inside each maximum, set by different runs, and
+outside every run); ``interval_widening`` turns the ratios into the factor a
 plan's interval widens by.
 """
 
@@ -188,12 +190,40 @@ def envelope(hardware: str, engine: str | None, frame: pd.DataFrame | None = Non
     """{level: {quantity: Extent or None}} for ``hardware`` (a catalog id) and an engine family (a record's engine
     or a profile's; None: every engine), at the levels 'hardware' (that hardware's records) and
     'hardware_family' (every hardware of its family)."""
+    return {level: {q: extent(sub, q) for q in QUANTITIES} for level, sub in _levels(hardware, engine, frame).items()}
+
+
+def _levels(hardware: str, engine: str | None, frame: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
+    """{level: the records of that level}: the hardware's, and its family's, of the engine family (None: all)."""
     frame = shipped_frame() if frame is None else frame
     fam = engine_family(engine)
     same_engine = np.ones(len(frame), bool) if fam is None else (frame["engine_family"] == fam).to_numpy()
-    sel = {"hardware": same_engine & (frame["hardware"] == hardware).to_numpy(),
-           "hardware_family": same_engine & (frame["hardware_family"] == hardware_family(hardware)).to_numpy()}
-    return {level: {q: extent(frame[m], q) for q in QUANTITIES} for level, m in sel.items()}
+    return {"hardware": frame[same_engine & (frame["hardware"] == hardware).to_numpy()],
+            "hardware_family": frame[same_engine & (frame["hardware_family"] == hardware_family(hardware)).to_numpy()]}
+
+
+JOINT = ("batch_per_gpu", "ep", "kv_demand_gb_per_gpu", "span_gpus")
+"""The quantities one measured run must reach together for a point to lie inside the joint envelope."""
+
+
+def joint(model: Mapping[str, float], records: pd.DataFrame) -> tuple[float, str, str]:
+    """The nearest measured run to a point over JOINT together: (ratio, record id, binding quantity) with
+
+        ratio = min over records of max over q of model_q / record_q
+
+    (quantities the point does not have are skipped; a record's blank EP reads as 1, no expert parallelism
+    stated; any other blank as not reached). ratio <= 1: one run reached every quantity at once; each single
+    quantity's ratio is at most this one. (nan, '', '') without records."""
+    qs = [q for q in JOINT if math.isfinite(model.get(q, math.nan))]
+    if records.empty or not qs:
+        return math.nan, "", ""
+    vals = {q: records[q].to_numpy(float) for q in qs}
+    if "ep" in vals:
+        vals["ep"] = np.where(np.isnan(vals["ep"]), 1.0, vals["ep"])
+    ratios = np.column_stack([np.where(np.isfinite(vals[q]), model[q] / vals[q], np.inf) for q in qs])
+    worst = ratios.max(axis=1)
+    i = int(np.argmin(worst))
+    return float(worst[i]), str(records["id"].to_numpy()[i]), qs[int(np.argmax(ratios[i]))]
 
 
 def _val(row: Mapping, key: str) -> float:
@@ -233,12 +263,15 @@ def extrapolation(row: Mapping, hardware: str | None = None, engine: str | None 
                   frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per quantity: the point's value (``model``), and per level (hardware; hardware family) the measured maximum
     (``<level>_max``), the ids that set it (``<level>_ids``), ``<level>_ratio`` = model / maximum and
-    ``<level>_verdict``. ``hardware`` defaults to the row's, ``engine`` to its profile's engine family."""
+    ``<level>_verdict``; a last row ``joint``: the ratio to the nearest run over JOINT together (``joint``), its
+    id and the quantity that binds in ``<level>_ids``. ``hardware`` defaults to the row's, ``engine`` to its
+    profile's engine family."""
     hardware = hardware or str(row.get("hardware"))
     if engine is None and row.get("profile"):
         from .. import catalog
         engine = catalog.profile(str(row["profile"])).engine
-    env = envelope(hardware, engine, frame)
+    levels = _levels(hardware, engine, frame)
+    env = {level: {q: extent(sub, q) for q in QUANTITIES} for level, sub in levels.items()}
     model = point_quantities(row)
     rows = []
     for q, (unit, _) in QUANTITIES.items():
@@ -251,6 +284,12 @@ def extrapolation(row: Mapping, hardware: str | None = None, engine: str | None 
             r[f"{level}_ratio"] = ratio
             r[f"{level}_verdict"] = verdict(ratio) if math.isfinite(model[q]) else "not applicable"
         rows.append(r)
+    r = {"quantity": "joint", "unit": "", "model": math.nan}
+    for level in LEVELS:
+        ratio, rid, binds = joint(model, levels[level])
+        r.update({f"{level}_max": math.nan, f"{level}_ids": f"nearest {rid} ({binds})" if rid else "",
+                  f"{level}_ratio": ratio, f"{level}_verdict": verdict(ratio)})
+    rows.append(r)
     out = pd.DataFrame(rows)
     out.attrs.update(hardware=hardware, hardware_family=hardware_family(hardware),
                      engine_family=engine_family(engine) or "every engine")
@@ -260,7 +299,8 @@ def extrapolation(row: Mapping, hardware: str | None = None, engine: str | None 
 def interval_widening(ratios: Mapping[str, float] | Iterable[float]) -> float:
     """The factor W >= 1 by which a plan's throughput interval widens for a deployment outside the measured
     envelope: W = max(1, max over quantities of r), r = model / measured maximum (NaN ratios, quantities nothing
-    measured or that do not apply, are skipped; none left: W = 1).
+    measured or that do not apply, are skipped; none left: W = 1). With the ``joint`` ratio among them (as
+    ``extrapolation`` gives it), W is at least that ratio wherever it is finite (it is at least batch's, EP's, KV demand's and span's).
 
     Rule: per-GPU throughput is at most proportional to the load a GPU holds (batch, sessions, context); a
     deployment r times beyond the largest measured may not run as modelled, and the largest measured one carries
