@@ -51,7 +51,8 @@ def test_a_stated_cap_below_the_clients_makes_the_excess_wait():
     rec = resolve_record(next(r for r in read_records("data/shared/agentic.csv") if r.id == "a399"))
     out = {}
     for label, mech in (("off", ()), ("on", ("record_running_cap",))):
-        prof = profile_with("sglang", *catalog.profile("sglang").mechanisms, *mech)
+        rest = [m for m in catalog.profile("sglang").mechanisms if m != "record_running_cap"]
+        prof = profile_with("sglang", *rest, *mech)
         out[label] = point_frame(rec, make_ctx(rec.hardware, rec, prof, central_params(prof)), []).df.iloc[0]
     assert out["on"]["batch"] <= 128 + 1e-9 < out["off"]["batch"]
     assert out["on"]["capacity_wait_ms"] > 10 * out["off"]["capacity_wait_ms"]
