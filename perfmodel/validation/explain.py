@@ -34,11 +34,7 @@ import pandas as pd
 from .. import catalog
 from ..errors import SpecError
 from ..specs.records import Record
-from .predict_rows import Unsupported, central_params, make_ctx, point_frame, profile_id, resolve_record
-
-WAIT_SHARE = 0.01
-"""Capacity waits above this share of TTFT mark a row as limited by its running capacity (predict_rows says so in
-its note at the same threshold)."""
+from .predict_rows import WAIT_SHARE, Unsupported, central_params, make_ctx, point_frame, profile_id, resolve_record
 
 FULL = 0.98
 """A running batch at this share of its cap or above fills it."""

@@ -79,6 +79,9 @@ ENGINE_PROFILE = {"sglang": "sglang", "vllm": "vllm", "trtllm": "trtllm", "dynam
                   "dynamo-sglang": "dynamo-sglang", "dynamo-vllm": "dynamo-vllm", "deepseek": "sglang",
                   "tilert": "trtllm"}
 MEASURED_PREFILL_TOKENS_PER_GPU = 16384
+WAIT_SHARE = 0.01
+"""Capacity waits above this share of TTFT mean the clients exceed the running capacity (the note of a point row;
+validation/explain.py's binding limit reads the same threshold)."""
 """The prefill step of the prefill_only records (LMSYS's large-scale EP setup: 16384 tokens per GPU per step), the
 setup those rows measured; predictions of deployments use the engine's PREFILL_TOKENS_PER_GPU (engine/evaluate.py)."""
 N_SAMPLES = 200
@@ -317,7 +320,7 @@ def point_frame(rec: Record, ctx: Ctx, note: list) -> PointFrame:
             conc = np.nan if rec.concurrency is None else rec.concurrency * pts["gpus"] / (rec.gpus or pts["gpus"])
             df = eval_points(ctx, {**pts, "arrival_rate": np.nan, "concurrency": conc}, 1)
     refuse_unfit(df)
-    if not np.isnan(conc) and (df["capacity_wait_ms"] > 0.01 * df["ttft_ms"]).any():
+    if not np.isnan(conc) and (df["capacity_wait_ms"] > WAIT_SHARE * df["ttft_ms"]).any():
         note.append(f"concurrency {conc:.0f} exceeds the modeled running capacity "
                     f"({df['batch'].min():.0f}-{df['batch'].max():.0f} sequences); the excess waits for a slot")
     elif not df["fits"].iloc[0]:
