@@ -234,12 +234,8 @@ def run_frontier(args):
 def _usual_columns(front: pd.DataFrame) -> pd.DataFrame:
     """A frontier computed with all_columns, cut to the columns it has without (the table, CSV and JSON points
     stay as they are without --explain-at)."""
-    from ..analyses.deployments import LAYOUT_COLUMNS
-    from ..analyses.frontier import CURVE_COLUMNS, DEPLOYMENT_COLUMNS
-    usual = {*DEPLOYMENT_COLUMNS, "system", *CURVE_COLUMNS, *LAYOUT_COLUMNS}
-    out = front[[c for c in front.columns if c in usual]].copy()
-    out.attrs.update(front.attrs)
-    return out
+    from ..analyses.frontier import usual_columns
+    return usual_columns(front)
 
 
 def _curve_end(front) -> list[dict]:
