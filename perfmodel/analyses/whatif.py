@@ -97,18 +97,19 @@ def jumps(a: pd.DataFrame, b: pd.DataFrame, x) -> np.ndarray:
 def layout_text(row: pd.Series) -> str:
     """A deployment layout in one phrase: 'aggregated fp8 TP4 DP1 EP1 PP1, 1 draft, batch 64' (a P/D split adds
     its instances)."""
-    get = lambda c: row[c] if c in row.index and pd.notna(row[c]) else None  # noqa: E731
-    parts = [str(get("serving")), str(get("weights")),
-             " ".join(f"{k.upper()}{int(get(k))}" for k in ("tp", "dp", "ep", "pp") if get(k) is not None)]
-    if get("serving") == "disaggregated" and get("instances") is not None:
-        parts.append(f"{int(get('pf_instances'))}x{int(get('pf_gpus'))} prefill + {int(get('instances'))}x"
-                     f"{int(get('gpus'))} decode GPUs")
-    text = " ".join(p for p in parts if p and p != "None")
-    if get("spec_tokens") is not None:
-        text += f", {int(get('spec_tokens'))} draft{'s' if int(get('spec_tokens')) != 1 else ''}"
-    if get("kv_host_tier"):
+    val = {c: row[c] for c in row.index if pd.notna(row[c])}
+    num = {c: int(v) for c, v in val.items() if c in ("tp", "dp", "ep", "pp", "instances", "pf_instances",
+                                                       "pf_gpus", "gpus", "spec_tokens")}
+    parts = [str(val[c]) for c in ("serving", "weights") if c in val]
+    parts.append(" ".join(f"{k.upper()}{num[k]}" for k in ("tp", "dp", "ep", "pp") if k in num))
+    if val.get("serving") == "disaggregated" and {"instances", "pf_instances", "pf_gpus", "gpus"} <= set(num):
+        parts.append(f"{num['pf_instances']}x{num['pf_gpus']} prefill + {num['instances']}x{num['gpus']} decode GPUs")
+    text = " ".join(p for p in parts if p)
+    if "spec_tokens" in num:
+        text += f", {num['spec_tokens']} draft{'s' if num['spec_tokens'] != 1 else ''}"
+    if bool(val.get("kv_host_tier", False)):
         text += ", KV host tier"
-    return text + (f", batch {get('batch'):g}" if get("batch") is not None else "")
+    return text + (f", batch {float(val['batch']):g}" if "batch" in val else "")
 
 
 def multiple_at(cmp: Comparison, x: float, metric: str = "total_tps_per_gpu") -> dict:
