@@ -88,6 +88,29 @@ def test_glm52_style_config_without_indexshare_is_named_and_low_confidence():
     assert kv / kv_bytes_per_token(ModelSpec.model_validate(shared), "bf16") == pytest.approx(78 * 1408 / 95232)
 
 
+def test_a_saved_configs_generation_defaults_are_not_named():
+    """A verbatim config.json (Kimi K2.5's, saved by transformers) repeats PretrainedConfig's generation and
+    serialisation defaults (num_beams, top_k, max_length, ...): none is an architecture field, none is named."""
+    mapping, report = import_hf_config_report(_load("kimi-k2.6"), model_id="kimi-k2.6")
+    assert report == [] and mapping["native_weights"] == "int4" and "confidence" not in mapping
+
+
+def test_glm_mlp_layer_types_state_the_ffn_of_each_layer():
+    """GlmMoeDsa configs saved by transformers v5 list mlp_layer_types: the list decides dense vs MoE per layer
+    (GLM-5.3: dense 0-2); a wrong entry is one error naming the field."""
+    from perfmodel.errors import SpecError
+    cfg = _load("glm-5.3")
+    mapping, report = import_hf_config_report(cfg)
+    assert [(g["ffn"], g["count"]) for g in mapping["layers"] if g["ffn"] == "dense"] == [("dense", 3)]
+    assert not any(line.startswith(("mlp_layer_types", "index_topk_freq")) for line in report), report
+    five = ["dense"] * 5 + ["sparse"] * 73
+    m5, _ = import_hf_config_report(dict(cfg, mlp_layer_types=five))
+    assert sum(g["count"] for g in m5["layers"] if g["ffn"] == "dense") == 5
+    with pytest.raises(SpecError) as e:
+        import_hf_config_report(dict(cfg, mlp_layer_types=["moe"] * 78))
+    assert e.value.field == "mlp_layer_types"
+
+
 def test_unread_architecture_field_is_named():
     cfg = dict(json.loads((FIX / "llama-3.1-8b.json").read_text()), num_hyper_layers=3)
     _, report = import_hf_config_report(cfg)

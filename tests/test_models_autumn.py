@@ -182,6 +182,13 @@ def test_show_and_predict(mid):
     assert 0 < row["tpot_ms"] < 1e4 and row["output_tps_per_gpu"] > 0
 
 
+def test_glm53_total_with_its_mtp_layer_is_the_753b_a_quantizer_states():
+    """BitdeerAI's GLM-5.3 W4AFP8 card: '78 layers + 1 MTP layer ... Parameters 753B' (entry's published note)."""
+    m = catalog.model("glm-5.3")
+    p = param_counts(m)
+    assert "753B" in m.published.total_params_b.note and abs((p.total + p.mtp) / 753e9 - 1) <= 0.01
+
+
 def test_glm53_is_the_glm52_stack_in_fp8():
     a, b = catalog.model("glm-5.3"), catalog.model("glm-5.2")
     assert (a.attention, a.ffn, a.layers, a.mtp, a.hidden_size, a.vocab_size) == \
