@@ -211,7 +211,8 @@ def _axis(at: OperatingPoint | None) -> str:
     return axis
 
 
-def _describe_point(p: OperatingPoint | None) -> str:
+def _describe_point(p: OperatingPoint | None, floor_assumed: bool = False) -> str:
+    """The point in words; ``floor_assumed``: the speed floor is the catalog's default, not the source's."""
     if p is None:
         return ""
     if p.point == "speed":
@@ -220,7 +221,7 @@ def _describe_point(p: OperatingPoint | None) -> str:
         s = {"peak": "each system's peak", "fastest_common": "the fastest speed both reach",
              "max_speed": "the end of the curve", "matched": "matched interactivity (speed not given)"}[p.point]
     if p.min_tps_per_user:
-        s += f" at >= {p.min_tps_per_user:g} tok/s/user"
+        s += f" at >= {p.min_tps_per_user:g} tok/s/user" + (" (floor assumed, not stated)" if floor_assumed else "")
     if p.tested_range:
         s += f" over the tested {p.tested_range[0]:g}-{p.tested_range[1]:g} tok/s/user"
     if p.percentile:
@@ -1021,7 +1022,7 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
         out["assumptions"].append("basis: " + b["text"])
     p = claim.at or claim.to
     out["axis"] = _axis(p)
-    out["at"] = _describe_point(claim.at) if claim.at else f"{_describe_point(claim.from_)} -> {_describe_point(claim.to)}"
+    out["at"] = _describe_point(claim.at, "at.min_tps_per_user" in claim.unstated) if claim.at else f"{_describe_point(claim.from_)} -> {_describe_point(claim.to)}"
     out["weights"] = store.weights
     out["weights_stated"] = claim.weights is not None
     wl = claim.workload or DEFAULT_WORKLOAD
