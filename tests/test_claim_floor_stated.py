@@ -27,11 +27,11 @@ def test_the_floor_is_stated_only_where_a_source_states_it():
 
 def test_an_assumed_floor_is_printed_as_assumed():
     c = catalog.claim(ASSUMED[0])
-    assert chk._describe_point(c.at, True) == "each system's peak at >= 20 tok/s/user (floor assumed, not stated)"
+    assert chk._describe_point(c.at, True) == "each system's peak at >= 20 tok/s/user (assumed)"
     assert chk._describe_point(catalog.claim(STATED).at) == "each system's peak at >= 20 tok/s/user"
     rows = [{"id": cid, "model_id": catalog.claim(cid).model, "kind": "ratio"} for cid in (*ASSUMED, STATED)]
     x, src = planner._peak_floor(rows, "kimi-k3")
-    assert x == 20 and src.startswith("assumed, not stated") and ASSUMED[0] in src
+    assert x == 20 and src.startswith("assumed (not stated): ") and ASSUMED[0] in src
     x, src = planner._peak_floor(rows, "deepseek-v4-pro")
     assert x == 20 and src == f"stated: {STATED}"
     x, src = planner._peak_floor(rows, "llama-3.3-70b")

@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from .latency import is_latency
 from .shared import source_key
 
 KS = np.exp(np.linspace(-math.log(2.5), math.log(2.5), 41))
@@ -64,7 +65,7 @@ def grid(C, fig, ev: dict) -> dict | None:
     figure the model cannot read or a claim whose model is unstated (its candidates tell no one story)."""
     from .conditions import measured_speed, region_band, sol_factor
     q0, c = ev["q"], ev["c"]
-    if C.col == "ttft_s" or C.claim.model is None or q0 is None or math.isnan(q0) or not (c and c > 0):
+    if is_latency(C.col) or C.claim.model is None or q0 is None or math.isnan(q0) or not (c and c > 0):
         return None
     hws = list(dict.fromkeys(t.side.hardware for t in fig.terms))
     if C.claim.kind == "ratio" and len(hws) < 2:

@@ -94,7 +94,7 @@ def _peak_floor(rs: list[dict], model: str) -> tuple[float, str]:
     x = min(v)
     ids = sorted(v[x])
     if set(ids) <= assumed:
-        return x, "assumed, not stated (a default; its basis in the claims' notes): " + ", ".join(ids)
+        return x, "assumed (not stated): " + ", ".join(ids)       # its basis in the claims' notes
     said = [i for i in ids if i not in assumed]
     return x, ("stated: " + ", ".join(said) + ("; assumed: " + ", ".join(sorted(assumed & set(ids)))
                                                if assumed & set(ids) else ""))
@@ -378,7 +378,7 @@ def markdown(df: pd.DataFrame, src: str, brief: bool = False) -> list[str]:
          "model's envelopes (no 'up to' maxima). **Every column of a row is read at that row's SLO**, stated in "
          "column 'SLO' with its source: a speed limit (the speed the seed names, on the axis its claims read it: a "
          "TPOT limit on the decode axis, an E2E limit on an E2E-normalised one; at a peak, the floor the seed's "
-         f"peak claims read (stated or assumed, as marked), else {PEAK_FLOOR:g} tok/s/user, the planner's choice; each system's peak at or above "
+         f"peak claims read (stated or assumed), else {PEAK_FLOOR:g} tok/s/user, the planner's choice; each system's peak at or above "
          "it), at the workload's SLO speed percentile, and a TTFT limit: none for tok/s/GPU and the multiples "
          f"(as the verdicts read the claims: no seed states one), {ttfts} side by side for the sessions (the "
          f"planner's choice), at TTFT P{qt:g}. Sessions per rack: the most live sessions of any deployment meeting "
