@@ -3,8 +3,8 @@ profile lists the ones it uses in ``mechanisms``) and is switched on, with a ref
 gate (docs/accuracy.md, the ledger). While a profile does not list a mechanism, the code computes exactly what it
 did before the mechanism was written: the landing of 2026-12-07 kept every number of main's serving reference with
 all of them off, and tests/test_mechanisms.py (with the hand checks it names) pins each switch both ways. The
-first ten below are on in every catalog profile since the E refit, ``record_running_cap`` since its gate of
-2026-12-07; a new mechanism starts off.
+first ten below are on in every catalog profile since the E refit, ``record_running_cap`` and
+``sessions_littles_law`` since their gates of 2026-12-07; a new mechanism starts off.
 
 Name -> what switching it on changes (and where the code is).
 """
