@@ -15,6 +15,9 @@ ROOMS = {
         "perfmodel/validation/samples.py", "perfmodel/validation/row_context.py", "perfmodel/validation/point_rows.py",
         "perfmodel/validation/agentic_rows.py", "perfmodel/validation/frontier_rows.py",
         "perfmodel/validation/envelope.py", "perfmodel/validation/agents_per_gpu.py"),
+    "perfmodel/claims/check.py": (
+        "perfmodel/claims/sides.py", "perfmodel/claims/findings.py", "perfmodel/claims/outcome.py",
+        "perfmodel/claims/needs.py"),
 }
 """A split file -> the rooms its jobs moved into (the file keeps the driver: which room reads a record)."""
 

@@ -139,7 +139,7 @@ _JUDGING: set[str] = set()      # fastest-run claims being checked for ``judged_
 
 def judged_implausible(C, claim) -> bool:
     """Whether the model judges ``claim`` (a source's fastest run) implausible, through the check's own judge
-    (``C.judge``: claim -> verdict, set by ``check._Claim``; none: plausible), once per store: such a claim bounds
+    (``C.judge``: claim -> verdict, set by ``sides.ClaimSides``; none: plausible), once per store: such a claim bounds
     none of the source's others (its figure is itself outside what the model and the evidence allow). A claim
     whose own check is under way (two fastest runs bounding each other) counts as plausible."""
     judge = getattr(C, "judge", None)
