@@ -6,7 +6,6 @@ refit): each synthetic claim is placed relative to the band it reads."""
 
 import importlib
 import math
-import re
 
 import numpy as np
 import pandas as pd
@@ -16,6 +15,7 @@ from perfmodel import catalog
 from perfmodel.claims.arith import spec_ratio_check
 from perfmodel.claims.evidence import on_steps
 from perfmodel.claims.findings import evaluate
+from perfmodel.claims.values import StepFactor
 from perfmodel.specs.claim import ClaimSpec, OperatingPoint
 
 chk = importlib.import_module("perfmodel.claims.check")
@@ -322,7 +322,6 @@ def test_a_fastest_run_judged_implausible_bounds_no_other_claim(monkeypatch):
 
 
 # ------------------------------------------------------------------ the read-back of every '[within error]'
-STEPS = re.compile(r"([\w.\-]+) steps ([\d.]+)x (faster|slower)")
 
 
 def _readback(r: dict, claim: ClaimSpec, store) -> int:
@@ -335,7 +334,7 @@ def _readback(r: dict, claim: ClaimSpec, store) -> int:
     for c in conds:
         if c["short"] not in printed:
             continue
-        ks = {hw: (1 / float(v) if d == "faster" else float(v)) for hw, v, d in STEPS.findall(c["short"])}
+        ks = {s.hardware: s.k for s in StepFactor.parse(c["short"])}       # the printer's own parser
         assert ks, c["short"]
         C = chk.sides_of(store, claim, claim.model, claim.workload, {"assumptions": []})
         fig = C.figure()

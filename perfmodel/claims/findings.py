@@ -6,6 +6,7 @@ claim on hardware with no record of its model."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from .. import catalog
 from ..analyses.model_error import half_widths
@@ -16,6 +17,7 @@ from .fmt import number as _f
 from .interval import interval, summary, width
 from .reading import Figure, env_metric
 from .sides import ClaimSides
+from .values import CurveEnd, Evaluation, Reading
 
 
 def _dir(fig: Figure, hw: str) -> str:
@@ -24,7 +26,7 @@ def _dir(fig: Figure, hw: str) -> str:
     return "down" if (t.sign > 0) != (fig.col == "ttft_s") else "up"
 
 
-def q_of(r: dict, fig: Figure) -> float:
+def q_of(r: Reading, fig: Figure) -> float:
     """A reading's Q for the interval: with an unreached system, 0 or infinity (never dropped)."""
     if r["unreached"]:
         dirs = {_dir(fig, hw) for hw in r["unreached"]}
@@ -32,7 +34,7 @@ def q_of(r: dict, fig: Figure) -> float:
     return r["q"]
 
 
-def evaluate(C: ClaimSides, fig: Figure) -> dict:
+def evaluate(C: ClaimSides, fig: Figure) -> Evaluation:
     """The reading, its interval (the model's own cross-validated error of the claim's kind, applied vertically:
     rule 1), the software headroom (the profile's fast corner, reported, never in the interval), each system's
     curve end with the model's curve-end speed error, and the distance of the claim."""
@@ -43,7 +45,7 @@ def evaluate(C: ClaimSides, fig: Figure) -> dict:
              for t, r in zip(fig.terms, nom["rows"])]
     iv = interval(q, (q, q_of(opt, fig)), terms, [], model_error=True, workload=C.wclass)
     h = half_widths("speed", "curve-end", C.wclass)
-    ends = {}
+    ends: dict[str, CurveEnd] = {}
     for hw, e in zip(nom["systems"], nom["ends"]):
         ok = math.isfinite(e)
         ends[hw] = {"end": e, "low": e * math.exp(-h["q90"]) if ok else math.inf,
@@ -53,14 +55,15 @@ def evaluate(C: ClaimSides, fig: Figure) -> dict:
             "unreached": unreached, "c": C.claimed(q), "end_error": h}
 
 
-def _systems(C: ClaimSides, ev: dict) -> list[dict]:
+def _systems(C: ClaimSides, ev: Evaluation) -> list[dict]:
     """Each system: its profile, its curve end (with the end's own row), its figure at the point."""
     out, nom = [], ev["nom"]
     for i, (s, (prof, assumed)) in enumerate(zip(C.sides, C.profiles)):
         env = ev["fig"].env(s)
         j = next((k for k, t in enumerate(ev["fig"].terms) if t.side.hardware == s.hardware), None)
-        e = ev["ends"].get(s.hardware, {})
-        d = {"name": s.name, "hardware": s.hardware, "profile": prof, "profile_assumed": assumed,
+        end = ev["ends"].get(s.hardware)
+        e: dict[str, float] = {} if end is None else {"end": end["end"], "low": end["low"], "high": end["high"]}
+        d: dict[str, Any] = {"name": s.name, "hardware": s.hardware, "profile": prof, "profile_assumed": assumed,
              "max_tps_per_user": e.get("end"), "end_low": _f(e.get("low")) if e.get("low") != math.inf else None,
              "end_high": _f(e.get("high")) if e.get("high") != -math.inf else None,
              "value": _f(nom["values"][j]) if j is not None else None,
@@ -69,7 +72,7 @@ def _systems(C: ClaimSides, ev: dict) -> list[dict]:
             er = env.loc[env[AXES[C.axis]].idxmax()]
             d["end_figure"] = _f(er[env_metric(C.col)]) if env_metric(C.col) in er else None
             row = nom["rows"][j] if j is not None else None
-            if row is not None:
+            if row is not None and j is not None:
                 t = ev["fig"].terms[j]
                 own = t.point.point in ("peak", "max_speed") or C.col == "tps_per_user"
                 # the figure at a speed is interpolated at that speed: the line names that speed, not the row's;
@@ -88,7 +91,7 @@ def _systems(C: ClaimSides, ev: dict) -> list[dict]:
     return out
 
 
-def headroom(C: ClaimSides, ev: dict) -> dict:
+def headroom(C: ClaimSides, ev: Evaluation) -> dict:
     """The software headroom: the figure at the profile's fast corner (every fitted parameter at its fast end),
     reported beside the interval, never in it (rule 1)."""
     qo = q_of(ev["opt"], ev["fig"])
@@ -97,7 +100,7 @@ def headroom(C: ClaimSides, ev: dict) -> dict:
             math.isfinite(qo) else None}
 
 
-def basis_need(C: ClaimSides, ev: dict) -> dict | None:
+def basis_need(C: ClaimSides, ev: Evaluation) -> dict | None:
     """The power (per MW) or price (per dollar) ratio a ratio claim needs, inside its interval or not: the input
     of the source's shared condition (``shared.py``)."""
     from .conditions import ratio_basis
@@ -108,7 +111,7 @@ def basis_need(C: ClaimSides, ev: dict) -> dict | None:
     return None
 
 
-def record_reading(out: dict, C: ClaimSides, fig: Figure, ev: dict, dist: dict) -> None:
+def record_reading(out: dict, C: ClaimSides, fig: Figure, ev: Evaluation, dist: dict) -> None:
     """The reading, its interval, each system's curve end and point, the sensitivity to the speed, into ``out``."""
     iv, q, nom, claim = ev["iv"], ev["q"], ev["nom"], C.claim
     out["interval"], out["distance"] = summary(iv), dist
@@ -126,8 +129,9 @@ def record_reading(out: dict, C: ClaimSides, fig: Figure, ev: dict, dist: dict) 
     out["systems"] = _systems(C, ev)
     out["ends"] = {hw: {k: _f(v) if v not in (math.inf, -math.inf) else None for k, v in e.items()}
                    for hw, e in ev["ends"].items()}
-    if nom.get("x") is not None and not fig.grid_point:      # +-10% per-user speed (a stated speed only)
-        out["sensitivity"] = {f"x{f:g}": {"tps_per_user": nom["x"] * f, "ratio": _f(fig.read(x_scale=f)["q"])}
+    x = nom.get("x")
+    if x is not None and not fig.grid_point:      # +-10% per-user speed (a stated speed only)
+        out["sensitivity"] = {f"x{f:g}": {"tps_per_user": x * f, "ratio": _f(fig.read(x_scale=f)["q"])}
                               for f in (0.9, 1.1)}
 
 

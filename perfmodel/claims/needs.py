@@ -27,6 +27,7 @@ from .fmt import fmt as _fmt
 from .fmt import number as _f
 from .reading import Figure, env_metric
 from .sides import ClaimSides, claim_column
+from .values import Evaluation
 
 
 def power_or_price(col: str, ha: str, hb: str | None, model_q: float, claimed: float) -> list[dict]:
@@ -200,7 +201,7 @@ def _curve_end_need(C: ClaimSides, model_speed: float, claimed: float) -> dict |
                     f"{parts})"}
 
 
-def needs_of(C: ClaimSides, fig: Figure, ev: dict, sw: dict) -> list[dict]:
+def needs_of(C: ClaimSides, fig: Figure, ev: Evaluation, sw: dict) -> list[dict]:
     """What would have to be true (needs.py): the power or price, the second system's curve (from the model's
     first system and from the seed's own figure for it), the fall along one curve, the kernels."""
     claim, q, c_eff, nom = C.claim, ev["q"], ev["c"], ev["nom"]
@@ -209,17 +210,17 @@ def needs_of(C: ClaimSides, fig: Figure, ev: dict, sw: dict) -> list[dict]:
     if claim.kind != "delta":
         needs += power_or_price(C.col, C.sides[0].hardware, C.sides[1].hardware if claim.kind == "ratio" else None,
                                 q, c_eff)
-    at_x = claim.kind == "ratio" and nom.get("x") is not None and not fig.grid_point and finite
-    if at_x:
-        oc = other_curve(C.store, C.sides[1], C.model, C.wl, C.axis, C.col, nom["x"], nom["values"][0], c_eff,
+    x = nom.get("x") if claim.kind == "ratio" and not fig.grid_point and finite else None
+    if x is not None:
+        oc = other_curve(C.store, C.sides[1], C.model, C.wl, C.axis, C.col, x, nom["values"][0], c_eff,
                          C.sides[1].hardware, em)
         needs += [oc] if oc else []
     anchor = _seed_anchor(claim, C.col)
     if anchor and finite:
         sid, fa = anchor
         ha, hb = C.sides[0].hardware, C.sides[1].hardware
-        if at_x:
-            oc = other_curve(C.store, C.sides[1], C.model, C.wl, C.axis, C.col, nom["x"], fa, c_eff, hb, em)
+        if x is not None:
+            oc = other_curve(C.store, C.sides[1], C.model, C.wl, C.axis, C.col, x, fa, c_eff, hb, em)
             if oc:
                 needs.append({**oc, "kind": "anchored", "anchor": sid,
                               "text": f"with {ha} at the seed's own {_fmt(fa)} ({sid}): " + oc["text"]})

@@ -12,10 +12,11 @@ from .fmt import fmt as _fmt
 from .interval import distance, width
 from .reading import Figure, env_metric
 from .sides import ClaimSides
+from .values import Band, Evaluation
 from .verdict import grade
 
 
-def graded(C: ClaimSides, ev: dict) -> tuple[dict, dict | None]:
+def graded(C: ClaimSides, ev: Evaluation) -> tuple[dict, dict | None]:
     dist = distance(ev["c"], ev["iv"], C.claim.qualifier if C.claim.kind != "delta" else "about")
     return dist, grade(ev["iv"], dist, ev["ends"], ev["unreached"])
 
@@ -57,7 +58,7 @@ def needs_text(needs: list[dict]) -> str:
 ENGINES = ("vllm", "sglang", "trtllm")      # the engine profiles a baseline may be read on
 
 
-def name_engine(out: dict, C: ClaimSides, ev: dict) -> None:
+def name_engine(out: dict, C: ClaimSides, ev: Evaluation) -> None:
     """A consistent ratio claim that holds only against the engine the baseline is read on names it (flag)."""
     turn = _engine_turn(C, ev) if C.claim.kind == "ratio" and not C.software_only and C.col != "ttft_s" else None
     if turn:
@@ -65,7 +66,7 @@ def name_engine(out: dict, C: ClaimSides, ev: dict) -> None:
         out["flag"] = "; ".join(t for t in (out.get("flag"), turn["text"]) if t)
 
 
-def _engine_turn(C: ClaimSides, ev: dict) -> dict | None:
+def _engine_turn(C: ClaimSides, ev: Evaluation) -> dict | None:
     """A consistent ratio claim that holds only against the engine the baseline (B) is read on: B read on each
     other engine profile; where the claim then leaves the interval (ln(c / q') outside [-down, up], the same
     half-widths), the verdict turns on B's engine and says so. None when every engine gives it."""
@@ -88,7 +89,7 @@ def _engine_turn(C: ClaimSides, ev: dict) -> dict | None:
                     + ", ".join(f"{e} the model reads {_fmt(q)}x, outside its error" for e, q in off)}
 
 
-def software_gap(C: ClaimSides, ev: dict) -> dict:
+def software_gap(C: ClaimSides, ev: Evaluation) -> dict:
     """The condition of a software-only multiple (two builds on the same hardware): A's build m = c / q times
     faster relative to B's than the model's profiles make it (q: their modeled ratio, 1 where the profiles are
     the same), the software gap. No hardware bound applies (the older build may be far from the hardware's
@@ -110,7 +111,7 @@ def software_gap(C: ClaimSides, ev: dict) -> dict:
             "evidence": "unknown but checkable", "short": short, "text": text}
 
 
-def on_jump(C: ClaimSides, ev: dict) -> list[str]:
+def on_jump(C: ClaimSides, ev: Evaluation) -> list[str]:
     """The systems whose curve ends within the model's curve-end speed error of the claim's speed (the figure
     changes regime there: finite on one side of the end, unbounded or zero on the other)."""
     x = ev["nom"].get("x")
@@ -139,7 +140,7 @@ def _bound_text(c: dict) -> str:
         lo, hi = c["band"]
         sol = f"; speed of light {1 / c['sol_factor']:.3g}x faster" if c.get("sol_factor") else ""
         return (f"the model's cross-validated {c.get('band_quantity', 'speed')} error ({c.get('band_region', '')}) "
-                f"allows {1 / lo:.3g}x faster to {hi:.3g}x slower{sol}")
+                f"allows {Band(lo, hi).words()}{sol}")
     if c.get("bands"):
         return "the two factors spent in quadrature: " + f"{c.get('z', math.nan):.2f} of the model's error"
     return str(c.get("bound", ""))
@@ -152,7 +153,7 @@ def why_not_kind(c: dict) -> str:
     return why_not(c)
 
 
-def cannot(out: dict, C: ClaimSides, ev: dict, conds: list[dict], text: str, needs: list[dict]) -> dict:
+def cannot(out: dict, C: ClaimSides, ev: Evaluation, conds: list[dict], text: str, needs: list[dict]) -> dict:
     """No named condition is allowed: one of the four outcomes for a figure the model cannot produce.
 
     - *on a jump*: a system's curve ends within the model's speed error of the claimed speed, or a step factor
@@ -212,7 +213,7 @@ def rank(c: dict) -> int:
     return TAG_RANK.index(c["tag"]) if c.get("tag") in TAG_RANK else len(TAG_RANK)
 
 
-def up_to_cliff(C: ClaimSides, fig: Figure, ev: dict) -> dict | None:
+def up_to_cliff(C: ClaimSides, fig: Figure, ev: Evaluation) -> dict | None:
     """Rule 7: an 'up to' claim below the model's maximum over the speeds both reach, where that maximum sits on a
     system's cliff: the speed at which the model reaches the claimed multiple (the condition: the fastest speed
     the source tested was about there)."""

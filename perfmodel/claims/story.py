@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from .shared import source_key
+from .values import Evaluation, StepFactor, end_of
 
 KS = np.exp(np.linspace(-math.log(2.5), math.log(2.5), 41))
 TOL = 0.05          # ln distance at which a claim reads back at its claimed value (rounding of the figure)
@@ -47,7 +48,7 @@ def _slot(fig, hw: str) -> str:
     return "peak" if peak else "speed"
 
 
-def _accept(C, ev: dict) -> tuple[float, float]:
+def _accept(C, ev: Evaluation) -> tuple[float, float]:
     """The claimed figure in Q's terms as a range (a claimed range's ends; else the claim itself)."""
     c = C.claim
     if c.kind != "delta" and c.claimed_range:
@@ -59,7 +60,7 @@ def _num(v) -> float | None:
     return None if v is None or not math.isfinite(v) or v <= 0 else float(v)
 
 
-def grid(C, fig, ev: dict) -> dict | None:
+def grid(C, fig, ev: Evaluation) -> dict | None:
     """The claim's figure over the step-factor grid of its systems (module docstring); None for a TTFT figure, a
     figure the model cannot read or a claim whose model is unstated (its candidates tell no one story)."""
     from .conditions import measured_speed, region_band, sol_factor
@@ -107,7 +108,7 @@ def grid(C, fig, ev: dict) -> dict | None:
         slots[h] = s
         b = region_band(C, fig, ev, h)
         bands[s] = [b["lo"], b["hi"]]
-        end, v = ev["ends"].get(h, {}).get("end"), measured_speed(C, h)
+        end, v = end_of(ev, h), measured_speed(C, h)
         sol = sol_factor(C, fig, h)
         # slower only as far as the speeds the source states it reached; faster only to the speed of light
         bounds[s] = [min(sol or 0.0, 1.0), max(1.0, end / v * 1.01) if v and end and math.isfinite(end) else math.inf]
@@ -361,8 +362,7 @@ def _readback(models, fits, a: str, b: str) -> dict[str, dict]:
 
 
 def _fk(hw: str, k: float) -> str:
-    return f"{hw} {1 / k:.2f}x faster" if k < 1 / 1.005 else f"{hw} {k:.2f}x slower" if k > 1.005 else \
-        f"{hw} as modeled"
+    return StepFactor(hw, k).words("story", steps=False)
 
 
 def _text(opt, a, b, per_model, explained, left, pr, readback) -> str:
