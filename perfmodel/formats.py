@@ -5,6 +5,11 @@ These are definitions of the formats, not hardware or model specs.
 - nvfp4: 4-bit values + one e4m3 scale per 16 elements = 0.5 + 1/16 B.
 - mxfp4: 4-bit values + one e8m0 scale per 32 elements = 0.5 + 1/32 B.
 - int4 (W4A16, group 128, bf16 scale): 0.5 + 2/128 B.
+- mxfp8 (OCP microscaling: e4m3 values + one e8m0 scale per 32 elements): 1 + 1/32 B; FP8 tensor-core rate
+  (MiniMax-M3-MXFP8, Motif-3's MXFP8 expert path).
+- w4afp8 (SGLang ``--quantization w4afp8``: INT4 weights, group 128 with a bf16 scale, FP8 activations; the
+  GEMM runs on FP8 tensor cores after an in-register dequantization): 0.5 + 2/128 B at the FP8 rate
+  (GLM-5.3-W4AFP8-AWQ).
 """
 
 from __future__ import annotations
@@ -19,13 +24,21 @@ WEIGHT_BYTES: dict[str, float] = {
     "mxfp4": 0.5 + 1 / 32,
     "fp4": 0.5 + 1 / 16,
     "int4": 0.5 + 2 / 128,
+    "mxfp8": 1 + 1 / 32,
+    "w4afp8": 0.5 + 2 / 128,
 }
 
 # Tensor-core rate used for GEMMs with weights in this format: a hardware field name prefix.
 COMPUTE_RATE: dict[str, str] = {
     "bf16": "bf16", "fp16": "bf16", "fp8": "fp8", "nvfp4": "fp4", "mxfp4": "fp4", "fp4": "fp4",
     "int4": "bf16",  # W4A16: weights dequantized, math in bf16
+    "mxfp8": "fp8", "w4afp8": "fp8",
 }
+
+WEIGHT_SPELLINGS = {"w4a16": "int4", "fp8_e4m3": "fp8", "e4m3": "fp8", "w8a8_fp8": "fp8", "w4a8_fp8": "w4afp8"}
+KV_SPELLINGS = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "e4m3": "fp8", "nvfp4": "fp4", "fp16": "bf16"}
+"""Other names results give a format (engine flags: vLLM --kv-cache-dtype fp8_e4m3, SGLang --quantization w4afp8;
+an NVFP4 KV cache is TRT-LLM's FP4 KV): read as the catalog format they name (records' weights / kv_cache)."""
 
 KV_FORMATS = ("bf16", "fp8", "fp4")
 # KV-cache element bytes (values only: the engines' FP8/FP4 KV scales are per head or per tensor, negligible)

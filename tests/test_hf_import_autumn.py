@@ -20,7 +20,7 @@ from perfmodel.importers.hf_config import import_hf_config_report
 from perfmodel.specs.model import ModelSpec
 
 FIX = Path(__file__).parent / "fixtures" / "hf_configs"
-NEW = ["qwen3.5-122b-a10b", "muse-glimmer-30b", "minimax-m3", "glm-5.3-flash", "glm-5.3", "kimi-k2.6"]
+NEW = ["qwen3.5-122b-a10b", "muse-glimmer-30b", "minimax-m3", "glm-5.3-flash", "glm-5.3", "kimi-k2.6", "motif-3"]
 
 
 def _load(name: str) -> dict:
@@ -54,6 +54,24 @@ def test_hybrid_structures():
                                         "output_gate": True}
     q, _ = import_hf_config_report(_load("qwen3.5-122b-a10b"))
     assert q["attention"]["full"]["output_gate"] is True and q["mtp"]["layers"] == 1
+    motif, _ = import_hf_config_report(_load("motif-3"))
+    assert motif["attention"]["swa"]["window"] == 128 + 1 and "window" not in motif["attention"]["global"]
+    assert {(g["attention"], g["ffn"]): g["count"] for g in motif["layers"]} == {
+        ("global", "dense"): 1, ("swa", "dense"): 1, ("global", "moe"): 13, ("swa", "moe"): 38}
+    assert motif["mtp"] == {"layers": 1, "attention": "swa", "ffn": "dense", "mhc": False}
+    assert motif["residual"] == {"kind": "mhc", "streams": 4} and motif["family"] == "motif"
+
+
+def test_motif_schedule_follows_the_config_fields():
+    """layer l slides iff l % sliding_window_period != 0 (pattern interleave); 'all' slides every layer; windows
+    off give global layers only; MoE from n_dense_first_layers on."""
+    cfg = _load("motif-3")
+    m, _ = import_hf_config_report(dict(cfg, num_hidden_layers=8, sliding_window_period=2, n_dense_first_layers=3))
+    assert [g["where"] for g in m["layers"] if g["attention"] == "global"] == ["even 0-2", "even 4-6"]
+    every, _ = import_hf_config_report(dict(cfg, sliding_window_pattern="all"))
+    assert set(every["attention"]) == {"swa"}
+    off, _ = import_hf_config_report(dict(cfg, use_sliding_window=False))
+    assert set(off["attention"]) == {"global"} and off["mtp"]["attention"] == "global"
 
 
 def test_glm52_style_config_without_indexshare_is_named_and_low_confidence():
@@ -68,6 +86,29 @@ def test_glm52_style_config_without_indexshare_is_named_and_low_confidence():
     # +15% KV per token without IndexShare (78 x 1,408 against 21 x 1,408 + 57 x 1,152)
     kv = kv_bytes_per_token(ModelSpec.model_validate(mapping), "bf16")
     assert kv / kv_bytes_per_token(ModelSpec.model_validate(shared), "bf16") == pytest.approx(78 * 1408 / 95232)
+
+
+def test_a_saved_configs_generation_defaults_are_not_named():
+    """A verbatim config.json (Kimi K2.5's, saved by transformers) repeats PretrainedConfig's generation and
+    serialisation defaults (num_beams, top_k, max_length, ...): none is an architecture field, none is named."""
+    mapping, report = import_hf_config_report(_load("kimi-k2.6"), model_id="kimi-k2.6")
+    assert report == [] and mapping["native_weights"] == "int4" and "confidence" not in mapping
+
+
+def test_glm_mlp_layer_types_state_the_ffn_of_each_layer():
+    """GlmMoeDsa configs saved by transformers v5 list mlp_layer_types: the list decides dense vs MoE per layer
+    (GLM-5.3: dense 0-2); a wrong entry is one error naming the field."""
+    from perfmodel.errors import SpecError
+    cfg = _load("glm-5.3")
+    mapping, report = import_hf_config_report(cfg)
+    assert [(g["ffn"], g["count"]) for g in mapping["layers"] if g["ffn"] == "dense"] == [("dense", 3)]
+    assert not any(line.startswith(("mlp_layer_types", "index_topk_freq")) for line in report), report
+    five = ["dense"] * 5 + ["sparse"] * 73
+    m5, _ = import_hf_config_report(dict(cfg, mlp_layer_types=five))
+    assert sum(g["count"] for g in m5["layers"] if g["ffn"] == "dense") == 5
+    with pytest.raises(SpecError) as e:
+        import_hf_config_report(dict(cfg, mlp_layer_types=["moe"] * 78))
+    assert e.value.field == "mlp_layer_types"
 
 
 def test_unread_architecture_field_is_named():

@@ -92,9 +92,9 @@ def param_counts(m: ModelSpec) -> ParamCounts:
     if m.mtp:
         pa = attention_params(m.attention[m.mtp.attention], h)
         ft, _ = ffn_params(m.ffn[m.mtp.ffn], h)
-        # each MTP module: one block (+ its mHC mixing) + a 2h x h projection of [embedding; hidden]
-        # (embedding/head shared with the main model)
-        mtp = m.mtp.layers * (pa + ft + 2 * h * h + hc_layer)
+        # each MTP module: one block (+ its mHC mixing where it has one) + a 2h x h projection of
+        # [embedding; hidden] (embedding/head shared with the main model)
+        mtp = m.mtp.layers * (pa + ft + 2 * h * h + (hc_layer if m.mtp.mhc else 0))
     engram = int(round(m.engram.table_params_b * 1e9)) if m.engram else 0
     return ParamCounts(embedding=m.vocab_size * h, lm_head=m.vocab_size * h, attention=attn,
                        ffn_total=ffn_t, ffn_active=ffn_a, mtp=mtp, engram=engram, per_group=groups,

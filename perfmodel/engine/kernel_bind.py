@@ -38,9 +38,11 @@ from ..equations.collectives import default_custom_latencies
 from ..model.moe import MOE_KERNELS
 
 GEMM_DTYPE = {"bf16": ("bfloat16",), "fp16": ("bfloat16",), "fp8": ("fp8", "fp8_block"), "nvfp4": ("nvfp4",),
-              "fp4": ("nvfp4",), "mxfp4": ("nvfp4",), "int4": ("bfloat16",)}
+              "fp4": ("nvfp4",), "mxfp4": ("nvfp4",), "int4": ("bfloat16",), "mxfp8": ("fp8_block", "fp8"),
+              "w4afp8": ("fp8_block", "fp8")}
 MOE_DTYPE = {"bf16": ("bfloat16",), "fp16": ("bfloat16",), "fp8": ("fp8", "fp8_block"), "nvfp4": ("nvfp4",),
-             "fp4": ("nvfp4",), "mxfp4": ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "int4": ("int4_wo",)}
+             "fp4": ("nvfp4",), "mxfp4": ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "int4": ("int4_wo",),
+             "mxfp8": ("fp8_block", "fp8")}
 KV_DTYPE = {"bf16": "bfloat16", "fp8": "fp8", "fp4": "fp8"}
 
 

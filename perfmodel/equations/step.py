@@ -118,8 +118,10 @@ class StepBuilder:
         self.bw_coll = collective_bandwidth()
 
     # ------------------------------------------------------------------ one layer
-    def layer(self, attn: str, ffn: str, ph: Phase, tally: Tally, weight) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+    def layer(self, attn: str, ffn: str, ph: Phase, tally: Tally, weight,
+              mhc: bool = True) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
         """Adds ``weight`` layers' kernels to ``tally``; returns (floor excess, link time, latency), seconds.
+        ``mhc`` False: a block without the model's mHC stream mixing (a plain pre-norm MTP block, Motif-3).
 
         The busiest GPU's tokens through attention and the dense blocks: decode tokens split evenly over the dp
         ranks, a prefill request stays on one rank (``prefill_ranks``):  T_gpu = T_dec / dp + T_pf / dp_pf.
@@ -137,13 +139,13 @@ class StepBuilder:
         if moe is not None:
             kernels.append(self.expert_kernel(moe, ph, tally, weight))
             links = links.plus(self.moe_exchange(moe, ph, T_gpu))
-        if self.residual.is_mhc:
+        if self.residual.is_mhc and mhc:
             kernels.append(self.mhc_kernel(T_gpu, tally, weight))
         kern_time = 0
         for name, c, mem in kernels:
             tally.add(name, c / ph.speedup, mem / ph.speedup, weight)
             kern_time += smax(c, mem) / ph.speedup
-        return self.layer_latency(attn, ffn, kern_time, links, tally, weight)
+        return self.layer_latency(attn, ffn, kern_time, links, tally, weight, mhc)
 
     def gemm_rate(self, F_):
         """Achieved GEMM rate for the rate symbol F_x or F_a, FLOP/s:  F e  (e = ``gemm_eff``)."""
@@ -268,7 +270,7 @@ class StepBuilder:
         return Links(nbytes, time, 2 * needs, 2 * needs * alltoall_latency())
 
     def layer_latency(self, attn: str, ffn: str, kern_time, links: Links, tally: Tally,
-                      weight) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+                      weight, mhc: bool = True) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
         """(floor excess, visible link time, latency) of ``weight`` layers, seconds, and their tallies:
             floor excess = max(0, t_floor - kernels)
             link         = t_link - ovl min(t_link, kernels)
@@ -284,8 +286,8 @@ class StepBuilder:
         coll = links.latency + (links.count - s["q_arf"] * n_ar) * s["t_coll"]
         # the fixed part of the layer, part by part: gaps between its kernels as the engine launches them (profile)
         # and the kernels' execution floors measured on this GPU (hardware kernel tables, share r_kf in series)
-        gap = s["t_kern"] * self.layer_kernels(attn, ffn)
-        kfloor = s["r_kf"] * self.kernel_floors(attn, ffn)
+        gap = s["t_kern"] * self.layer_kernels(attn, ffn, mhc)
+        kfloor = s["r_kf"] * self.kernel_floors(attn, ffn, mhc)
         launch = gap + kfloor
         tally.count("lat_collective", coll, weight)      # the latency split, for the curve-end contributors
         tally.count("lat_launch", launch, weight)
@@ -294,12 +296,12 @@ class StepBuilder:
         tally.count("lat_floor_excess", floor_excess, weight)
         return weight * floor_excess, weight * link_visible, weight * (coll + launch)
 
-    def kernel_floors(self, attn: str, ffn: str):
+    def kernel_floors(self, attn: str, ffn: str, mhc: bool = True):
         """Launch floors of one layer's kernels from the kernel fits (0 without a fit): every kernel at the GEMM
         floor, except the attention core at the decode-attention floor and the routed MoE block at the fused-MoE
         floor:  t_gemm0 n_kern + (t_attn0 - t_gemm0) + [MoE] (t_moe0 - MOE_KERNELS t_gemm0)."""
         s = S
-        out = s["t_gemm0"] * self.layer_kernels(attn, ffn) + (s["t_attn0"] - s["t_gemm0"])
+        out = s["t_gemm0"] * self.layer_kernels(attn, ffn, mhc) + (s["t_attn0"] - s["t_gemm0"])
         if self.ffn[ffn].is_moe:
             out += s["t_moe0"] - MOE_KERNELS * s["t_gemm0"]
         return out
@@ -312,11 +314,11 @@ class StepBuilder:
         q = s["q_x"] if F_ == s["F_x"] else s["q_a"]
         return s["e_mm"] + q * (s["e_mm4"] - s["e_mm"])
 
-    def layer_kernels(self, attn: str, ffn: str) -> int:
+    def layer_kernels(self, attn: str, ffn: str, mhc: bool = True) -> int:
         """Kernels of one layer: its attention and FFN kernels plus NORM_KERNELS (the two RMSNorm + residual
         adds) and, with mHC, MHC_KERNELS (stream mixing before attention and before the FFN)."""
         n = self.attn[attn].kernels + self.ffn[ffn].kernels + NORM_KERNELS
-        return n + self.residual.kernels
+        return n + (self.residual.kernels if mhc else 0)
 
     def lm_head(self, ph: Phase, tally: Tally, weight=1):
         s = S
@@ -379,12 +381,13 @@ class StepBuilder:
         else:
             g0 = self.m.layers[-1]
             d_attn, d_ffn, d_layers, block = g0.attention, g0.ffn, 1, 1
+        d_mhc = mtp.mhc if mtp is not None else True
         # drafts and block are integers; the 1e-9 keeps float rounding ((1/5) q - 1/5 = 1.0000000000000002)
         # from adding a pass
         passes = sp.ceiling((q - 1) / block - sp.Float(1e-9))
         dph = Phase(seqs=B / pp, dec_tokens=B / pp * smin(q - 1, block), pf_tokens=0, L_dec=s["L"], L_pf=0,
                     kv_ctx=s["L"], logits=B / pp * smin(q - 1, block), speedup=s["s_dec"])
-        dfloor, dlink, dlat = self.layer(d_attn, d_ffn, dph, draft, d_layers)
+        dfloor, dlink, dlat = self.layer(d_attn, d_ffn, dph, draft, d_layers, d_mhc)
         self.lm_head(dph, draft)
         draft_s = passes * (draft.time() + dfloor + dlink + dlat)
 

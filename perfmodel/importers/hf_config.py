@@ -139,7 +139,8 @@ def _qwen3_next(m: ModelBuilder, gate: bool = False) -> None:
 
 
 def _deepseek_layout(m: ModelBuilder, attn_key: str, attn_spec: dict) -> None:
-    """DeepSeek-V3 / GLM-4.5 layout: first_k_dense_replace dense layers, then MoE every moe_layer_freq."""
+    """DeepSeek-V3 / GLM-4.5 layout: first_k_dense_replace dense layers, then MoE every moe_layer_freq (or, where the
+    config lists it, ``mlp_layer_types``: dense / sparse per layer)."""
     c = m.c
     shared = index_shared(m) if "indexer" in attn_spec else None
     attn = m.add(attn_key, attn_spec, "attention")
@@ -157,8 +158,12 @@ def _deepseek_layout(m: ModelBuilder, attn_key: str, attn_spec: dict) -> None:
     if experts:
         n_shared = c.int("n_shared_experts", 0, positive=False)
         moe = m.moe(experts, c.int("num_experts_per_tok"), c.int("moe_intermediate_size"), shared=n_shared)
+    kinds = c.list("mlp_layer_types", m.n_layers)   # transformers v5 configs state the FFN of every layer
+    if kinds is not None and any(k not in ("dense", "sparse") for k in kinds[: m.n_layers]):
+        raise SpecError("expected 'dense' or 'sparse' entries", field="mlp_layer_types")
     for i in range(m.n_layers):
-        if moe is not None and i >= first_dense and i % freq == 0:
+        is_moe = kinds[i] == "sparse" if kinds is not None else (i >= first_dense and i % freq == 0)
+        if moe is not None and is_moe:
             m.schedule.append((per_layer_attn[i], m.add("moe", moe, "ffn")))
         else:
             m.schedule.append((per_layer_attn[i], m.add("dense", m.dense(), "ffn")))

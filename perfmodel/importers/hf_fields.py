@@ -231,7 +231,8 @@ def index_shared(m: ModelBuilder) -> list[bool] | None:
     skip = max(i - index_skip_topk_offset + 1, 0) % index_topk_freq != 0 (defaults 2, 1: every layer full)."""
     c, n = m.c, m.n_layers
     types = c.list("indexer_types", n)
-    if types is not None:
+    if types is not None:   # the per-layer list states the schedule the freq / offset / pattern fields encode
+        c.touch("index_topk_freq", "index_skip_topk_offset", "index_topk_pattern")
         bad = [t for t in types[:n] if t not in ("full", "shared")]
         if bad:
             raise SpecError(f"expected 'full' or 'shared' entries, got {bad[0]!r}", field="indexer_types")
@@ -261,7 +262,13 @@ NOT_ARCHITECTURE = re.compile(
     r"tie_encoder|is_encoder|is_decoder|add_cross|cross_attention|task_specific|finetuning|_commit_hash|"
     r"^n_group$|^topk_group$|^sinkhorn|hc_eps|sinkhorn_iters|lower_bound|safe_gate|mlp_bias|qk_layernorm|"
     r"use_qk|pretraining_tp|output_attentions|output_hidden_states|attn_implementation|interleave$|"
-    r"moe_router|capacity|drop_policy|load_balanc|^ep_size$|^tp_size$|initial_context|llm_compressor)")
+    r"moe_router|capacity|drop_policy|load_balanc|^ep_size$|^tp_size$|initial_context|llm_compressor|"
+    # transformers' PretrainedConfig generation and serialisation defaults, which a saved config.json repeats
+    r"^bad_words_ids$|^chunk_size_feed_forward$|^diversity_penalty$|^do_sample$|^early_stopping$|"
+    r"^encoder_no_repeat_ngram_size$|^exponential_decay_length_penalty$|^ignore_index$|^length_penalty$|"
+    r"^max_length$|^min_length$|^no_repeat_ngram_size$|^num_beam_groups$|^num_beams$|^num_return_sequences$|"
+    r"^output_scores$|^prefix$|^remove_invalid_values$|^repetition_penalty$|^tf_legacy_loss$|^top_k$|^top_p$|"
+    r"^typical_p$|^use_bfloat16$|^seq_aux$|^suppress_tokens$|^begin_suppress_tokens$|^sep_token_id$)")
 
 
 def unread_fields(c: Cfg) -> list[str]:

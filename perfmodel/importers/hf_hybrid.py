@@ -11,6 +11,8 @@
   ``num_mtp_modules``.
 - ``MuseGlimmerForConditionalGeneration`` / ``MuseGlimmerForCausalLM``: dense GQA, ``layer_types`` sliding/full
   with ``sliding_window``, the attention output gate (``use_attn_output_gate``).
+- ``MotifForCausalLM`` (Motif-3): grouped latent attention with a sliding-window schedule, mHC, MoE with dense
+  first layers, a plain MTP block (``hf_motif``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Callable
 
 from ..errors import SpecError
 from .hf_fields import ModelBuilder, attention_per_layer, index_shared
+from .hf_motif import motif
 
 
 def _schedule(m: ModelBuilder, key: str, allowed: dict[str, str], fallback: Callable[[int], str], why: str) -> list[str]:
@@ -145,4 +148,5 @@ HYBRID_BUILDERS: dict[str, Callable[[ModelBuilder], None]] = {
     "MiniMaxM3ForCausalLM": _minimax_m3,
     "MuseGlimmerForConditionalGeneration": _muse_glimmer,
     "MuseGlimmerForCausalLM": _muse_glimmer,
+    "MotifForCausalLM": motif,
 }

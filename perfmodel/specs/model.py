@@ -213,6 +213,8 @@ class MTP(Strict):
     ffn: str
     draft_block: PositiveInt | None = Field(None, description="Tokens drafted per pass (DSpark block)")
     params_b: float | None = Field(None, description="Published MTP parameter count, billions")
+    mhc: bool = Field(True, description="each MTP block carries the model's mHC stream mixing (DeepSeek-V4); "
+                      "false: a plain pre-norm block on one stream (Motif-3's model.mtp_layers.0)")
 
 
 class Residual(Strict):

@@ -72,10 +72,13 @@ class Record(Strict):
     @field_validator("weights", "kv_cache")
     @classmethod
     def _format(cls, v, info):
-        """A format the engine knows (perfmodel/formats.py), else a one-line error naming the column."""
-        from ..formats import kv_format_problem, weight_format_problem
-        problem = None if v is None else (weight_format_problem(v) if info.field_name == "weights"
-                                          else kv_format_problem(v))
+        """A format the engine knows (perfmodel/formats.py; other spellings of one read as it: WEIGHT_SPELLINGS,
+        KV_SPELLINGS), else a one-line error naming the column."""
+        from ..formats import KV_SPELLINGS, WEIGHT_SPELLINGS, kv_format_problem, weight_format_problem
+        weights = info.field_name == "weights"
+        if isinstance(v, str):
+            v = (WEIGHT_SPELLINGS if weights else KV_SPELLINGS).get(v.lower(), v.lower())
+        problem = None if v is None else (weight_format_problem(v) if weights else kv_format_problem(v))
         if problem:
             raise ValueError(problem)
         return v

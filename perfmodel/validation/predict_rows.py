@@ -65,10 +65,19 @@ from .workload_versions import resolve_record
 ENGINE_PROFILE = {"sglang": "sglang", "vllm": "vllm", "trtllm": "trtllm", "dynamo-trtllm": "dynamo-trtllm",
                   "dynamo-sglang": "dynamo-sglang", "dynamo-vllm": "dynamo-vllm", "deepseek": "sglang",
                   "tilert": "trtllm"}
+ENGINE_SPELLINGS = {"trt": "trtllm", "trt-llm": "trtllm", "tensorrt-llm": "trtllm", "tensorrt_llm": "trtllm",
+                    "dynamo-trt": "dynamo-trtllm", "dynamo-trt-llm": "dynamo-trtllm", "dynamo-tensorrt-llm":
+                    "dynamo-trtllm", "vllm-atom": "vllm", "atom": "vllm"}
+"""Other spellings of the engine families as results publish them (InferenceX's framework column writes 'trt' and
+'dynamo-trt'). ATOM (AMD's AiTer Optimized Model) is read with the vLLM profile: vLLM-ATOM is a vLLM plugin whose
+scheduling, KV-cache management and batching stay vLLM's (ROCm blog 'vLLM-ATOM', 2026-05-07); standalone ATOM keeps
+the same engine-core / scheduler design (ROCm blog 'ATOM: Unlocking Extreme AMD Instinct Inference', 2026-06-15).
+No ATOM record is calibrated: its rows read vLLM's fitted efficiencies."""
 
 
 def profile_id(rec: Record) -> str:
     eng = (rec.engine or "trtllm").lower()
+    eng = ENGINE_SPELLINGS.get(eng, eng)
     if eng not in ENGINE_PROFILE:
         raise Unsupported(f"no profile for engine {rec.engine!r}")
     return ENGINE_PROFILE[eng]

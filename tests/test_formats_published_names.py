@@ -1,0 +1,63 @@
+"""Formats and engines as this autumn's published results name them (issue 55 item 4): MXFP8 and W4AFP8 weights,
+the engines' spellings of an FP8 or FP4 KV cache, InferenceX's engine spellings and AMD's ATOM. Byte counts checked
+by hand; the formats already in the catalog keep their bytes and rates (no prediction moves)."""
+
+from __future__ import annotations
+
+import pytest
+
+from perfmodel.engine.bind import compute_rate
+from perfmodel.formats import COMPUTE_RATE, WEIGHT_BYTES, weight_bytes
+from perfmodel.specs.records import read_records
+from perfmodel.validation.predict_rows import ENGINE_PROFILE, profile_id
+
+HEADER = "id,kind,hardware,model,weights,kv_cache,engine,isl,osl,metric,value\n"
+
+
+def test_new_weight_formats_by_hand():
+    # MXFP8: 32 e4m3 values (32 B) + one e8m0 scale (1 B) per block = 33/32 B per element
+    assert weight_bytes("mxfp8") == 33 / 32
+    # W4AFP8: 128 int4 values (64 B) + one bf16 scale (2 B) per group = 66/128 B per element, as int4 (W4A16)
+    assert weight_bytes("w4afp8") == 66 / 128 == weight_bytes("int4")
+    # both run their GEMMs on FP8 tensor cores (int4 W4A16 stays on BF16)
+    assert COMPUTE_RATE["mxfp8"] == COMPUTE_RATE["w4afp8"] == "fp8" and COMPUTE_RATE["int4"] == "bf16"
+    fields = {"fp8_dense_pflops": 4.5, "bf16_dense_pflops": 2.25, "fp4_dense_pflops": 9.0}
+    assert compute_rate(fields, "w4afp8") == 4.5e15 == compute_rate(fields, "mxfp8")
+
+
+def test_existing_formats_unchanged():
+    assert WEIGHT_BYTES["bf16"] == 2 and WEIGHT_BYTES["fp8"] == 1 and WEIGHT_BYTES["nvfp4"] == 0.5625
+    assert WEIGHT_BYTES["mxfp4"] == 0.53125 and WEIGHT_BYTES["int4"] == 0.515625
+    assert {k: COMPUTE_RATE[k] for k in ("bf16", "fp16", "fp8", "nvfp4", "mxfp4", "fp4", "int4")} == {
+        "bf16": "bf16", "fp16": "bf16", "fp8": "fp8", "nvfp4": "fp4", "mxfp4": "fp4", "fp4": "fp4", "int4": "bf16"}
+
+
+@pytest.mark.parametrize("weights,kv,want", [
+    ("MXFP8", "fp8_e4m3", ("mxfp8", "fp8")), ("w4afp8", "FP8_E5M2", ("w4afp8", "fp8")),
+    ("w4a16", "nvfp4", ("int4", "fp4")), ("BF16", "fp16", ("bf16", "bf16")), ("fp8", "fp8", ("fp8", "fp8")),
+])
+def test_records_read_published_spellings(tmp_path, weights, kv, want):
+    f = tmp_path / "r.csv"
+    f.write_text(HEADER + f"a,point,b200,minimax-m3,{weights},{kv},sglang,8192,1024,tpot_ms,20\n")
+    (rec,) = read_records(f)
+    assert (rec.weights, rec.kv_cache) == want
+
+
+def test_unknown_format_still_one_line(tmp_path):
+    from perfmodel.errors import SpecError
+    f = tmp_path / "r.csv"
+    f.write_text(HEADER + "a,point,b200,minimax-m3,int3,fp8,sglang,8192,1024,tpot_ms,20\n")
+    with pytest.raises(SpecError) as e:
+        read_records(f)
+    assert "line 2: weights" in str(e.value) and "unknown weight format" in str(e.value)
+
+
+@pytest.mark.parametrize("engine,profile", [
+    ("trt", "trtllm"), ("TensorRT-LLM", "trtllm"), ("dynamo-trt", "dynamo-trtllm"), ("atom", "vllm"),
+    ("vllm-atom", "vllm"), ("sglang", "sglang"), ("", "trtllm"),
+])
+def test_engine_spellings(tmp_path, engine, profile):
+    f = tmp_path / "r.csv"
+    f.write_text(HEADER + f"a,point,b200,minimax-m3,fp8,fp8,{engine},8192,1024,tpot_ms,20\n")
+    (rec,) = read_records(f)
+    assert profile_id(rec) == profile and profile in ENGINE_PROFILE.values()
