@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 if TYPE_CHECKING:
     import numpy as np
 
-    from .reading import Figure
-
 
 class Reading(TypedDict, total=False):
     """Q and what it was read from (reading.Figure.read). Every reading has the first seven keys; a reading over
@@ -59,7 +57,7 @@ class Evaluation(TypedDict):
     end, the unreached systems, the claimed figure ``c`` in Q's terms and the curve-end speed error's
     half-widths (analyses/model_error.half_widths)."""
 
-    fig: Figure
+    fig: Any                    # the reading.Figure read (Any here: this module sits below reading.py, no cycle)
     nom: Reading
     pess: Reading
     opt: Reading
