@@ -41,6 +41,9 @@ from .findings import basis_need, compare_software, evaluate, headroom, record_r
 from .fmt import fmt as _fmt
 from .fmt import number as _f
 from .interval import distance, interval, spread_part, summary
+from .latency import carried as latency_carried
+from .latency import is_latency
+from .latency import name as latency_name
 from .needs import needs_of, software_needed, ttft_wait
 from .outcome import (
     CANDIDATE_KEYS,
@@ -74,6 +77,8 @@ METRIC_TEXT = {
     "output_tokens_per_usd": "output tokens per US dollar",
     "tps_per_user": "tokens/s per user",
     "ttft_s": "time to first token, s",
+    "tpot_ms": "time per output token (inter-token latency), ms",
+    "e2e_s": "end-to-end latency of one request, s",
 }
 
 
@@ -105,7 +110,8 @@ def unknown_ids(claim: ClaimSpec) -> None:
         raise SpecError(f"{len(bad)} unknown ids: " + "; ".join(f"{f}: {p}" for f, p in bad), field="claim")
 
 
-def _describe_point(p: OperatingPoint | None) -> str:
+def _describe_point(p: OperatingPoint | None, floor_assumed: bool = False) -> str:
+    """The point in words; ``floor_assumed``: the speed floor is the catalog's default, not the source's."""
     if p is None:
         return ""
     if p.point == "speed":
@@ -114,7 +120,7 @@ def _describe_point(p: OperatingPoint | None) -> str:
         s = {"peak": "each system's peak", "fastest_common": "the fastest speed both reach",
              "max_speed": "the end of the curve", "matched": "matched interactivity (speed not given)"}[p.point]
     if p.min_tps_per_user:
-        s += f" at >= {p.min_tps_per_user:g} tok/s/user"
+        s += f" at >= {p.min_tps_per_user:g} tok/s/user" + (" (assumed)" if floor_assumed else "")
     if p.tested_range:
         s += f" over the tested {p.tested_range[0]:g}-{p.tested_range[1]:g} tok/s/user"
     if p.percentile:
@@ -149,7 +155,7 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     out["needs"] = needs = needs_of(C, fig, ev, sw)
     out["headroom"] = headroom(C, ev)
     text = interval_text(ev["iv"], dist, ev["c"], unit_of(C.col, claim.kind))
-    ttft_blind = C.col == "ttft_s" and not _load_stated(C)
+    ttft_blind = C.col in ("ttft_s", "e2e_s") and not _load_stated(C)   # a TTFT (or E2E) needs its load
     shared_basis = basis_need(C, ev)
     if shared_basis and not (claim.qualifier == "up_to" and "xs" in ev["nom"] and ev["c"] < ev["q"]):
         out["shared_terms"] = [shared_basis]      # what every per-MW / per-$ ratio needs of the source's power/price
@@ -165,7 +171,7 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     if g:
         out["flag"] = g.get("flag")
         name_engine(out, C, ev)
-        if C.col != "ttft_s":        # what this agreeing claim allows of each system's steps (shared.py)
+        if not is_latency(C.col):    # what this agreeing claim allows of each system's steps (shared.py)
             from .conditions import steps_range
             out.setdefault("shared_terms", []).extend(
                 r for hw in dict.fromkeys(t.side.hardware for t in fig.terms)
@@ -322,13 +328,21 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     col, _ = claim_column(claim)
     out["metric"] = col
     out["metric_text"] = METRIC_TEXT.get(col, col)
+    if is_latency(col):      # the quantity named with its percentile (the record format: P50 unless stated)
+        q = claim.metric.percentile if claim.metric else None
+        out["statistic"] = latency_name(col, q)
+        out["metric_text"] = f"{out['statistic']} ({out['metric_text']})"
+        if q is None:
+            out["assumptions"].append(f"{col}: percentile unstated, P50 (the record format's default)")
+        elif latency_carried(col, q) != q:
+            out["assumptions"].append(f"{col}: P{q:g} is not modeled; read at P{latency_carried(col, q):g}")
     b = basis(claim, col)
     if b:
         out["basis"] = b
         out["assumptions"].append("basis: " + b["text"])
     p = claim.at or claim.to
     out["axis"] = point_axis(p)
-    out["at"] = _describe_point(claim.at) if claim.at else f"{_describe_point(claim.from_)} -> {_describe_point(claim.to)}"
+    out["at"] = _describe_point(claim.at, "at.min_tps_per_user" in claim.unstated) if claim.at else f"{_describe_point(claim.from_)} -> {_describe_point(claim.to)}"
     out["weights"] = store.weights
     out["weights_stated"] = claim.weights is not None
     wl = claim.workload or DEFAULT_WORKLOAD

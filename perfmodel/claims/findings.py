@@ -15,6 +15,7 @@ from .curves import AXES, CurveStore, Side, curve_end, end_deployment, peak
 from .fmt import fmt as _fmt
 from .fmt import number as _f
 from .interval import interval, summary, width
+from .latency import is_latency
 from .reading import Figure, env_metric
 from .sides import ClaimSides
 from .values import CurveEnd, Evaluation, Reading
@@ -23,7 +24,7 @@ from .values import CurveEnd, Evaluation, Reading
 def _dir(fig: Figure, hw: str) -> str:
     """Which side of Q a system's unreached term sends Q to ('down': 0, 'up': infinity)."""
     t = next(t for t in fig.terms if t.side.hardware == hw)
-    return "down" if (t.sign > 0) != (fig.col == "ttft_s") else "up"
+    return "down" if (t.sign > 0) != is_latency(fig.col) else "up"
 
 
 def q_of(r: Reading, fig: Figure) -> float:
@@ -41,7 +42,7 @@ def evaluate(C: ClaimSides, fig: Figure) -> Evaluation:
     nom = fig.read()
     opt = fig.with_sides(lambda s: s.but(corner="opt")).read()
     q = nom["q"] if not nom["unreached"] else q_of(nom, fig)
-    terms = [{"hardware": t.side.hardware, "row": r, "sign": t.sign, "metric": fig.col}
+    terms = [{"hardware": t.side.hardware, "row": r, "sign": t.sign, "metric": fig.col, "percentile": fig.percentile}
              for t, r in zip(fig.terms, nom["rows"])]
     iv = interval(q, (q, q_of(opt, fig)), terms, [], model_error=True, workload=C.wclass)
     h = half_widths("speed", "curve-end", C.wclass)
@@ -81,7 +82,7 @@ def _systems(C: ClaimSides, ev: Evaluation) -> list[dict]:
                                            _f(nom["x"] if ev["fig"].grid_point else t.point.tps_per_user))
                 d["point_ttft_s"] = _f(row["ttft_ms"] / 1e3) if own and "ttft_ms" in row else None
                 d["point_concurrency"] = _f(row.get("concurrency"))
-            if C.col not in ("ttft_s", "tps_per_user", "agents_per_gpu"):
+            if not is_latency(C.col) and C.col not in ("tps_per_user", "agents_per_gpu"):
                 pk = peak(env, C.col)
                 d["peak"] = pk
                 at = C.point

@@ -25,6 +25,7 @@ from .curves import AXES, Side, curve_end, end_deployment, read
 from .fields import point
 from .fmt import fmt as _fmt
 from .fmt import number as _f
+from .latency import is_latency
 from .reading import Figure, env_metric
 from .sides import ClaimSides, claim_column
 from .values import Evaluation
@@ -158,7 +159,7 @@ def _faster(side: Side, s: float) -> Side:
 def software_needed(C: ClaimSides, fig: Figure, claimed: float, q: float) -> dict:
     """Kernel speed-up s on the first system (decode and prefill together) that gives the claimed figure, searched
     over NEED_SPEEDUPS (log interpolation between them); for the 'what would have to be true' text."""
-    if C.col in ("ttft_s",) or C.claim.kind == "delta" or not (q and math.isfinite(q)):
+    if is_latency(C.col) or C.claim.kind == "delta" or not (q and math.isfinite(q)):
         return {"speedup": None, "text": "not searched for this figure"}
     A = C.sides[0]
     rs = []

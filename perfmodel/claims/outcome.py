@@ -10,6 +10,7 @@ import math
 from .curves import AXES
 from .fmt import fmt as _fmt
 from .interval import distance, width
+from .latency import is_latency
 from .reading import Figure, env_metric
 from .sides import ClaimSides
 from .values import Band, Evaluation
@@ -26,7 +27,8 @@ def unit_of(col: str, kind: str) -> str:
         return " (retained share)"
     if kind in ("ratio",):
         return "x"
-    return {"tps_per_user": " tok/s/user", "ttft_s": " s", "agents_per_gpu": " sessions/GPU"}.get(col, "")
+    return {"tps_per_user": " tok/s/user", "ttft_s": " s", "e2e_s": " s", "tpot_ms": " ms",
+            "agents_per_gpu": " sessions/GPU"}.get(col, "")
 
 
 def interval_text(iv: dict, dist: dict, claimed: float, unit: str) -> str:
@@ -60,7 +62,7 @@ ENGINES = ("vllm", "sglang", "trtllm")      # the engine profiles a baseline may
 
 def name_engine(out: dict, C: ClaimSides, ev: Evaluation) -> None:
     """A consistent ratio claim that holds only against the engine the baseline is read on names it (flag)."""
-    turn = _engine_turn(C, ev) if C.claim.kind == "ratio" and not C.software_only and C.col != "ttft_s" else None
+    turn = _engine_turn(C, ev) if C.claim.kind == "ratio" and not C.software_only and not is_latency(C.col) else None
     if turn:
         out["engine_turn"] = turn
         out["flag"] = "; ".join(t for t in (out.get("flag"), turn["text"]) if t)

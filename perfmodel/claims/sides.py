@@ -12,6 +12,7 @@ from .. import catalog
 from ..specs.claim import ClaimSpec, OperatingPoint
 from .curves import CurveStore, Side
 from .fields import metric, point
+from .latency import is_latency
 from .reading import Figure, Term
 
 DEFAULT_PROFILE = "vllm"
@@ -193,13 +194,13 @@ claim's verdict (None: every other claim counts as plausible)."""
             terms = [Term(sides[0], 1, point(c, "to")), Term(sides[0], -1, point(c, "from"))]
         else:
             terms = [Term(sides[0], 1, point(c, "at"))]
-        if self.col == "ttft_s" and single_request(c):      # one request: the TTFT at the curve end (batch 1)
+        if is_latency(self.col) and single_request(c):    # one request: the latency at the curve end (batch 1)
             one = c.at.model_copy(update={"point": "max_speed", "tps_per_user": None, "tested_range": None,
                                           "min_tps_per_user": None}) if c.at else None
             terms = [Term(t.side, t.sign, one or t.point) for t in terms]
         tr = self.point.tested_range if self.point else None
         f = Figure(self.store, self.model, self.wl, self.col, axis or self.axis, terms, c.qualifier, tr)
-        f.scale = self.scale
+        f.scale, f.percentile, f.load = self.scale, metric(c).percentile, _load(c)
         return f
 
     def claimed(self, q: float) -> float:
@@ -211,6 +212,13 @@ claim's verdict (None: every other claim counts as plausible)."""
         if c.claimed_range and q is not None and math.isfinite(q) and q > 0:
             return min(max(q, c.claimed_range[0]), c.claimed_range[1])
         return c.claimed
+
+
+def _load(claim: ClaimSpec) -> float | None:
+    """The requests in flight a source states above one (a concurrency hint), where a latency is read
+    (latency.at_load); None: none stated, or one request (read at the curve end)."""
+    n = [h.concurrency for h in claim.deployment_hints if h.concurrency]
+    return float(n[0]) if n and n[0] > 1 else None
 
 
 def claim_sides(store: CurveStore, claim: ClaimSpec, model: str, wl: str) -> list[Side]:
