@@ -23,6 +23,7 @@ from .. import catalog
 from ..specs.claim import ClaimSpec
 from .curves import AXES, Side, curve_end, end_deployment, read
 from .fields import point
+from .fmt import faster_slower
 from .fmt import fmt as _fmt
 from .fmt import number as _f
 from .latency import is_latency
@@ -198,7 +199,7 @@ def _curve_end_need(C: ClaimSides, model_speed: float, claimed: float) -> dict |
     parts = ", ".join(f"{p['part']} {p['ms']:.3g} ms" for p in end.get("contributors") or [])
     return {"kind": "curve_end", "needed_step_ms": need,
             "text": f"{_fmt(claimed)} tok/s/user needs {C.sides[0].hardware}'s curve-end step to take {need:.3g} ms "
-                    f"instead of the modeled {step:.3g} ms ({step / need:.2f}x faster; the modeled step is set by "
+                    f"instead of the modeled {step:.3g} ms ({faster_slower(step / need)}; the modeled step is set by "
                     f"{parts})"}
 
 
