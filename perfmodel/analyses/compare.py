@@ -68,10 +68,21 @@ def ratio_curve(a: pd.DataFrame, b: pd.DataFrame, points: int = 60, metric: str 
 
 CURVE_DEPLOYMENT = ["serving", "weights", "gpus", "tp", "dp", "ep", "pp", "spec_tokens", "instances", "pf_instances",
                     "pf_gpus", "kv_host_tier", "batch"]
-CURVE_CSV_COLUMNS = [X, "intvty", "a_total_tps_per_gpu", "b_total_tps_per_gpu", "ratio", "ratio_per_mw",
-                     "ratio_per_usd", "a_system", "b_system", *(f"{s}_{c}" for s in "ab" for c in CURVE_DEPLOYMENT)]
-"""The compare/whatif CSV: interactivity (tok/s/user), both throughputs per GPU, A/B per GPU, per MW and per
-USD, each system's name and the deployment of its frontier point at or just above that interactivity."""
+LAYOUT_KEYS = [c for c in CURVE_DEPLOYMENT if c != "batch"]
+"""What makes a curve segment: the deployment without its batch (the batch moves continuously along a segment)."""
+
+
+def curve_csv_columns(metric: str = "total_tps_per_gpu", extra: tuple[str, ...] = ()) -> list[str]:
+    """The compare/whatif CSV: interactivity (tok/s/user), both sides' ``metric``, A/B (and, for a per-GPU metric,
+    per MW and per USD), each system's name and the deployment of its frontier point at or just above that
+    interactivity; then ``extra`` (whatif: ``jump``)."""
+    per = ["ratio_per_mw", "ratio_per_usd"] if metric.endswith("_per_gpu") else []
+    return [X, "intvty", f"a_{metric}", f"b_{metric}", "ratio", *per, "a_system", "b_system",
+            *(f"{s}_{c}" for s in "ab" for c in CURVE_DEPLOYMENT), *extra]
+
+
+CURVE_CSV_COLUMNS = curve_csv_columns()
+"""The compare CSV (total tokens/s per GPU): ``curve_csv_columns``."""
 
 
 def _deployment_at(front: pd.DataFrame, grid: np.ndarray) -> pd.DataFrame:
@@ -109,8 +120,9 @@ def peak_summary(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def compare_frontiers(a: pd.DataFrame, b: pd.DataFrame, points: int = 60) -> Comparison:
-    return Comparison(a, b, ratio_curve(a, b, points), peak_summary(a, b))
+def compare_frontiers(a: pd.DataFrame, b: pd.DataFrame, points: int = 60,
+                      metric: str = "total_tps_per_gpu") -> Comparison:
+    return Comparison(a, b, ratio_curve(a, b, points, metric), peak_summary(a, b))
 
 
 def compare(a: System | str, b: System | str, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,

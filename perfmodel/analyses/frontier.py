@@ -255,6 +255,15 @@ def frontier(hardware, model, workload="fixed-1k1k", profile=DEFAULT_PROFILE, *,
     return out
 
 
+def usual_columns(front: pd.DataFrame) -> pd.DataFrame:
+    """A frontier computed with ``all_columns``, cut to the columns it has without (the same points, the same
+    values: what a caller that reads the serving columns on the side passes on)."""
+    usual = {*DEPLOYMENT_COLUMNS, "system", *CURVE_COLUMNS, *LAYOUT_COLUMNS}
+    out = front[[c for c in front.columns if c in usual]].copy()
+    out.attrs.update(front.attrs)
+    return out
+
+
 def cached_prefix_note(front: pd.DataFrame) -> str:
     """What total tokens/s per GPU counts on a workload with prefix hits (agentic sessions)."""
     hit = front["prefix_hit"].fillna(0)

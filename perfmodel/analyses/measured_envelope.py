@@ -320,5 +320,29 @@ def interval_widening(ratios: Mapping[str, float] | Iterable[float]) -> float:
 def widening_for(row: Mapping, level: str = "hardware_family", frame: pd.DataFrame | None = None) -> float:
     """interval_widening of a frontier row's ratios at one level (default the hardware family): the planner's
     one call, ``lo / widening_for(row)``."""
+    return widening_and_text(row, level, frame)[0]
+
+
+def widening_and_text(row: Mapping, level: str = "hardware_family", frame: pd.DataFrame | None = None
+                      ) -> tuple[float, str]:
+    """(W, text): ``widening_for``'s factor and one line naming each quantity beyond the measured envelope at
+    ``level``, by how much and against which records, e.g. 'outside the measured envelope (nvidia-scaleup72,
+    sglang records): ep 2x (largest measured 8 ranks: r2); joint 2.5x (nearest r2 (kv_demand_gb_per_gpu)); 80%
+    low end / 2.5'; 'inside the measured envelope (...)' at W = 1; 'nothing measured ...' without records."""
     ext = extrapolation(row, frame=frame)
-    return interval_widening(dict(zip(ext["quantity"], ext[f"{level}_ratio"])))
+    w = interval_widening(dict(zip(ext["quantity"], ext[f"{level}_ratio"])))
+    where = (f"{ext.attrs['hardware_family'] if level == 'hardware_family' else ext.attrs['hardware']}, "
+             f"{ext.attrs['engine_family']} records")
+    ratio = ext[f"{level}_ratio"].to_numpy(float)
+    if not np.isfinite(ratio).any():
+        return w, f"nothing measured to compare with ({where}): no envelope widening"
+    parts = []
+    for _, r in ext[np.isfinite(ratio) & (ratio > 1 + INSIDE_TOL)].iterrows():
+        if r["quantity"] == "joint":
+            parts.append(f"joint {r[f'{level}_ratio']:.3g}x ({r[f'{level}_ids']})")
+        else:
+            parts.append(f"{r['quantity']} {r[f'{level}_ratio']:.3g}x (largest measured {r[f'{level}_max']:.4g} "
+                         f"{r['unit']}: {r[f'{level}_ids']})")
+    if not parts:
+        return w, f"inside the measured envelope ({where}): no widening"
+    return w, f"outside the measured envelope ({where}): {'; '.join(parts)}; 80% low end / {w:.3g}"

@@ -24,7 +24,9 @@ it; among them the plan takes the fewest GPUs (ties: the higher y_j). Then
     MW       = G P_allin / 1e6                     all-in W per GPU (hardware allin_power_w; GPU TDP if absent)
     USD/h    = G price;   USD/month = USD/h x 730  (hardware price_usd_per_gpu_hour)
     util     = lambda / (n r)
-``*_low`` / ``*_high`` carry the catalog's range where power or price is an estimate. Without a demand and with a
+``*_low`` / ``*_high`` carry the catalog's range where power or price is an estimate, and the 80% band of the
+model's held-out error (plan_error.band), whose low throughput end is divided by W >= 1 where the chosen deployment
+lies beyond the measured envelope (measured_envelope.widening_and_text: ``envelope_widening``, ``envelope``). Without a demand and with a
 GPU, MW or USD/h limit, the plan reports what the limit serves (the most units that fit, at the best SLO point).
 """
 
@@ -43,7 +45,7 @@ from ..search.served import demand_rate, response_s, unit_rate, units_needed
 from ..serving.dispatch import Pools, Sessions, serve
 from .deployments import SERVING_MIX, DeploymentSpace, points
 from .evaluation import workload_info
-from .frontier import frontier
+from .frontier import frontier, usual_columns
 from .plan_error import DEMAND_KINDS, POWER_BASES, hw_range
 from .plan_racks import domains_for, racks_to_add, units_in_domains
 from .systems import as_model, as_system
@@ -66,7 +68,7 @@ PLAN_COLUMNS = [
     "usd_per_hour", "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_usd_per_gpu_hour", "price_field",
     "price_status", "price_basis", "usd_per_m_output_tokens",
     "usd_per_m_output_tokens_low", "usd_per_m_output_tokens_high", "usd_per_m_tokens", "joules_per_output_token",
-    "error_basis", "slo_margin", "slo_margin_min", "binding"]
+    "error_basis", "envelope_widening", "envelope", "slo_margin", "slo_margin_min", "binding"]
 """The plan CSV (``perfmodel plan --csv``): these columns in this order on every run (docs/plan.md gives units)."""
 
 
@@ -181,19 +183,19 @@ def plan(model, workload, systems, demand: Demand | None = None, slo: SLO = SLO(
     for s in systems:
         sysm = as_system(s)
         try:
-            front = frontier(sysm, m, workload, weights=weights, kv_cache=kv_cache, space=slo_space,
-                             metric="output_tps_per_gpu")
+            full = frontier(sysm, m, workload, weights=weights, kv_cache=kv_cache, space=slo_space,
+                            metric="output_tps_per_gpu", all_columns=True).reset_index(drop=True)
         except SpecError as exc:
             errors.append(exc.problem if exc.field == "slo" else exc.line())
             continue
-        front = front.reset_index(drop=True)
+        front = usual_columns(full)         # the points as frontier gives them; ``full`` adds the serving columns
         served = serve_points(sysm, m, workload, front, kv_cache)
         ok, terms = slo.mask(served, osl)   # the search kept only points meeting it: re-served, the same values
         if not ok.any():
             errors.append(slo_infeasible(slo, {k: {"best": np.nanmin(v) if np.isfinite(v).any() else np.inf}
                                                for k, (v, _lim) in terms.items()}, sysm.name))
             continue
-        got = _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo, power_basis)
+        got = _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo, power_basis, full)
         for row, per in zip(got, list(periods) if periods is not None else [None] * len(got)):
             row["period"] = per
         if periods is not None:
@@ -211,10 +213,11 @@ def plan(model, workload, systems, demand: Demand | None = None, slo: SLO = SLO(
     return out
 
 
-def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo, power_basis="board"
-              ) -> list[dict]:
+def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo, power_basis="board",
+              full=None) -> list[dict]:
     """One row per demand scale: the demand as a request rate per point (search/served.demand_rate, the one
-    served-capacity law), the fewest GPUs in whole units among the points meeting the SLO."""
+    served-capacity law), the fewest GPUs in whole units among the points meeting the SLO. ``full``: the same
+    frontier with its serving columns (``frontier(..., all_columns=True)``), which the measured envelope reads."""
     from .plan_error import power as power_of
     osl = wl.lengths["osl"]
     y = front["output_tps_per_gpu"].to_numpy(float)
@@ -260,8 +263,8 @@ def _rows_for(sysm, m, wl, front, served, ok, terms, demand, scales, limits, slo
                    **_basis_fields("power", power, p_basis), **_basis_fields("price", price, c_basis))
         row.update(_little(r[j], resp[j], wl))
         row.update(_per_token(row, wl))
-        row.update(_interval(row, front, j, wl, demand, req, u[j], r[j], limits.headroom, (p_low, p_high),
-                             (c_low, c_high), domain))
+        row.update(_interval(row, front if full is None else full, j, wl, demand, req, u[j], r[j],
+                             limits.headroom, (p_low, p_high), (c_low, c_high), domain))
         row.update(_margin(terms, j))
         row["binding"] = _binding(j, per_gpu, ok, terms, front)
         row["status"] = _limit_status(row, limits) if demand is not None else "ok"
@@ -314,11 +317,15 @@ def _little(r_j: float, resp_j: float, wl) -> dict:
 def _interval(row: dict, front, j, wl, demand, req, u_j, r_j, headroom, p_rng, c_rng, domain) -> dict:
     """The 80% interval of the model's cross-validated throughput error on GPUs, capacity, MW and $/M output
     tokens (``plan_error``: true throughput in [y lo, y hi]; the units at each end re-sized by the same law for
-    the same request rate, ``units_needed(lambda, r k)``)."""
+    the same request rate, ``units_needed(lambda, r k)``). Beyond the measured envelope the low end is lo / W
+    (measured_envelope.interval_widening); the central count and the high end do not read W."""
+    from .measured_envelope import widening_and_text
     from .plan_error import band, measured_hardware
     f = front.iloc[j]
     b = band(float(f["batch"]) if "batch" in f.index else None, wl.agentic,
              str(row["hardware"]) in measured_hardware())
+    w, outside = widening_and_text(f)
+    b = {**b, "lo": b["lo"] / w}          # the pessimistic end only (measured_envelope.interval_widening)
     cap = row["capacity_output_tps"]
     if demand is None:
         n_lo = n_hi = n_mid = row["units"]
@@ -334,7 +341,8 @@ def _interval(row: dict, front, j, wl, demand, req, u_j, r_j, headroom, p_rng, c
            "model_over_true": 1.0 / b["mid"], "capacity_output_tps_low": cap * b["lo"],
            "capacity_output_tps_high": cap * b["hi"], "mw_low": bought_lo * p_rng[0] / 1e6,
            "mw_high": bought_hi * p_rng[1] / 1e6, "usd_per_hour_low": bought_lo * c_rng[0],
-           "usd_per_hour_high": bought_hi * c_rng[1], "error_basis": b["text"]}
+           "usd_per_hour_high": bought_hi * c_rng[1], "error_basis": b["text"], "envelope_widening": w,
+           "envelope": outside}
     ok = t_out > 0 and np.isfinite(c_rng[0])
     out["usd_per_m_output_tokens_low"] = bought_lo * c_rng[0] / (3600.0 * t_out) * 1e6 if ok else np.nan
     out["usd_per_m_output_tokens_high"] = bought_hi * c_rng[1] / (3600.0 * t_out) * 1e6 if ok else np.nan

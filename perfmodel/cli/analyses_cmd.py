@@ -234,12 +234,8 @@ def run_frontier(args):
 def _usual_columns(front: pd.DataFrame) -> pd.DataFrame:
     """A frontier computed with all_columns, cut to the columns it has without (the table, CSV and JSON points
     stay as they are without --explain-at)."""
-    from ..analyses.deployments import LAYOUT_COLUMNS
-    from ..analyses.frontier import CURVE_COLUMNS, DEPLOYMENT_COLUMNS
-    usual = {*DEPLOYMENT_COLUMNS, "system", *CURVE_COLUMNS, *LAYOUT_COLUMNS}
-    out = front[[c for c in front.columns if c in usual]].copy()
-    out.attrs.update(front.attrs)
-    return out
+    from ..analyses.frontier import usual_columns
+    return usual_columns(front)
 
 
 def _curve_end(front) -> list[dict]:
@@ -303,17 +299,19 @@ def _agents_json(a) -> dict:
 
 
 # ------------------------------------------------------------------ compare / whatif
-def _print_comparison(cmp, args, header: str):
+def _print_comparison(cmp, args, header: str, metric: str = "total_tps_per_gpu", at: dict | None = None):
     na, nb = cmp.names
+    extra = ("jump",) if "jump" in cmp.curve else ()
     if args.csv:
-        from ..analyses.compare import CURVE_CSV_COLUMNS
+        from ..analyses.compare import curve_csv_columns
         from ..csvout import write_csv
-        write_csv(cmp.curve, ensure_parent(args.csv), CURVE_CSV_COLUMNS)
+        write_csv(cmp.curve, ensure_parent(args.csv), curve_csv_columns(metric, extra))
     if args.plot:
         from ..plots import comparison_plot
         comparison_plot(cmp, args.plot)
     if args.json:
-        print(dumps_json({"a": na, "b": nb, "summary": _records(cmp.summary), "curve": _records(cmp.curve),
+        print(dumps_json({"a": na, "b": nb, "metric": metric, "summary": _records(cmp.summary),
+                          "curve": _records(cmp.curve), **({"at": at} if at is not None else {}),
                           "notes": {"a": cmp.a.attrs.get("notes", []), "b": cmp.b.attrs.get("notes", [])}}, indent=1))
         return 0
     print(header)
@@ -323,8 +321,13 @@ def _print_comparison(cmp, args, header: str):
         who = "A and B" if note in na_ and note in nb_ else ("A" if note in na_ else "B")
         print(f"  note ({who}): {note}")
     print(format_table(cmp.summary.rename(columns={"ratio": "A/B"}), ["quantity", "a", "b", "A/B", "ratio_is"]))
-    print("\n  ratio A/B along the curve (interactivities both reach; below a curve's start, its peak counts):")
-    cols = ["tps_per_user", "a_total_tps_per_gpu", "b_total_tps_per_gpu", "ratio", "ratio_per_mw", "ratio_per_usd"]
+    if at is not None:
+        print(f"  {at['text']}")
+    print(f"\n  ratio A/B of {metric} along the curve (interactivities both reach; below a curve's start, its peak "
+          "counts)" + ("; jump: where the multiple is not smooth (a change of deployment layout)" if extra else "")
+          + ":")
+    cols = ["tps_per_user", f"a_{metric}", f"b_{metric}", "ratio",
+            *([] if not metric.endswith("_per_gpu") else ["ratio_per_mw", "ratio_per_usd"]), *extra]
     print(format_table(_thin(cmp.curve, args.rows), cols))
     for path in (args.csv, args.plot):
         if path:
@@ -344,17 +347,20 @@ def run_compare(args):
 def run_whatif(args):
     _check_outputs(args)
     from ..analyses.systems import parse_assignments
-    from ..analyses.whatif import describe_changes, whatif
+    from ..analyses.whatif import describe_changes, multiple_at, whatif
     if args.rows < 0:
         raise SpecError("must be >= 0", field="--rows")
     scale = parse_assignments(args.scale, "--scale")
     set_ = parse_assignments(args.set, "--set")
     if not scale and not set_:
         raise SpecError("give at least one --scale NAME=FACTOR or --set NAME=VALUE", field="whatif")
+    if args.at_tps_per_user is not None and not args.at_tps_per_user > 0:
+        raise SpecError(f"must be > 0, got {args.at_tps_per_user!r}", field="--at-tps-per-user")
     cmp = whatif(args.hardware, args.model, workload_of(args), args.profile, scale=scale, set_=set_,
-                 **frontier_kwargs(args))
+                 metric=args.metric, **frontier_kwargs(args))
+    at = multiple_at(cmp, args.at_tps_per_user, args.metric) if args.at_tps_per_user is not None else None
     return _print_comparison(cmp, args, f"what-if {describe_changes(scale, set_)} on {args.hardware}, {args.model}: "
-                                        "A = changed, B = baseline")
+                                        "A = changed, B = baseline", args.metric, at)
 
 
 # ------------------------------------------------------------------ sensitivity
@@ -507,6 +513,11 @@ def _register_whatif(sub) -> None:
                    help="e.g. hbm_capacity_gb=288, step_overhead_ms=1, acceptance_rate=0.8")
     add_workload_args(p)
     add_space_args(p)
+    p.add_argument("--metric", default="total_tps_per_gpu", choices=METRICS,
+                   help="the throughput both frontiers maximise and the multiple compares (default total_tps_per_gpu)")
+    p.add_argument("--at-tps-per-user", type=finite_float, metavar="X",
+                   help="the multiple A/B at X tok/s/user, each side's deployment there, and whether it sits on a "
+                        "jump (a change of deployment layout)")
     p.add_argument("--rows", type=int, default=15)
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--plot", metavar="FILE.png")

@@ -214,6 +214,7 @@ def run_plan(args):
               f"{top['model_over_true']:.2f}x the measured throughput at the median of its held-out records; "
               f"80%: {top['gpus_low']:,.0f}-{top['gpus_high']:,.0f}); {top['error_basis']}; SLO margin: "
               f"{top['slo_margin']}")
+        print(f"  {name}: deployment {top['envelope']}")
     if periods is not None:
         for name, g in df.groupby("system", sort=False):
             top = g.loc[g["gpus"].idxmax()]

@@ -142,6 +142,16 @@ def mlperf_sentence(df: pd.DataFrame) -> str:
             + "; ".join(parts) + ".") if parts else ""
 
 
+def envelope_sentence(df: pd.DataFrame) -> str:
+    """Each system whose chosen deployment (at the largest demand) lies beyond the measured envelope, with the
+    plan's ``envelope`` text (what lies outside, by how much, the factor W on the band's low end); '' when none."""
+    last = df[df["demand_scale"] == df["demand_scale"].max()]
+    out = [f"{r['system']} (W = {r['envelope_widening']:.3g}): {r['envelope']}."
+           for _, r in last.iterrows() if r["envelope_widening"] > 1]
+    return ("Beyond the measured envelope (step 6: the band's low throughput end divided by W, its high GPU count raised): " + " ".join(out)
+            if out else "")
+
+
 def render(df: pd.DataFrame) -> str:
     """The generated block of one worked question."""
     if (df["demand_kind"] == "limit").all():
@@ -150,6 +160,8 @@ def render(df: pd.DataFrame) -> str:
         out = [demand_table(df)]
         if df["demand_kind"].iloc[0] == "sessions":
             out += ["", sessions_sentence(df)]
+        if env := envelope_sentence(df):
+            out += ["", env]
     return "\n".join(x for x in out if x is not None).rstrip() + "\n"
 
 
