@@ -21,7 +21,10 @@ ranks; ``batch`` sequences in flight per instance):
     Dynamo     python -m dynamo.trtllm --model MODEL --tensor-parallel-size G --expert-parallel-size ep
                [--enable-attention-dp] --max-batch-size batch/dp --disaggregation-mode prefill|decode|agg
                (components/src/dynamo/trtllm/backend_args.py); dynamo.vllm / dynamo.sglang take their
-               engine's flags above.
+               engine's flags above; P/D: dynamo.vllm adds --disaggregation-mode prefill|decode (it requires the
+               --kv-transfer-config above on a prefill worker: components/src/dynamo/vllm/args.py), dynamo.sglang
+               --disaggregation-transfer-backend nixl (examples/backends/sglang/deploy/disagg.yaml). The whole
+               graph as a Kubernetes DynamoGraphDeployment: analyses/plan_graph.py.
 
 A model without an MTP module needs a separate draft model for k > 0: the command names a placeholder
 (``DRAFT_MODEL``) and says so. The MODEL path is the Hugging Face repository the model catalog cites (its first
@@ -136,6 +139,10 @@ def _command(engine: str, model: str, layout: tuple[int, int, int, int, int], ba
     if engine.startswith("dynamo-"):     # Dynamo's workers take their engine's own flags
         rest = cmd[cmd.index(model) + 1:]
         cmd = ["python", "-m", f"dynamo.{base}", "--model" if base == "vllm" else "--model-path", model, *rest]
+        if role is not None and base == "vllm":       # dynamo.vllm: the role, with the NIXL kv-transfer-config
+            cmd += ["--disaggregation-mode", role]
+        if role is not None and base == "sglang":     # as Dynamo's sglang disagg.yaml: NIXL between the pools
+            cmd += ["--disaggregation-transfer-backend", "nixl"]
     return cmd
 
 

@@ -37,6 +37,9 @@ from .fields import metric, point, speed
 from .fields import slo as claim_slo
 from .fmt import fmt as _fmt
 from .interval import distance, interval, spread_part, summary, width
+from .latency import carried as latency_carried
+from .latency import is_latency
+from .latency import name as latency_name
 from .needs import delta_speed, other_curve, power_or_price, ttft_wait
 from .reading import Figure, Term, env_metric
 from .verdict import CONSISTENT_Z, WIDE, grade
@@ -57,6 +60,8 @@ METRIC_TEXT = {
     "output_tokens_per_usd": "output tokens per US dollar",
     "tps_per_user": "tokens/s per user",
     "ttft_s": "time to first token, s",
+    "tpot_ms": "time per output token (inter-token latency), ms",
+    "e2e_s": "end-to-end latency of one request, s",
 }
 
 
@@ -211,7 +216,8 @@ def _axis(at: OperatingPoint | None) -> str:
     return axis
 
 
-def _describe_point(p: OperatingPoint | None) -> str:
+def _describe_point(p: OperatingPoint | None, floor_assumed: bool = False) -> str:
+    """The point in words; ``floor_assumed``: the speed floor is the catalog's default, not the source's."""
     if p is None:
         return ""
     if p.point == "speed":
@@ -220,7 +226,7 @@ def _describe_point(p: OperatingPoint | None) -> str:
         s = {"peak": "each system's peak", "fastest_common": "the fastest speed both reach",
              "max_speed": "the end of the curve", "matched": "matched interactivity (speed not given)"}[p.point]
     if p.min_tps_per_user:
-        s += f" at >= {p.min_tps_per_user:g} tok/s/user"
+        s += f" at >= {p.min_tps_per_user:g} tok/s/user" + (" (assumed)" if floor_assumed else "")
     if p.tested_range:
         s += f" over the tested {p.tested_range[0]:g}-{p.tested_range[1]:g} tok/s/user"
     if p.percentile:
@@ -290,13 +296,13 @@ class _Claim:
             terms = [Term(sides[0], 1, point(c, "to")), Term(sides[0], -1, point(c, "from"))]
         else:
             terms = [Term(sides[0], 1, point(c, "at"))]
-        if self.col == "ttft_s" and _single_request(c):      # one request: the TTFT at the curve end (batch 1)
+        if is_latency(self.col) and _single_request(c):    # one request: the latency at the curve end (batch 1)
             one = c.at.model_copy(update={"point": "max_speed", "tps_per_user": None, "tested_range": None,
                                           "min_tps_per_user": None}) if c.at else None
             terms = [Term(t.side, t.sign, one or t.point) for t in terms]
         tr = self.point.tested_range if self.point else None
         f = Figure(self.store, self.model, self.wl, self.col, axis or self.axis, terms, c.qualifier, tr)
-        f.scale = self.scale
+        f.scale, f.percentile, f.load = self.scale, metric(c).percentile, _load(c)
         return f
 
     def claimed(self, q: float) -> float:
@@ -319,7 +325,7 @@ def claim_sides(store: CurveStore, claim: ClaimSpec, model: str, wl: str) -> lis
 def _dir(fig: Figure, hw: str) -> str:
     """Which side of Q a system's unreached term sends Q to ('down': 0, 'up': infinity)."""
     t = next(t for t in fig.terms if t.side.hardware == hw)
-    return "down" if (t.sign > 0) != (fig.col == "ttft_s") else "up"
+    return "down" if (t.sign > 0) != is_latency(fig.col) else "up"
 
 
 def _q_of(r: dict, fig: Figure) -> float:
@@ -355,7 +361,7 @@ def _evaluate(C: _Claim, fig: Figure) -> dict:
     nom = fig.read()
     opt = fig.with_sides(lambda s: s.but(corner="opt")).read()
     q = nom["q"] if not nom["unreached"] else _q_of(nom, fig)
-    terms = [{"hardware": t.side.hardware, "row": r, "sign": t.sign, "metric": fig.col}
+    terms = [{"hardware": t.side.hardware, "row": r, "sign": t.sign, "metric": fig.col, "percentile": fig.percentile}
              for t, r in zip(fig.terms, nom["rows"])]
     iv = interval(q, (q, _q_of(opt, fig)), terms, [], model_error=True, workload=C.wclass)
     h = half_widths("speed", "curve-end", C.wclass)
@@ -379,7 +385,8 @@ def _unit(col: str, kind: str) -> str:
         return " (retained share)"
     if kind in ("ratio",):
         return "x"
-    return {"tps_per_user": " tok/s/user", "ttft_s": " s", "agents_per_gpu": " sessions/GPU"}.get(col, "")
+    return {"tps_per_user": " tok/s/user", "ttft_s": " s", "e2e_s": " s", "tpot_ms": " ms",
+            "agents_per_gpu": " sessions/GPU"}.get(col, "")
 
 
 def _interval_text(iv: dict, dist: dict, claimed: float, unit: str) -> str:
@@ -417,7 +424,7 @@ def _faster(side: Side, s: float) -> Side:
 def _software_needed(C: _Claim, fig: Figure, claimed: float, q: float) -> dict:
     """Kernel speed-up s on the first system (decode and prefill together) that gives the claimed figure, searched
     over NEED_SPEEDUPS (log interpolation between them); for the 'what would have to be true' text."""
-    if C.col in ("ttft_s",) or C.claim.kind == "delta" or not (q and math.isfinite(q)):
+    if is_latency(C.col) or C.claim.kind == "delta" or not (q and math.isfinite(q)):
         return {"speedup": None, "text": "not searched for this figure"}
     A = C.sides[0]
     rs = []
@@ -469,7 +476,7 @@ def _systems(C: _Claim, ev: dict) -> list[dict]:
                                            _f(nom["x"] if ev["fig"].grid_point else t.point.tps_per_user))
                 d["point_ttft_s"] = _f(row["ttft_ms"] / 1e3) if own and "ttft_ms" in row else None
                 d["point_concurrency"] = _f(row.get("concurrency"))
-            if C.col not in ("ttft_s", "tps_per_user", "agents_per_gpu"):
+            if not is_latency(C.col) and C.col not in ("tps_per_user", "agents_per_gpu"):
                 pk = peak(env, C.col)
                 d["peak"] = pk
                 at = C.point
@@ -496,7 +503,7 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     out["needs"] = needs = _needs(C, fig, ev, sw)
     out["headroom"] = _headroom(C, ev)
     text = _interval_text(ev["iv"], dist, ev["c"], _unit(C.col, claim.kind))
-    ttft_blind = C.col == "ttft_s" and not _load_stated(C)
+    ttft_blind = C.col in ("ttft_s", "e2e_s") and not _load_stated(C)   # a TTFT (or E2E) needs its load
     basis_need = _basis_need(C, ev)
     if basis_need and not (claim.qualifier == "up_to" and "xs" in ev["nom"] and ev["c"] < ev["q"]):
         out["shared_terms"] = [basis_need]      # what every per-MW / per-$ ratio needs of the source's power/price
@@ -512,7 +519,7 @@ def _check_model(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: 
     if g:
         out["flag"] = g.get("flag")
         _name_engine(out, C, ev)
-        if C.col != "ttft_s":        # what this agreeing claim allows of each system's steps (shared.py)
+        if not is_latency(C.col):    # what this agreeing claim allows of each system's steps (shared.py)
             from .conditions import steps_range
             out.setdefault("shared_terms", []).extend(
                 r for hw in dict.fromkeys(t.side.hardware for t in fig.terms)
@@ -567,7 +574,7 @@ ENGINES = ("vllm", "sglang", "trtllm")      # the engine profiles a baseline may
 
 def _name_engine(out: dict, C: _Claim, ev: dict) -> None:
     """A consistent ratio claim that holds only against the engine the baseline is read on names it (flag)."""
-    turn = _engine_turn(C, ev) if C.claim.kind == "ratio" and not C.software_only and C.col != "ttft_s" else None
+    turn = _engine_turn(C, ev) if C.claim.kind == "ratio" and not C.software_only and not is_latency(C.col) else None
     if turn:
         out["engine_turn"] = turn
         out["flag"] = "; ".join(t for t in (out.get("flag"), turn["text"]) if t)
@@ -912,6 +919,13 @@ def _load_stated(C: _Claim) -> bool:
     return _single_request(C.claim) or any(h.concurrency for s in C.sides for h in C.claim.hints_for(s.hardware))
 
 
+def _load(claim: ClaimSpec) -> float | None:
+    """The requests in flight a source states above one (a concurrency hint), where a latency is read
+    (latency.at_load); None: none stated, or one request (read at the curve end)."""
+    n = [h.concurrency for h in claim.deployment_hints if h.concurrency]
+    return float(n[0]) if n and n[0] > 1 else None
+
+
 def _check_agents(C: _Claim, out: dict) -> dict:
     """agents_per_gpu: the most sessions per GPU within the SLO (analyses/agents.py) at each profile corner, with
     the rate error; graded by the same rules."""
@@ -1015,13 +1029,21 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     col, _ = _column(claim)
     out["metric"] = col
     out["metric_text"] = METRIC_TEXT.get(col, col)
+    if is_latency(col):      # the quantity named with its percentile (the record format: P50 unless stated)
+        q = claim.metric.percentile if claim.metric else None
+        out["statistic"] = latency_name(col, q)
+        out["metric_text"] = f"{out['statistic']} ({out['metric_text']})"
+        if q is None:
+            out["assumptions"].append(f"{col}: percentile unstated, P50 (the record format's default)")
+        elif latency_carried(col, q) != q:
+            out["assumptions"].append(f"{col}: P{q:g} is not modeled; read at P{latency_carried(col, q):g}")
     b = basis(claim, col)
     if b:
         out["basis"] = b
         out["assumptions"].append("basis: " + b["text"])
     p = claim.at or claim.to
     out["axis"] = _axis(p)
-    out["at"] = _describe_point(claim.at) if claim.at else f"{_describe_point(claim.from_)} -> {_describe_point(claim.to)}"
+    out["at"] = _describe_point(claim.at, "at.min_tps_per_user" in claim.unstated) if claim.at else f"{_describe_point(claim.from_)} -> {_describe_point(claim.to)}"
     out["weights"] = store.weights
     out["weights_stated"] = claim.weights is not None
     wl = claim.workload or DEFAULT_WORKLOAD

@@ -25,6 +25,7 @@ import math
 from .. import catalog
 from .curves import curve_end, peak
 from .fmt import fmt
+from .latency import is_latency
 from .reading import env_metric
 
 K_GRID = [math.exp(x / 6) for x in range(-18, 19)]        # 0.05 .. 20, 6 points per e-fold
@@ -109,7 +110,7 @@ def sol_factor(C, fig, hw: str) -> float | None:
     e1 = C.store.envelope(sol, C.model, C.wl, fig.axis, em)
     if not len(e0) or not len(e1):
         return None
-    if t.point.point == "peak" and fig.col not in ("tps_per_user", "ttft_s"):
+    if t.point.point == "peak" and fig.col != "tps_per_user" and not is_latency(fig.col):
         return peak(e0, em) / peak(e1, em)
     return curve_end(e0, fig.axis) / curve_end(e1, fig.axis)
 
@@ -437,7 +438,7 @@ def fast_corner(ev: dict, fig, hw: str) -> float | None:
     the fast corner's."""
     nom, opt = ev["nom"], ev["opt"]
     j = next((i for i, t in enumerate(fig.terms) if t.side.hardware == hw), None)
-    if j is None or fig.col == "ttft_s":
+    if j is None or is_latency(fig.col):
         return None
     peak_term = fig.terms[j].point.point == "peak" and fig.col != "tps_per_user"
     a, b = (nom["values"][j], opt["values"][j]) if peak_term else (nom["ends"][j], opt["ends"][j])
@@ -470,7 +471,7 @@ def steps_range(C, fig, ev: dict, hw: str) -> dict | None:
 
 def dir_down(fig, hw: str) -> bool:
     t = next(t for t in fig.terms if t.side.hardware == hw)
-    return (t.sign > 0) != (fig.col == "ttft_s")
+    return (t.sign > 0) != is_latency(fig.col)
 
 
 def power_ratio_range(a: str, b: str) -> dict:
@@ -564,7 +565,7 @@ def conditions(C, fig, ev: dict) -> list[dict]:
     if C.col.endswith("_per_usd"):
         r = ratio_basis(C, ev, "price_usd_per_gpu_hour", "price", "prices")
         out += [r] if r else []
-    if C.col != "ttft_s":
+    if C.col != "ttft_s":      # a TTFT does not move with the decode steps; TPOT and E2E do (latency.values)
         for hw in dict.fromkeys(t.side.hardware for t in fig.terms):
             r = steps(C, fig, ev, hw)
             out += [r] if r else []

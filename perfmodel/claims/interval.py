@@ -36,6 +36,7 @@ import pandas as pd
 
 from .. import catalog
 from ..analyses.model_error import CURVE_END_CONCURRENCY, half_widths, region_of
+from .latency import error_part, is_latency
 
 RATE_FIELDS = {"bf16": "bf16_dense_pflops", "fp8": "fp8_dense_pflops", "fp4": "fp4_dense_pflops"}
 PROPAGATED = ("hbm_bandwidth_tbps", *RATE_FIELDS.values(), "allin_power_w", "gpu_tdp_w", "price_usd_per_gpu_hour")
@@ -68,7 +69,7 @@ def elasticities(row: pd.Series, metric: str, hw: str) -> dict[str, float]:
     step = float(row.get("step_ms", float("nan")))
     out: dict[str, float] = {}
     if step > 0:
-        sign = -1.0 if metric == "ttft_s" else 1.0
+        sign = -1.0 if is_latency(metric) else 1.0
         out["hbm_bandwidth_tbps"] = sign * float(row.get("res_hbm_bandwidth_ms", 0.0)) / step
         t = {}
         for fmt, field in RATE_FIELDS.items():
@@ -134,7 +135,7 @@ def _model_parts(terms: list[dict], workload: str = "all") -> list[dict]:
         return {"hardware": t["hardware"], "quantity": h["quantity"], "region": h["region"], "rows": h["rows"],
                 "workload": h.get("workload", "all"), "stand_in": h.get("stand_in"),
                 "median_abs_pct": h["median_abs_pct"], "down": down, "up": up}
-    rates = [t for t in terms if t["metric"] != "ttft_s"]
+    rates = [t for t in terms if not is_latency(t["metric"])]
     if len(rates) == 2 and rates[0]["sign"] != rates[1]["sign"]:
         q = "rate-delta" if rates[0]["hardware"] == rates[1]["hardware"] else "rate-ratio"
         cands = [part(rates[0], q, _region(t), False) for t in rates]
@@ -145,13 +146,32 @@ def _model_parts(terms: list[dict], workload: str = "all") -> list[dict]:
         out = []
         for t in rates:
             if t["metric"] == "tps_per_user":
-                conc = t["row"].get("concurrency")
-                reg = ("curve-end" if conc is not None and float(conc) <= CURVE_END_CONCURRENCY
-                       else _region(t))
-                out.append(part(t, "speed", reg, t["sign"] < 0))
+                out.append(part(t, "speed", _speed_region(t), t["sign"] < 0))
             else:
                 out.append(part(t, "rate", _region(t), t["sign"] < 0))
-    return out + [part(t, "ttft", _region(t), t["sign"] < 0) for t in terms if t["metric"] == "ttft_s"]
+    return out + [_latency_part(t, workload) for t in terms if is_latency(t["metric"])]
+
+
+def _speed_region(t: dict) -> str:
+    """The region of a per-user speed's error: ``curve-end`` at batch-1-like points, else the row's."""
+    conc = t["row"].get("concurrency")
+    return "curve-end" if conc is not None and float(conc) <= CURVE_END_CONCURRENCY else _region(t)
+
+
+def _latency_part(t: dict, workload: str) -> dict:
+    """The model-error part of a latency term (``latency.error_part``: TTFT its own error, TPOT the speed error
+    flipped, E2E its two parts added), flipped again for a denominator (s = -1)."""
+    hs: dict[str, dict] = {}
+
+    def band(qty: str) -> tuple[float, float]:
+        h = hs[qty] = half_widths(qty, _region(t) if qty == "ttft" else _speed_region(t), workload)
+        return h["down"], h["up"]
+    p = error_part(t["metric"], t["row"], t.get("percentile"), band)
+    h = hs.get("ttft") or hs["speed"]
+    down, up = (p["up"], p["down"]) if t["sign"] < 0 else (p["down"], p["up"])
+    return {"hardware": t["hardware"], "quantity": p["quantity"], "region": h["region"], "rows": h["rows"],
+            "workload": h.get("workload", "all"), "stand_in": h.get("stand_in"),
+            "median_abs_pct": h["median_abs_pct"], "down": down, "up": up}
 
 
 def interval(q: float, profile_band: tuple, terms: list[dict], extra: Sequence[dict] = (), model_error: bool = True,

@@ -35,6 +35,7 @@ from .conditions import (
 )
 from .evidence import on_steps
 from .fmt import fmt
+from .latency import is_latency
 
 STEPS_A = 10          # grid points of k_A between 1 and its bound
 
@@ -48,7 +49,7 @@ def _z(k: float, band: dict) -> float:
 
 def joint_steps(C, fig, ev: dict) -> dict | None:
     """The least-z pair (k_A, k_B) that gives a ratio claim its claimed value (module docstring), or None."""
-    if C.claim.kind != "ratio" or len(C.sides) != 2 or C.col == "ttft_s":
+    if C.claim.kind != "ratio" or len(C.sides) != 2 or is_latency(C.col):
         return None
     ha, hb = C.sides[0].hardware, C.sides[1].hardware
     iv, q0, c = ev["iv"], ev["q"], ev["c"]

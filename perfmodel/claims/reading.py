@@ -40,6 +40,8 @@ from ..specs.claim import OperatingPoint
 from .curves import AXES, CurveStore, Side, curve_end, first_at, read
 from .fields import slo as claim_slo
 from .fields import speed
+from .latency import at_load, is_latency
+from .latency import values as latency_values
 
 GRID_START = 64          # grid points to start with
 GRID_MAX = 8192          # the finest grid tried
@@ -48,7 +50,7 @@ GRID_STEP = 0.05         # neighbouring grid points differ by less than this in 
 
 def env_metric(col: str) -> str:
     """The metric an envelope is taken on (TTFT and per-user speed are read off the throughput envelope)."""
-    return "total_tps_per_gpu" if col in ("ttft_s", "tps_per_user", "agents_per_gpu") else col
+    return "total_tps_per_gpu" if is_latency(col) or col in ("tps_per_user", "agents_per_gpu") else col
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ class Figure:
         self.store, self.model, self.wl, self.col, self.axis = store, model, workload, col, axis
         self.terms, self.qualifier, self.tested_range = list(terms), qualifier, tested_range
         self.scale = 1.0        # a constant factor on Q: GPUs per system, A over B, for a per-system figure
+        self.percentile: float | None = None   # a latency figure's percentile (latency.py; None: P50)
+        self.load: float | None = None         # a latency figure's stated requests in flight (> 1; latency.at_load)
 
     # ---------------------------------------------------------------- helpers
     def env(self, side: Side, axis: str | None = None):
@@ -78,7 +82,7 @@ class Figure:
     def but(self, **kw) -> "Figure":
         f = Figure(self.store, self.model, self.wl, self.col, self.axis, self.terms, self.qualifier,
                    self.tested_range)
-        f.scale = self.scale
+        f.scale, f.percentile, f.load = self.scale, self.percentile, self.load
         for k, v in kw.items():
             setattr(f, k, v)
         return f
@@ -89,17 +93,17 @@ class Figure:
 
     def _term_at(self, t: Term, env, x: np.ndarray, k: float) -> np.ndarray:
         """f of one term at true speeds x (array), speed error k; NaN where unreached."""
-        return self._raw_at(t, env, x, k) / (k if self._diag and self.col != "ttft_s" else 1.0)
+        return self._raw_at(t, env, x, k) / (k if self._diag and not is_latency(self.col) else 1.0)
 
     def _raw_at(self, t: Term, env, x: np.ndarray, k: float) -> np.ndarray:
-        if self.col == "ttft_s":
+        if is_latency(self.col):
             col = AXES[self.axis]
             e = env.sort_values(col)
             sx = e[col].to_numpy(float)
             idx = np.searchsorted(sx, x * k * (1 - 1e-9))
             out = np.full(x.shape, np.nan)
             ok = idx < len(sx)
-            out[ok] = e["ttft_ms"].to_numpy(float)[idx[ok]] / 1e3
+            out[ok] = latency_values(e, self.col, self.percentile, k)[idx[ok]]
             return out
         return read(env, x * k, self.axis, self.col)
 
@@ -129,20 +133,24 @@ class Figure:
             if not len(e):
                 vals.append(float("nan"))
                 continue
-            if p.point == "max_speed" or self.col == "tps_per_user":
+            if is_latency(self.col) and self.load and self.load > 1:   # a latency at a stated load
+                v, r = at_load(e, self.col, self.percentile, self.load, k)
+                vals.append(v)
+            elif p.point == "max_speed" or self.col == "tps_per_user":
                 r = e.loc[e[AXES[self.axis]].idxmax()]
-                # the curve end's own figure: its speed, its TTFT (a single request's), else its metric
-                vals.append(ends[i] if self.col == "tps_per_user" else float(r["ttft_ms"]) / 1e3
-                            if self.col == "ttft_s" else float(r[self.col]) / (k if diagonal else 1.0))
+                # the curve end's own figure: its speed, its latency (a single request's), else its metric
+                vals.append(ends[i] if self.col == "tps_per_user" else
+                            float(latency_values(r, self.col, self.percentile, k)[0])
+                            if is_latency(self.col) else float(r[self.col]) / (k if diagonal else 1.0))
             elif p.point == "peak":
                 u = self._usable(t, e, k)
                 if not len(u):
                     vals.append(float("nan"))
                     continue
-                pick = "total_tps_per_gpu" if self.col == "ttft_s" else self.col
+                pick = "total_tps_per_gpu" if is_latency(self.col) else self.col
                 r = u.loc[u[pick].idxmax()]
-                vals.append(float(r["ttft_ms"]) / 1e3 if self.col == "ttft_s" else
-                            float(r[self.col]) / (k if diagonal else 1.0))
+                vals.append(float(latency_values(r, self.col, self.percentile, k)[0]) if is_latency(self.col)
+                            else float(r[self.col]) / (k if diagonal else 1.0))
             else:
                 x = speed(p, "point") * x_scale
                 out["x"] = x if out["x"] is None else out["x"]
@@ -162,7 +170,7 @@ class Figure:
         for t, v in zip(self.terms, vals):
             if v is None or math.isnan(v):
                 unreached.append(t.side.hardware)
-                v = math.inf if self.col == "ttft_s" else 0.0
+                v = math.inf if is_latency(self.col) else 0.0
             c = t.sign * (math.log(v) if v > 0 else -math.inf)
             if math.isinf(c):
                 up, down = up or c > 0, down or c < 0

@@ -63,6 +63,8 @@ def register(sub):
     p.add_argument("--csv", metavar="FILE", help="write the plan (fixed columns, docs/plan.md) to FILE")
     p.add_argument("--launch", metavar="FILE.md", help="write each system's chosen deployment as launch arguments "
                    "for its engine (vLLM, SGLang, TensorRT-LLM, Dynamo workers) to FILE.md")
+    p.add_argument("--dynamo-graph", metavar="FILE.yaml", help="write each Dynamo system's chosen deployment "
+                   "(dynamo-* profiles) as a Kubernetes DynamoGraphDeployment to FILE.yaml (kubectl apply -f)")
     p.add_argument("--plot", metavar="FILE.png", help="GPUs (or --plot-metric) needed against demand per system")
     p.add_argument("--plot-metric", default="gpus", choices=["gpus", "mw", "usd_per_hour"])
     p.add_argument("--json", action="store_true")
@@ -147,11 +149,34 @@ def _workload_spec(args):
     return w if isinstance(w, WorkloadSpec) else None
 
 
+def _write_files(args, df) -> None:
+    """The plan's files: --csv, --launch (with the Dynamo graph of its dynamo-* systems), --dynamo-graph."""
+    from .. import catalog
+    from ..fileio import write_whole
+    if args.csv:
+        from ..analyses.plan import PLAN_COLUMNS
+        from ..csvout import write_csv
+        write_csv(df, ensure_parent(args.csv), PLAN_COLUMNS)
+    models = {m: catalog.model(m) for m in set(df["model"])}
+    if args.launch:
+        from ..analyses.plan_launch import launch_text
+        page = launch_text(df, models)
+        if df["profile"].astype(str).str.startswith("dynamo-").any():     # the graph too (analyses/plan_graph)
+            from ..analyses.plan_graph import graphs_yaml
+            page += ("\n## Dynamo graph (DynamoGraphDeployment: kubectl apply -f; also --dynamo-graph FILE.yaml)"
+                     "\n\n```yaml\n" + graphs_yaml(df, models).rstrip() + "\n```\n")
+        write_whole(args.launch, page)
+    if args.dynamo_graph:
+        from ..analyses.plan_graph import graphs_yaml
+        write_whole(args.dynamo_graph, graphs_yaml(df, models))
+
+
 def run_plan(args):
-    from ..analyses.plan import PLAN_COLUMNS, Limits, plan
+    from ..analyses.plan import Limits, plan
     check_output(args.plot, "--plot", (".png",))
     check_output(args.csv, "--csv")
     check_output(args.launch, "--launch", (".md",))
+    check_output(args.dynamo_graph, "--dynamo-graph", (".yaml", ".yml"))
     slo = plan_slo(args)
     limits = Limits(gpus=args.gpu_limit, mw=args.mw_limit, usd_per_hour=args.usd_per_hour_limit,
                     headroom=args.headroom)
@@ -168,14 +193,7 @@ def run_plan(args):
         demand, scales = Demand(kind, 1.0), tuple(vals)
     df = plan(args.model, workload_of(args), systems, demand, slo, scales, limits, power_basis=args.power_basis,
               periods=periods, **kw)
-    if args.csv:
-        from ..csvout import write_csv
-        write_csv(df, ensure_parent(args.csv), PLAN_COLUMNS)
-    if args.launch:
-        from .. import catalog
-        from ..analyses.plan_launch import launch_text
-        from ..fileio import write_whole
-        write_whole(args.launch, launch_text(df, {m: catalog.model(m) for m in set(df["model"])}))
+    _write_files(args, df)
     if args.plot:
         from ..plots import plan_plot
         plan_plot(df, args.plot, args.plot_metric)

@@ -91,11 +91,15 @@ def hbm_bytes(fields: Mapping[str, float | None]) -> float:
     return seen * GIB if seen else required(fields, "hbm_capacity_gb") * 1e9
 
 
-def compute_rate(fields: Mapping[str, float | None], fmt: str) -> float:
-    """Dense FLOP/s for GEMMs with weights in ``fmt`` (4-bit falls back to FP8 without FP4 units)."""
+def compute_rate(fields: Mapping[str, float | None], fmt: str, without_fp4: str = "fp8") -> float:
+    """Dense FLOP/s for GEMMs with weights in ``fmt``. A 4-bit format on hardware without FP4 tensor units runs at
+    the ``without_fp4`` rate: "bf16" is what the kernels do (weight-only W4A16: Marlin, Triton, FlashInfer's
+    mixed-input CUTLASS; the only 4-bit MoE kernels the H100/H200 tables list are w4a16_mxfp4 and int4_wo, and
+    kernels/gpu.GpuPeaks.flops reads them at the 16-bit rate), "fp8" the rule before mechanism
+    ``w4a16_without_fp4`` (perfmodel/specs/mechanisms.py)."""
     rate = COMPUTE_RATE[fmt]
     if rate == "fp4" and not fields.get("fp4_dense_pflops"):
-        rate = "fp8"
+        rate = without_fp4
     return required(fields, f"{rate}_dense_pflops") * 1e15
 
 
@@ -106,13 +110,14 @@ def attention_format(model: ModelSpec, weights: str, attention_weights: str | No
     return "fp8" if is_moe(model) and weight_bytes(weights) < 1 else weights
 
 
-def bind_hardware(fields: Mapping[str, float | None], weights: str, attn_fmt: str) -> dict[str, float]:
+def bind_hardware(fields: Mapping[str, float | None], weights: str, attn_fmt: str,
+                  without_fp4: str = "fp8") -> dict[str, float]:
     out = {sym: required(fields, f) * k for f, (sym, k) in HW_SYMBOLS.items()}
     out.update(bind_fabric())
     out.update(kernel_defaults(out["lat_link"]))   # kernel symbols without a fit (Setup binds the fitted ones)
     out["C_hbm"] = hbm_bytes(fields)
-    out["F_x"] = compute_rate(fields, weights)
-    out["F_a"] = compute_rate(fields, attn_fmt)
+    out["F_x"] = compute_rate(fields, weights, without_fp4)
+    out["F_a"] = compute_rate(fields, attn_fmt, without_fp4)
     # 1 where the GEMMs run on FP4 tensor cores (their efficiency is eff_gemm_fp4), else 0
     out["q_x"] = 1.0 if runs_fp4(fields, weights) else 0.0
     out["q_a"] = 1.0 if runs_fp4(fields, attn_fmt) else 0.0

@@ -63,7 +63,8 @@ class Setup:
         fields = hardware_fields(self.hardware, self.hw_overrides) if fields is None else fields
         prof = profile_values(self.profile, self.profile_overrides, which) if profile is None else profile
         attn = attention_format(self.model, self.weights, self.attention_weights)
-        vals: SymbolValues = {**bind_hardware(fields, self.weights, attn)}
+        without_fp4 = "bf16" if self.profile.uses("w4a16_without_fp4") else "fp8"
+        vals: SymbolValues = {**bind_hardware(fields, self.weights, attn, without_fp4)}
         vals.update(bind_profile(prof))
         vals.update(bind_formats(self.model, self.weights, attn, self.kv_cache))
         vals.update(bind_kernel_fits(self.hardware, self.profile, self.model, self.weights, self.kv_cache, fields))

@@ -9,8 +9,8 @@ limit, stated with its source (``slo_*`` columns):
 - a speed row: the speed x the seed names (tokens/s per user, the claims that name it), on the row's axis: on
   ``itl`` a TPOT limit 1000 / x ms; on ``e2e_p50`` / ``e2e_p90`` an E2E limit osl / x s for a reply of the
   workload's osl tokens at that TTFT percentile; at the workload's SLO speed percentile;
-- a peak row: the speed floor a peak claim of the seed states for that model (``min_tps_per_user``; the AA
-  claims: 20 tok/s/user), else ``PEAK_FLOOR`` (the planner's choice): each system's peak among the envelope's
+- a peak row: the speed floor the seed's peak claims read for that model (``min_tps_per_user``, marked stated or
+  assumed; the AA claims: 20 tok/s/user, stated for DeepSeek V4 Pro only), else ``PEAK_FLOOR`` (the planner's choice): each system's peak among the envelope's
   points at or above it (the reading of the check: ``reading.Figure`` at a peak).
 
 Columns, every one at the row's speed limit:
@@ -92,9 +92,12 @@ def _peak_floor(rs: list[dict], model: str) -> tuple[float, str]:
     if not v:
         return PEAK_FLOOR, "the planner's choice (no peak claim states a floor)"
     x = min(v)
-    if set(v[x]) <= assumed:
-        return x, "assumed: " + ", ".join(sorted(v[x]))
-    return x, "the claims' floor (stated or assumed: their notes): " + ", ".join(sorted(v[x]))
+    ids = sorted(v[x])
+    if set(ids) <= assumed:
+        return x, "assumed (not stated): " + ", ".join(ids)       # its basis in the claims' notes
+    said = [i for i in ids if i not in assumed]
+    return x, ("stated: " + ", ".join(said) + ("; assumed: " + ", ".join(sorted(assumed & set(ids)))
+                                               if assumed & set(ids) else ""))
 
 
 def _named(rs: list[dict], model: str) -> list[tuple[float, str, str]]:
@@ -375,7 +378,7 @@ def markdown(df: pd.DataFrame, src: str, brief: bool = False) -> list[str]:
          "model's envelopes (no 'up to' maxima). **Every column of a row is read at that row's SLO**, stated in "
          "column 'SLO' with its source: a speed limit (the speed the seed names, on the axis its claims read it: a "
          "TPOT limit on the decode axis, an E2E limit on an E2E-normalised one; at a peak, the floor the seed's "
-         f"peak claims state, else {PEAK_FLOOR:g} tok/s/user, the planner's choice; each system's peak at or above "
+         f"peak claims read (stated or assumed), else {PEAK_FLOOR:g} tok/s/user, the planner's choice; each system's peak at or above "
          "it), at the workload's SLO speed percentile, and a TTFT limit: none for tok/s/GPU and the multiples "
          f"(as the verdicts read the claims: no seed states one), {ttfts} side by side for the sessions (the "
          f"planner's choice), at TTFT P{qt:g}. Sessions per rack: the most live sessions of any deployment meeting "

@@ -123,7 +123,8 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
     for r in results:
         L.append(f"### `{r['id']}`\n")
         if r["kind"] != "spec_ratio":
-            L.append(f"- Read: {r.get('metric', '')}, {r.get('at', '')}.")
+            stat = f" ({r['statistic']})" if r.get("statistic") else ""     # a latency: its percentile named
+            L.append(f"- Read: {r.get('metric', '')}{stat}, {r.get('at', '')}.")
         L.append(f"- Verdict: **{r['verdict']}" + (f" {r['implausible']}" if r["verdict"] == "implausible" and
                                                     r.get("implausible") else "") + "**"
                  + (f" ({r['flag']})" if r.get("flag") else "") + ".")

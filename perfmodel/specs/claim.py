@@ -96,12 +96,16 @@ class Metric(Strict):
     """What is measured.
 
     ``quantity: throughput`` needs ``per`` and (unless unstated) ``tokens``; its DataFrame column is
-    ``{tokens}_tps_per_{per}`` (``{tokens}_tokens_per_dollar`` for cost). ``tps_per_user`` and ``ttft_s``
-    take neither.
+    ``{tokens}_tps_per_{per}`` (``{tokens}_tokens_per_dollar`` for cost). ``tps_per_user`` and the latencies
+    (``ttft_s``, ``tpot_ms``, ``e2e_s``) take neither.
     """
 
-    quantity: Literal["throughput", "tps_per_user", "ttft_s", "agents_per_gpu"] = Field(
-        "throughput", description="throughput (aggregate tokens/s), tps_per_user (interactivity), ttft_s, or "
+    quantity: Literal["throughput", "tps_per_user", "ttft_s", "tpot_ms", "e2e_s", "agents_per_gpu"] = Field(
+        "throughput", description="throughput (aggregate tokens/s), tps_per_user (interactivity), a latency (ttft_s: "
+                                  "time to first token, s; tpot_ms: time per output token = the inter-token latency "
+                                  "ITL, ms; e2e_s: one request's end-to-end latency, s; each at ``percentile``, P50 "
+                                  "unless stated, as the record format defines them; read at the load the claim "
+                                  "states: a concurrency hint, or point max_speed for one request), or "
                                   "agents_per_gpu (AA-AgentPerf: most concurrent sessions per GPU within an SLO; "
                                   "read at point 'speed' = the speed floor, with the TTFT limit at.ttft_ms)")
     tokens: Literal["total", "output"] | None = Field(

@@ -53,6 +53,10 @@ MECHANISMS: dict[str, str] = {
         "--max-running-requests N, global, N // dp per attention-DP scheduler; vLLM --max-num-seqs N, per engine), "
         "the clients beyond it waiting for a slot, instead of the profile's cap "
         "(validation/workload_versions.record_running_cap, validation/predict_rows.point_inputs)"),
+    "w4a16_without_fp4": (
+        "4-bit weights (mxfp4, nvfp4) on hardware without FP4 tensor units compute at the BF16 rate, as the "
+        "weight-only W4A16 kernels the engines run there do (the H100/H200 kernel tables list only w4a16_mxfp4 "
+        "and int4_wo 4-bit MoE kernels), instead of the FP8 rate (engine/bind.compute_rate)"),
 }
 """Every mechanism a profile may switch on."""
 
