@@ -35,6 +35,7 @@ from .conditions import conditions
 from .curves import AXES, CurveStore, Side, curve_end, end_deployment, peak
 from .fields import metric, point, speed
 from .fields import slo as claim_slo
+from .fmt import faster_slower
 from .fmt import fmt as _fmt
 from .interval import distance, interval, spread_part, summary, width
 from .latency import carried as latency_carried
@@ -852,7 +853,7 @@ def _curve_end_need(C: _Claim, model_speed: float, claimed: float) -> dict | Non
     parts = ", ".join(f"{p['part']} {p['ms']:.3g} ms" for p in end.get("contributors") or [])
     return {"kind": "curve_end", "needed_step_ms": need,
             "text": f"{_fmt(claimed)} tok/s/user needs {C.sides[0].hardware}'s curve-end step to take {need:.3g} ms "
-                    f"instead of the modeled {step:.3g} ms ({step / need:.2f}x faster; the modeled step is set by "
+                    f"instead of the modeled {step:.3g} ms ({faster_slower(step / need)}; the modeled step is set by "
                     f"{parts})"}
 
 

@@ -589,7 +589,7 @@ def _text(opt, a, b, per_model, explained, left, pr, readback) -> str:
     held = f"; the power ratio held to its {pr['text']}" if "R" in opt else ""
     head = (f"**One story for this source**, {len(opt)} shared unknown{'s' if len(opt) > 1 else ''} ("
             + " and ".join(names[u] for u in opt) + f"{held}; steps at peak and at speed apart, each inside its "
-            "region's error and its system's bounds): ")
+            "region's error (a system's, not a ratio's) and its system's bounds): ")
     return (head + "; ".join(parts) + ". Read back at its values, within "
             f"{math.exp(TOL) - 1:.0%} of the claim: {', '.join(rb(i) for i in explained) or 'none'}"
             + (f"; not explained: {', '.join(rb(i) for i in left)}" if left else "") + ".")
