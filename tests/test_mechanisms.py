@@ -99,3 +99,26 @@ def test_record_intvty_itl_switch():
     off = agentic_inputs(rec, m, pts, w, profile_with("sglang"))
     on = agentic_inputs(rec, m, pts, w, profile_with("sglang", "record_intvty_itl"))
     assert w.interactivity == "e2e" and off.q is not None and on.q is None
+
+
+def test_sessions_littles_law_switch():
+    """Hand check of Little's law on the sessions: on, the live sessions of an agentic frame at a fixed batch are the
+    request rate times a lane's cycle, X (mean TTFT + osl TPOT + pause); off, B (t_busy + pause) / t_busy with
+    t_busy on the P50 TTFT (fewer wherever requests queue)."""
+    from perfmodel.api import deployment_points, setup_for
+    wl = catalog.workload("agentx")
+    sc = Scenario.model_validate({**AGENTIC, "profile": "sglang"})
+    lengths = workload_lengths(wl)
+    pts = {**deployment_points(sc.deployment, lengths, 2.0), "batch": 48.0, "concurrency": np.nan}
+    out = {}
+    for label, names in (("off", ()), ("on", ("sessions_littles_law",))):
+        setup = setup_for(sc.hardware, sc.model, profile_with("sglang", *names), sc.deployment)
+        out[label] = sessions.agentic(setup, pts, wl.agentic.pause_s, False, dists=wl.agentic).iloc[0]
+    osl, pause = point_arrays(pts)["osl"][0], wl.agentic.pause_s
+    on, off = out["on"], out["off"]
+    cycle = on["ttft_mean_ms"] / 1e3 + osl * on["tpot_ms"] / 1e3 + pause
+    # the sessions come from the fixed point's last pass, the latencies from its final evaluation: equal to 0.1%
+    assert on["sessions"] == pytest.approx(on["request_rate_per_s"] * cycle, rel=1e-3)
+    busy = off["ttft_ms"] / 1e3 + osl * off["tpot_ms"] / 1e3
+    assert off["sessions"] == pytest.approx(off["batch"] * (busy + pause) / busy, rel=1e-3)
+    assert on["sessions"] > off["sessions"]

@@ -237,18 +237,26 @@ class _Residency:
     evicted: np.ndarray      # share of paused prefixes evicted (re-prefilled whole)
 
 
-def live_sessions(df: pd.DataFrame, osl, pause_s: float, clients, lanes):
-    """(B, t_busy s, live sessions S, lanes in the loop) of an evaluated frame:
+def live_sessions(df: pd.DataFrame, osl, pause_s: float, clients, lanes, littles: bool = False):
+    """(B, t_busy s, live sessions S, lanes in the loop, sessions in a request) of an evaluated frame:
         t_busy = TTFT + osl TPOT,   S = max(B (t_busy + pause) / t_busy, clients)
     and the interactive response-time law: a lane cycles request (t_cyc = mean TTFT + osl TPOT) then pause Z, so
-    max(1, lanes t_cyc / (t_cyc + Z)) of them are in the serving loop at a time (NaN lanes stay NaN)."""
+    max(1, lanes t_cyc / (t_cyc + Z)) of them are in the serving loop at a time (NaN lanes stay NaN).
+    ``littles`` (mechanism ``sessions_littles_law``): the sessions in a request are X t_busy with X the frame's
+    request rate per instance and t_busy on the mean TTFT (Little's law; B / t_busy undercounts X by the share of
+    t_busy spent queueing), so S = max(X (t_busy + pause), clients); otherwise B."""
     batch = df["batch"].to_numpy(float)
     tpot = df["tpot_ms"].to_numpy() / 1e3
-    t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
-    sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)
     t_cyc = df["ttft_mean_ms"].to_numpy() / 1e3 + osl * tpot
+    if littles:
+        t_busy = t_cyc
+        busy = df["request_rate_per_s"].to_numpy(float) * t_busy
+    else:
+        t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
+        busy = batch
+    sessions = np.maximum(busy * (t_busy + pause_s) / t_busy, clients)
     in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_cyc / (t_cyc + pause_s), 1.0), lanes)
-    return batch, t_busy, sessions, in_loop_next
+    return batch, t_busy, sessions, in_loop_next, busy
 
 
 def spare_hbm_prefixes(df: pd.DataFrame, batch, osl, in_loop, fixed_batch, f_snap, admit_on: bool) -> np.ndarray:
@@ -273,7 +281,8 @@ def residency(loop: _SessionLoop, df: pd.DataFrame, in_loop, admit_on: bool) -> 
     ((C_host f_mem - active host KV) / per_session dp prefixes, with ``host_tier``), else evicted
     (prefix_cache.tier_shares: the LRU working-set law under the routing, with the idle gaps of ``idle_gaps``)."""
     p, zeros = loop.p, np.zeros_like(loop.p["new"])
-    batch, t_busy, sessions, in_loop_next = live_sessions(df, loop.osl, loop.pause_s, loop.clients, loop.lanes)
+    batch, t_busy, sessions, in_loop_next, busy = live_sessions(
+        df, loop.osl, loop.pause_s, loop.clients, loop.lanes, loop.setup.profile.uses("sessions_littles_law"))
     paused = sessions - batch
     per_session = np.maximum(df["kv_gb_per_seq_per_gpu"].to_numpy() * 1e9, 1.0) * loop.f_snap
     spare_hbm = spare_hbm_prefixes(df, batch, loop.osl, in_loop, p["batch"], loop.f_snap, admit_on)
@@ -284,7 +293,7 @@ def residency(loop: _SessionLoop, df: pd.DataFrame, in_loop, admit_on: bool) -> 
     pool_sessions = loop.pool_gb_per_gpu * 1e9 / per_session * dp
     (s_hbm, s_pool, s_host), evicted = tier_shares(
         competing(paused, loop.workers, loop.routing), [spare_hbm, pool_sessions, host_sessions],
-        idle_gaps(loop.setup, loop.dists, loop.pause_s, sessions, batch, t_busy, loop.routing))
+        idle_gaps(loop.setup, loop.dists, loop.pause_s, sessions, busy, t_busy, loop.routing))
     return _Residency(batch, sessions, in_loop_next, paused, per_session, dp, active_host, spare_hbm,
                       pool_sessions, host_sessions, s_hbm, s_pool, s_host, evicted)
 
@@ -479,10 +488,12 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
         batch = out["batch"].to_numpy(float)
         t_busy = out["ttft_mean_ms"].to_numpy() / 1e3 + osl * out["tpot_ms"].to_numpy() / 1e3
         in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_busy / (t_busy + pause_s), 1.0), lanes)
-        sessions = np.maximum(batch * (t_busy + pause_s) / t_busy, clients)        # per decode instance
+        busy = (out["request_rate_per_s"].to_numpy(float) * t_busy if setup.profile.uses("sessions_littles_law")
+                else batch)                     # sessions in a request (live_sessions)
+        sessions = np.maximum(busy * (t_busy + pause_s) / t_busy, clients)         # per decode instance
         paused = inst * (sessions - batch) / np.maximum(pinst, 1e-9)                # per prefill instance
         (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes],
-                                               idle_gaps(setup, dists, pause_s, sessions, batch, t_busy, routing))
+                                               idle_gaps(setup, dists, pause_s, sessions, busy, t_busy, routing))
         new_next = forced_uncached(uncached_input(isl, base_new, osl, evicted, pinst, routing, lost), isl,
                                    prefix_hit)
         reload_next = s_host * request_kv_bytes(setup, isl - new_next) / (pfp["gpus"] * bw_host)

@@ -57,6 +57,11 @@ MECHANISMS: dict[str, str] = {
         "4-bit weights (mxfp4, nvfp4) on hardware without FP4 tensor units compute at the BF16 rate, as the "
         "weight-only W4A16 kernels the engines run there do (the H100/H200 kernel tables list only w4a16_mxfp4 "
         "and int4_wo 4-bit MoE kernels), instead of the FP8 rate (engine/bind.compute_rate)"),
+    "sessions_littles_law": (
+        "live agentic sessions by Little's law, S = max(X (t_busy + pause), clients) with X the request rate per "
+        "instance and t_busy = mean TTFT + osl TPOT, and the prefix's idle gap S / X - t_busy, instead of "
+        "B (t_busy + pause) / t_busy, which counts B / t_busy requests a second and undercounts them by the share of "
+        "t_busy spent queueing (serving/sessions.live_sessions, the disaggregated agentic loop)"),
 }
 """Every mechanism a profile may switch on."""
 
