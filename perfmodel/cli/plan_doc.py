@@ -233,8 +233,11 @@ def slo_agreement() -> dict:
     wl = workload_info(wl_id)
     osl = wl.lengths["osl"]
     little = pts["output_tps_per_gpu"] / osl * (pts["ttft_mean_ms"] / 1e3 + osl * pts["tpot_ms"] / 1e3 + wl.pause_s)
+    serving = agents_per_gpu(pts, slo).value
+    if serving is None:
+        raise RuntimeError(f"{system}: no candidate meets the SLO of step 3's agreement figure")
     return {"plan": float(p["sessions_per_unit"] / p["unit_gpus"]), "little": float(little[ok].max()),
-            "serving": float(agents_per_gpu(pts, slo).value)}
+            "serving": float(serving)}
 
 
 def slo_figure() -> str:
