@@ -81,7 +81,11 @@ def test_agentic_one_turn_zero_hit_equals_fixed():
     ag = agentic(s, PTS, pause_s=0.0, host_tier=False)
     for col in ("tpot_ms", "ttft_ms", "total_tps_per_gpu", "tps_per_user"):
         np.testing.assert_allclose(ag[col], fixed[col], rtol=1e-12)
-    np.testing.assert_allclose(ag["sessions"], PTS["batch"])
+    # no pause: the live sessions are the requests in the loop, Little's law X (mean TTFT + osl TPOT)
+    # (mechanism sessions_littles_law): the running batch plus those queued for their prefill
+    busy = ag["request_rate_per_s"] * (ag["ttft_mean_ms"] + PTS["osl"] * ag["tpot_ms"]) / 1e3
+    np.testing.assert_allclose(ag["sessions"], np.maximum(busy, 0.0), rtol=1e-3)
+    assert np.all(ag["sessions"] >= PTS["batch"] - 1e-9)
 
 
 def test_e2e_percentile_from_distributions_is_below_the_median_request():
@@ -152,4 +156,8 @@ def test_pooled_domain_hbm_holds_paused_sessions_and_reloads_over_scaleup():
     off = agentic(s, pts, pause_s=30.0, host_tier=False)
     pooled = agentic(s, pts, pause_s=30.0, host_tier=False, pool_gb_per_gpu=100.0)
     assert np.all(pooled["evicted_share"] <= off["evicted_share"]) and np.any(pooled["kv_in_pool_share"] > 0)
-    assert np.all(pooled["t_link_ms"] >= off["t_link_ms"] - 1e-12)
+    # the pool saves re-prefills (fewer uncached tokens, so less prefill traffic on the link) and reloads over the
+    # scale-up link: where the uncached input is the same, the reload shows as more link time
+    assert np.all(pooled["uncached_input"] <= off["uncached_input"] + 1e-9)
+    same = np.isclose(pooled["uncached_input"], off["uncached_input"])
+    assert same.any() and np.all(pooled["t_link_ms"][same] >= off["t_link_ms"][same] - 1e-12)
