@@ -317,17 +317,8 @@ def point_frame(rec: Record, ctx: Ctx, note: list) -> PointFrame:
         note.append(f"modeled prefix hit {float(np.median(df['prefix_hit'])):.1%} (ceiling "
                     f"{'n/a' if ceiling is None else f'{ceiling:.0%}'}), "
                     f"evicted {float(np.median(df['evicted_share'])):.1%}, routing {df['routing'].iloc[0]}")
-    elif pooled:
-        df = _eval_disaggregated(rec, ctx, pts, m)
     else:
-        df = eval_points(ctx, pts, 1)
-        if np.isfinite(pts.get("arrival_rate", np.nan)) and df["fit_reason"].astype(str).str.startswith("arrival_rate").any():
-            # the run served a Poisson rate above the modeled capacity: the open loop has no steady state, so
-            # the row is read at the requests it kept in flight (its Little's-law concurrency), a closed loop
-            note.append(f"Poisson rate {pts['arrival_rate']:.3g}/s per instance is above the modeled capacity; "
-                        "read at the run's Little's-law concurrency (closed loop)")
-            conc = np.nan if rec.concurrency is None else rec.concurrency * pts["gpus"] / (rec.gpus or pts["gpus"])
-            df = eval_points(ctx, {**pts, "arrival_rate": np.nan, "concurrency": conc}, 1)
+        df, conc = _shared_frame(rec, ctx, pts, pooled, note)
     refuse_unfit(df)
     if not np.isnan(conc) and (df["capacity_wait_ms"] > WAIT_SHARE * df["ttft_ms"]).any():
         note.append(f"concurrency {conc:.0f} exceeds the modeled running capacity "
@@ -344,6 +335,56 @@ def point_frame(rec: Record, ctx: Ctx, note: list) -> PointFrame:
     if rec.gpus and rec.serving == "disaggregated" and metric.endswith("_per_gpu") and not pooled:
         scale = pts["gpus"] / rec.gpus
     return PointFrame(df, metric, scale, pts)
+
+
+_FRAMES: contextvars.ContextVar[dict | None] = contextvars.ContextVar("shared_point_frames", default=None)
+
+
+@contextlib.contextmanager
+def shared_point_frames():
+    """Inside: point rows (not agentic) that differ only in their metric and value, such as one run's TPOT and
+    TTFT records, share one evaluation of their operating point (its frame holds every column). For a caller
+    that predicts many records with the SAME parameter samples and profile objects inside (one
+    ``batch_predict.predict_matrix`` call): the frame is the one each record would get on its own."""
+    token = _FRAMES.set({})
+    try:
+        yield
+    finally:
+        _FRAMES.reset(token)
+
+
+def _shared_frame(rec: Record, ctx: Ctx, pts: dict, pooled: bool, note: list) -> tuple[pd.DataFrame, float]:
+    """``_eval_point`` once per operating point inside ``shared_point_frames`` (every field of the record but id,
+    metric and value, the metric's batch-1 reading, the hardware, the profile object), else every time."""
+    memo = _FRAMES.get()
+    if memo is None:
+        return _eval_point(rec, ctx, pts, pooled, note)
+    key = (rec.model_dump_json(exclude={"id", "metric", "value"}), rec.metric == "max_tps_per_user",
+           ctx.setup.hardware.id, id(ctx.setup.profile), ctx.setup.weights, ctx.setup.kv_cache)
+    if key not in memo:
+        added: list = []
+        memo[key] = (*_eval_point(rec, ctx, pts, pooled, added), added)
+    df, conc, added = memo[key]
+    note.extend(added)
+    return df, conc
+
+
+def _eval_point(rec: Record, ctx: Ctx, pts: dict, pooled: bool, note: list) -> tuple[pd.DataFrame, float]:
+    """A point row that is not agentic: (its frame, the clients it is read at). Disaggregated on named pools
+    (``_eval_disaggregated``), else one instance at the published load; a Poisson rate above the modeled
+    capacity is read at the run's Little's-law concurrency."""
+    conc = pts["concurrency"]
+    if pooled:
+        return _eval_disaggregated(rec, ctx, pts, ctx.setup.model), conc
+    df = eval_points(ctx, pts, 1)
+    if np.isfinite(pts.get("arrival_rate", np.nan)) and df["fit_reason"].astype(str).str.startswith("arrival_rate").any():
+        # the run served a Poisson rate above the modeled capacity: the open loop has no steady state, so
+        # the row is read at the requests it kept in flight (its Little's-law concurrency), a closed loop
+        note.append(f"Poisson rate {pts['arrival_rate']:.3g}/s per instance is above the modeled capacity; "
+                    "read at the run's Little's-law concurrency (closed loop)")
+        conc = np.nan if rec.concurrency is None else rec.concurrency * pts["gpus"] / (rec.gpus or pts["gpus"])
+        df = eval_points(ctx, {**pts, "arrival_rate": np.nan, "concurrency": conc}, 1)
+    return df, conc
 
 
 def decode_workers(rec: Record) -> int:
