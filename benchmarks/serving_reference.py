@@ -150,7 +150,8 @@ def frontier_numbers() -> dict:
 def validation_numbers() -> dict:
     from perfmodel import catalog
     from perfmodel.validation.batch_predict import plan, predict_matrix
-    from perfmodel.validation.predict_rows import central_params, predict_rows, sample_params
+    from perfmodel.validation.predict_rows import predict_rows
+    from perfmodel.validation.samples import central_params, sample_params
     recs = record_sample()
     out = {}
     for row in predict_rows(recs, n_samples=8).to_dict("records"):

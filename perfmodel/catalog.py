@@ -168,11 +168,12 @@ def ids(kind: str) -> list[str]:
 
 
 def _spelled_as_published(kind: str, name: str, idx: dict[str, Path]) -> Path | None:
-    """A model named as its publisher spells it: any case (``GLM-5.3``), or a Hugging Face repository id
-    (``zai-org/GLM-5.3``, the part after the one slash). None when no catalog id or alias matches."""
-    if kind != "models":
-        return None
+    """An entry named as results spell it: any case (``GLM-5.3``, ``B200``, ``GB300-NVL72``) and, for a model, a
+    Hugging Face repository id (``zai-org/GLM-5.3``, the part after the one slash). None when no catalog id or
+    alias matches."""
     lowered = {k.lower(): v for k, v in idx.items()}
+    if kind != "models":
+        return None if name.endswith((".yaml", ".yml")) or os.sep in name else lowered.get(name.lower())
     repo = name.rsplit("/", 1)[-1] if name.count("/") == 1 and not name.endswith((".yaml", ".yml")) else name
     return lowered.get(repo.lower())
 
@@ -204,6 +205,22 @@ def resolve_path(kind: str, name: str) -> Path:
     if kind == "models":   # a new model: its config.json is one command away from a catalog entry
         hint += f"; to add it from its Hugging Face config.json: {IMPORT_HINT}"
     raise SpecError(f"unknown {label} id {name!r}{hint}", field=kind)
+
+
+def canonical_id(kind: str, name: str) -> str:
+    """The catalog id ``name`` spells as results write it (any case; a model's Hugging Face repository id; a
+    hardware or profile ``@variant`` kept): ``B200`` -> ``b200``, ``MiniMaxAI/MiniMax-M3`` -> ``minimax-m3``.
+    ``name`` itself when it is an id or alias already, a path, or unknown (loading it then says why)."""
+    if name.endswith((".yaml", ".yml")) or Path(name).is_file():
+        return name
+    base, at, variant = name.partition("@") if kind in ("hardware", "profiles") else (name, "", "")
+    idx = _index(kind, tuple(catalog_roots()))[0]
+    if base in idx:
+        return name
+    path = _spelled_as_published(kind, base, idx)
+    if path is None:
+        return name
+    return str(_load_cached(kind, str(path), path.stat().st_mtime).id) + at + variant
 
 
 IMPORT_HINT = "perfmodel models import CONFIG.json --id ID -o models/ID.yaml"

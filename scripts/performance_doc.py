@@ -252,9 +252,8 @@ NOTES = """
   bit for bit (tests/test_batch_predict_shared.py): a group's records at one operating point and acceptance
   (a sweep's TPOT and TTFT records) are evaluated once, its columns read without a DataFrame
   (`serving.dispatch.serve_columns`); a group's setup, the symbol values that do not depend on the fitted
-  parameters (`Setup.symbol_parts`) and its records' fixed acceptance are kept for the fit; unbatched point
-  rows that differ only in their metric share one evaluation (`predict_rows.shared_point_frames`); the open
-  loop's batch solve no longer mixes the decode outputs it does not read.
+  parameters (`Setup.symbol_parts`) and its records' fixed acceptance are kept for the fit; the open loop's
+  batch solve no longer mixes the decode outputs it does not read.
 """
 
 

@@ -145,7 +145,8 @@ def test_forced_hit_and_ttft_percentiles(flash):
 def test_batched_agentic_matrix_equals_the_per_record_predictor():
     from perfmodel.specs.records import read_records
     from perfmodel.validation.batch_predict import plan, predict_matrix
-    from perfmodel.validation.predict_rows import predict_record, profile_id, sample_params
+    from perfmodel.validation.predict_rows import predict_record, profile_id
+    from perfmodel.validation.samples import sample_params
     rows = {r.id: r for r in read_records("data/shared/agentic.csv")}
     recs = [rows[i] for i in ("a089", "a092", "a198", "a216", "a218")]   # aggregated, forced hit, disaggregated
     prof = catalog.profile("sglang")

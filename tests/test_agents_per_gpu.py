@@ -8,7 +8,9 @@ from perfmodel.analyses.agents import agents_per_gpu, sessions_per_gpu
 from perfmodel.errors import SpecError
 from perfmodel.search import SLO
 from perfmodel.specs.records import Record
-from perfmodel.validation.predict_rows import Unsupported, multi_domain_candidates, slo_of
+from perfmodel.validation.agents_per_gpu import slo_of
+from perfmodel.validation.frontier_rows import multi_domain_candidates
+from perfmodel.validation.row_context import Unsupported
 
 
 def _frame():

@@ -9,7 +9,7 @@ from perfmodel import catalog
 from perfmodel.engine.evaluate import Setup, bind_parts
 from perfmodel.specs.records import Record
 from perfmodel.validation.batch_predict import plan, predict_matrix, unique_rows
-from perfmodel.validation.predict_rows import predict_record, sample_params, shared_point_frames
+from perfmodel.validation.predict_rows import predict_record, sample_params
 
 
 def test_unique_rows_by_hand():
@@ -43,24 +43,6 @@ def test_records_sharing_a_point_get_the_numbers_each_gets_alone():
         np.testing.assert_array_equal(together[i], alone)
         np.testing.assert_allclose(together[i], predict_record(r, prof, params), rtol=1e-9)
     assert np.all(np.isfinite(together)) and together[0, 0] != together[2, 0]   # two loads, two answers
-
-
-def test_shared_point_frames_give_each_record_its_own_value(monkeypatch):
-    from perfmodel.validation import predict_rows as pr
-    recs = [_point("p", "tpot_ms", 32), _point("q", "ttft_ms", 32), _point("r", "max_tps_per_user", 32),
-            _point("s", "tpot_ms", 48)]
-    prof = catalog.profile("sglang")
-    params = sample_params(prof, 2)
-    alone = [predict_record(r, prof, params) for r in recs]
-    calls = []
-    evaluate = pr._eval_point
-    monkeypatch.setattr(pr, "_eval_point", lambda *a: calls.append(a[0].id) or evaluate(*a))
-    with shared_point_frames():
-        shared = [predict_record(r, prof, params) for r in recs]
-    assert calls == ["p", "r", "s"]         # q reads p's frame; r is read at batch 1, s at another load
-    for a, b in zip(alone, shared):
-        np.testing.assert_array_equal(a, b)
-    assert not np.allclose(shared[0], shared[1])
 
 
 def test_symbol_parts_bind_as_symbol_values_does():

@@ -8,7 +8,8 @@ from perfmodel import catalog
 from perfmodel.specs.records import Record
 from perfmodel.validation import calibrate as cal
 from perfmodel.validation.crossval import folds
-from perfmodel.validation.predict_rows import central_params, predict_record
+from perfmodel.validation.predict_rows import predict_record
+from perfmodel.validation.samples import central_params
 
 
 def _rec(i, family, metric="tpot_ms", value=10.0, **kw):
@@ -142,7 +143,8 @@ def test_no_shipped_row_weighs_more_than_one_percent_of_its_engines_fit():
     and the lone agents_per_gpu row (an SLO search) is not in any fit."""
     from perfmodel.specs.records import project_measured_files, read_records, shared_data_files
     from perfmodel.validation.fit_weights import fit_weights, shares, speed_fit_row
-    from perfmodel.validation.predict_rows import Unsupported, profile_id
+    from perfmodel.validation.predict_rows import profile_id
+    from perfmodel.validation.row_context import Unsupported
     by: dict[str, list] = {}
     for f in [*shared_data_files(), *project_measured_files()]:
         for r in read_records(f):

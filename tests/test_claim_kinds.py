@@ -9,6 +9,7 @@ import pytest
 from perfmodel.claims.evidence import engine_family, on_steps
 
 chk = importlib.import_module("perfmodel.claims.check")
+sides = importlib.import_module("perfmodel.claims.sides")
 rb = importlib.import_module("tests.test_verdicts_readback")
 A, B, Synth, _claim = rb.A, rb.B, rb.Synth, rb._claim
 
@@ -71,15 +72,15 @@ def test_a_ttft_at_a_single_request_is_read_on_the_ttft():
 # ------------------------------------------------------------------ packaging hints and the serving layout
 def test_a_tray_hint_is_packaging_not_the_serving_instance():
     c = _claim(deployment_hints=[{"system": A, "gpus": 4, "note": "4-GPU compute tray"}])
-    assert chk._gpus(c, A) is None
+    assert sides._gpus(c, A) is None
     out = {"assumptions": []}
-    chk._Claim(Synth(), c, c.model, c.workload, out)
+    chk.sides_of(Synth(), c, c.model, c.workload, out)
     assert any("packaged, not the serving instance" in a for a in out["assumptions"])
     inst = _claim(deployment_hints=[{"system": A, "gpus": 4, "tp": 4, "note": "TP4 on one tray"}])
-    assert chk._gpus(inst, A) == (4,)          # a layout given: the instance's size
-    assert chk._gpus(_claim(deployment_hints=[{"system": A, "gpus": 8}]), A) == (8,)
+    assert sides._gpus(inst, A) == (4,)          # a layout given: the instance's size
+    assert sides._gpus(_claim(deployment_hints=[{"system": A, "gpus": 8}]), A) == (8,)
     tray = _claim(deployment_hints=[{"system": A, "tray_gpus": 4}])
-    assert chk._gpus(tray, A) is None
+    assert sides._gpus(tray, A) is None
 
 
 # ------------------------------------------------------------------ evidence: the same engine and workload only

@@ -119,14 +119,10 @@ def test_frontier_without_engine_reads_the_default_profiles_envelope_and_calibra
     envelope_over_engines it is read on the envelope of the default profiles (trtllm, sglang, vllm); trtllm@min-latency, fitted on curve-end reads only, is
     not a member; calibration (profile_alone) reads the profile alone, and its value is at most the envelope's."""
     from perfmodel.specs.records import read_records
-    from perfmodel.validation.predict_rows import (
-        ENVELOPE_VARIANTS,
-        Unsupported,
-        central_params,
-        envelope_members,
-        predict_values,
-        profile_alone,
-    )
+    from perfmodel.validation.envelope import ENVELOPE_VARIANTS, envelope_members, profile_alone
+    from perfmodel.validation.predict_rows import predict_values
+    from perfmodel.validation.row_context import Unsupported
+    from perfmodel.validation.samples import central_params
     assert "min-latency" not in ENVELOPE_VARIANTS
     off = profile_with("trtllm")          # the mechanism off: the profile and its min-latency variant
     assert [m[0] for m in envelope_members(off, central_params(off))] == ["trtllm", "trtllm@min-latency"]

@@ -9,7 +9,9 @@ from perfmodel.engine.bind import hardware_fields, hbm_bytes
 from perfmodel.engine.evaluate import Setup
 from perfmodel.serving.aggregated import evaluate
 from perfmodel.specs.records import Record
-from perfmodel.validation.predict_rows import Unsupported, central_params, predict_record
+from perfmodel.validation.predict_rows import predict_record
+from perfmodel.validation.row_context import Unsupported
+from perfmodel.validation.samples import central_params
 
 
 def _eval(model="llama-3.1-70b", hw="h100-sxm", profile="vllm", overrides=None, **pts):

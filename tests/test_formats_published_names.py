@@ -61,3 +61,27 @@ def test_engine_spellings(tmp_path, engine, profile):
     f.write_text(HEADER + f"a,point,b200,minimax-m3,fp8,fp8,{engine},8192,1024,tpot_ms,20\n")
     (rec,) = read_records(f)
     assert profile_id(rec) == profile and profile in ENGINE_PROFILE.values()
+
+
+def test_records_read_catalog_entries_as_results_spell_them(tmp_path):
+    """Hardware, model and workload ids in any case, a model by its Hugging Face repository id, a hardware variant
+    kept; an unknown name is kept as written (the row is reported unsupported when predicted, not at reading)."""
+    f = tmp_path / "r.csv"
+    f.write_text("id,kind,hardware,model,workload,isl,osl,metric,value\n"
+                 "a,point,B200,MiniMaxAI/MiniMax-M3,,1024,1024,tpot_ms,10\n"
+                 "b,frontier,GB300-NVL72,GLM-5.3,AgentX,,,total_tps_per_gpu,100\n"
+                 "c,point,B200@marketed-192gb,zai-org/GLM-5.3-FP8,,1,1,tpot_ms,1\n"
+                 "d,point,b300,some-lab/unknown-model,,1,1,tpot_ms,1\n")
+    got = [(r.hardware, r.model, r.workload) for r in read_records(f)]
+    assert got == [("b200", "minimax-m3", None), ("gb300-nvl72", "glm-5.3", "agentx"),
+                   ("b200@marketed-192gb", "glm-5.3", None), ("b300", "some-lab/unknown-model", None)]
+
+
+def test_catalog_ids_any_case():
+    from perfmodel import catalog
+    assert catalog.hardware("GB300-NVL72").id == "gb300-nvl72" and catalog.workload("AgentX").id == "agentx"
+    assert catalog.profile("SGLang").id == "sglang"
+    from perfmodel.errors import SpecError
+    with pytest.raises(SpecError) as e:
+        catalog.hardware("B2000")
+    assert "unknown hardware id 'B2000'" in str(e.value)

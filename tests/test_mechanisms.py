@@ -91,8 +91,9 @@ def test_first_turn_requests_switch():
 def test_record_intvty_itl_switch():
     """a205 quotes AgentX's 'intvty' (1 / ITL): on, it is read as ITL speed; off, on the workload's E2E axis."""
     from perfmodel.specs.records import read_records
-    from perfmodel.validation.predict_rows import agentic_inputs, point_inputs, resolve_record
-    from perfmodel.validation.workload_versions import record_workload_spec
+    from perfmodel.validation.agentic_rows import agentic_inputs
+    from perfmodel.validation.point_rows import point_inputs
+    from perfmodel.validation.workload_versions import record_workload_spec, resolve_record
     rec = resolve_record(next(r for r in read_records("data/shared/agentic.csv") if r.id == "a205"))
     m, w = catalog.model(rec.model), record_workload_spec(rec)
     pts, _ = point_inputs(rec, m)

@@ -146,6 +146,14 @@ def test_motif3_mtp_block_is_the_ports_tensor_shapes():
     assert param_counts(m).mtp == 8192 * 4096 + 66_584_576 + 3 * 4096 * 12288 == 251_133_952
 
 
+def test_mtp_block_without_mhc_drops_its_mixing_weights():
+    """MTP.mhc false (Motif-3's plain MTP block) leaves out one layer's mHC mixing: two sublayers each mapping the
+    n h stream concatenation to (2 + n) n logits, 2 (2 + n) n (n h) = 2 x 6 x 4 x 16,384 = 786,432 elements."""
+    m = catalog.model("motif-3")
+    with_mhc = m.model_copy(update={"mtp": m.mtp.model_copy(update={"mhc": True})})
+    assert param_counts(with_mhc).mtp - param_counts(m).mtp == 2 * (2 + 4) * 4 * (4 * 4096) == 786_432
+
+
 def test_minimax_m3_active_by_term():
     """The card's ~23B activated, term by term from the config (no embedding, no LM head): attention q/k/v/o
     h (64 + 2 x 4) 128 + 64 x 128 h on 60 layers, indexer h (4 + 1) 128 on 57, dense SwiGLU 3 h 12288 on 3,

@@ -10,8 +10,10 @@ from mechanisms_on import profile_with
 
 from perfmodel import catalog
 from perfmodel.specs.records import Record, read_records
-from perfmodel.validation.predict_rows import central_params, make_ctx, point_frame, point_inputs, resolve_record
-from perfmodel.validation.workload_versions import record_running_cap
+from perfmodel.validation.point_rows import point_frame, point_inputs
+from perfmodel.validation.row_context import make_ctx
+from perfmodel.validation.samples import central_params
+from perfmodel.validation.workload_versions import record_running_cap, resolve_record
 
 
 def _rec(notes: str, **kw) -> Record:

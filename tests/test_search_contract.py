@@ -10,8 +10,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "perfmodel"
 MIGRATED = ("perfmodel/analyses/frontier.py", "perfmodel/analyses/plan.py", "perfmodel/analyses/deployments.py",
-            "perfmodel/validation/predict_rows.py", "perfmodel/validation/benchmark_runs.py",
+            "perfmodel/validation/predict_rows.py", "perfmodel/validation/frontier_rows.py",
+            "perfmodel/validation/point_rows.py", "perfmodel/validation/agents_per_gpu.py",
+            "perfmodel/validation/envelope.py", "perfmodel/validation/agentic_rows.py",
+            "perfmodel/validation/benchmark_runs.py",
             "perfmodel/analyses/agents.py", "perfmodel/analyses/attribution.py", "perfmodel/claims/check.py",
+            "perfmodel/claims/sides.py", "perfmodel/claims/findings.py", "perfmodel/claims/outcome.py",
+            "perfmodel/claims/needs.py",
             "perfmodel/claims/reading.py", "perfmodel/claims/fields.py", "perfmodel/report/planner.py",
             "perfmodel/cli/analyses_cmd.py", "perfmodel/cli/plan_cmd.py")
 SLO_LIKE_ALLOWED = {

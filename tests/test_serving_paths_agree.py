@@ -10,7 +10,8 @@ from perfmodel.analyses.frontier import candidates
 from perfmodel.specs.deployment import Scenario
 from perfmodel.specs.records import Record
 from perfmodel.validation.batch_predict import plan, predict_matrix
-from perfmodel.validation.predict_rows import central_params, predict_rows
+from perfmodel.validation.predict_rows import predict_rows
+from perfmodel.validation.samples import central_params
 
 METRICS = ("output_tps_per_gpu", "total_tps_per_gpu", "tpot_ms", "ttft_ms")
 ISL, OSL = 1024.0, 1024.0

@@ -38,6 +38,8 @@ def test_the_hand_worked_story_the_grid_missed_is_found_by_bisection():
             "story_grid": _g([A, B], {A: lnA, B: lnB}, C2)}]
     st = solve(res)["s"]
     assert sorted(st["explained"]) == ["abs", "ratio"] and st["left"] == []
+    # its factors are held to each system's own error band, looser than a ratio verdict's: said in its text
+    assert "(a system's, not a ratio's)" in st["text"]
     f = st["per_model"]["m"]["factors"]
     ka_s, kb_s = f[f"{A}:speed"], f[f"{B}:speed"]
     # by hand, through the formulas (not the solver's tables): both read back within TOL - MARGIN

@@ -9,7 +9,8 @@ from perfmodel import catalog
 from perfmodel.errors import SpecError
 from perfmodel.specs.records import Record, read_records
 from perfmodel.validation import calibrate as cal
-from perfmodel.validation.predict_rows import central_params, predict_record, predict_rows, summary
+from perfmodel.validation.predict_rows import predict_record, predict_rows, summary
+from perfmodel.validation.samples import central_params
 
 HEADER = "id,kind,hardware,model,weights,kv_cache,engine,serving,gpus,tp,ep,isl,osl,concurrency,metric,value\n"
 GOOD = "r1,point,h200-sxm,llama-3.3-70b,fp8,fp8,trtllm,aggregated,1,1,1,1000,1000,,output_tps_per_gpu,2909\n"

@@ -16,6 +16,8 @@ from perfmodel.claims.verdict import grade
 from perfmodel.specs.claim import ClaimSpec, OperatingPoint
 
 chk = importlib.import_module("perfmodel.claims.check")     # the module (the package exports the function)
+sides = importlib.import_module("perfmodel.claims.sides")
+outcome = importlib.import_module("perfmodel.claims.outcome")
 
 
 def _claim(**kw):
@@ -46,13 +48,13 @@ def test_rule1_one_error_term_of_the_claims_kind_applied_vertically():
 
 def test_rule2_a_stated_setting_is_the_one_read():
     c = _claim(deployment_hints=[{"system": "vr200-nvl72", "spec_tokens": 0, "serving": "disaggregated"}])
-    assert chk._spec_tokens(c, "vr200-nvl72", (0, 1, 3, 7)) == (0,)
-    assert chk._serving(c, "vr200-nvl72") == ("disaggregated",)
-    assert chk._spec_tokens(c, "gb300-nvl72", (0, 1, 3, 7)) is None          # unstated: searched
+    assert sides._spec_tokens(c, "vr200-nvl72", (0, 1, 3, 7)) == (0,)
+    assert sides._serving(c, "vr200-nvl72") == ("disaggregated",)
+    assert sides._spec_tokens(c, "gb300-nvl72", (0, 1, 3, 7)) is None          # unstated: searched
     r = _claim(deployment_hints=[{"spec_tokens_range": [3, 7]}])
-    assert chk._spec_tokens(r, "gb300-nvl72", (0, 1, 3, 7)) == (3, 7)
+    assert sides._spec_tokens(r, "gb300-nvl72", (0, 1, 3, 7)) == (3, 7)
     assumed = _claim(deployment_hints=[{"spec_tokens": 7}], unstated=["deployment_hints[0].spec_tokens"])
-    assert chk._spec_tokens(assumed, "vr200-nvl72", (0, 1, 3, 7)) is None   # the catalog's guess is not read
+    assert sides._spec_tokens(assumed, "vr200-nvl72", (0, 1, 3, 7)) is None   # the catalog's guess is not read
 
 
 def test_rule3_graded_on_the_claims_side_no_width_rule():
@@ -96,7 +98,7 @@ def test_rule7_up_to_on_a_cliff_names_the_speed_where_the_model_reaches_it():
     assert math.isclose(nom["q"], 400, rel_tol=1e-6)          # 2x at 200 tok/s/user: ratio 2x
     ev = {"nom": nom, "q": nom["q"], "c": 100.0, "iv": {"up": 0.2, "down": 0.2},
           "ends": {"vr200-nvl72": {"end": 400.0}, "gb300-nvl72": {"end": 200.0}}}
-    cl = chk._up_to_cliff(_C(_claim(qualifier="up_to", claimed=100.0)), fig, ev)
+    cl = outcome.up_to_cliff(_C(_claim(qualifier="up_to", claimed=100.0)), fig, ev)
     assert cl["kind"] == "tested_speed" and math.isclose(cl["speed"], 50, rel_tol=0.05)   # 2x = 100 at x = 50
     assert "gb300-nvl72's cliff" in cl["text"]
 

@@ -6,7 +6,6 @@ refit): each synthetic claim is placed relative to the band it reads."""
 
 import importlib
 import math
-import re
 
 import numpy as np
 import pandas as pd
@@ -15,6 +14,8 @@ import pytest
 from perfmodel import catalog
 from perfmodel.claims.arith import spec_ratio_check
 from perfmodel.claims.evidence import on_steps
+from perfmodel.claims.findings import evaluate
+from perfmodel.claims.values import StepFactor
 from perfmodel.specs.claim import ClaimSpec, OperatingPoint
 
 chk = importlib.import_module("perfmodel.claims.check")
@@ -310,7 +311,7 @@ def test_a_fastest_run_judged_implausible_bounds_no_other_claim(monkeypatch):
         monkeypatch.setattr(cond, "catalog", _Catalog(f))
         s = Synth()
         r = chk.check(x, s)
-        C = chk._Claim(s, x, x.model, x.workload, {"assumptions": []})
+        C = chk.sides_of(s, x, x.model, x.workload, {"assumptions": []})
         got[fastest] = (cond.judged_implausible(C, f), _cond(r, A), r["story_grid"]["bounds"][f"{A}:speed"][1], r)
     judged, a, bound, r = got[1000.0]
     assert judged and a["allowed"] and a["tag"] == "within error" and "[within error]" in r["condition"]
@@ -321,7 +322,6 @@ def test_a_fastest_run_judged_implausible_bounds_no_other_claim(monkeypatch):
 
 
 # ------------------------------------------------------------------ the read-back of every '[within error]'
-STEPS = re.compile(r"([\w.\-]+) steps ([\d.]+)x (faster|slower)")
 
 
 def _readback(r: dict, claim: ClaimSpec, store) -> int:
@@ -334,11 +334,11 @@ def _readback(r: dict, claim: ClaimSpec, store) -> int:
     for c in conds:
         if c["short"] not in printed:
             continue
-        ks = {hw: (1 / float(v) if d == "faster" else float(v)) for hw, v, d in STEPS.findall(c["short"])}
+        ks = {s.hardware: s.k for s in StepFactor.parse(c["short"])}       # the printer's own parser
         assert ks, c["short"]
-        C = chk._Claim(store, claim, claim.model, claim.workload, {"assumptions": []})
+        C = chk.sides_of(store, claim, claim.model, claim.workload, {"assumptions": []})
         fig = C.figure()
-        ev = chk._evaluate(C, fig)
+        ev = evaluate(C, fig)
         got = fig.read(shifts=ks, diagonal=True)
         assert not got["unreached"]
         assert cond.lands(got["q"], ev["c"], ev["iv"]), (c["short"], got["q"], ev["c"])
@@ -449,7 +449,7 @@ def test_every_explained_claim_in_every_story_reads_back_at_the_claim(real_store
         for cid in st["explained"]:
             rb, c = st["readback"][cid], catalog.claim(cid)
             g = next(r for r in res if r["id"] == cid)["story_grid"]
-            C = chk._Claim(real_store, c, c.model, c.workload, {"assumptions": []})
+            C = chk.sides_of(real_store, c, c.model, c.workload, {"assumptions": []})
             got = C.figure().read(shifts=rb["shifts"], diagonal=True)
             assert not got["unreached"], cid
             q = got["q"] * (g["r0"] / rb["r"] if g["per_mw"] and rb["r"] else 1.0)

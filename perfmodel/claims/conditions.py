@@ -27,6 +27,7 @@ from .curves import curve_end, peak
 from .fmt import fmt
 from .latency import is_latency
 from .reading import env_metric
+from .values import Band, Evaluation, StepFactor, end_of
 
 K_GRID = [math.exp(x / 6) for x in range(-18, 19)]        # 0.05 .. 20, 6 points per e-fold
 SOL = "speed-of-light"
@@ -140,7 +141,7 @@ _JUDGING: set[str] = set()      # fastest-run claims being checked for ``judged_
 
 def judged_implausible(C, claim) -> bool:
     """Whether the model judges ``claim`` (a source's fastest run) implausible, through the check's own judge
-    (``C.judge``: claim -> verdict, set by ``check._Claim``; none: plausible), once per store: such a claim bounds
+    (``C.judge``: claim -> verdict, set by ``sides.ClaimSides``; none: plausible), once per store: such a claim bounds
     none of the source's others (its figure is itself outside what the model and the evidence allow). A claim
     whose own check is under way (two fastest runs bounding each other) counts as plausible."""
     judge = getattr(C, "judge", None)
@@ -161,7 +162,7 @@ def judged_implausible(C, claim) -> bool:
 NOOP = 0.02          # a step factor within 2% of 1: a no-op, the claim sits on a jump of the modeled curve
 
 
-def region_band(C, fig, ev: dict, hw: str) -> dict:
+def region_band(C, fig, ev: Evaluation, hw: str) -> dict:
     """The model's own error band on ``hw``'s step factor at the claim's point: the held-out ``speed`` error of
     the region of ``hw``'s operating point there (``curve-end`` at batch-1-like points or beyond the curve's end),
     a peak's throughput (``rate``) error of its region. ``lo`` / ``hi``: exp(q10) / exp(q90), the step factors
@@ -182,10 +183,10 @@ def region_band(C, fig, ev: dict, hw: str) -> dict:
 
 def _band_text(b: dict) -> str:
     what = "throughput" if b["quantity"] == "rate" else "speed"
-    return f"its region's ({b['region']}) {what} error: {1 / b['lo']:.3g}x faster to {b['hi']:.3g}x slower"
+    return f"its region's ({b['region']}) {what} error: {Band(b['lo'], b['hi']).words()}"
 
 
-def ratio_shift(C, ev: dict) -> dict | None:
+def ratio_shift(C, ev: Evaluation) -> dict | None:
     """For a ratio claim: the multiple of the model's ratio a condition at the claim implies, m = c / q (the
     condition reads the claimed figure c back where the model reads q), and whether it lies inside the ratio's
     own held-out error, the interval's half-widths: exp(-down) <= m <= exp(up) (e.g. x1.37 each way on agentic
@@ -219,7 +220,7 @@ def itl_end(C, hw: str) -> float | None:
     return curve_end(e, "itl") if len(e) else None
 
 
-def steps(C, fig, ev: dict, hw: str) -> dict | None:
+def steps(C, fig, ev: Evaluation, hw: str) -> dict | None:
     """The ``steps`` condition on system ``hw`` (module docstring), or None when no k in 0.05-20 reaches it.
 
     The error is spent once: ``needed`` is the factor at which the model's figure equals the claim (the claim
@@ -245,7 +246,7 @@ def steps(C, fig, ev: dict, hw: str) -> dict | None:
     rs = ratio_shift(C, ev)
     in_band = own_band and (rs is None or rs["inside"])     # a ratio claim spends the ratio's error
     k_sol = sol_factor(C, fig, hw) if k < 1 else None
-    end = ev["ends"].get(hw, {}).get("end")
+    end = end_of(ev, hw)
     v = measured_speed(C, hw)
     k_max = end / v if (v and end and math.isfinite(end)) else None
     opt_k = fast_corner(ev, fig, hw)
@@ -411,10 +412,7 @@ def why_not(c: dict) -> str:
 def _step_words(hw: str, k: float, end: float | None) -> tuple[str, str, float | None]:
     """(sentence, short form, curve end after the change in tok/s/user = end / k) of step factor k on ``hw``."""
     new_end = end / k if end and math.isfinite(end) else None
-    kk = 1 / k if k < 1 else k
-    kt = f"{kk:.3g}" if kk < 1.1 else f"{kk:.2f}" if kk < 10 else f"{kk:.3g}"
-    what = (f"{hw}'s decode steps {kt}x faster than modeled" if k < 1 else
-            f"{hw}'s decode steps {kt}x slower than modeled")
+    what = f"{hw}'s decode steps {StepFactor(hw, k).size()} than modeled"
     short = what.replace("'s decode steps", " steps").replace(" than modeled", "")
     if new_end:
         what += f" (curve end {fmt(new_end)} tok/s/user; modeled {fmt(end)})"
@@ -432,7 +430,7 @@ def _range_needed(C, k_edge: float, k: float, rising: bool) -> list[float]:
     return sorted([k_edge, k])
 
 
-def fast_corner(ev: dict, fig, hw: str) -> float | None:
+def fast_corner(ev: Evaluation, fig, hw: str) -> float | None:
     """The step factor of the profile's fast corner for ``hw`` at the claim's point (the software headroom, used
     only inside conditions): the modeled peak over the fast corner's (a peak), else the modeled curve end over
     the fast corner's."""
@@ -446,7 +444,7 @@ def fast_corner(ev: dict, fig, hw: str) -> float | None:
     return a / b if ok and b > a else None
 
 
-def steps_range(C, fig, ev: dict, hw: str) -> dict | None:
+def steps_range(C, fig, ev: Evaluation, hw: str) -> dict | None:
     """For a claim inside its interval: the step factors k of ``hw`` that keep it inside (the model's figure
     within [c e^-up, c e^down]); a side no k in K_GRID leaves is unbounded (0 or infinity). The input of a shared
     step condition from the claims that already agree (``shared.py``)."""
@@ -501,7 +499,7 @@ def power_ratio_range(a: str, b: str) -> dict:
             "text": f"same-basis range {min(vals):.2f}-{max(vals):.2f}x ({'; '.join(parts)})"}
 
 
-def ratio_basis(C, ev: dict, field: str, what: str, unit: str) -> dict | None:
+def ratio_basis(C, ev: Evaluation, field: str, what: str, unit: str) -> dict | None:
     """The A/B ratio of ``field`` (allin_power_w or price_usd_per_gpu_hour) a per-MW / per-dollar ratio claim
     needs: R = R0 q / c (edge: the interval's edge), against the catalog's value and range. A power ratio is held
     to its same-basis range (``power_ratio_range``); a price ratio to the catalog's price ranges."""
@@ -556,7 +554,7 @@ def range_text(lo: float, hi: float) -> str:
     return a if a == b else f"{a}-{b}"
 
 
-def conditions(C, fig, ev: dict) -> list[dict]:
+def conditions(C, fig, ev: Evaluation) -> list[dict]:
     """Every condition that applies to a claim outside its interval, in the fixed order."""
     out = []
     if C.col.endswith("_per_mw"):

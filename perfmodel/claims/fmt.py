@@ -18,6 +18,20 @@ def fmt(x: float | None, unit: str = "") -> str:
     return s + unit
 
 
+def number(x) -> float | None:
+    """``x`` as a float for a JSON number field: None for None or NaN."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
 def pct(x: float) -> str:
     """A share as a percentage: whole percent from 1% up, one significant digit below (0.4%)."""
     return f"{x * 100:.0f}%" if x >= 0.01 else f"{x * 100:.1g}%"
+
+
+def faster_slower(f: float) -> str:
+    """A speed-up factor f (new speed / old) in words a planner reads one way: '1.57x faster' for f >= 1,
+    '1.43x slower' (1 / f) below it, never '0.70x faster'."""
+    return f"{f:.2f}x faster" if f >= 1 else f"{1 / f:.2f}x slower"

@@ -36,6 +36,7 @@ from .conditions import (
 from .evidence import on_steps
 from .fmt import fmt
 from .latency import is_latency
+from .values import Band, Evaluation, StepFactor, end_of
 
 STEPS_A = 10          # grid points of k_A between 1 and its bound
 
@@ -47,7 +48,7 @@ def _z(k: float, band: dict) -> float:
     return abs(math.log(k)) / le if le > 0 else math.inf
 
 
-def joint_steps(C, fig, ev: dict) -> dict | None:
+def joint_steps(C, fig, ev: Evaluation) -> dict | None:
     """The least-z pair (k_A, k_B) that gives a ratio claim its claimed value (module docstring), or None."""
     if C.claim.kind != "ratio" or len(C.sides) != 2 or is_latency(C.col):
         return None
@@ -58,7 +59,7 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
     up = c > q0
     a_fast = up == dir_down(fig, ha)          # A faster raises Q when A is a numerator
     ba, bb = region_band(C, fig, ev, ha), region_band(C, fig, ev, hb)
-    ends = {h: ev["ends"].get(h, {}).get("end") for h in (ha, hb)}
+    ends = {h: end_of(ev, h) for h in (ha, hb)}
 
     def limits(h: str, faster: bool) -> float:
         if faster:
@@ -108,15 +109,14 @@ def joint_steps(C, fig, ev: dict) -> dict | None:
 
     def part(h: str, k: float) -> str:
         e = ends[h]
-        kk = 1 / k if k < 1 else k
         # four significant digits: near a curve's end the figure moves ~15x faster than k, so a factor rounded to
         # 1.05 instead of 1.0545 read back 7% off the claim (tests/test_verdicts_readback.py)
-        s = f"{h} steps {kk:.4g}x {'faster' if k < 1 else 'slower'}"
+        s = StepFactor(h, k).words("readback")
         return s + (f" (end {fmt(e / k)}, modeled {fmt(e)})" if e and math.isfinite(e) else "")
     both = f"{part(ha, ka)} and {part(hb, kb)}"
     ev_text = (f"the two spent in quadrature: {z:.2f} of the model's error (its regions: {ha} {ba['region']} "
-               f"{1 / ba['lo']:.3g}x faster to {ba['hi']:.3g}x slower, {hb} {bb['region']} {1 / bb['lo']:.3g}x "
-               f"faster to {bb['hi']:.3g}x slower); {ha}: {recs[ha]['text']}; {hb}: {recs[hb]['text']}")
+               f"{Band(ba['lo'], ba['hi']).words()}, {hb} {bb['region']} {Band(bb['lo'], bb['hi']).words()}); "
+               f"{ha}: {recs[ha]['text']}; {hb}: {recs[hb]['text']}")
     if ratio_out and rs is not None:
         ev_text = rs["text"] + "; " + ev_text
     ridge_ = _ridge(_in_bands(ridge, ba, bb), ha, hb, ends, jump)
@@ -192,7 +192,7 @@ def _ridge(pairs: list[tuple[float, float]], ha: str, hb: str, ends: dict, jump:
             return f"{h} {_r(lo, hi)}x slower"
         if hi <= 1:
             return f"{h} {_r(1 / hi, 1 / lo)}x faster"
-        return f"{h} {1 / lo:.3g}x faster to {hi:.3g}x slower"
+        return f"{h} {Band(lo, hi).words()}"
 
     parts = []
     for h, ks, other, oks in ((ha, ka, hb, kb), (hb, kb, ha, ka)):

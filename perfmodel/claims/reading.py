@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -42,6 +41,7 @@ from .fields import slo as claim_slo
 from .fields import speed
 from .latency import at_load, is_latency
 from .latency import values as latency_values
+from .values import Reading
 
 GRID_START = 64          # grid points to start with
 GRID_MAX = 8192          # the finest grid tried
@@ -114,7 +114,7 @@ class Figure:
     # ---------------------------------------------------------------- the reading
     _diag = False
 
-    def read(self, shifts: dict[str, float] | None = None, x_scale: float = 1.0, diagonal: bool = False) -> dict:
+    def read(self, shifts: dict[str, float] | None = None, x_scale: float = 1.0, diagonal: bool = False) -> Reading:
         """Q and what it was read from. ``shifts``: speed-error factor k per hardware id (default 1), with
         ``diagonal`` the throughput moving with it; ``x_scale``: the claim's stated speeds times this (an
         approximate speed's range)."""
@@ -123,7 +123,7 @@ class Figure:
         ks = [shifts.get(t.side.hardware, 1.0) for t in self.terms]
         envs = [self.env(t.side) for t in self.terms]
         ends = [curve_end(e, self.axis) / k if len(e) else float("nan") for e, k in zip(envs, ks)]
-        out: dict[str, Any] = {"ends": ends, "systems": [t.side.hardware for t in self.terms], "unreached": [],
+        out: Reading = {"ends": ends, "systems": [t.side.hardware for t in self.terms], "unreached": [],
                                "x": None, "rows": [None] * len(self.terms), "values": [float("nan")] * len(self.terms)}
         if self.grid_point:
             return self._read_grid(envs, ks, ends, out)
@@ -179,15 +179,15 @@ class Figure:
         q = float("nan") if (up and down) else math.inf if up else 0.0 if down else math.exp(ln)
         return q, sorted(set(unreached))
 
-    def _read_grid(self, envs, ks, ends, out) -> dict:
+    def _read_grid(self, envs, ks, ends, out: Reading) -> Reading:
         starts = [float(e[AXES[self.axis]].min()) / k for e, k in zip(envs, ks)]
         lo, hi = max(starts), min(ends)
         if self.tested_range:
             tlo, thi = self.tested_range
             lo, hi = max(lo, tlo), min(hi, thi)      # the tested speeds both systems reach (rule 2)
         if not (hi > 0) or hi < lo:
-            out.update(q=float("nan"), qmin=float("nan"), qmax=float("nan"), range=[lo, hi], grid_points=0,
-                       grid_step=float("nan"))
+            out.update({"q": float("nan"), "qmin": float("nan"), "qmax": float("nan"), "range": [lo, hi],
+                        "grid_points": 0, "grid_step": float("nan")})
             out["unreached"] = sorted({t.side.hardware for t in self.terms})
             return out
 
@@ -219,8 +219,8 @@ class Figure:
         for i, (t, e, k) in enumerate(zip(self.terms, envs, ks)):
             out["rows"][i] = first_at(e, xj * k * (1 - 1e-9), self.axis)
             out["values"][i] = float(self._term_at(t, e, np.array([xj]), k)[0])
-        out.update(xs=x, qs=q)
-        out.update(q=float(q[j]), x=xj, qmin=float(np.nanmin(q)), qmax=float(np.nanmax(q)),
-                   x_min=float(x[int(np.nanargmin(q))]), x_max=float(x[int(np.nanargmax(q))]), range=[lo, hi],
-                   grid_points=len(x), grid_step=step)
+        out.update({"xs": x, "qs": q})
+        out.update({"q": float(q[j]), "x": xj, "qmin": float(np.nanmin(q)), "qmax": float(np.nanmax(q)),
+                    "x_min": float(x[int(np.nanargmin(q))]), "x_max": float(x[int(np.nanargmax(q))]), "range": [lo, hi],
+                    "grid_points": len(x), "grid_step": step})
         return out

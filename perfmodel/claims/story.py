@@ -44,6 +44,7 @@ import numpy as np
 from .curves import AXES
 from .latency import is_latency
 from .shared import source_key
+from .values import Evaluation, StepFactor, end_of
 
 KS = np.exp(np.linspace(-math.log(2.5), math.log(2.5), 41))    # a figure over a speed range: its coarse table
 KF = np.exp(np.linspace(-math.log(2.5), math.log(2.5), 161))   # a product figure's fine table (KS = KF[::4])
@@ -58,7 +59,7 @@ def _slot(fig, hw: str) -> str:
     return "peak" if peak else "speed"
 
 
-def _accept(C, ev: dict) -> tuple[float, float]:
+def _accept(C, ev: Evaluation) -> tuple[float, float]:
     """The claimed figure in Q's terms as a range (a claimed range's ends; else the claim itself)."""
     c = C.claim
     if c.kind != "delta" and c.claimed_range:
@@ -79,7 +80,7 @@ def _list(a: np.ndarray) -> list[float | None]:
     return [float(v) if np.isfinite(v) else None for v in a]
 
 
-def grid(C, fig, ev: dict) -> dict | None:
+def grid(C, fig, ev: Evaluation) -> dict | None:
     """The claim's figure over the step-factor tables of its systems (module docstring); None for a latency, a
     figure the model cannot read or a claim whose model is unstated (its candidates tell no one story)."""
     from .conditions import measured_speed, region_band, sol_factor
@@ -137,7 +138,7 @@ def grid(C, fig, ev: dict) -> dict | None:
         slots[h] = s
         b = region_band(C, fig, ev, h)
         bands[s] = [b["lo"], b["hi"]]
-        end, v = ev["ends"].get(h, {}).get("end"), measured_speed(C, h)
+        end, v = end_of(ev, h), measured_speed(C, h)
         sol = sol_factor(C, fig, h)
         # slower only as far as the speeds the source states it reached; faster only to the speed of light
         bounds[s] = [min(sol or 0.0, 1.0), max(1.0, end / v * 1.01) if v and end and math.isfinite(end) else math.inf]
@@ -560,8 +561,7 @@ def _readback(models, fits, a: str, b: str) -> dict[str, dict]:
 
 
 def _fk(hw: str, k: float) -> str:
-    return f"{hw} {1 / k:.2f}x faster" if k < 1 / 1.005 else f"{hw} {k:.2f}x slower" if k > 1.005 else \
-        f"{hw} as modeled"
+    return StepFactor(hw, k).words("story", steps=False)
 
 
 def _text(opt, a, b, per_model, explained, left, pr, readback) -> str:
@@ -589,7 +589,7 @@ def _text(opt, a, b, per_model, explained, left, pr, readback) -> str:
     held = f"; the power ratio held to its {pr['text']}" if "R" in opt else ""
     head = (f"**One story for this source**, {len(opt)} shared unknown{'s' if len(opt) > 1 else ''} ("
             + " and ".join(names[u] for u in opt) + f"{held}; steps at peak and at speed apart, each inside its "
-            "region's error and its system's bounds): ")
+            "region's error (a system's, not a ratio's) and its system's bounds): ")
     return (head + "; ".join(parts) + ". Read back at its values, within "
             f"{math.exp(TOL) - 1:.0%} of the claim: {', '.join(rb(i) for i in explained) or 'none'}"
             + (f"; not explained: {', '.join(rb(i) for i in left)}" if left else "") + ".")

@@ -20,6 +20,8 @@ Categories (a spec ratio has its own wording, see ``arith.py``):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from .fmt import fmt
 from .interval import width
@@ -31,7 +33,7 @@ CATEGORIES = ("consistent", "consistent only if", "implausible", "not decidable 
 SPEC_INCONSISTENT = "inconsistent with the published specs"
 
 
-def curve_end_text(ends: dict[str, dict], systems: list[str]) -> str:
+def curve_end_text(ends: Mapping[str, Mapping[str, Any]], systems: list[str]) -> str:
     """'it turns on where gb300-nvl72's curve ends, which the model places at 402 tok/s/user (range 310-470)'."""
     parts = []
     for hw in systems:
@@ -43,7 +45,7 @@ def curve_end_text(ends: dict[str, dict], systems: list[str]) -> str:
     return "it turns on " + " and ".join(parts) if parts else "it turns on where a curve ends"
 
 
-def grade(iv: dict, dist: dict, ends: dict[str, dict], unreached: dict[str, list[str]]) -> dict | None:
+def grade(iv: dict, dist: dict, ends: Mapping[str, Mapping[str, Any]], unreached: dict[str, list[str]]) -> dict | None:
     """``consistent`` when the claim lies within one half-width of the model's figure on the claim's own side
     (rule 3: the other side, bounded or not, does not decide), else None: the caller solves the named conditions.
     The interval's width is no rule; wider than ``WIDE`` it is a flag (``wide``) in the verdict."""

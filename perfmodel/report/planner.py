@@ -56,7 +56,7 @@ def _sides(rs: list[dict], store: CurveStore, model: str) -> tuple[Side, Side] |
     """The two systems with the software the verdicts read them with: the sides of the seed's first two-system
     claim on ``model`` (else on any model), as the check builds them (profile, the source's kernel speed-ups,
     host tier, GPUs, draft tokens, serving mode)."""
-    from ..claims.check import claim_sides
+    from ..claims.sides import claim_sides
     cands = [r for r in rs if r["kind"] == "ratio" and len(r.get("systems") or []) == 2 and r.get("model_id")]
     r = next((r for r in cands if r["model_id"] == model), cands[0] if cands else None)
     if r is None:

@@ -1,6 +1,6 @@
 """The deployment search: ONE search with the SLO as a constraint inside it.
 
-Every caller that picks deployments (analyses/frontier, analyses/plan, validation/predict_rows' frontier rows,
+Every caller that picks deployments (analyses/frontier, analyses/plan, validation/frontier_rows,
 analyses/agents, analyses/attribution, the claims' usable points) runs the same four steps:
 
     candidates  -> served points   -> SLO mask             -> pick per objective

@@ -1,6 +1,6 @@
 """The service-level objective: ONE type (``SLO``), the constraint inside the deployment search (search/), used by
 the frontier (analyses/frontier.py), the plan (analyses/plan.py), the frontier rows read under a benchmark's
-latency limits (validation/predict_rows.py), the agents capacity (analyses/agents.py), attribution's speed floor
+latency limits (validation/frontier_rows.py), the agents capacity (analyses/agents.py), attribution's speed floor
 (analyses/attribution.py) and the claims' usable points (claims/reading.py, claims/check.py), so they keep the same
 points for the same limits.
 

@@ -40,7 +40,7 @@ MECHANISMS: dict[str, str] = {
     "envelope_over_engines": (
         "a frontier row naming no engine is read on the envelope of the default profiles (trtllm, sglang, vllm) "
         "plus variants validated mid-curve, instead of the profile and its min-latency variant "
-        "(validation/predict_rows.envelope_members)"),
+        "(validation/envelope.envelope_members)"),
     "hit_ceiling_per_trace": (
         "a published prefix-hit ceiling bounds the trace-wide hit: later turns' new tokens scaled by "
         "k = max(1, (E[ctx](1 - h_max) - w_1 E[first]) / E[new]) in the median request and the request samples "
@@ -52,7 +52,7 @@ MECHANISMS: dict[str, str] = {
         "a record is read with the running-request cap its notes quote from the serve flags (SGLang "
         "--max-running-requests N, global, N // dp per attention-DP scheduler; vLLM --max-num-seqs N, per engine), "
         "the clients beyond it waiting for a slot, instead of the profile's cap "
-        "(validation/workload_versions.record_running_cap, validation/predict_rows.point_inputs)"),
+        "(validation/workload_versions.record_running_cap, validation/point_rows.point_inputs)"),
     "w4a16_without_fp4": (
         "4-bit weights (mxfp4, nvfp4) on hardware without FP4 tensor units compute at the BF16 rate, as the "
         "weight-only W4A16 kernels the engines run there do (the H100/H200 kernel tables list only w4a16_mxfp4 "

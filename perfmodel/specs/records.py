@@ -83,6 +83,15 @@ class Record(Strict):
             raise ValueError(problem)
         return v
 
+    @field_validator("hardware", "hardware_b", "model", "workload")
+    @classmethod
+    def _catalog_id(cls, v, info):
+        """A catalog entry as results spell it (``B200``, ``GB300-NVL72``, ``MiniMaxAI/MiniMax-M3``) -> its id;
+        anything else is kept as written (an unknown id is reported when the row is predicted)."""
+        from .. import catalog
+        kind = {"hardware": "hardware", "hardware_b": "hardware", "model": "models", "workload": "workloads"}
+        return v if v is None else catalog.canonical_id(kind[info.field_name], v)
+
     @field_validator("dp_attention", "prefill_dp_attention", mode="before")
     @classmethod
     def _bool(cls, v):

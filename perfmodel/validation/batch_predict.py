@@ -23,18 +23,10 @@ from ..errors import SpecError
 from ..serving.dispatch import Pools, Sessions, serve, serve_columns
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from ..specs.records import Record
-from .predict_rows import (
-    Unsupported,
-    agentic_inputs,
-    agentic_metric,
-    agentic_pool_inputs,
-    finish_agentic,
-    point_inputs,
-    predict_record,
-    prefill_pool,
-    profile_id,
-    shared_point_frames,
-)
+from .agentic_rows import agentic_inputs, agentic_metric, agentic_pool_inputs, finish_agentic
+from .point_rows import point_inputs
+from .predict_rows import predict_record, profile_id
+from .row_context import Unsupported, prefill_pool
 from .workload_versions import record_host_tier, record_workload_spec, resolve_record
 
 BATCHED_METRICS = {"tpot_ms": "tpot_ms", "ttft_ms": "ttft_ms", "tps_per_user": "tps_per_user",
@@ -91,7 +83,7 @@ def plan(records: list[Record]) -> Plan:
             if not batched or (rec.serving == "disaggregated" and not pooled) or \
                     np.isfinite(pts.get("arrival_rate", np.nan)):
                 # Poisson runs (an open loop at the served rate) take predict_record: above the modeled capacity
-                # it falls back to the run's concurrency (predict_rows.predict_point)
+                # it falls back to the run's concurrency (point_rows.point_frame)
                 pl.single.append(i)
                 continue
             if pooled:
@@ -117,13 +109,12 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
         _agentic_group(pl, key, agentic_rows, profiles, prof_vals, rate, S, out)
     for key, pool_rows in pl.agentic_pools.items():
         _agentic_pool_group(pl, key, pool_rows, profiles, prof_vals, rate, S, out)
-    with shared_point_frames():     # one run's TPOT and TTFT records: one evaluation (same samples inside)
-        for i in pl.single:
-            rec = pl.records[i]
-            try:
-                out[i] = predict_record(rec, profiles[profile_id(rec)], params)
-            except (Unsupported, SpecError):
-                pl.unsupported.setdefault(i, "unsupported")
+    for i in pl.single:
+        rec = pl.records[i]
+        try:
+            out[i] = predict_record(rec, profiles[profile_id(rec)], params)
+        except (Unsupported, SpecError):
+            pl.unsupported.setdefault(i, "unsupported")
     return out
 
 

@@ -41,9 +41,12 @@ from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from ..specs.records import Record
 from ..workers import jobs
 from .batch_predict import plan, predict_matrix
+from .envelope import profile_alone
 from .fit_weights import fit_weights, speed_fit_row
 from .kernel_bands import bands as kernel_bands
-from .predict_rows import Unsupported, central_params, profile_alone, profile_id
+from .predict_rows import profile_id
+from .row_context import Unsupported
+from .samples import central_params
 
 # search ranges (inside the physical PROFILE_PARAMS bounds): kernel efficiencies, the per-step, per-kernel and
 # per-sequence CPU/launch costs, the routing skew, the serving layer's request overhead and arrival waves, and

@@ -26,7 +26,9 @@ from ..specs.records import Record
 from ..workers import jobs
 from .batch_predict import plan, predict_matrix
 from .calibrate import calibrate, fitted_profile, memo_fits
-from .predict_rows import Unsupported, central_params, profile_id
+from .predict_rows import profile_id
+from .row_context import Unsupported
+from .samples import central_params
 
 FOLDS = 5
 SEED = 0

@@ -34,7 +34,11 @@ import pandas as pd
 from .. import catalog
 from ..errors import SpecError
 from ..specs.records import Record
-from .predict_rows import WAIT_SHARE, Unsupported, central_params, make_ctx, point_frame, profile_id, resolve_record
+from .point_rows import WAIT_SHARE, point_frame
+from .predict_rows import profile_id
+from .row_context import Unsupported, make_ctx
+from .samples import central_params
+from .workload_versions import resolve_record
 
 FULL = 0.98
 """A running batch at this share of its cap or above fills it."""

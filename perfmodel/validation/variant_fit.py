@@ -8,7 +8,7 @@ kernels under programmatic dependent launch), it is scanned over a grid on the r
 
 with every other parameter at the variant's (or the profile's) central value. Leave-one-row-out: x*_(-i) fitted
 without row i predicts row i; the spread of x*_(-i) is the range written beside the value. Frontier rows are read
-on the variant's own frontier (validation/predict_rows.frontier_value), point rows at their published point.
+on the variant's own frontier (validation/frontier_rows.frontier_value), point rows at their published point.
 
     python -m perfmodel.validation.variant_fit trtllm@min-latency --param kernel_overhead_us \
         --grid 2,2.25,2.5,2.75,3,3.5 --data data/shared/curve-end.csv --ids n62,n64,n66,n70,n72,n80,n82,n84
@@ -23,7 +23,10 @@ import pandas as pd
 
 from .. import catalog
 from ..specs.records import read_records
-from .predict_rows import Unsupported, central_params, frontier_value, make_ctx, predict_point
+from .frontier_rows import frontier_value
+from .point_rows import predict_point
+from .row_context import Unsupported, make_ctx
+from .samples import central_params
 
 UNSUPPORTED_LN = 2.0   # |ln error| charged for a row the variant cannot reach (e.g. a curve ending below the read)
 

@@ -222,7 +222,7 @@ UNSTATED_DRAFTS = 3
 """Draft depth of a point record that names its speculative method but not the depth: 3, the depth of the SGLang
 MTP recipes these sources run (NEXTN / EAGLE 3-1-4: 3 steps, topk 1, 4 draft tokens; SGLang cookbook
 qwen3.5-benchmarks.jsx, quoted in data/shared/agentic.csv rows a275-a316) and the deepest of the engines' MTP
-recipes (FRONTIER_SPEC_DEPTHS in predict_rows.py). Its acceptance is the prior or the profile's rate
+recipes (FRONTIER_SPEC_DEPTHS in frontier_rows.py). Its acceptance is the prior or the profile's rate
 (acceptance_priors.record_acceptance)."""
 
 def _native_four_bit(model_id: str) -> str | None:
