@@ -70,3 +70,44 @@ def test_the_pages_error_figures_are_the_tables():
     assert f"{hs['sd']:.3f} over six" in text and hs["hardware"] == 6
     mid = half_widths("rate", "middle", "agentic")
     assert mid["workload"] == "agentic" and f"middle region the model reads {math.exp(mid['bias']):.2f}x" in text
+
+
+@pytest.mark.parametrize("name", ["coverage", "mlperf", "slo-error", "slo-agreement"])
+def test_the_pages_prose_figures_are_this_versions_output(name):
+    """Each figure of the page's prose (between its plan-figure markers) is its function's output now: the coverage
+    of the band (validation/plan_coverage), the MLPerf accuracy (reports/validation.csv, reports/crossval.csv), the
+    example error line, the SLO agreement of step 3."""
+    from perfmodel.cli.plan_doc import FIGURES, figures
+    got = figures(DOC.read_text())
+    assert set(got) == set(FIGURES)
+    assert got[name] == FIGURES[name](), "docs/plan.md is stale: python -m perfmodel.cli.plan_doc --write"
+
+
+def test_the_pages_other_figures_are_the_catalogs_and_the_commands():
+    """The numbers the prose quotes from the catalog, the measured-power file and the packing rule, and the worked
+    questions' inputs as the commands give them."""
+    import math
+
+    import yaml
+
+    from perfmodel import catalog
+    from perfmodel.analyses.evaluation import workload_info
+    from perfmodel.analyses.plan_racks import domains_for
+    text = " ".join(DOC.read_text().split())
+    assert domains_for(73, 64, 72)[0] == 73 and math.ceil(73 * 64 / 72) == 65
+    assert "(73 units of 64 GPUs are 73 racks, not 65)" in text
+    power = {d["hardware"]: d["value"] for d in yaml.safe_load((DOC.parent.parent / "data/measured-power/power.yaml")
+                                                               .read_text())}
+    assert f"GB300 ~{power['gb300-nvl72']:g} W and H200 ~{power['h200-sxm']:g} W from AA-AgentPerf" in text
+    assert catalog.hardware("gb300-nvl72").specs.allin_power_w.low == power["gb300-nvl72"]
+    assert f"the measured draw one source implies ({power['gb300-nvl72']:g} W)" in text
+    assert f"input mean {workload_info('mlperf-llama3.1-405b').lengths['isl']:,.1f} tokens" in text
+    q1, q2, q3 = COMMANDS
+    assert all(f" {a} " in q1 + " " for a in ("--rate 50", "--demand-scale 1,2,5,10", "--ttft-ms 1000",
+                                             "--ttft-percentile 99", "--min-tps-per-user 20", "--headroom 0.2"))
+    assert "50 requests/s today growing to 2x, 5x and 10x; P99 TTFT <= 1 s, at least 20 tokens/s per user, 20% " \
+           "headroom" in text
+    assert all(f" {a} " in q2 + " " for a in ("--sessions 2000", "--demand-scale 1,5,25", "--min-tps-per-user 60"))
+    assert "2,000 live sessions growing 5x and 25x, each decoding at >= 60 tokens/s" in text
+    assert all(f" {a} " in q3 + " " for a in ("--mw-limit 10", "--ttft-ms 6000", "--tpot-ms 175", "--spec-tokens 0"))
+    assert "(P99 TTFT <= 6 s, P99 TPOT <= 175 ms;" in text and "in a 10 MW hall" in text

@@ -1,5 +1,6 @@
 """Hand-worked checks of the serving equations a plan's SLO and capacity rest on, where only pinned outputs guarded
-them (issue 57 item 7): the TPOT P99 tail, the mixed-prefill term of the decode step, the P/D KV-transfer time.
+them (issue 57 item 7): the TPOT P99 tail, the mixed-prefill term of the decode step, the P/D KV-transfer time,
+the Poisson (open-loop) reading behind the SLO.
 Each case has an answer worked on paper in its docstring."""
 
 from __future__ import annotations
@@ -55,3 +56,26 @@ def test_the_pd_kv_transfer_time_by_hand():
     beyond = float(_pool_transfer(setup, p, vals, 2.0, 100.0)[0])   # 100 GPUs > the 72-GPU domain
     assert beyond == pytest.approx(167_772_160 / (2 * float(vals["BW_nic"]) * float(vals["e_ln"])))
     assert beyond > inside and math.isfinite(beyond)
+
+
+def test_the_poisson_reading_behind_the_plans_slo_by_hand():
+    """An aggregated point offered lambda = 2 requests/s (serving/queueing.open_loop, the reading search/served.poisson
+    gives every aggregated fixed-length point a plan's SLO judges) with one prefill server (c = 1) of t_s = 0.25 s:
+    rho = lambda t_s / c = 0.5. M/D/1 (Pollaczek-Khinchine): E[W] = rho t_s / (2 (1 - rho)) = 0.125 s; the tail
+    P(W > w) = rho exp(-rho w / E[W]) gives W_q = (E[W] / rho) max(0, ln(rho / (1 - q))): W_50 = 0.25 ln 1 = 0,
+    W_90 = 0.25 ln 5 = 0.40236 s, W_99 = 0.25 ln 50 = 0.97800 s. With t_req = 0.1 s, the residual of the step in
+    progress q t_st (t_st = 0.02 s) and the own prefill T_own = 0.05 s:
+        TTFT_50 = 0.1 + 0.010 + 0       + 0.05 = 0.16000 s
+        TTFT_90 = 0.1 + 0.018 + 0.40236 + 0.05 = 0.57036 s
+        TTFT_99 = 0.1 + 0.0198 + 0.97800 + 0.05 = 1.14780 s
+        E[TTFT] = 0.1 + 0.010 + 0.125   + 0.05 = 0.28500 s
+    A doubled rate (rho = 1) has no steady state: TTFT is infinite, and the plan drops the point."""
+    from perfmodel.serving.queueing import open_loop
+    got = open_loop(np.array([2.0, 4.0]), 0.1, 0.02, 0.05, 0.25, 1.0)
+    assert got["rho"][0] == pytest.approx(0.5)
+    assert got["ttft_p50_s"][0] == pytest.approx(0.16, rel=1e-9)
+    assert got["ttft_p90_s"][0] == pytest.approx(0.1 + 0.9 * 0.02 + 0.25 * math.log(5) + 0.05, rel=1e-9)
+    assert got["ttft_p99_s"][0] == pytest.approx(0.1 + 0.99 * 0.02 + 0.25 * math.log(50) + 0.05, rel=1e-9)
+    assert got["ttft_mean_s"][0] == pytest.approx(0.285, rel=1e-9)
+    assert got["prefill_queue_s"][0] == pytest.approx(0.125, rel=1e-9)
+    assert np.isinf(got["ttft_p99_s"][1]) and got["rho"][1] == pytest.approx(1.0)
