@@ -105,20 +105,35 @@ def record_prior(rec, profile=None) -> AcceptancePrior | None:
     return prior_for(rec.model, has_head, token_source(rec.workload, rec.notes), profile)
 
 
+def fixed_acceptance(rec, profile=None) -> float | None:
+    """Accepted tokens per step of a record that no profile rate changes: 1 without drafts, the published
+    acceptance_length, else the prior's (``record_prior``); None where the profile's per-draft rate decides."""
+    from .spec_decoding import acceptance_length
+    k = rec.spec_tokens or 0
+    if k == 0:
+        return 1.0
+    if rec.acceptance_length is not None:
+        return float(rec.acceptance_length)
+    prior = record_prior(rec, profile)
+    if prior is not None:
+        return float(acceptance_length(prior.rate.value, k))
+    return None
+
+
 def record_acceptance(rec, rate, profile=None):
     """Accepted tokens per step for a record, one per profile sample of the per-draft rate ``rate`` (S,):
     1 without drafts; the published acceptance_length; else the prior's rate (fixed at its value, so that a
     fit's parameter vectors differ only in profile parameters); else the profile's rate (NaN rate: 1)."""
+    return acceptance_at(rec, rate, fixed_acceptance(rec, profile))
+
+
+def acceptance_at(rec, rate, fixed: float | None):
+    """``record_acceptance`` with the record's ``fixed_acceptance`` given (calibration keeps it per record):
+    ``fixed`` for every sample, else a = (1 - p^(k+1)) / (1 - p) at the per-draft rates p = ``rate`` (NaN: 1)."""
     import numpy as np
 
     from .spec_decoding import acceptance_length
     rate = np.asarray(rate, float)
-    k = rec.spec_tokens or 0
-    if k == 0:
-        return np.ones_like(rate)
-    if rec.acceptance_length is not None:
-        return np.full_like(rate, rec.acceptance_length)
-    prior = record_prior(rec, profile)
-    if prior is not None:
-        return np.full_like(rate, float(acceptance_length(prior.rate.value, k)))
-    return np.where(np.isnan(rate), 1.0, acceptance_length(rate, k))
+    if fixed is not None:
+        return np.full_like(rate, fixed)
+    return np.where(np.isnan(rate), 1.0, acceptance_length(rate, rec.spec_tokens))

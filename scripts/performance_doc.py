@@ -241,6 +241,19 @@ NOTES = """
   point of a call has converged (and switch to their second pass together), so a point's digits below the loop's
   1e-6 tolerance can depend on the other points of its call, and one call over several curves would not give
   the same numbers.
+- The calibration gate (`calibrate`, `crossval --by family`) is least-squares fits whose every residual and
+  Jacobian is one `validation/batch_predict.predict_matrix` call over a family's records (S parameter vectors at
+  once). Where its time goes (cProfile of one `calibrate`, one process, 2026-12-07): the fits of trtllm, sglang
+  and vllm take about 150, 97 and 30 CPU-s (about 50-65 matrix calls at one vector, 14-22 at the Jacobian's);
+  in trtllm 80% of a call is its 73 rows that are not batched (frontier reads: a batch grid x candidate
+  layouts; MLPerf Server points: the open loop's batch solve, about 20 decode evaluations each), in sglang half
+  is its agentic rows (the prefix cache's survival bisection, the fixed point's frame merges), the rest the
+  batched point groups; building pandas frames is about a fifth of it all. What the batch path shares, each
+  bit for bit (tests/test_batch_predict_shared.py): a group's records at one operating point and acceptance
+  (a sweep's TPOT and TTFT records) are evaluated once, its columns read without a DataFrame
+  (`serving.dispatch.serve_columns`); a group's setup, the symbol values that do not depend on the fitted
+  parameters (`Setup.symbol_parts`) and its records' fixed acceptance are kept for the fit; the open loop's
+  batch solve no longer mixes the decode outputs it does not read.
 """
 
 

@@ -62,16 +62,23 @@ class Setup:
         hardware and engine, scaled to ``fields``' scale-up latency."""
         fields = hardware_fields(self.hardware, self.hw_overrides) if fields is None else fields
         prof = profile_values(self.profile, self.profile_overrides, which) if profile is None else profile
+        return bind_parts(self.symbol_parts(fields), prof)
+
+    def symbol_parts(self, fields: dict | None = None) -> tuple[SymbolValues, SymbolValues]:
+        """The symbol values bound before and after the profile's parameters (``symbol_values`` is
+        ``bind_parts(symbol_parts(fields), profile)``): the hardware, then the number formats, the kernel fits and
+        the serving layer's switches. None of them depends on the profile's parameter values, so a caller that
+        binds many parameter vectors on one setup (calibration: ``validation/batch_predict.py``) binds them once."""
+        fields = hardware_fields(self.hardware, self.hw_overrides) if fields is None else fields
         attn = attention_format(self.model, self.weights, self.attention_weights)
         without_fp4 = "bf16" if self.profile.uses("w4a16_without_fp4") else "fp8"
-        vals: SymbolValues = {**bind_hardware(fields, self.weights, attn, without_fp4)}
-        vals.update(bind_profile(prof))
-        vals.update(bind_formats(self.model, self.weights, attn, self.kv_cache))
-        vals.update(bind_kernel_fits(self.hardware, self.profile, self.model, self.weights, self.kv_cache, fields))
-        vals["C_host"] = required(fields, "host_memory_gb") * 1e9   # host-tier capacity per GPU (serving layer)
-        vals["mixed_pf"] = 1.0 if self.profile.features.mixed_prefill else 0.0   # serving/prefill_first.py
-        vals["q_mlapad"] = 1.0 if self.profile.uses("mla_decode_row_tiles") else 0.0   # model/mla.py padding
-        return vals
+        before: SymbolValues = {**bind_hardware(fields, self.weights, attn, without_fp4)}
+        after: SymbolValues = {**bind_formats(self.model, self.weights, attn, self.kv_cache)}
+        after.update(bind_kernel_fits(self.hardware, self.profile, self.model, self.weights, self.kv_cache, fields))
+        after["C_host"] = required(fields, "host_memory_gb") * 1e9   # host-tier capacity per GPU (serving layer)
+        after["mixed_pf"] = 1.0 if self.profile.features.mixed_prefill else 0.0   # serving/prefill_first.py
+        after["q_mlapad"] = 1.0 if self.profile.uses("mla_decode_row_tiles") else 0.0   # model/mla.py padding
+        return before, after
 
     def power_w(self) -> tuple[float, str]:
         f = hardware_fields(self.hardware, self.hw_overrides)
@@ -80,6 +87,13 @@ class Setup:
 
     def price(self) -> float | None:
         return hardware_fields(self.hardware, self.hw_overrides).get("price_usd_per_gpu_hour")
+
+
+def bind_parts(parts: tuple[SymbolValues, SymbolValues], profile: dict) -> SymbolValues:
+    """Every symbol's value from a setup's ``symbol_parts`` and the profile parameters ``profile`` (floats or
+    arrays): the parts before, the profile's symbols, the parts after, in that order (a later one wins)."""
+    before, after = parts
+    return {**before, **bind_profile(profile), **after}
 
 
 def point_arrays(points: dict) -> dict[str, np.ndarray]:

@@ -56,7 +56,7 @@ def evaluate_columns(setup: Setup, points: dict, which: str = "value",
         p["batch"] = np.where(solve, np.maximum(np.minimum(cap, want), 1.0), p["batch"])
         by_clients = solve & np.isfinite(want)
         if by_clients.any():
-            _d, load = decode_under_load(cm, p, vals, t_pf)
+            _d, load = decode_under_load(cm, p, vals, t_pf, outputs=False)
             sustained = np.where(load["prefill_saturated"], load["x_per_s"] * load["slot_s"],
                                  p["batch"] * np.minimum(1.0, want / load["clients_needed"]))
             p["batch"] = np.where(by_clients, np.clip(sustained, 1.0, cap), p["batch"])
@@ -75,7 +75,7 @@ def open_loop_batch(cm, p: dict, vals: dict, t_pf, cap) -> np.ndarray:
     B = lambda S(1); clipped to [1, cap]. Where lambda c >= 1 or the root lies past the running capacity the
     batch is the capacity (``serving_load`` then reports the queue as unstable)."""
     lam = p["arrival_rate"]
-    slot = lambda b: decode_under_load(cm, {**p, "batch": b}, vals, t_pf)[1]["slot_s"]  # noqa: E731
+    slot = lambda b: decode_under_load(cm, {**p, "batch": b}, vals, t_pf, outputs=False)[1]["slot_s"]  # noqa: E731
     b0 = np.ones_like(p["batch"])
     s0 = slot(b0)
     b1 = np.clip(lam * s0, 1.0, cap)
@@ -92,7 +92,7 @@ def open_loop_batch(cm, p: dict, vals: dict, t_pf, cap) -> np.ndarray:
     def slot_at(x, sel):     # slot times of the points ``sel`` at batches x (only those points evaluated)
         sub = lambda d: {k: (np.asarray(v)[sel] if np.ndim(v) and np.size(v) == n else v) for k, v in d.items()}  # noqa: E731
         tp = np.asarray(t_pf)[sel] if np.ndim(t_pf) and np.size(t_pf) == n else t_pf
-        return decode_under_load(cm, {**sub(p), "batch": x}, sub(vals), tp)[1]["slot_s"]
+        return decode_under_load(cm, {**sub(p), "batch": x}, sub(vals), tp, outputs=False)[1]["slot_s"]
 
     b1 = bisect_unconverged(slot_at, lam, b1, np.broadcast_to(cap, (n,)))
     return np.where(np.isfinite(lam), b1, p["batch"])
@@ -126,7 +126,7 @@ def bisect_unconverged(slot_at, lam: np.ndarray, b: np.ndarray, cap: np.ndarray)
 
 
 
-def decode_under_load(cm, p: dict, vals: dict, t_pf, ops=ARRAYS) -> tuple[dict, dict]:
+def decode_under_load(cm, p: dict, vals: dict, t_pf, ops=ARRAYS, outputs: bool = True) -> tuple[dict, dict]:
     """Decode steps and queueing together. The prefill a request's decode steps carry is the other running
     requests' prefill *while it decodes*, a share f = osl TPOT / S of each slot's time (the others'
     prefills during its own prefill are not in its steps):
@@ -135,7 +135,9 @@ def decode_under_load(cm, p: dict, vals: dict, t_pf, ops=ARRAYS) -> tuple[dict, 
     the capped demand are the mixture m = (1 - w) bare + w chunk, and at the load's share s = min(f n_pf /
     n_cap, 1) of it (``serving_load`` solves f with the queue) every output is (1 - s) bare + s m.
     Returns (decode outputs, serving_load outputs with ``chunk_step_share`` = s w). ``ops``: arrays, or one point on
-    floats (serving/ops.py; engines that mix prefill into the decode steps)."""
+    floats (serving/ops.py; engines that mix prefill into the decode steps). ``outputs`` False: the decode
+    outputs are not mixed ({} in their place), for the callers that read the load alone (a batch solved from
+    clients or an arrival rate)."""
     ones = ops.ones_like(p["batch"])
     d0 = ops.decode(cm, p, vals, 0.0 * ones)
     demand, w, chunk = chunk_mixture(p, vals, ops)
@@ -154,6 +156,8 @@ def decode_under_load(cm, p: dict, vals: dict, t_pf, ops=ARRAYS) -> tuple[dict, 
     share = load["chunk_share"] * w
     load["chunk_step_share"] = share
     load["step0_s"], load["step_chunk_s"] = step0, ops.floats(dk["step_s"]) * ones   # for the TPOT tail
+    if not outputs:
+        return {}, load
     d = _mix(d0, dk, share)
     d["step_s"] = ops.where(mixed > 0, d["step_s"], load["step_s"])   # decode step incl. the prefill stalls
     return d, load

@@ -30,7 +30,7 @@ import numpy as np
 from ..engine.evaluate import PREFILL_TOKENS_PER_GPU, Setup, point_arrays, prefill_step
 from ..errors import SpecError
 from ..specs.deployment import SERVING_MODES
-from .aggregated import evaluate
+from .aggregated import evaluate, evaluate_columns
 from .disaggregated import disaggregated
 from .pools import PoolSearch, disaggregated_search
 from .sessions import agentic, agentic_disaggregated
@@ -93,6 +93,15 @@ def serve(setup: Setup, points: dict, mode: str, *, pools: Pools | None = None, 
     if mode == "prefill_only":
         df["input_tps_per_gpu"] = prefill_throughput(setup, points, symbol_values, prefill_tokens_per_gpu)
     return df
+
+
+def serve_columns(setup: Setup, points: dict, mode: str, *, symbol_values: dict | None = None) -> dict[str, np.ndarray]:
+    """``serve`` of aggregated or decode-only points of a fixed workload (no sessions, no pools) as its columns
+    (name -> array or scalar, the frame's columns before a DataFrame is built): for callers that read a few
+    columns of many evaluations (calibration, validation/batch_predict.py)."""
+    if mode not in ("aggregated", "decode_only"):
+        raise SpecError(f"serve_columns serves aggregated or decode_only points, not {mode!r}", field="serving")
+    return evaluate_columns(setup, points, symbol_values=symbol_values)
 
 
 def prefill_throughput(setup: Setup, points: dict, symbol_values: dict | None = None,

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import catalog
-from ..acceptance_priors import record_acceptance
-from ..engine.evaluate import Setup
+from ..acceptance_priors import acceptance_at, fixed_acceptance, record_acceptance
+from ..engine.evaluate import Setup, bind_parts
 from ..errors import SpecError
-from ..serving.dispatch import Pools, Sessions, serve
+from ..serving.dispatch import Pools, Sessions, serve, serve_columns
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from ..specs.records import Record
 from .agentic_rows import agentic_inputs, agentic_metric, agentic_pool_inputs, finish_agentic
@@ -44,6 +44,7 @@ class Plan:
     unsupported: dict[int, str] = field(default_factory=dict)
     agentic: dict[tuple, list[tuple[int, object]]] = field(default_factory=dict)   # key -> [(row, AgenticInputs)]
     agentic_pools: dict[tuple, list[tuple[int, dict, dict]]] = field(default_factory=dict)  # [(row, pts, pool)]
+    cache: dict = field(default_factory=dict, repr=False)   # what predict_matrix keeps between calls (_group)
 
 
 def _agentic(rec: Record) -> bool:
@@ -102,26 +103,8 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
     out = np.full((n, S), np.nan)
     prof_vals = {k: np.asarray(params[k], float) for k in PROFILE_PARAMS}
     rate = np.asarray(params.get("acceptance_rate", np.full(S, np.nan)), float)
-    for (hw, model, weights, kv, pid, pooled), rows in pl.groups.items():
-        setup = Setup(catalog.hardware(hw), catalog.model(model), profiles[pid], weights=weights, kv_cache=kv)
-        m = len(rows)
-        # sample-minor layout: record r, sample s at r * S + s
-        vals = setup.symbol_values(profile=_tiled(prof_vals, m, S))
-        keys = [k for k in rows[0][1]]
-        pts = {k: np.repeat([float(p[k]) for _i, p in rows], S) for k in keys}
-        pts["acc"] = np.concatenate([record_acceptance(pl.records[i], rate, setup.profile) for i, _p in rows])
-        if pooled:
-            pools = Pools(*(pts.pop(c) for c in ("pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances")))
-            df = serve(setup, pts, "disaggregated", pools=pools, symbol_values=vals)
-        else:
-            df = serve(setup, pts, "aggregated" if pts["mix"].max() > 0 else "decode_only", symbol_values=vals)
-        unfit = df["kv_max_batch"].to_numpy(float) < 1     # weights leave no KV room: refused, never floored
-        for j, (i, _p) in enumerate(rows):
-            col = BATCHED_METRICS[pl.records[i].metric]
-            if unfit[j * S:(j + 1) * S].all():
-                pl.unsupported.setdefault(i, f"memory: {df['fit_reason'].to_numpy()[j * S]}")
-                continue
-            out[i] = df[col].to_numpy(float)[j * S:(j + 1) * S]
+    for key, rows in pl.groups.items():
+        _point_group(pl, key, rows, profiles, prof_vals, rate, S, out)
     for key, agentic_rows in pl.agentic.items():
         _agentic_group(pl, key, agentic_rows, profiles, prof_vals, rate, S, out)
     for key, pool_rows in pl.agentic_pools.items():
@@ -133,6 +116,99 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
         except (Unsupported, SpecError):
             pl.unsupported.setdefault(i, "unsupported")
     return out
+
+
+@dataclass
+class _Group:
+    """The parameter-free arrays of one batched group (``Plan.groups``), built once per plan: the records'
+    indices, their operating points (one row a record, ``keys`` the columns), which records draft tokens (their
+    acceptance follows the per-draft rate, ``record_acceptance``) and the column each record reads."""
+
+    rows: np.ndarray
+    keys: list[str]
+    points: np.ndarray
+    drafts: np.ndarray
+    metrics: np.ndarray
+
+
+def _group(pl: Plan, key: tuple, rows: list[tuple[int, dict]]) -> _Group:
+    if key not in pl.cache:
+        keys = list(rows[0][1])
+        pl.cache[key] = _Group(np.array([i for i, _p in rows]), keys,
+                               np.array([[float(p[k]) for k in keys] for _i, p in rows]).reshape(len(rows), len(keys)),
+                               np.array([bool(pl.records[i].spec_tokens) for i, _p in rows]),
+                               np.array([BATCHED_METRICS[pl.records[i].metric] for i, _p in rows]))
+    return pl.cache[key]
+
+
+def _setup_of(pl: Plan, key: tuple, profile: ProfileSpec) -> tuple[Setup, tuple]:
+    """The group's Setup on ``profile`` and its ``symbol_parts`` (what does not depend on the parameter values),
+    built once per plan and profile object."""
+    hit = pl.cache.get(("setup", key))
+    if hit is None or hit[0] is not profile:
+        hw, model, weights, kv = key[:4]
+        setup = Setup(catalog.hardware(hw), catalog.model(model), profile, weights=weights, kv_cache=kv)
+        hit = pl.cache[("setup", key)] = (profile, setup, setup.symbol_parts())
+    return hit[1], hit[2]
+
+
+def _fixed_acceptance(pl: Plan, key: tuple, g: _Group, profile: ProfileSpec) -> dict[int, float | None]:
+    """Row -> ``fixed_acceptance`` of the group's records that draft tokens (the others accept 1), per plan and
+    profile object."""
+    hit = pl.cache.get(("acceptance", key))
+    if hit is None or hit[0] is not profile:
+        hit = pl.cache[("acceptance", key)] = (profile, {int(j): fixed_acceptance(pl.records[g.rows[j]], profile)
+                                                         for j in np.flatnonzero(g.drafts)})
+    return hit[1]
+
+
+def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first, inverse) of the rows of the 2-D float array ``a`` that are equal bit for bit: ``first`` the index of
+    each distinct row's first occurrence, in the order they occur, ``inverse`` the position in ``first`` of every
+    row's twin (a[first][inverse] == a)."""
+    a = np.ascontiguousarray(a)
+    view = a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
+    _u, first, inverse = np.unique(view, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[np.ravel(inverse)]
+
+
+def _point_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: dict, rate, S: int,
+                 out: np.ndarray) -> None:
+    """The point rows of one setup: ONE call of the serving dispatcher over the group's distinct (operating
+    point, acceptance) pairs x the S parameter samples (record-major, sample-minor: record r, sample s at
+    r * S + s). Records that share their point and acceptance (a sweep's TPOT and TTFT records) are evaluated
+    once: the evaluation is elementwise, so each point's numbers are those of a call with every record."""
+    pid, pooled = key[4], key[5]
+    g = _group(pl, key, rows)
+    setup, parts = _setup_of(pl, key, profiles[pid])
+    m = len(g.rows)
+    acc = np.ones((m, S))
+    for j, fixed in _fixed_acceptance(pl, key, g, setup.profile).items():
+        acc[j] = acceptance_at(pl.records[g.rows[j]], rate, fixed)
+    first, inverse = unique_rows(np.concatenate([g.points, acc], axis=1))
+    u = len(first)
+    vals = bind_parts(parts, _tiled(prof_vals, u, S))
+    pts = {k: np.repeat(g.points[first, c], S) for c, k in enumerate(g.keys)}
+    pts["acc"] = acc[first].ravel()
+    if pooled:
+        pools = Pools(*(pts.pop(c) for c in ("pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances")))
+        df = serve(setup, pts, "disaggregated", pools=pools, symbol_values=vals)
+        column = lambda name: df[name].to_numpy()  # noqa: E731
+    else:          # the frame's columns, no DataFrame built (serve_columns)
+        cols = serve_columns(setup, pts, "aggregated" if pts["mix"].max() > 0 else "decode_only", symbol_values=vals)
+        column = lambda name: np.broadcast_to(cols[name], (u * S,))  # noqa: E731
+    no_room = np.asarray(column("kv_max_batch"), float).reshape(u, S) < 1      # weights leave no KV room: refused
+    unfit = np.asarray(no_room.all(axis=1))[inverse]
+    if unfit.any():
+        reasons = column("fit_reason")
+        for r in np.flatnonzero(unfit):
+            pl.unsupported.setdefault(int(g.rows[r]), f"memory: {reasons[inverse[r] * S]}")
+    for col in dict.fromkeys(g.metrics):
+        sel = (g.metrics == col) & ~unfit
+        out[g.rows[sel]] = np.asarray(column(col), float).reshape(u, S)[inverse[sel]]
 
 
 def _setup_vals(key, m: int, profiles: dict, prof_vals: dict, S: int):

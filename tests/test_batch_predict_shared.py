@@ -1,0 +1,73 @@
+"""The calibration's batch path shares work without moving a digit (issue 54 item 5): records at one operating
+point (a run's TPOT and TTFT records) are evaluated once, a setup's parameter-free symbol values are bound once,
+the open loop's batch solve skips the decode outputs it does not read. Each check compares against the path that
+does the work every time, bit for bit."""
+
+import numpy as np
+
+from perfmodel import catalog
+from perfmodel.engine.evaluate import Setup, bind_parts
+from perfmodel.specs.records import Record
+from perfmodel.validation.batch_predict import plan, predict_matrix, unique_rows
+from perfmodel.validation.predict_rows import predict_record, sample_params
+
+
+def test_unique_rows_by_hand():
+    a = np.array([[1.0, 2.0], [3.0, np.nan], [1.0, 2.0], [0.0, 0.0], [3.0, np.nan]])
+    first, inverse = unique_rows(a)
+    assert first.tolist() == [0, 1, 3]            # first occurrences, in the order they occur
+    assert inverse.tolist() == [0, 1, 0, 2, 1]
+    np.testing.assert_array_equal(a[first][inverse], a)
+    first, inverse = unique_rows(np.array([[0.0], [-0.0]]))   # bit patterns differ: two rows (never wrongly merged)
+    assert first.tolist() == [0, 1]
+
+
+def _point(rid: str, metric: str, concurrency: float, **kw) -> Record:
+    return Record(id=rid, kind="point", hardware="h200-sxm", model="deepseek-v3", engine="sglang",
+                  serving="aggregated", weights="fp8", kv_cache="fp8", isl=1024.0, osl=1024.0, prefix_hit=0.0,
+                  gpus=8, tp=8, ep=8, concurrency=concurrency, metric=metric, value=1.0, **kw)
+
+
+def test_records_sharing_a_point_get_the_numbers_each_gets_alone():
+    recs = [_point("a", "tpot_ms", 16), _point("b", "ttft_ms", 16), _point("c", "tpot_ms", 64),
+            _point("d", "output_tps_per_gpu", 16), _point("e", "ttft_ms", 64)]
+    prof = catalog.profile("sglang")
+    params = sample_params(prof, 3)
+    pl = plan(recs)
+    assert len(pl.groups) == 1 and not pl.single
+    together = predict_matrix(pl, {"sglang": prof}, params)
+    again = predict_matrix(pl, {"sglang": prof}, params)          # the plan's kept arrays and setup
+    np.testing.assert_array_equal(together, again)
+    for i, r in enumerate(recs):
+        alone = predict_matrix(plan([r]), {"sglang": prof}, params)[0]
+        np.testing.assert_array_equal(together[i], alone)
+        np.testing.assert_allclose(together[i], predict_record(r, prof, params), rtol=1e-9)
+    assert np.all(np.isfinite(together)) and together[0, 0] != together[2, 0]   # two loads, two answers
+
+
+def test_symbol_parts_bind_as_symbol_values_does():
+    setup = Setup(catalog.hardware("b200"), catalog.model("deepseek-v3"), catalog.profile("trtllm"),
+                  weights="nvfp4", kv_cache="fp8")
+    prof = {k: np.array([p.low, p.value]) for k, p in
+            ((k, getattr(setup.profile, k)) for k in setup.profile.values("value"))}
+    want = setup.symbol_values(profile=prof)
+    got = bind_parts(setup.symbol_parts(), prof)
+    assert list(got) == list(want)                     # same symbols, bound in the same order
+    for k in want:
+        np.testing.assert_array_equal(got[k], want[k])
+
+
+def test_open_loop_batch_unchanged_without_the_mixed_outputs():
+    from perfmodel.engine.compiled import compiled
+    from perfmodel.engine.evaluate import point_arrays
+    from perfmodel.serving.aggregated import decode_under_load
+    setup = Setup(catalog.hardware("h200-sxm"), catalog.model("deepseek-v3"), catalog.profile("sglang"))
+    p = point_arrays(dict(batch=np.array([1.0, 8.0, 64.0]), gpus=8.0, tp=8.0, ep=8.0, pp=1.0, spec_tokens=0.0,
+                          acc=1.0, isl=1024.0, osl=1024.0, new=1024.0, mix=1.0))
+    vals = setup.symbol_values()
+    full_d, full = decode_under_load(compiled(setup.model), p, vals, 0.05)
+    none_d, load = decode_under_load(compiled(setup.model), p, vals, 0.05, outputs=False)
+    assert none_d == {} and full_d
+    assert list(load) == list(full)
+    for k in full:
+        np.testing.assert_array_equal(load[k], full[k])
