@@ -89,14 +89,22 @@ def test_the_yaml_is_kubectl_input_and_a_non_dynamo_plan_is_refused():
         graph({**AGG, "profile": "vllm"}, catalog.model(M))
 
 
+def _plan_writing(flag: str, out) -> list[str]:
+    """A small dynamo-sglang plan on H200 that writes ``out`` with ``flag`` (``--dynamo-graph`` or ``--launch``),
+    run once (exit 0); its argv."""
+    from perfmodel.cli.main import main
+    argv = ["plan", "--model", "llama-3.3-70b", "--workload", "fixed-1k1k", "--system", "h200-sxm:dynamo-sglang",
+            "--rate", "10", "--spec-tokens", "0", "--batch-points", "6", "--max-gpus", "8", "--no-disaggregation",
+            flag, str(out)]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(argv) == 0
+    return argv
+
+
 def test_plan_cli_writes_the_graph(tmp_path):
     from perfmodel.cli.main import main
     out = tmp_path / "graph.yaml"
-    argv = ["plan", "--model", "llama-3.3-70b", "--workload", "fixed-1k1k", "--system", "h200-sxm:dynamo-sglang",
-            "--rate", "10", "--spec-tokens", "0", "--batch-points", "6", "--max-gpus", "8", "--no-disaggregation",
-            "--dynamo-graph", str(out)]
-    with contextlib.redirect_stdout(io.StringIO()):
-        assert main(argv) == 0
+    argv = _plan_writing("--dynamo-graph", out)
     docs = [d for d in yaml.safe_load_all(out.read_text()) if d]
     assert docs[-1]["kind"] == "DynamoGraphDeployment" and "worker" in docs[-1]["spec"]["services"]
     err = io.StringIO()
@@ -106,12 +114,7 @@ def test_plan_cli_writes_the_graph(tmp_path):
 
 
 def test_the_launch_page_carries_the_graph(tmp_path):
-    from perfmodel.cli.main import main
     out = tmp_path / "launch.md"
-    argv = ["plan", "--model", "llama-3.3-70b", "--workload", "fixed-1k1k", "--system", "h200-sxm:dynamo-sglang",
-            "--rate", "10", "--spec-tokens", "0", "--batch-points", "6", "--max-gpus", "8", "--no-disaggregation",
-            "--launch", str(out)]
-    with contextlib.redirect_stdout(io.StringIO()):
-        assert main(argv) == 0
+    _plan_writing("--launch", out)
     text = out.read_text()
     assert "python -m dynamo.sglang" in text and "## Dynamo graph" in text and "kind: DynamoGraphDeployment" in text
