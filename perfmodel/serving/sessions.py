@@ -1,7 +1,7 @@
 """Agentic sessions on top of the step equations: tool pauses, KV residency, prefix-cache hits (vectorized).
 
 Agentic sessions (decode batch B = sessions currently generating):
-    t_busy = TTFT + osl TPOT;  live sessions C = B (t_busy + pause) / t_busy
+    t_busy = TTFT + osl TPOT;  live sessions C = B (t_busy + pause) / t_busy, B the sessions in a request (live_count)
     paused sessions keep their KV in spare HBM, then in the host tier (if on), else are evicted and
     re-prefill their whole prefix; host-resident ones reload it over the host link (f_rl).
 """
@@ -173,7 +173,8 @@ def idle_gaps(setup: Setup, dists, pause_s: float, sessions, batch, t_busy, rout
     """The idle gap of a session's prefix between its requests (prefix_cache.ReuseGaps): the workload's tool
     pause (its log-normal spread, scaled to mean ``pause_s``) plus the mean wait for admission,
         w = E[idle] - pause,   E[idle] = (S - B) t_busy / B     (Little's law: S - B idle sessions, B / t_busy
-                                                                requests a second)
+                                                                requests a second; B: the sessions in a request,
+                                                                ``sessions_in_requests``)
     None (the exponential working-set law) without a pause distribution, under random routing (a worker's
     copy is W visits old, a sum of gaps), or where the profile does not switch on ``prefix_cache_renewal``
     (specs/mechanisms.py)."""
@@ -237,24 +238,32 @@ class _Residency:
     evicted: np.ndarray      # share of paused prefixes evicted (re-prefilled whole)
 
 
+def sessions_in_requests(df: pd.DataFrame, batch, t_busy, littles: bool):
+    """Sessions in a request (not pausing), per instance: X t_busy with X the frame's request rate per instance
+    (Little's law, mechanism ``sessions_littles_law``), else the running batch B (B / t_busy requests a second, an
+    undercount by the share of t_busy spent queueing)."""
+    return df["request_rate_per_s"].to_numpy(float) * t_busy if littles else batch
+
+
+def live_count(busy, t_busy, pause_s: float, clients):
+    """Live sessions S = max(busy (t_busy + pause) / t_busy, clients): each session in a request (``busy``,
+    ``sessions_in_requests``) stands for (t_busy + pause) / t_busy live ones; clients waiting hold a prefix too."""
+    return np.maximum(busy * (t_busy + pause_s) / t_busy, clients)
+
+
 def live_sessions(df: pd.DataFrame, osl, pause_s: float, clients, lanes, littles: bool = False):
     """(B, t_busy s, live sessions S, lanes in the loop, sessions in a request) of an evaluated frame:
-        t_busy = TTFT + osl TPOT,   S = max(B (t_busy + pause) / t_busy, clients)
+        t_busy = TTFT + osl TPOT,   S = ``live_count`` of ``sessions_in_requests``
     and the interactive response-time law: a lane cycles request (t_cyc = mean TTFT + osl TPOT) then pause Z, so
     max(1, lanes t_cyc / (t_cyc + Z)) of them are in the serving loop at a time (NaN lanes stay NaN).
-    ``littles`` (mechanism ``sessions_littles_law``): the sessions in a request are X t_busy with X the frame's
-    request rate per instance and t_busy on the mean TTFT (Little's law; B / t_busy undercounts X by the share of
-    t_busy spent queueing), so S = max(X (t_busy + pause), clients); otherwise B."""
+    ``littles`` (mechanism ``sessions_littles_law``): t_busy on the mean TTFT (Little's law holds for means), else
+    on the P50."""
     batch = df["batch"].to_numpy(float)
     tpot = df["tpot_ms"].to_numpy() / 1e3
     t_cyc = df["ttft_mean_ms"].to_numpy() / 1e3 + osl * tpot
-    if littles:
-        t_busy = t_cyc
-        busy = df["request_rate_per_s"].to_numpy(float) * t_busy
-    else:
-        t_busy = df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
-        busy = batch
-    sessions = np.maximum(busy * (t_busy + pause_s) / t_busy, clients)
+    t_busy = t_cyc if littles else df["ttft_ms"].to_numpy() / 1e3 + osl * tpot
+    busy = sessions_in_requests(df, batch, t_busy, littles)
+    sessions = live_count(busy, t_busy, pause_s, clients)
     in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_cyc / (t_cyc + pause_s), 1.0), lanes)
     return batch, t_busy, sessions, in_loop_next, busy
 
@@ -326,7 +335,8 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
             prefix_hit=None, ttft_percentiles=()) -> pd.DataFrame:
     """Evaluate agentic sessions at decode batch B (sessions generating). Adds live sessions and KV residency.
 
-    Live sessions per instance S = max(B (t_busy + pause) / t_busy, clients), clients = the closed loop's
+    Live sessions per instance S = ``live_count`` (max(B (t_busy + pause) / t_busy, clients), B the sessions in a
+    request, ``sessions_in_requests``), clients = the closed loop's
     ``concurrency`` (clients waiting for a slot hold a prefix too). A benchmark's ``concurrency`` counts lanes
     that pause ``pause_s`` between a response and their next request (AgentX replays the trace's think times):
     only lanes t_cyc / (t_cyc + pause) of them are in the serving loop at once (the interactive response-time
@@ -449,7 +459,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     The reusable prefixes live in the prefill pool's cache (KV-aware routing picks the prefill worker holding a
     session's prefix): per prefill instance, the spare HBM of its KV budget (max_batch at its layout less the
     one request in flight) plus, with ``host_tier``, its GPUs' host memory. Live sessions per decode instance
-    S = max(B (t_busy + pause) / t_busy, clients); the instances (S - B) non-running prefixes spread over the
+    S = ``live_count`` as in ``agentic``; the instances (S - B) non-running prefixes spread over the
     pf_instances prefill workers and follow the working-set law of serving/prefix_cache.py. A host-tier hit
     reloads its prefix over the prefill GPUs' host links before the prefill (added to TTFT; overlapped with
     other requests' prefill, so not to the prefill pool's rate). The KV transfer moves the whole context.
@@ -488,9 +498,8 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
         batch = out["batch"].to_numpy(float)
         t_busy = out["ttft_mean_ms"].to_numpy() / 1e3 + osl * out["tpot_ms"].to_numpy() / 1e3
         in_loop_next = np.where(np.isfinite(lanes), np.maximum(lanes * t_busy / (t_busy + pause_s), 1.0), lanes)
-        busy = (out["request_rate_per_s"].to_numpy(float) * t_busy if setup.profile.uses("sessions_littles_law")
-                else batch)                     # sessions in a request (live_sessions)
-        sessions = np.maximum(busy * (t_busy + pause_s) / t_busy, clients)         # per decode instance
+        busy = sessions_in_requests(out, batch, t_busy, setup.profile.uses("sessions_littles_law"))
+        sessions = live_count(busy, t_busy, pause_s, clients)                       # per decode instance
         paused = inst * (sessions - batch) / np.maximum(pinst, 1e-9)                # per prefill instance
         (s_hbm, s_host), evicted = tier_shares(competing(paused, pinst, routing), [hbm_prefixes, host_prefixes],
                                                idle_gaps(setup, dists, pause_s, sessions, busy, t_busy, routing))
