@@ -476,25 +476,25 @@ def test_the_planners_table_states_its_bases_and_never_a_cliff_maximum():
                         "per_gpu": 3.0, "per_gpu_low": 2.0, "per_gpu_high": 4.0, "per_mw": 2.4,
                         "per_usd": 1.8, "a_sessions_per_rack_ttft2s": 600.0, "b_sessions_per_rack_ttft2s": 100.0,
                         "a_sessions_per_rack_ttft5s": 700.0, "b_sessions_per_rack_ttft5s": 300.0,
-                        "slo_tps_per_user": 20.0, "slo_limit": "TPOT P25 <= 50 ms (>= 20 tok/s/user)",
+                        "slo_tps_per_user": 20.0, "slo_limit": "speed P25 >= 20 tok/s/user (TPOT <= 50 ms)",
                         "slo_source": "stated: c1"},
                        {**base, "point": "190", "a_tps_per_gpu": 500.0, "b_tps_per_gpu": 50.0, "per_gpu": 10.0,
                         "per_gpu_low": 7.0, "per_gpu_high": math.inf, "per_mw": 8.0, "per_usd": 6.0,
                         "a_sessions_per_rack_ttft2s": 50.0, "b_sessions_per_rack_ttft2s": None,
                         "a_sessions_per_rack_ttft5s": 50.0, "b_sessions_per_rack_ttft5s": None,
-                        "slo_tps_per_user": 190.0, "slo_limit": "TPOT P25 <= 5.26 ms (>= 190 tok/s/user)",
+                        "slo_tps_per_user": 190.0, "slo_limit": "speed P25 >= 190 tok/s/user (TPOT <= 5.26 ms)",
                         "slo_source": "named: c2"},
                        {**base, "point": "300", "a_tps_per_gpu": 500.0, "b_tps_per_gpu": math.nan,
                         "per_gpu": math.nan, "per_gpu_low": math.nan, "per_gpu_high": math.nan,
                         "per_mw": math.nan, "per_usd": math.nan, "a_sessions_per_rack_ttft2s": 50.0,
                         "b_sessions_per_rack_ttft2s": None, "a_sessions_per_rack_ttft5s": 50.0,
                         "b_sessions_per_rack_ttft5s": None, "slo_tps_per_user": 300.0,
-                        "slo_limit": "TPOT P25 <= 3.33 ms (>= 300 tok/s/user)", "slo_source": "named: c3"}])
+                        "slo_limit": "speed P25 >= 300 tok/s/user (TPOT <= 3.33 ms)", "slo_source": "named: c3"}])
     md = "\n".join(markdown(df, "s"))
     assert "W;" in md and "per GPU-hour" in md and "TTFT <= 2 s" in md and "TTFT <= 5 s" in md   # bases, SLOs
     assert "read at that row's SLO" in md and "planner's choice" in md and "TTFT P95" in md
     assert "none for tok/s/GPU and the multiples" in md              # the TTFT limit of every column stated
-    assert ("| peak | TPOT P25 <= 50 ms (>= 20 tok/s/user); stated: c1 | 3,000 / 1,000 | 3x (2-4) | 2.4x (1.6-3.2) | "
+    assert ("| peak | speed P25 >= 20 tok/s/user (TPOT <= 50 ms); stated: c1 | 3,000 / 1,000 | 3x (2-4) | 2.4x (1.6-3.2) | "
             "1.8x (1.2-2.4) | 600 / 100 | 700 / 300 |") in md
     assert "| 10x (7-unbounded) |" in md                     # a curve ending near the speed: no upper bound
     assert "beyond its end (200)" in md and "none meets it" in md and "up to" not in md.split("\n", 1)[1]
@@ -505,7 +505,7 @@ def test_a_rows_speed_limit_is_a_tpot_or_an_e2e_limit():
     itl = slo_limit(120.0, "itl", "aa-agentperf")           # AA-AgentPerf: speed floor at P25, TTFT at P95
     assert itl["slo_tpot_ms"] == pytest.approx(1000 / 120) and math.isnan(itl["slo_e2e_s"])
     assert (itl["slo_speed_percentile"], itl["slo_ttft_percentile"]) == (25.0, 95.0)
-    assert itl["text"] == "TPOT P25 <= 8.33 ms (>= 120 tok/s/user)"
+    assert itl["text"] == "speed P25 >= 120 tok/s/user (TPOT <= 8.33 ms)"
     e2e = slo_limit(387.0, "e2e_p90", "agentx")             # osl / (P90 TTFT + osl TPOT) >= 387: E2E P90 <= osl/387
     assert e2e["slo_e2e_s"] == pytest.approx(444 / 387) and math.isnan(e2e["slo_tpot_ms"])
     assert e2e["text"].startswith("E2E P90 <= 1.15 s for a 444-token reply")

@@ -136,27 +136,64 @@ def measured_speed(C, hw: str) -> float | None:
     return max(v) if v else None
 
 
-_JUDGING: set[str] = set()      # fastest-run claims being checked for ``judged_implausible`` (no recursion)
+_JUDGING: set[str] = set()      # claims being checked for ``judged`` (no recursion)
+
+
+def judged(C, claim) -> dict | None:
+    """The check's own result for another claim of the source (``C.judge``: claim -> check result, set by
+    ``sides.ClaimSides``), once per store; None without a judge, or while that claim's own check is under way
+    (two claims asking each other)."""
+    judge = getattr(C, "judge", None)
+    if judge is None:
+        return None
+    memo = C.store.__dict__.setdefault("_judged", {})
+    if claim.id not in memo:
+        if claim.id in _JUDGING:
+            return None
+        _JUDGING.add(claim.id)
+        try:
+            memo[claim.id] = judge(claim)
+        finally:
+            _JUDGING.discard(claim.id)
+    return memo[claim.id]
 
 
 def judged_implausible(C, claim) -> bool:
     """Whether the model judges ``claim`` (a source's fastest run) implausible, through the check's own judge
-    (``C.judge``: claim -> verdict, set by ``sides.ClaimSides``; none: plausible), once per store: such a claim bounds
-    none of the source's others (its figure is itself outside what the model and the evidence allow). A claim
-    whose own check is under way (two fastest runs bounding each other) counts as plausible."""
-    judge = getattr(C, "judge", None)
-    if judge is None:
-        return False
-    memo = C.store.__dict__.setdefault("_judged_implausible", {})
-    if claim.id not in memo:
-        if claim.id in _JUDGING:
-            return False
-        _JUDGING.add(claim.id)
-        try:
-            memo[claim.id] = judge(claim) == "implausible"
-        finally:
-            _JUDGING.discard(claim.id)
-    return memo[claim.id]
+    (``judged``; none: plausible): such a claim bounds none of the source's others (its figure is itself outside
+    what the model and the evidence allow). A claim whose own check is under way counts as plausible."""
+    r = judged(C, claim)
+    return r is not None and r.get("verdict") == "implausible"
+
+
+def source_claim(C, hw: str, k: float, key: str) -> dict | None:
+    """The source's own claim that puts ``hw``'s steps at least k times the modeled ones in the same direction
+    (k > 1 slower, k < 1 faster): another claim of the same source on ``hw`` alone and the same model (a change
+    along its curve, its figure, its top speed), whose own check needs ``hw``'s steps there, in the same region
+    (``key``: at peak or at speed), at a factor k_s with ln k_s / ln k >= 1 (1% slack), and that the model does not
+    judge implausible. Its figures are the source's statement of that system's curve (e.g. GB300 falling 81%
+    between 120 and 165 tok/s/user needs its curve end near 219): a ratio claim of the same source whose condition
+    is that system's change rests on it, not on the vendor's word alone. {id, factor, verdict, text} or None."""
+    if abs(math.log(k)) < 1e-9:
+        return None
+    best = None
+    for cid in catalog.ids("claims"):
+        c = catalog.claim(cid)
+        if (c.id == C.claim.id or c.source != C.claim.source or c.model != C.model or c.system_ids != [hw]
+                or c.metric is None):
+            continue
+        r = judged(C, c)
+        if r is None or r.get("verdict") == "implausible":
+            continue
+        for cond in r.get("conditions") or []:
+            ks = cond.get("needed")
+            if (cond.get("kind") == "steps" and cond.get("system") == hw and cond.get("key") == key and ks
+                    and math.log(ks) / math.log(k) >= 0.99 and (best is None or abs(math.log(ks)) > abs(
+                        math.log(best["factor"])))):
+                best = {"id": c.id, "factor": ks, "verdict": r["verdict"],
+                        "text": f"the source's own `{c.id}` ({hw} alone) needs {StepFactor(hw, ks).words()} "
+                                f"(its verdict: {r['verdict']})"}
+    return best
 
 
 NOOP = 0.02          # a step factor within 2% of 1: a no-op, the claim sits on a jump of the modeled curve
@@ -254,15 +291,18 @@ def steps(C, fig, ev: Evaluation, hw: str) -> dict | None:
     beyond_fit = k < 1 and opt_k is not None and k < opt_k
     within_err = in_band and not beyond_fit          # never 'within error' beside 'beyond the fitted ranges'
     allowed, bound = _step_bound(hw, k, k_sol, opt_k, beyond_fit, k_max, v)
+    at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw)
+    key = f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})"
+    src = (source_claim(C, hw, k, key) if at_claim and not in_band and rec["tag"] in (
+        "vendor's word", "consistent with records") else None)
     tag, ev_text, allowed = _step_tag(k, allowed, in_band, beyond_fit, within_err, band, rec,
-                                      rs if own_band and rs is not None and not rs["inside"] else None)
+                                      rs if own_band and rs is not None and not rs["inside"] else None, src)
     if not at_claim:
         ev_text = (f"no step factor gives the claim itself; {k_edge:.3g}x only brings it to the interval's edge; "
                    + ev_text)
     what, short, new_end = _step_words(hw, k, end)
-    at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == hw)
     short += f" [{tag}]"
-    return {"kind": "steps", "system": hw, "key": f"{hw} steps on {C.model} ({'peak' if at_peak else 'at speed'})",
+    return {"kind": "steps", "system": hw, "key": key, "source_claim": src,
             "needed": k_need, "edge": k_edge, "factor": k, "at_claim": at_claim,
             "range_needed": _range_needed(C, k_edge, k, (centre_t > q0) == (k > 1)),
             "allowed": bool(allowed), "bound": bound, "within_model_error": bool(within_err),
@@ -340,7 +380,7 @@ def _step_bound(hw: str, k: float, k_sol: float | None, opt_k: float | None, bey
 
 
 def _step_tag(k: float, allowed: bool, in_band: bool, beyond_fit: bool, within_err: bool, band: dict,
-              rec: dict, ratio_out: dict | None = None) -> tuple[str, str, bool]:
+              rec: dict, ratio_out: dict | None = None, src: dict | None = None) -> tuple[str, str, bool]:
     """(tag, evidence text, allowed) of step factor k, from its region's error band (``in_band``), the fitted
     fast corner (``beyond_fit``) and the records of ``hw`` on the model (``rec``). ``ratio_out``: a ratio claim
     whose factor lies inside its own system's band while the ratio it implies lies beyond the ratio's held-out
@@ -351,15 +391,23 @@ def _step_tag(k: float, allowed: bool, in_band: bool, beyond_fit: bool, within_e
     ``hw`` on the model contradicts (measured faster than the curve end it leaves); a faster step beyond the band
     and the fitted fast corner that no record supports; a slower step beyond the band with no record of ``hw`` on
     the model behind it (vendor's word). A slower step the source's own speeds rule out: *below the source's own
-    speeds*."""
+    speeds*. Beyond the band, a step the source's own claim on that system alone needs (``src``,
+    ``source_claim``) rests on it (tag ``the source's own claim``), unless physics, a record or the fitted
+    ranges rule it out."""
     faster = k < 1
     unsupported = rec["tag"] == "vendor's word"
-    on_evidence = allowed and not in_band and (
+    by_source = src is not None and not in_band and not (faster and beyond_fit)
+    on_evidence = allowed and not in_band and not by_source and (
         (faster and beyond_fit and rec["tag"] != "supported by records") or (not faster and unsupported))
     contradicted = rec["tag"] == "contradicts records"
     if on_evidence or contradicted:
         allowed = False
-    if contradicted:
+    if by_source and allowed and not contradicted:
+        assert src is not None
+        tag = "the source's own claim"
+        ev_text = ((ratio_out["text"] if ratio_out is not None else f"beyond {_band_text(band)}") + "; "
+                   + src["text"] + "; " + rec["text"])
+    elif contradicted:
         tag = "contradicts records"
         ev_text = (("inside " if in_band else "beyond ") + _band_text(band) + "; implausible on the evidence: "
                    + rec["text"])

@@ -32,6 +32,7 @@ from .conditions import (
     region_band,
     sol_factor,
     solve_factor,
+    source_claim,
 )
 from .evidence import on_steps
 from .fmt import fmt
@@ -103,8 +104,9 @@ def joint_steps(C, fig, ev: Evaluation) -> dict | None:
     recs = {h: on_steps(h, C.model, k, itl_end(C, h), **rec_scope(C, h)) for h, k in ((ha, ka), (hb, kb))}
     rs = ratio_shift(C, ev)
     ratio_out = rs is not None and not rs["inside"]
+    srcs = {h: _source(C, fig, h, k) for h, k in ((ha, ka), (hb, kb))}
     allowed, within, tag = _judge({ha: ka, hb: kb}, z, recs, {h: fast_corner(ev, fig, h) for h in (ha, hb)},
-                                  {ha: ba, hb: bb}, ratio_out)
+                                  {ha: ba, hb: bb}, ratio_out, srcs)
     jump = _on_jump(q_of, {ha: ka, hb: kb}, iv)
 
     def part(h: str, k: float) -> str:
@@ -119,6 +121,8 @@ def joint_steps(C, fig, ev: Evaluation) -> dict | None:
                f"{ha}: {recs[ha]['text']}; {hb}: {recs[hb]['text']}")
     if ratio_out and rs is not None:
         ev_text = rs["text"] + "; " + ev_text
+    if tag == "the source's own claim":
+        ev_text += "; " + "; ".join(v["text"] for v in srcs.values() if v)
     ridge_ = _ridge(_in_bands(ridge, ba, bb), ha, hb, ends, jump)
     out: dict = {"kind": "joint_steps", "system": f"{ha}+{hb}", "key": f"{ha}+{hb} steps on {C.model}",
            "factors": {ha: ka, hb: kb}, "z": z, "allowed": bool(allowed), "within_model_error": bool(within),
@@ -132,13 +136,21 @@ def joint_steps(C, fig, ev: Evaluation) -> dict | None:
             "evidence": ev_text, "short": f"{both} [{tag}]", "text": f"{both}, together, at the claim [{tag}: {ev_text}]"}
 
 
+def _source(C, fig, h: str, k: float) -> dict | None:
+    """The source's own claim on ``h`` alone that needs at least this factor (``conditions.source_claim``)."""
+    at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == h)
+    return source_claim(C, h, k, f"{h} steps on {C.model} ({'peak' if at_peak else 'at speed'})")
+
+
 def _judge(ks: dict[str, float], z: float, recs: dict, opt: dict, bands: dict,
-           ratio_out: bool) -> tuple[bool, bool, str]:
+           ratio_out: bool, srcs: dict | None = None) -> tuple[bool, bool, str]:
     """(allowed, within error, tag) of a pair of step factors ``ks`` at quadrature distance z, from the records
     ``recs``, the fitted fast corners ``opt`` and each system's band. Within error: z <= 1, inside the fitted
     ranges, and (a ratio claim) the ratio it implies inside the ratio's held-out error (``ratio_out`` False).
     Beyond the error, every moved factor that is not inside it needs its system's records behind it (a faster
-    one, beyond the ratio's error: or the profile's fitted fast corner, the software headroom)."""
+    one, beyond the ratio's error: or the profile's fitted fast corner, the software headroom), or the source's
+    own claim on that system alone (``srcs``: ``conditions.source_claim``; tag ``the source's own claim``)."""
+    srcs = srcs or {}
     beyond_fit = any(k < 1 and (o := opt[h]) is not None and k < o and recs[h]["tag"] != "supported by records"
                      for h, k in ks.items())
     within = z <= 1 and not beyond_fit and not ratio_out     # the ratio's own error, not two systems' bands
@@ -146,13 +158,16 @@ def _judge(ks: dict[str, float], z: float, recs: dict, opt: dict, bands: dict,
 
     def backed(h: str, k: float) -> bool:
         return (recs[h]["tag"] == "supported by records" or (k > 1 and recs[h]["tag"] == "consistent with records")
-                or (ratio_out and k < 1 and opt[h] is not None and k >= opt[h]))
-    unbacked = [h for h, k in ks.items() if abs(math.log(k)) > 1e-9 and not backed(h, k)
-                and (ratio_out or not bands[h]["lo"] <= k <= bands[h]["hi"])]
+                or (ratio_out and k < 1 and opt[h] is not None and k >= opt[h]) or srcs.get(h) is not None)
+    moved = [h for h, k in ks.items() if abs(math.log(k)) > 1e-9
+             and (ratio_out or not bands[h]["lo"] <= k <= bands[h]["hi"])]
+    unbacked = [h for h in moved if not backed(h, ks[h])]
     allowed = not contradicted and ((z <= 1 and not ratio_out) or (not beyond_fit and not unbacked))
+    by_source = any(srcs.get(h) is not None for h in moved)
     tag = ("contradicts records" if contradicted else "within error" if within else
            "beyond the fitted ranges" if z <= 1 and not ratio_out else
-           "implausible on the evidence" if not allowed else "beyond error, records allow")
+           "implausible on the evidence" if not allowed else
+           "the source's own claim" if by_source else "beyond error, records allow")
     return allowed, within, tag
 
 

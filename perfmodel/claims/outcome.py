@@ -202,7 +202,7 @@ def cannot(out: dict, C: ClaimSides, ev: Evaluation, conds: list[dict], text: st
                     + "; ".join(c["text"] for c in conds[:3]) + needs_text(needs))
 
 
-TAG_RANK = ("within error", "supported by records", "software headroom", "beyond the fitted ranges",
+TAG_RANK = ("within error", "supported by records", "the source's own claim", "software headroom", "beyond the fitted ranges",
             "beyond error, records allow",
             "vendor's word", "beyond error", "contradicts records")
 

@@ -37,8 +37,8 @@ import numpy as np
 
 from ..specs.claim import OperatingPoint
 from .curves import AXES, CurveStore, Side, curve_end, first_at, read
+from .fields import scenario_limits, speed
 from .fields import slo as claim_slo
-from .fields import speed
 from .latency import at_load, is_latency
 from .latency import values as latency_values
 from .values import Reading
@@ -108,8 +108,10 @@ class Figure:
         return read(env, x * k, self.axis, self.col)
 
     def _usable(self, t: Term, env, k: float):
-        """The envelope rows usable at a peak (speed floor, TTFT limit), and the floor/limit applied."""
-        return env[claim_slo(t.point, AXES[self.axis], k).meets(env)]
+        """The envelope rows usable at a peak (speed floor, TTFT limit; a benchmark scenario's at its P99,
+        ``fields.scenario_limits``)."""
+        lim = scenario_limits(t.point, self.wl)
+        return env[claim_slo(t.point, AXES[self.axis], k, lim[1] if lim else None).meets(env)]
 
     # ---------------------------------------------------------------- the reading
     _diag = False

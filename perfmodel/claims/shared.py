@@ -33,6 +33,16 @@ def _range(c: dict) -> tuple[float, float] | None:
     return None
 
 
+def _named(r: dict, c: dict) -> bool:
+    """Whether a claim's condition enters the shared unknowns: an allowed condition only where the verdict names
+    it (an alternative the verdict ranks below those it names, e.g. a faster-Rubin software condition beside the
+    slower GB300 the source's own claim states, would make a shared value of a reading the verdict does not give);
+    a condition not allowed always (a claim's ``shared_terms`` always enter)."""
+    if not c.get("allowed") or not c.get("short"):
+        return True
+    return c["short"] in (r.get("condition") or "")
+
+
 def solve(results: list[dict]) -> dict[str, list[dict]]:
     """Per source: one entry per shared unknown met by two or more claims (the conditions of claims outside
     their interval): claims [(id, low, high)] whose needed value is physically allowed (the others under
@@ -41,7 +51,8 @@ def solve(results: list[dict]) -> dict[str, list[dict]]:
     for r in results:
         src = source_key(r.get("source"))
         seen = set()
-        for c in [*(r.get("shared_terms") or []), *(r.get("conditions") or [])]:
+        terms = r.get("shared_terms") or []
+        for c in [*terms, *(c for c in r.get("conditions") or [] if _named(r, c))]:
             if c.get("key") in seen:
                 continue
             seen.add(c.get("key"))

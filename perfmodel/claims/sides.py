@@ -136,11 +136,11 @@ def point_axis(at: OperatingPoint | None) -> str:
 
 class ClaimSides:
     """The sides and the figure of one claim for one model (the one pipeline's input). ``out['assumptions']``
-receives every assumption made reading the sides; ``judge`` (claim -> verdict) lets the conditions ask another
-claim's verdict (None: every other claim counts as plausible)."""
+receives every assumption made reading the sides; ``judge`` (claim -> its check result) lets the conditions ask
+another claim's verdict and conditions (None: every other claim counts as plausible and backs nothing)."""
 
     def __init__(self, store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: dict,
-                 judge: Callable[[ClaimSpec], str] | None = None):
+                 judge: Callable[[ClaimSpec], dict] | None = None):
         self.store, self.claim, self.model, self.wl = store, claim, model, wl
         self.col, notes = claim_column(claim)
         out["assumptions"] += notes
@@ -183,7 +183,7 @@ claim's verdict (None: every other claim counts as plausible)."""
             out["assumptions"].append("per system: " + ", ".join(f"{hw} {n} GPUs ({src})" for hw, (n, src) in
                                                                  zip(claim.system_ids, g))
                                       + f": the per-GPU figure times {self.scale:.4g}")
-        self.judge = judge          # claim -> its verdict (check.py passes one; conditions.judged_implausible reads it)
+        self.judge = judge          # claim -> its check result (check.py passes one; conditions.judged reads it)
         self.wclass = workload_class(wl)
 
     def figure(self, axis: str | None = None, sides: list[Side] | None = None) -> Figure:

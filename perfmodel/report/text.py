@@ -48,8 +48,24 @@ def verdict_cell(r: dict) -> str:
         s += (" " if r.get("implausible") and r["verdict"] == "implausible" else ": ") + r["condition"]
     elif r.get("flag"):
         s += f" ({r['flag']})"
+    elif why_not_checkable(r):
+        s += f" ({why_not_checkable(r)})"
     s = s.replace("|", "/")
     return s if len(s) <= CELL else s[:CELL - 3].rstrip() + "..."
+
+
+def why_not_checkable(r: dict) -> str:
+    """Why a 'not checkable' verdict with no condition is so, in a few words ('' otherwise): a latency with no load
+    stated (a TTFT turns on the load and the prefill capacity, neither given), or an E2E-axis comparison whose TTFT
+    claims are such (``inherited_from``)."""
+    if r.get("verdict") != "not checkable" or r.get("condition"):
+        return ""
+    if r.get("inherited_from"):
+        return (f"its E2E speed includes TTFT, and {', '.join(r['inherited_from'])} "
+                f"{'is' if len(r['inherited_from']) == 1 else 'are'} not checkable")
+    if r.get("metric") in ("ttft_s", "e2e_s"):
+        return "no load or prefill capacity stated, on which a TTFT turns"
+    return ""
 
 
 def _num(v, unit="") -> str:
@@ -76,7 +92,8 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
          "slower than modeled, both systems' together in quadrature, for an 'up to' the fastest speed tested; for "
          "two builds on one hardware, the software gap): *consistent only if* names the allowed ones. A ratio "
          "claim spends the ratio's held-out error, not each system's: beyond it a condition needs records (same "
-         "engine, same workload class) or the fitted fast corner (software headroom). A figure no allowed "
+         "engine, same workload class), the source's own claim on that system alone, or the fitted fast corner "
+         "(software headroom). A figure no allowed "
          "condition gives has one of four outcomes: *implausible beyond physics* (past the speed-of-light bound, "
          "printed), *implausible on the evidence* (physics allows it; the model's error band, the records or the "
          "source's own stated speeds do not), *not "
@@ -121,29 +138,7 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
         L.append("")
     L.append("## Per claim\n")
     for r in results:
-        L.append(f"### `{r['id']}`\n")
-        if r["kind"] != "spec_ratio":
-            stat = f" ({r['statistic']})" if r.get("statistic") else ""     # a latency: its percentile named
-            L.append(f"- Read: {r.get('metric', '')}{stat}, {r.get('at', '')}.")
-        L.append(f"- Verdict: **{r['verdict']}" + (f" {r['implausible']}" if r["verdict"] == "implausible" and
-                                                    r.get("implausible") else "") + "**"
-                 + (f" ({r['flag']})" if r.get("flag") else "") + ".")
-        conds = (r.get("conditions") or [])[:3]
-        for c in conds:     # an allowed condition in full; one not allowed in its short form (claims.json: all)
-            L.append(f"- Condition: {c.get('text', '')}." if c.get("allowed") else
-                     f"- Not allowed: {c.get('short', c.get('text', ''))}.")
-        if r.get("condition") and not conds:
-            L.append(f"- Condition: {r['condition']}.")
-        for nd in r.get("needs") or []:
-            if nd.get("kind") == "curve_end":     # what a claimed per-user speed needs of the curve-end step
-                L.append(f"- Needs: {nd['text']}.")
-        if sentences is not None:
-            L += _share_lines(r, sentences)
-        if r.get("candidate_range"):
-            L.append("- Per candidate model: " + "; ".join(
-                f"{m}: {_fmt((p.get('model') or {}).get('value'))}, {p['verdict']}"
-                for m, p in (r.get("per_model") or {}).items()) + ".")
-        L.append("")
+        L += _per_claim(r, sentences)
     if assumptions:
         L.append("## Assumptions\n")
         L += [f"- {a}" for a in assumptions] + [""]
@@ -151,6 +146,37 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
         L.append("## Figures\n")
         L += [f"![{Path(f).stem}](claims/{Path(f).name})" for f in figs] + [""]
     return "\n".join(L)
+
+
+def _per_claim(r: dict, sentences=None) -> list[str]:
+    """One claim's short section: how it was read, the verdict, its conditions, needs and candidates."""
+    L: list[str] = []
+    L.append(f"### `{r['id']}`\n")
+    if r["kind"] != "spec_ratio":
+        stat = f" ({r['statistic']})" if r.get("statistic") else ""     # a latency: its percentile named
+        L.append(f"- Read: {r.get('metric', '')}{stat}, {r.get('at', '')}.")
+    why = why_not_checkable(r)
+    L.append(f"- Verdict: **{r['verdict']}" + (f" {r['implausible']}" if r["verdict"] == "implausible" and
+                                                r.get("implausible") else "") + "**"
+             + (f" ({r['flag']})" if r.get("flag") else f" ({why})" if why else "") + ".")
+    conds = (r.get("conditions") or [])[:3]
+    were = "Were the TTFT checkable, c" if r.get("inherited_from") else "C"     # not the verdict's condition
+    for c in conds:     # an allowed condition in full; one not allowed in its short form (claims.json: all)
+        L.append(f"- {were}ondition: {c.get('text', '')}." if c.get("allowed") else
+                 f"- Not allowed: {c.get('short', c.get('text', ''))}.")
+    if r.get("condition") and not conds:
+        L.append(f"- Condition: {r['condition']}.")
+    for nd in r.get("needs") or []:
+        if nd.get("kind") == "curve_end":     # what a claimed per-user speed needs of the curve-end step
+            L.append(f"- Needs: {nd['text']}.")
+    if sentences is not None:
+        L += _share_lines(r, sentences)
+    if r.get("candidate_range"):
+        L.append("- Per candidate model: " + "; ".join(
+            f"{m}: {_fmt((p.get('model') or {}).get('value'))}, {p['verdict']}"
+            for m, p in (r.get("per_model") or {}).items()) + ".")
+    L.append("")
+    return L
 
 
 def _share_lines(r: dict, sentences) -> list[str]:

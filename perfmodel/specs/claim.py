@@ -185,6 +185,10 @@ class OperatingPoint(Strict):
     tested_range: tuple[float, float] | None = Field(
         None, description="fastest_common / matched: [slowest, fastest] per-user speed the source tested, "
                           "tokens/s/user, where the source gives them; None: the speeds both systems reach")
+    scenario: str | None = Field(
+        None, description="point peak: a benchmark scenario of the workload (its ``scenarios``, e.g. MLPerf "
+                          "'Server', 'Interactive'), whose TTFT and TPOT limits at their percentile (P99) the usable "
+                          "points meet; None: the limits given here, if any")
 
     @model_validator(mode="before")
     @classmethod
@@ -199,6 +203,8 @@ class OperatingPoint(Strict):
             raise ValueError(f"tps_per_user is only for point 'speed' (got point {self.point!r})")
         if self.min_tps_per_user is not None and self.point != "peak":
             raise ValueError(f"min_tps_per_user is only for point 'peak' (got point {self.point!r})")
+        if self.scenario is not None and self.point != "peak":
+            raise ValueError(f"scenario is only for point 'peak' (got point {self.point!r})")
         if self.tested_range is not None:
             if self.point not in ("fastest_common", "matched"):
                 raise ValueError(f"tested_range is only for points 'fastest_common' and 'matched' (got {self.point!r})")
