@@ -178,3 +178,23 @@ def test_a_shared_unknown_is_solved_from_the_conditions_the_verdicts_name():
         r["condition"] = r["conditions"][0]["short"]
     (g,) = solve(both)["x"]
     assert g["key"] == "A steps on m (at speed)" and g["solved"] == [0.55, 0.7]
+
+
+def test_the_error_table_prints_the_rows_the_verdicts_read():
+    """A ratio read on (agentic, rate-ratio, all) with a step condition on its region's speed band (agentic, speed,
+    curve-end): those two rows are printed; a saturation row no verdict reads stays in claims/accuracy.csv only."""
+    import pandas as pd
+
+    from perfmodel.report.text import error_rows_read, render_compact
+    r = {"id": "c", "kind": "ratio", "verdict": "consistent", "condition": None, "source": "s", "claimed": 2.0,
+         "qualifier": "about",
+         "interval": {"model_error": [{"workload": "agentic", "quantity": "rate-ratio", "region": "all"}]},
+         "conditions": [{"kind": "steps", "allowed": False, "short": "x", "band_quantity": "speed",
+                         "band_region": "curve-end"}]}
+    assert error_rows_read([r]) == {("agentic", "rate-ratio", "all"), ("agentic", "speed", "curve-end")}
+    acc = pd.DataFrame([(w, q, g, 10, -0.3, 0.3) for w, q, g in (
+        ("agentic", "rate-ratio", "all"), ("agentic", "speed", "curve-end"), ("agentic", "rate", "saturation"))],
+        columns=["workload", "quantity", "region", "rows", "ln_q10", "ln_q90"])
+    md = render_compact([r], [], acc=acc)
+    assert "| agentic | rate-ratio | all | 10 | 0.74x - 1.35x |" in md and "| agentic | speed | curve-end |" in md
+    assert "saturation" not in md

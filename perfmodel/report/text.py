@@ -54,6 +54,19 @@ def verdict_cell(r: dict) -> str:
     return s if len(s) <= CELL else s[:CELL - 3].rstrip() + "..."
 
 
+def error_rows_read(results: list[dict]) -> set[tuple[str, str, str]]:
+    """(record class, quantity, region) of every error-table row a verdict reads: its interval's parts and its step
+    conditions' bands (a speed or throughput band of the point's region, in the claim's record class)."""
+    out = set()
+    for r in results:
+        parts = (r.get("interval") or {}).get("model_error") or []
+        out |= {(p.get("workload", "all"), p.get("quantity"), p.get("region")) for p in parts}
+        wls = {p.get("workload", "all") for p in parts} or {"all"}
+        out |= {(w, c["band_quantity"], c["band_region"]) for c in r.get("conditions") or []
+                if c.get("band_quantity") and c.get("band_region") for w in wls}
+    return out
+
+
 def why_not_checkable(r: dict) -> str:
     """Why a 'not checkable' verdict with no condition is so, in a few words ('' otherwise): a latency with no load
     stated (a TTFT turns on the load and the prefill capacity, neither given), or an E2E-axis comparison whose TTFT
@@ -126,12 +139,11 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
         L.append("")
     if acc is not None:
         L.append("## The error term (held-out residuals, ln(pred/meas) 10th-90th percentile)\n")
-        L.append("Every row in `claims/accuracy.csv`; the rows of the record classes these claims read:\n")
+        L.append("Every row in `claims/accuracy.csv`; the rows these claims' intervals and conditions read:\n")
         L.append("| records | quantity | region | rows | 80% of predictions / measured |")
         L.append("|---|---|---|---|---|")
         a = acc if "workload" in acc.columns else acc.assign(workload="all")
-        used = {p.get("workload", "all") for r in results for p in (r.get("interval") or {}).get("model_error", [])}
-        a = a[a["workload"].isin(used or {"all"})]       # the rows of the record classes the claims read
+        a = a[[k in error_rows_read(results) for k in zip(a["workload"], a["quantity"], a["region"])]]
         for _, x in a.iterrows():
             L.append(f"| {x['workload']} | {x['quantity']} | {x['region']} | {int(x['rows'])} | "
                      f"{math.exp(x['ln_q10']):.2f}x - {math.exp(x['ln_q90']):.2f}x |")
