@@ -274,8 +274,8 @@ def test_records_of_that_hardware_and_model_are_the_evidence_named_by_id():
 def test_a_sources_own_fastest_run_bounds_its_other_claims():
     c = catalog.claim("aa-1.26x-peak-per-mw-kimi-k3")
     store = type("S", (), {})()
-    def judge(claim):                                        # its verdict (reports/claims.md)
-        return {"aa-255-tps-kimi-k3": "consistent"}[claim.id]
+    def judge(claim):                                        # its check result (reports/claims.md)
+        return {"verdict": {"aa-255-tps-kimi-k3": "consistent"}[claim.id]}
     C = type("C", (), {"claim": c, "model": "kimi-k3", "store": store, "judge": staticmethod(judge)})()
     assert cond.measured_speed(C, A) == pytest.approx(catalog.claim("aa-255-tps-kimi-k3").claimed)
 
