@@ -198,3 +198,18 @@ def test_the_error_table_prints_the_rows_the_verdicts_read():
     md = render_compact([r], [], acc=acc)
     assert "| agentic | rate-ratio | all | 10 | 0.74x - 1.35x |" in md and "| agentic | speed | curve-end |" in md
     assert "saturation" not in md
+
+
+def test_a_claim_whose_pair_is_off_the_specs_says_so_beside_its_own_verdict():
+    """12x per GPU and 5.7x per MW at one point imply an all-in power ratio of 12 / 5.7 = 2.1x, outside a same-basis
+    range of 1.27-1.64x: each claim's section says that the pair cannot both hold, whatever its own verdict."""
+    from perfmodel.report.text import render_compact
+    x = {"claims": ["a", "b"], "verdict": "inconsistent with the published specs",
+         "condition": "the all-in power ratio they imply, 2.11x, lies outside the catalog's same-basis range 1.27-1.64x"}
+    r = {"id": "a", "kind": "ratio", "verdict": "consistent only if", "condition": "B steps 1.61x slower",
+         "source": "s", "claimed": 12.0, "qualifier": "about", "cross_claims": [x]}
+    md = render_compact([r], [])
+    assert ("- With `b`: inconsistent with the published specs (the all-in power ratio they imply, 2.11x, lies "
+            "outside the catalog's same-basis range 1.27-1.64x): not both hold as stated.") in md
+    ok = {**x, "verdict": "consistent only if"}
+    assert "- With `b`" not in render_compact([{**r, "cross_claims": [ok]}], [])

@@ -178,6 +178,10 @@ def _per_claim(r: dict, sentences=None) -> list[str]:
                  f"- Not allowed: {c.get('short', c.get('text', ''))}.")
     if r.get("condition") and not conds:
         L.append(f"- Condition: {r['condition']}.")
+    for x in r.get("cross_claims") or []:      # a pair the source's own figures put off the specs: not both hold
+        if x.get("verdict") == SPEC_INCONSISTENT:
+            other = ", ".join(f"`{i}`" for i in x["claims"] if i != r["id"])
+            L.append(f"- With {other}: {SPEC_INCONSISTENT} ({x['condition']}): not both hold as stated.")
     for nd in r.get("needs") or []:
         if nd.get("kind") == "curve_end":     # what a claimed per-user speed needs of the curve-end step
             L.append(f"- Needs: {nd['text']}.")
