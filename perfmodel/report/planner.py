@@ -387,16 +387,15 @@ def markdown(df: pd.DataFrame, src: str, brief: bool = False) -> list[str]:
              "|---|---|---|---|---|---|---|" + "---|" * len(PLAN_TTFT_MS)]
         return L + _rows(d)
     L = [f"Planner's table: {a} over {b} (the software the verdicts read them with), total tokens/s per GPU on the "
-         "model's envelopes (no 'up to' maxima). **Every column of a row is read at that row's SLO**, stated in "
-         "column 'SLO' with its source: a speed limit (the speed the seed names, on the axis its claims read it: a "
-         "TPOT limit on the decode axis, an E2E limit on an E2E-normalised one; at a peak, the floor the seed's "
-         f"peak claims read (stated or assumed), else {PEAK_FLOOR:g} tok/s/user, the planner's choice; each system's peak at or above "
-         "it), at the workload's SLO speed percentile, and a TTFT limit: none for tok/s/GPU and the multiples "
-         f"(as the verdicts read the claims: no seed states one), {ttfts} side by side for the sessions (the "
+         "model's envelopes (no 'up to' maxima). **Every column of a row is read at that row's SLO** (column 'SLO', "
+         "with its source): a speed floor (the speed the seed names, on the axis its claims read; at a peak, the "
+         f"floor the seed's peak claims read, stated or assumed, else {PEAK_FLOOR:g} tok/s/user, the planner's "
+         "choice, each system's peak at or above it) at the workload's SLO speed percentile, and a TTFT limit: none "
+         f"for tok/s/GPU and the multiples (no seed states one), {ttfts} side by side for the sessions (the "
          f"planner's choice), at TTFT P{qt:g}. Sessions per rack: the most live sessions of any deployment meeting "
          f"both. {bases} Interval: the held-out ratio error; unbounded (or from 0) where a curve ends within the "
-         "model's curve-end speed error of the row's speed, widened where the section's verdicts or a record move "
-         "a curve end near it (listed under the table).\n", head,
+         "curve-end speed error of the row's speed; widened where the section's verdicts or a record move a curve "
+         "end near it (listed under the table).\n", head,
          "|---|---|---|---|---|---|---|" + "---|" * len(PLAN_TTFT_MS)]
     return L + _rows(d)
 
