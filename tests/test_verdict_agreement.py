@@ -213,3 +213,22 @@ def test_a_claim_whose_pair_is_off_the_specs_says_so_beside_its_own_verdict():
             "outside the catalog's same-basis range 1.27-1.64x): not both hold as stated.") in md
     ok = {**x, "verdict": "consistent only if"}
     assert "- With `b`" not in render_compact([{**r, "cross_claims": [ok]}], [])
+
+
+def test_a_claims_section_lists_its_conditions_as_the_verdict_ranks_them():
+    """The check's order is power, A's steps, B's steps, the pair; the verdict ranks B slower on the source's own
+    claim before A faster on the software headroom. The section prints the first-ranked in full, the other allowed
+    one short ('Or:'), then what is not allowed."""
+    from perfmodel.report.text import render_compact
+    conds = [{"kind": "all-in power", "allowed": False, "short": "power 0.4x", "text": "power long"},
+             {"kind": "steps", "allowed": True, "tag": "software headroom", "short": "A 1.8x faster [software headroom]",
+              "text": "A long"},
+             {"kind": "steps", "allowed": True, "tag": "the source's own claim",
+              "short": "B 1.42x slower [the source's own claim]", "text": "B long"}]
+    r = {"id": "c", "kind": "ratio", "verdict": "consistent only if", "source": "s", "claimed": 5.0,
+         "qualifier": "about", "condition": "B 1.42x slower [the source's own claim]", "conditions": conds}
+    md = render_compact([r], [])
+    sec = md.split("### `c`", 1)[1]
+    assert sec.index("- Condition: B long.") < sec.index("- Or: A 1.8x faster [software headroom].") < sec.index(
+        "- Not allowed: power 0.4x.")
+    assert "A long" not in sec

@@ -88,7 +88,7 @@ def fastest(hw: str, model: str, records=None, engine: str | None = None,
 
 
 def _other(hw: str, model: str, records, engine: str | None, wclass: str | None) -> str:
-    """' (other: record X, sglang on fixed lengths, N tok/s/user: another engine or workload, not evidence here)'
+    """' (other: record X, sglang on fixed lengths, N tok/s/user: not evidence here)' (another engine or workload)
     for the fastest record of ``hw`` on ``model`` outside the claim's engine family and workload class."""
     if engine is None and wclass is None:
         return ""
@@ -99,7 +99,7 @@ def _other(hw: str, model: str, records, engine: str | None, wclass: str | None)
     r = max(recs, key=lambda t: t[3])
     what = "lengths" if r[6] == "fixed" else "sessions"
     return (f" (other: record {r[0]}, {r[5] or 'engine not stated'} on {r[6]} {what}, {r[3]:.0f} tok/s/user: "
-            "another engine or workload, not evidence here)")
+            "not evidence here)")
 
 
 def on_steps(hw: str, model: str, k: float, end: float | None, records=None, engine: str | None = None,

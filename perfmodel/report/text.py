@@ -67,6 +67,14 @@ def error_rows_read(results: list[dict]) -> set[tuple[str, str, str]]:
     return out
 
 
+def ordered_conditions(r: dict) -> list[dict]:
+    """A claim's conditions as its verdict ranks them (``claims.outcome.rank``): the allowed ones first, in the
+    order the verdict names them, then those not allowed, each group in the check's own order."""
+    from ..claims.outcome import rank
+    conds = r.get("conditions") or []
+    return sorted(conds, key=lambda c: (not c.get("allowed"), rank(c) if c.get("allowed") else 0))
+
+
 def why_not_checkable(r: dict) -> str:
     """Why a 'not checkable' verdict with no condition is so, in a few words ('' otherwise): a latency with no load
     stated (a TTFT turns on the load and the prefill capacity, neither given), or an E2E-axis comparison whose TTFT
@@ -167,11 +175,12 @@ def _per_claim(r: dict, sentences=None) -> list[str]:
     L.append(f"- Verdict: **{r['verdict']}" + (f" {r['implausible']}" if r["verdict"] == "implausible" and
                                                 r.get("implausible") else "") + "**"
              + (f" ({r['flag']})" if r.get("flag") else f" ({why})" if why else "") + ".")
-    conds = (r.get("conditions") or [])[:3]
+    conds = ordered_conditions(r)[:4]
     were = "Were the TTFT checkable, c" if r.get("inherited_from") else "C"     # not the verdict's condition
-    for c in conds:     # an allowed condition in full; one not allowed in its short form (claims.json: all)
-        L.append(f"- {were}ondition: {c.get('text', '')}." if c.get("allowed") else
-                 f"- Not allowed: {c.get('short', c.get('text', ''))}.")
+    for i, c in enumerate(conds):   # the first allowed in full, the others short (claims.json: all in full)
+        short = c.get("short", c.get("text", ""))
+        L.append(f"- {were}ondition: {c.get('text', '')}." if c.get("allowed") and i == 0 else
+                 f"- Or: {short}." if c.get("allowed") else f"- Not allowed: {short}.")
     if r.get("condition") and not conds:
         L.append(f"- Condition: {r['condition']}.")
     for x in r.get("cross_claims") or []:      # a pair the source's own figures put off the specs: not both hold
