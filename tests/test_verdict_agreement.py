@@ -232,3 +232,21 @@ def test_a_claims_section_lists_its_conditions_as_the_verdict_ranks_them():
     assert sec.index("- Condition: B long.") < sec.index("- Or: A 1.8x faster [software headroom].") < sec.index(
         "- Not allowed: power 0.4x.")
     assert "A long" not in sec
+
+
+def test_a_step_the_sources_own_claim_needs_the_other_way_is_not_allowed(monkeypatch):
+    """A/B claimed at 100 x 0.85^3 = 61.4 (0.614x the model's, beyond the ratio's error): B's steps 0.85x the
+    modeled ones (1.18x faster) give it, inside B's fitted fast corner (1.5x), so on its own the software headroom.
+    The same source states B's own figure 200 / k_s^3 with k_s = hi^0.95 > 1, which needs B slower: B faster
+    contradicts the source's own claim, and the condition is not allowed. From another source it is allowed."""
+    _, hi = _band()
+    ratio = _claim(claimed=100 * 0.85 ** 3)
+    for source, allowed in ((None, False), ("another note, as reported in seeds/other.txt", True)):
+        monkeypatch.setattr(cond, "catalog", _Catalog(_sibling_on_b(hi ** 0.95, source)))
+        b = _cond(chk.check(ratio, Synth(fast=1.5)), B)
+        assert b["factor"] == pytest.approx(0.85, rel=2e-3)
+        if allowed:
+            assert b["allowed"] and b["tag"] == "software headroom"
+        else:
+            assert not b["allowed"] and b["tag"] == "contradicts the source's own claim"
+            assert b["source_claim"]["contradicts"] and "`sibling-on-b`" in b["text"]

@@ -167,16 +167,19 @@ def judged_implausible(C, claim) -> bool:
 
 
 def source_claim(C, hw: str, k: float, key: str) -> dict | None:
-    """The source's own claim that puts ``hw``'s steps at least k times the modeled ones in the same direction
-    (k > 1 slower, k < 1 faster): another claim of the same source on ``hw`` alone and the same model (a change
-    along its curve, its figure, its top speed), whose own check needs ``hw``'s steps there, in the same region
-    (``key``: at peak or at speed), at a factor k_s with ln k_s / ln k >= 1 (1% slack), and that the model does not
-    judge implausible. Its figures are the source's statement of that system's curve (e.g. GB300 falling 81%
-    between 120 and 165 tok/s/user needs its curve end near 219): a ratio claim of the same source whose condition
-    is that system's change rests on it, not on the vendor's word alone. {id, factor, verdict, text} or None."""
+    """The source's own claim on ``hw``'s steps: another claim of the same source on ``hw`` alone and the same model
+    (a change along its curve, its figure, its top speed), not judged implausible, whose own check needs ``hw``'s
+    steps in the same region (``key``: at peak or at speed) at a factor k_s. Its figures are the source's statement
+    of that system's curve (e.g. GB300 falling 81% between 120 and 165 tok/s/user needs its curve end near 219).
+
+    Backing: k_s at least k the same way (ln k_s / ln k >= 0.99, k > 1 slower, k < 1 faster): a ratio claim of
+    the same source whose condition is that system's change rests on it, not on the vendor's word alone; the
+    farthest such claim. Else a contradiction (``contradicts``): a claim whose every factor that brings it inside
+    its interval (``range_needed``) lies on the other side of 1 (GB300 slower, where the condition needs it
+    faster). {id, factor, verdict, contradicts, text} or None."""
     if abs(math.log(k)) < 1e-9:
         return None
-    best = None
+    best, against = None, None
     for cid in catalog.ids("claims"):
         c = catalog.claim(cid)
         if (c.id == C.claim.id or c.source != C.claim.source or c.model != C.model or c.system_ids != [hw]
@@ -187,13 +190,18 @@ def source_claim(C, hw: str, k: float, key: str) -> dict | None:
             continue
         for cond in r.get("conditions") or []:
             ks = cond.get("needed")
-            if (cond.get("kind") == "steps" and cond.get("system") == hw and cond.get("key") == key and ks
-                    and math.log(ks) / math.log(k) >= 0.99 and (best is None or abs(math.log(ks)) > abs(
-                        math.log(best["factor"])))):
-                best = {"id": c.id, "factor": ks, "verdict": r["verdict"],
-                        "text": f"the source's own `{c.id}` ({hw} alone) needs {StepFactor(hw, ks).words()} "
-                                f"(its verdict: {r['verdict']})"}
-    return best
+            if not (cond.get("kind") == "steps" and cond.get("system") == hw and cond.get("key") == key and ks):
+                continue
+            found = {"id": c.id, "factor": ks, "verdict": r["verdict"],
+                     "text": f"the source's own `{c.id}` ({hw} alone) needs {StepFactor(hw, ks).words()} "
+                             f"(its verdict: {r['verdict']})"}
+            rng = cond.get("range_needed") or [ks, ks]
+            if math.log(ks) / math.log(k) >= 0.99:
+                if best is None or abs(math.log(ks)) > abs(math.log(best["factor"])):
+                    best = {**found, "contradicts": False}
+            elif (min(rng) > 1) == (k < 1) and (max(rng) < 1) == (k > 1):
+                against = against or {**found, "contradicts": True}
+    return best or against
 
 
 NOOP = 0.02          # a step factor within 2% of 1: a no-op, the claim sits on a jump of the modeled curve
@@ -393,15 +401,22 @@ def _step_tag(k: float, allowed: bool, in_band: bool, beyond_fit: bool, within_e
     the model behind it (vendor's word). A slower step the source's own speeds rule out: *below the source's own
     speeds*. Beyond the band, a step the source's own claim on that system alone needs (``src``,
     ``source_claim``) rests on it (tag ``the source's own claim``), unless physics, a record or the fitted
-    ranges rule it out."""
+    ranges rule it out; one that claim needs the other way is not allowed (``contradicts the source's own
+    claim``, implausible on the evidence)."""
     faster = k < 1
     unsupported = rec["tag"] == "vendor's word"
-    by_source = src is not None and not in_band and not (faster and beyond_fit)
+    against = src is not None and src["contradicts"] and not in_band
+    by_source = src is not None and not src["contradicts"] and not in_band and not (faster and beyond_fit)
     on_evidence = allowed and not in_band and not by_source and (
         (faster and beyond_fit and rec["tag"] != "supported by records") or (not faster and unsupported))
     contradicted = rec["tag"] == "contradicts records"
-    if on_evidence or contradicted:
+    if on_evidence or contradicted or against:
         allowed = False
+    if against and not contradicted:
+        assert src is not None
+        tag = "contradicts the source's own claim"
+        ev_text = ("implausible on the evidence: " + src["text"] + "; " + rec["text"])
+        return tag, ev_text, allowed
     if by_source and allowed and not contradicted:
         assert src is not None
         tag = "the source's own claim"

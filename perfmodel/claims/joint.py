@@ -121,7 +121,7 @@ def joint_steps(C, fig, ev: Evaluation) -> dict | None:
                f"{ha}: {recs[ha]['text']}; {hb}: {recs[hb]['text']}")
     if ratio_out and rs is not None:
         ev_text = rs["text"] + "; " + ev_text
-    if tag == "the source's own claim":
+    if tag in ("the source's own claim", "contradicts the source's own claim"):
         ev_text += "; " + "; ".join(v["text"] for v in srcs.values() if v)
     ridge_ = _ridge(_in_bands(ridge, ba, bb), ha, hb, ends, jump)
     out: dict = {"kind": "joint_steps", "system": f"{ha}+{hb}", "key": f"{ha}+{hb} steps on {C.model}",
@@ -137,7 +137,8 @@ def joint_steps(C, fig, ev: Evaluation) -> dict | None:
 
 
 def _source(C, fig, h: str, k: float) -> dict | None:
-    """The source's own claim on ``h`` alone that needs at least this factor (``conditions.source_claim``)."""
+    """The source's own claim on ``h`` alone that needs at least this factor, or the other way
+    (``conditions.source_claim``)."""
     at_peak = all(t.point.point == "peak" for t in fig.terms if t.side.hardware == h)
     return source_claim(C, h, k, f"{h} steps on {C.model} ({'peak' if at_peak else 'at speed'})")
 
@@ -158,13 +159,16 @@ def _judge(ks: dict[str, float], z: float, recs: dict, opt: dict, bands: dict,
 
     def backed(h: str, k: float) -> bool:
         return (recs[h]["tag"] == "supported by records" or (k > 1 and recs[h]["tag"] == "consistent with records")
-                or (ratio_out and k < 1 and opt[h] is not None and k >= opt[h]) or srcs.get(h) is not None)
+                or (ratio_out and k < 1 and opt[h] is not None and k >= opt[h])
+                or (srcs.get(h) is not None and not srcs[h]["contradicts"]))
     moved = [h for h, k in ks.items() if abs(math.log(k)) > 1e-9
              and (ratio_out or not bands[h]["lo"] <= k <= bands[h]["hi"])]
     unbacked = [h for h in moved if not backed(h, ks[h])]
-    allowed = not contradicted and ((z <= 1 and not ratio_out) or (not beyond_fit and not unbacked))
+    against = any(srcs.get(h) is not None and srcs[h]["contradicts"] for h in moved)
+    allowed = not contradicted and not against and ((z <= 1 and not ratio_out) or (not beyond_fit and not unbacked))
     by_source = any(srcs.get(h) is not None for h in moved)
-    tag = ("contradicts records" if contradicted else "within error" if within else
+    tag = ("contradicts records" if contradicted else "contradicts the source's own claim" if against else
+           "within error" if within else
            "beyond the fitted ranges" if z <= 1 and not ratio_out else
            "implausible on the evidence" if not allowed else
            "the source's own claim" if by_source else "beyond error, records allow")
