@@ -250,3 +250,22 @@ def test_a_step_the_sources_own_claim_needs_the_other_way_is_not_allowed(monkeyp
         else:
             assert not b["allowed"] and b["tag"] == "contradicts the source's own claim"
             assert b["source_claim"]["contradicts"] and "`sibling-on-b`" in b["text"]
+
+
+def test_a_scenario_the_workload_lacks_is_one_line_naming_the_file(tmp_path, capsys):
+    """'Sever' for 'Server': perfmodel: error: FILE: at.scenario: ... (the scenarios listed), exit 2, before any
+    curve is evaluated."""
+    import yaml
+
+    from perfmodel.cli.main import main
+    c = {"id": "mine-server", "title": "B200 at MLPerf Server", "source": "my notes", "quote": "q",
+         "kind": "absolute", "date": "2026-12-01", "systems": [{"hardware": "b200", "profile": "vllm"}],
+         "model": "llama-3.3-70b", "workload": "mlperf-llama2-70b",
+         "metric": {"quantity": "throughput", "tokens": "output", "per": "gpu"},
+         "at": {"point": "peak", "scenario": "Sever"}, "claimed": 1000}
+    f = tmp_path / "mine.yaml"
+    f.write_text(yaml.safe_dump(c))
+    assert main(["check", str(f)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("perfmodel: error: ") and "mine.yaml: at.scenario: " in err[0]
+    assert "no scenario 'Sever' (it has: Offline, Server, Interactive)" in err[0]

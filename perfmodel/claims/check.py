@@ -30,6 +30,7 @@ from pathlib import Path
 
 from .. import catalog
 from ..analyses.model_error import half_widths
+from ..errors import SpecError
 from ..specs.claim import ClaimSpec, OperatingPoint
 from .arith import arithmetic_checks, spec_ratio_check
 from .basis import basis
@@ -323,7 +324,7 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     dimensionless A/B; an absolute one: the metric's unit, e.g. total tokens/s per GPU, or tokens/s per user
     for a max-interactivity claim); ``distance.multiple`` = claimed / model (dimensionless), ``distance.z`` in
     half-widths of the interval; each ``systems`` entry's ``max_tps_per_user`` in tokens/s per user."""
-    claim = load_claim(claim)
+    given, claim = claim, load_claim(claim)
     store = _store_for(store or CurveStore(), claim.weights)
     out = {"id": claim.id, "title": claim.title, "kind": claim.kind, "claimed": claim.claimed,
            "claimed_range": list(claim.claimed_range) if claim.claimed_range else None,
@@ -366,7 +367,10 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     if claim.workload is None:
         out["assumptions"].append(f"workload unstated: {wl} assumed")
     out["read_on"] = read_on(claim, wl)
-    _scenario_note(claim, wl, out)
+    try:
+        _scenario_note(claim, wl, out)
+    except SpecError as exc:        # a scenario the workload lacks: one line naming the claim's file
+        raise exc.in_file(str(given)) if str(given).endswith((".yaml", ".yml")) else exc
     if p and p.interactivity == "e2e" and p.percentile in (50, 90):
         out["assumptions"].append(f"P{p.percentile:.0f} E2E axis: the queue's P{p.percentile:.0f} TTFT for "
                                   "requests of the workload's median lengths (the catalog publishes no spread of "
