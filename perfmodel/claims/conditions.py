@@ -193,8 +193,7 @@ def source_claim(C, hw: str, k: float, key: str) -> dict | None:
             if not (cond.get("kind") == "steps" and cond.get("system") == hw and cond.get("key") == key and ks):
                 continue
             found = {"id": c.id, "factor": ks, "verdict": r["verdict"],
-                     "text": f"the source's own `{c.id}` ({hw} alone) needs {StepFactor(hw, ks).words()} "
-                             f"(its verdict: {r['verdict']})"}
+                     "text": f"`{c.id}` ({hw} alone, same source; {r['verdict']}) needs {StepFactor(hw, ks).size()}"}
             rng = cond.get("range_needed") or [ks, ks]
             if math.log(ks) / math.log(k) >= 0.99:
                 if best is None or abs(math.log(ks)) > abs(math.log(best["factor"])):

@@ -175,7 +175,7 @@ def _per_claim(r: dict, sentences=None) -> list[str]:
     L.append(f"- Verdict: **{r['verdict']}" + (f" {r['implausible']}" if r["verdict"] == "implausible" and
                                                 r.get("implausible") else "") + "**"
              + (f" ({r['flag']})" if r.get("flag") else f" ({why})" if why else "") + ".")
-    conds = ordered_conditions(r)[:4]
+    conds = ordered_conditions(r)[:3]
     were = "Were the TTFT checkable, c" if r.get("inherited_from") else "C"     # not the verdict's condition
     for i, c in enumerate(conds):   # the first allowed in full, the others short (claims.json: all in full)
         short = c.get("short", c.get("text", ""))
