@@ -69,6 +69,13 @@ MECHANISMS: dict[str, str] = {
         "evaluated with, e = (u - u_hit) / (isl - u_hit) from its own uncached input u, instead of the next "
         "iterate's eviction, which differs where the fixed point stopped before converging "
         "(serving/sessions.frame_miss_share)"),
+    "gemm_kernel_band": (
+        "the GEMM efficiencies grounded in the engine's measured GEMM tables: eff_gemm and eff_gemm_fp4 searched "
+        "inside the band of its production GEMM curves' large-M plateaus, eff_c k / (k + k_half) at serving "
+        "reduction lengths (validation/kernel_bands.gemm_band, calibrate.engine_bounds), and the small-M loss the "
+        "plateau lacks at decode shapes computed from the same tables on the GPU, not fitted: a dense GEMM runs at "
+        "F e_mm M / (M + m_half) min(1, tiles / n_sm)^beta_c (equations/gemm_shape.small_m_efficiency, "
+        "engine/kernel_bind.gemm_shape_values)"),
 }
 """Every mechanism a profile may switch on."""
 
