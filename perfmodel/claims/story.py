@@ -118,7 +118,7 @@ def _readback(models, fits, a: str, b: str) -> dict[str, dict]:
 
 
 def _fk(hw: str, k: float) -> str:
-    return StepFactor(hw, k).words("story", steps=False)
+    return StepFactor(hw, k).words(steps=False, as_modeled=True)
 
 
 def _text(opt, a, b, per_model, explained, left, pr, readback) -> str:
