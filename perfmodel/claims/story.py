@@ -15,8 +15,8 @@ import numpy as np
 
 from . import story_fit
 from .shared import source_key
-from .story_fit import OPTIONS, _lnq, _model_fit, _prep
-from .story_grid import KF, KS, MARGIN, TOL, _arrays, grid, reads_back
+from .story_fit import OPTIONS, lnq, model_fit, prepared
+from .story_grid import KF, KS, MARGIN, TOL, grid, grid_arrays, reads_back
 from .values import StepFactor
 
 
@@ -43,7 +43,7 @@ def solve(results: list[dict]) -> dict[str, dict]:
                 models.setdefault(g["model"], []).append((r["id"], g))
         best = None
         for opt in OPTIONS:
-            fits = {m: _model_fit(cl, a, b, opt, r_range) for m, cl in models.items()}
+            fits = {m: model_fit(cl, a, b, opt, r_range) for m, cl in models.items()}
             n = sum(len(f["explained"]) for f in fits.values())
             z = sum(f["z"] for f in fits.values())
             key = (n, -len(opt), -z)
@@ -74,7 +74,7 @@ def _apart_text(apart: list[tuple[str, dict]]) -> str:
         return ""
     parts = []
     for i, g in apart:
-        q, qm = _arrays(g)
+        q, qm = grid_arrays(g)
         c = len(KS) // 2
         ij = (c, c) if q.shape[0] > 1 else (0, c)
         lo, hi = float(qm[ij]), float(q[ij])
@@ -105,8 +105,8 @@ def _readback(models, fits, a: str, b: str) -> dict[str, dict]:
             gf = f["groups"].get(grp)
             if gf is None:
                 continue
-            p, ua, ub = _prep(g), math.log(gf["ka"]), math.log(gf["kb"])
-            v, vm = float(np.exp(_lnq(p, a, ua, ub))), float(np.exp(_lnq(p, a, ua, ub, "qmin")))
+            p, ua, ub = prepared(g), math.log(gf["ka"]), math.log(gf["kb"])
+            v, vm = float(np.exp(lnq(p, a, ua, ub))), float(np.exp(lnq(p, a, ua, ub, "qmin")))
             hs = g["systems"]
             if g["per_mw"] and f["r"] is not None:
                 v, vm = v * g["r0"] / f["r"], vm * g["r0"] / f["r"]

@@ -51,7 +51,7 @@ BISECT = 14     # halvings of a bracket between two fine nodes (1.15% apart): th
 _PREP: dict[int, tuple[dict, dict]] = {}      # id(grid) -> (grid, its arrays): each grid prepared once
 
 
-def _prep(g: dict) -> dict:
+def prepared(g: dict) -> dict:
     """The tables of one claim's grid as arrays of ln Q (NaN where the model cannot read the figure)."""
     hit = _PREP.get(id(g))
     if hit is not None and hit[0] is g:
@@ -91,7 +91,7 @@ def _at_node(x: np.ndarray, y: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.where(i >= 0, y[np.maximum(i, 0)], np.nan)
 
 
-def _lnq(p: dict, a: str, ua, ub, which: str = "q") -> np.ndarray:
+def lnq(p: dict, a: str, ua, ub, which: str = "q") -> np.ndarray:
     """ln Q of one claim at ln k_A = ua, ln k_B = ub (arrays, broadcast; A = ``a``, the source pair's first
     system): a product figure from its systems' fine tables (ln Q = sum_h lnf_h(k_h), piecewise linear in ln k
     between the nodes), else the coarse table over ``KS`` (bilinear in ln k). ``which``: 'q', or 'qmin' (an 'up
@@ -132,12 +132,12 @@ def _side(p: dict, a: str, ua, ub, r, part: str) -> np.ndarray:
     """One side of the window: 'lo' (Q at least the window's bottom), 'hi' (Q, for an 'up to' with a tested range
     the least Q over the speeds both reach, at most its top). Each is monotone in either system's steps."""
     lo, hi = _window(p["g"], r)
-    q = _lnq(p, a, ua, ub)
+    q = lnq(p, a, ua, ub)
     with np.errstate(invalid="ignore"):
         if part == "lo":
             return np.isfinite(q) & (q >= lo)
         if p["g"].get("qualifier") == "up_to":
-            qm = _lnq(p, a, ua, ub, "qmin")
+            qm = lnq(p, a, ua, ub, "qmin")
             q = np.where(np.isfinite(qm), qm, q)
         return np.isfinite(q) & (q <= hi)
 
@@ -221,7 +221,7 @@ def _group_fit(claims: list[tuple[str, dict]], a: str, b: str, grp: str, opt: tu
         bs = [g["bounds"][s] for _, g in claims if s in g["bounds"]]
         bound[s] = [max(x[0] for x in bs), min(x[1] for x in bs)] if bs else [0.0, math.inf]
     ra, rb = _range("A" in opt, band[sa], bound[sa]), _range("B" in opt, band[sb], bound[sb])
-    ps = [(cid, _prep(g)) for cid, g in claims]
+    ps = [(cid, prepared(g)) for cid, g in claims]
     fit: dict[str, Any] = {"ka": 1.0, "kb": 1.0, "z": 0.0}
     if ra[0] <= ra[1] and rb[0] <= rb[1]:
         # the slot searched (var) and the fixed one's candidate values (rows)
@@ -259,7 +259,7 @@ def _group_fit(claims: list[tuple[str, dict]], a: str, b: str, grp: str, opt: tu
     return fit
 
 
-def _model_fit(claims: list[tuple[str, dict]], a: str, b: str, opt: tuple[str, ...], r_range) -> dict:
+def model_fit(claims: list[tuple[str, dict]], a: str, b: str, opt: tuple[str, ...], r_range) -> dict:
     """The values of the unknowns in ``opt`` on one model that explain the most of its claims: per group (peak,
     at speed) a cell of (k_A, k_B), and one power ratio R for both groups."""
     by_grp: dict[str, list[tuple[str, dict]]] = {g: [] for g in GROUPS}

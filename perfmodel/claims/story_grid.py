@@ -169,7 +169,7 @@ def reads_back(q: float | None, g: dict, qmin: float | None = None) -> bool:
     return lo <= q <= hi
 
 
-def _arrays(g: dict) -> tuple[np.ndarray, np.ndarray]:
+def grid_arrays(g: dict) -> tuple[np.ndarray, np.ndarray]:
     """(q, qmin) as float arrays over the (k_A, k_B) grid of the source's pair (one-system claims broadcast)."""
     q = np.array([[np.nan if v is None else v for v in row] for row in g["q"]], float)
     qm = (np.array([[np.nan if v is None else v for v in row] for row in g["qmin"]], float) if g.get("qmin")
