@@ -25,9 +25,11 @@ from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from ..specs.records import Record
 from .agentic_rows import agentic_inputs, agentic_metric, agentic_pool_inputs, finish_agentic
 from .benchmark_runs import record_percentile
+from .envelope import envelope_on
+from .frontier_batch import frontier_values
 from .point_rows import point_inputs
 from .predict_rows import predict_record, profile_id
-from .row_context import Unsupported, prefill_pool
+from .row_context import Unsupported, make_ctx, prefill_pool
 from .workload_versions import record_host_tier, record_workload_spec, resolve_record
 
 BATCHED_METRICS = {"tpot_ms": "tpot_ms", "ttft_ms": "ttft_ms", "tps_per_user": "tps_per_user",
@@ -45,6 +47,7 @@ class Plan:
     unsupported: dict[int, str] = field(default_factory=dict)
     agentic: dict[tuple, list[tuple[int, object]]] = field(default_factory=dict)   # key -> [(row, AgenticInputs)]
     agentic_pools: dict[tuple, list[tuple[int, dict, dict]]] = field(default_factory=dict)  # [(row, pts, pool)]
+    frontier: dict[tuple, list[int]] = field(default_factory=dict)     # setup key -> frontier rows (frontier_batch)
     cache: dict = field(default_factory=dict, repr=False)   # what predict_matrix keeps between calls (_group)
 
 
@@ -77,6 +80,10 @@ def plan(records: list[Record]) -> Plan:
                 key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid,
                        record_workload_spec(rec).id, record_host_tier(rec))
                 pl.agentic_pools.setdefault(key, []).append((i, pts, pool))
+                continue
+            if rec.kind == "frontier" and rec.metric != "agents_per_gpu":
+                key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid)
+                pl.frontier.setdefault(key, []).append(i)
                 continue
             batched = (rec.kind == "point" and rec.metric in BATCHED_METRICS and not _agentic(rec)
                        and rec.serving in (None, "aggregated", "decode_only", "disaggregated"))
@@ -123,13 +130,34 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
         _agentic_group(pl, key, agentic_rows, profiles, prof_vals, rate, S, out)
     for key, pool_rows in pl.agentic_pools.items():
         _agentic_pool_group(pl, key, pool_rows, profiles, prof_vals, rate, S, out)
-    for i in pl.single:
+    single = list(pl.single)
+    for key, frontier_rows in pl.frontier.items():
+        single += _frontier_group(pl, key, frontier_rows, profiles, params, out)
+    for i in sorted(single):
         rec = pl.records[i]
         try:
             out[i] = predict_record(rec, profiles[profile_id(rec)], params)
         except (Unsupported, SpecError):
             pl.unsupported.setdefault(i, "unsupported")
     return out
+
+
+def _frontier_group(pl: Plan, key: tuple, rows: list[int], profiles: dict, params: dict, out: np.ndarray) -> list[int]:
+    """The frontier rows of one setup read together (validation/frontier_batch.py) into ``out``; returns the rows
+    read on the envelope over the profile's variants (no engine named, outside ``profile_alone``), which
+    predict_record reads one by one."""
+    on_envelope = envelope_on()
+    alone = [i for i in rows if on_envelope and not pl.records[i].engine]
+    together = [i for i in rows if i not in alone]
+    if together:
+        first = pl.records[together[0]]
+        ctx = make_ctx(first.hardware, first, profiles[key[4]], params)
+        for i, value in zip(together, frontier_values([pl.records[i] for i in together], ctx)):
+            if isinstance(value, Exception):
+                pl.unsupported.setdefault(i, "unsupported")
+            else:
+                out[i] = value
+    return alone
 
 
 @dataclass
