@@ -364,27 +364,25 @@ def markdown(df: pd.DataFrame, src: str, brief: bool = False) -> list[str]:
     da, db = cA.specs.price_usd_per_gpu_hour, cB.specs.price_usd_per_gpu_hour
     ttfts = " and ".join(f"<= {t / 1e3:g} s" for t in PLAN_TTFT_MS)
     qt = d["slo_ttft_percentile"].iloc[0] if "slo_ttft_percentile" in d else 50.0
-    bases = (f"Per MW divides by catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} {pb.value:,.0f} W; "
-             f"{pa.status}/{pb.status}); per dollar by catalog price per GPU-hour ({ha} ${da.value:g}, {hb} "
+    bases = (f"Per MW: catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} {pb.value:,.0f} W; "
+             f"{pa.status}/{pb.status}); per $: catalog price per GPU-hour ({ha} ${da.value:g}, {hb} "
              f"${db.value:g}; {da.status}/{db.status}).")
     head = ("| model | point (tok/s/user) | SLO (speed limit; source) | tok/s/GPU A / B | per GPU (interval) | per MW | "
             "per $ | " + " | ".join(f"sessions/rack A / B, TTFT <= {t / 1e3:g} s" for t in PLAN_TTFT_MS) + " |")
     if brief:
-        L = [f"Planner's table: {a} over {b} (the software the verdicts read them with); columns, SLOs and interval "
-             f"as in the first planner's table above, TTFT at P{qt:g}. {bases}\n", head,
+        L = [f"Planner's table: {a} over {b}; columns as in the first table, TTFT at P{qt:g}. {bases}\n", head,
              "|---|---|---|---|---|---|---|" + "---|" * len(PLAN_TTFT_MS)]
         return L + _rows(d)
     L = [f"Planner's table: {a} over {b} (the software the verdicts read them with), total tokens/s per GPU on the "
-         "model's envelopes (no 'up to' maxima). **Every column of a row is read at that row's SLO**, stated in "
-         "column 'SLO' with its source: a speed limit (the speed the seed names, on the axis its claims read it: a "
-         "TPOT limit on the decode axis, an E2E limit on an E2E-normalised one; at a peak, the floor the seed's "
-         f"peak claims read (stated or assumed), else {PEAK_FLOOR:g} tok/s/user, the planner's choice; each system's peak at or above "
-         "it), at the workload's SLO speed percentile, and a TTFT limit: none for tok/s/GPU and the multiples "
-         f"(as the verdicts read the claims: no seed states one), {ttfts} side by side for the sessions (the "
-         f"planner's choice), at TTFT P{qt:g}. Sessions per rack: the most live sessions of any deployment meeting "
-         f"both. {bases} Interval: the held-out ratio error; unbounded (or from 0) where a curve ends within the "
-         "model's curve-end speed error of the row's speed, widened where the section's verdicts or a record move "
-         "a curve end near it (listed under the table).\n", head,
+         "model's envelopes (no 'up to' maxima). **Every column of a row is read at that row's SLO** (column 'SLO', "
+         "with its source): a speed limit (the seed's speed on its claims' axis: TPOT on the decode axis, E2E on an "
+         "E2E-normalised one; at a peak, the floor the seed's peak claims read, stated or assumed, else "
+         f"{PEAK_FLOOR:g} tok/s/user, the planner's choice), at the workload's SLO speed percentile; no TTFT limit "
+         f"for tok/s/GPU and the multiples (no seed states one), {ttfts} for the sessions (the planner's choice), "
+         f"at TTFT P{qt:g}. Sessions per rack: the most live sessions of any deployment meeting both. {bases} "
+         "Interval: the held-out ratio error; unbounded (or from 0) where a curve ends within the model's curve-end "
+         "speed error of the row's speed, widened where the section's verdicts or a record move a curve end near it "
+         "(listed under the table).\n", head,
          "|---|---|---|---|---|---|---|" + "---|" * len(PLAN_TTFT_MS)]
     return L + _rows(d)
 
