@@ -66,7 +66,6 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
                    stories=None) -> str:
     """claims.md: counts, a first screen per source article, one line per claim, a short section per claim."""
     from ..claims.shared import source_key
-    from ..claims.shared import text as shared_text
     shared = shared or {}
     cats = (*CATEGORIES, SPEC_INCONSISTENT)
     n = {k: sum(r["verdict"] == k for r in results) for k in cats}
@@ -91,29 +90,9 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
         by_src.setdefault(source_key(r.get("source")), []).append(r)
     planned = False         # the first planner's table explains its columns; the others refer to it
     for src, rs in by_src.items():
-        L.append(f"## {src.split()[0] if src.startswith(('http://', 'https://')) else src}\n")
-        if len(rs) == 1:    # its verdict here, its row (claimed, model, conditions) under Per claim
-            L.append(f"1 claim, `{rs[0]['id']}`: {_verdict(rs[0])} (claimed {_claimed(rs[0])}, model "
-                     f"{_model_cell(rs[0])}).\n")
-        else:
-            L.append(f"{len(rs)} claims: " + ", ".join(f"{sum(r['verdict'] == k for r in rs)} {k}" for k in cats
-                                                        if any(r["verdict"] == k for r in rs)) + ".\n")
-        from .planner import markdown as planner_md
-        tbl = planner_md(plan, src, brief=planned)
+        tbl, story = _source_lines(src, rs, cats, plan, planned, stories, shared)
         planned = planned or bool(tbl)
-        L += tbl
-        if stories and stories.get(src) and len(rs) > 1:     # one claim's story is its own verdict
-            L += [stories[src]["text"], ""]
-        solved = [g for g in shared.get(src) or [] if g.get("solved")]
-        if solved:      # one unknown that one value serves (where it does not, the story above takes two)
-            L.append("One unknown that one value serves:\n")
-            L += [shared_text(g) for g in solved] + [""]
-        if len(rs) > 1:
-            L.append("| claim | claimed | model (interval) | verdict |")
-            L.append("|---|---|---|---|")
-            for r in rs:
-                L.append(f"| `{r['id']}` | {_claimed(r)} | {_model_cell(r)} | {verdict_cell(r)} |")
-            L.append("")
+        L += story
     if acc is not None:
         L.append("## The error term (held-out residuals, ln(pred/meas) 10th-90th percentile)\n")
         L.append("Every row in `claims/accuracy.csv`; the rows these claims' intervals read:\n")
@@ -158,6 +137,32 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
         L.append("## Figures\n")
         L += [f"![{Path(f).stem}](claims/{Path(f).name})" for f in figs] + [""]
     return "\n".join(L)
+
+
+def _source_lines(src, rs, cats, plan, planned, stories, shared) -> tuple[list[str], list[str]]:
+    """One source's first screen: its verdicts, the planner's table (``planned``: one explained its columns
+    already), the story, the unknowns one value serves and its claims' rows; (the planner's table, every line)."""
+    from ..claims.shared import text as shared_text
+    from .planner import markdown as planner_md
+    L = [f"## {src.split()[0] if src.startswith(('http://', 'https://')) else src}\n"]
+    if len(rs) == 1:    # its verdict here, its row (claimed, model, conditions) under Per claim
+        L.append(f"1 claim, `{rs[0]['id']}`: {_verdict(rs[0])} (claimed {_claimed(rs[0])}, model "
+                 f"{_model_cell(rs[0])}).\n")
+    else:
+        L.append(f"{len(rs)} claims: " + ", ".join(f"{sum(r['verdict'] == k for r in rs)} {k}" for k in cats
+                                                    if any(r["verdict"] == k for r in rs)) + ".\n")
+    tbl = planner_md(plan, src, brief=planned)
+    L += tbl
+    if stories and stories.get(src) and len(rs) > 1:     # one claim's story is its own verdict
+        L += [stories[src]["text"], ""]
+    solved = [g for g in shared.get(src) or [] if g.get("solved")]
+    if solved:      # one unknown that one value serves (where it does not, the story above takes two)
+        L.append("One unknown that one value serves:\n")
+        L += [shared_text(g) for g in solved] + [""]
+    if len(rs) > 1:
+        L += ["| claim | claimed | model (interval) | verdict |", "|---|---|---|---|"]
+        L += [f"| `{r['id']}` | {_claimed(r)} | {_model_cell(r)} | {verdict_cell(r)} |" for r in rs] + [""]
+    return tbl, L
 
 
 def error_rows_read(results: list[dict]) -> set[tuple[str, str, str]]:
