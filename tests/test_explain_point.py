@@ -80,7 +80,7 @@ def test_cli_explain_at(capsys):
     assert rc == 0
     assert "at 100 tok/s/user: the frontier point at" in out and "binding limit" in out
     assert "measured envelope (vllm records" in out and "nvidia-scaleup8" in out
-    assert "plan interval widening W" in out
+    assert "distance beyond the measured envelope" in out and "plan band widening" in out
     for q in ("batch_per_gpu", "ep", "context_per_gpu", "kv_demand_gb_per_gpu", "span_gpus"):
         assert f"\n    {q} " in out
 
@@ -94,7 +94,9 @@ def test_cli_explain_at_json_and_points_unchanged(capsys):
     ex = js["explain"]
     assert ex["tps_per_user"] >= 100 and ex["engine_family"] == "vllm"
     assert {e["quantity"] for e in ex["envelope"]} >= {"batch_per_gpu", "ep", "context_per_gpu", "span_gpus"}
-    assert ex["widening"]["hardware_family"] >= 1 and math.isfinite(ex["widening"]["hardware"])
+    assert ex["distance"]["hardware_family"] >= 1 and math.isfinite(ex["distance"]["hardware"])
+    for lvl in ("hardware", "hardware_family"):
+        assert ex["widening"][lvl]["low"] >= 1 and ex["widening"][lvl]["high"] >= 1
 
 
 def test_cli_explain_at_beyond_the_curve_is_one_line(capsys):

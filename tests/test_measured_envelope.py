@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from perfmodel.analyses import envelope_error as ee
 from perfmodel.analyses import measured_envelope as me
 from perfmodel.specs.records import read_records
 
@@ -115,26 +116,30 @@ def test_verdict_text():
     assert me.verdict(float("nan")) == "nothing measured"
 
 
-def test_interval_widening_rule():
+def test_distance_ratio_rule():
     # the largest ratio beyond the envelope, never below 1; NaN (nothing measured, not applicable) skipped
-    assert me.interval_widening({"batch_per_gpu": 0.5, "ep": 2.0, "context_per_gpu": 3.0, "x": float("nan")}) == 3.0
-    assert me.interval_widening([0.2, 0.9]) == 1.0
-    assert me.interval_widening([]) == 1.0 and me.interval_widening([float("nan")]) == 1.0
-    lo, w = 0.8, me.interval_widening([2.5])
-    assert lo / w == pytest.approx(0.32)                          # how the planner applies it to its band's low end
+    assert ee.distance_ratio({"batch_per_gpu": 0.5, "ep": 2.0, "context_per_gpu": 3.0, "x": float("nan")}) == 3.0
+    assert ee.distance_ratio([0.2, 0.9]) == 1.0
+    assert ee.distance_ratio([]) == 1.0 and ee.distance_ratio([float("nan")]) == 1.0
 
 
-def test_widening_for_reads_a_rows_ratios(frame):
+def test_band_widening_reads_a_rows_ratios(frame):
     row = {"hardware": "gb300-nvl72", "profile": "dynamo-sglang", "model": "deepseek-v3", "kv_cache": "fp8",
            "gpus": 16, "batch": 320, "ep": 16, "isl": 2000.0, "sessions": 800.0, "sessions_per_gpu": 10.0}
     f = frame.reset_index(drop=True)
+    ev = {"slope_pessimistic": 0.5, "slope_optimistic": -1.0, "reach": 100.0}
     # family level: each maximum alone gives 2 (EP and span 16 vs r2's 8), but no run reached them together:
-    # the joint ratio 2.5 (r2, KV demand; test_joint_nearest_run) is the widening
+    # the joint ratio 2.5 (r2, KV demand; test_joint_nearest_run) is the distance
     ext = me.extrapolation(row, frame=f).set_index("quantity")
-    assert me.interval_widening(ext.loc[ext.index != "joint", "hardware_family_ratio"]) == 2.0
-    assert me.widening_for(row, frame=f) == pytest.approx(2.5)
-    # hardware level: only r3, whose blank EP reads as 1 in the joint: 16 / 1
-    assert me.widening_for(row, level="hardware", frame=f) == 16.0
+    assert ee.distance_ratio(ext.loc[ext.index != "joint", "hardware_family_ratio"]) == 2.0
+    r, w_low, w_high, text = ee.band_widening(row, frame=f, ev=ev)
+    assert r == pytest.approx(2.5)
+    assert w_low == pytest.approx(2.5 ** 0.5) and w_high == pytest.approx(2.5)       # exp(0.5 ln 2.5), exp(ln 2.5)
+    assert "distance 2.5x; 80% band: low end / 1.58, high end x 2.5" in text
+    # hardware level: only r3, whose blank EP reads as 1 in the joint: 16 / 1; the evidence reaching 4x reads it there
+    r, w_low, w_high, text = ee.band_widening(row, level="hardware", frame=f, ev={**ev, "reach": 4.0})
+    assert r == 16.0 and w_low == pytest.approx(2.0) and w_high == pytest.approx(4.0)
+    assert "distance 16x, read at 4x (the held-out evidence reaches 4x" in text
 
 
 def test_joint_nearest_run(frame):

@@ -99,8 +99,8 @@ def test_bad_demand_file_and_power_basis_are_one_line_errors(tmp_path):
 def _bands(monkeypatch, lo: float, hi: float):
     """plan_error.band with true/model throughput lo .. hi (the model's error band, widened or narrowed); the
     measured envelope's own widening held at 1 (tests/test_plan_envelope.py checks it)."""
-    from perfmodel.analyses import measured_envelope, plan_error
-    monkeypatch.setattr(measured_envelope, "widening_and_text", lambda row, *a, **k: (1.0, "held at 1"))
+    from perfmodel.analyses import envelope_error, plan_error
+    monkeypatch.setattr(envelope_error, "band_widening", lambda row, *a, **k: (1.0, 1.0, 1.0, "held at 1"))
     monkeypatch.setattr(plan_error, "band", lambda conc, agentic, measured_hardware=True: {
         "lo": lo, "hi": hi, "mid": 1.0, "text": f"80% {lo}-{hi}"})
 

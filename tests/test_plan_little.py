@@ -140,16 +140,31 @@ def test_plan_sessions_agree_with_the_serving_layers_count():
         assert 0.99 < ratio < 1.25, (deployment, ratio)
 
 
-def test_a_demand_file_sizes_by_the_same_law(tmp_path):
-    """A demand file in sessions plans each period as --sessions would."""
+FILE_KINDS = {"aggregated": "requests_per_s", "disaggregated": "users", "agentic": "sessions",
+              "agentic-disaggregated": "sessions"}
+"""The demand column of each deployment kind's demand file (every pair of the matrix above runs the law on the
+plan's columns; a file adds the periods)."""
+
+
+@pytest.mark.parametrize("deployment", list(FILE_KINDS))
+def test_a_demand_file_sizes_by_the_same_law(tmp_path, deployment):
+    """A demand file plans each period as the same demand given alone would (its first period is DEMANDS' value),
+    and each period's request rate times the cycle of its kind (1 for a rate, R for users, R + Z for sessions) is
+    that period's demand."""
     from perfmodel.analyses.plan_error import read_demand_file
+    kind = FILE_KINDS[deployment]
+    first = DEMANDS[kind]
     f = tmp_path / "d.csv"
-    f.write_text("period,sessions\nQ1,5000\nQ2,20000\n")
-    kind, periods, vals = read_demand_file(str(f))
-    model, wl, system, space, slo = DEPLOYMENTS["agentic-disaggregated"]
+    f.write_text(f"period,{kind}\nQ1,{first:g}\nQ2,{4 * first:g}\n")
+    kind_read, periods, vals = read_demand_file(str(f))
+    assert kind_read == kind and periods == ["Q1", "Q2"] and vals == [first, 4 * first]
+    model, wl, system, space, slo = DEPLOYMENTS[deployment]
     df = plan(model, wl, [system], Demand(kind, 1.0), slo, scales=tuple(vals), space=space, periods=periods)
     assert list(df["period"]) == ["Q1", "Q2"]
-    one = _plan("agentic-disaggregated", "sessions", 5000.0)
-    assert df["gpus"].iloc[0] == one["gpus"]
-    lam, w = df["demand_requests_per_s"], df["response_mean_s"] + df["pause_mean_s"]
-    assert np.allclose(lam * w, [5000, 20000], rtol=1e-9)
+    one = _plan(deployment, kind, first)
+    assert df["gpus"].iloc[0] == one["gpus"] and df["demand_requests_per_s"].iloc[0] == pytest.approx(
+        one["demand_requests_per_s"], rel=1e-12)
+    lam, resp, pause = df["demand_requests_per_s"], df["response_mean_s"], df["pause_mean_s"]
+    cycle = {"requests_per_s": 1.0, "users": resp, "sessions": resp + pause}[kind]
+    assert np.allclose(lam * cycle, [first, 4 * first], rtol=1e-9)
+    assert (df["gpus"].iloc[1] >= df["gpus"].iloc[0]) and (df["units"] * df["unit_gpus"] == df["gpus"]).all()

@@ -29,8 +29,8 @@ without a ``dynamo-`` prefix: Dynamo orchestrates the same engine's workers. A m
 ep, sessions (agentic; else concurrency, else batch) x isl / gpus, gpus. ``extrapolation`` gives the ratio
 model / measured maximum and a verdict per quantity, and the ``joint`` ratio to the nearest single run over
 batch, EP, KV demand and span together (a point may lie inside each maximum, set by different runs, and
-outside every run); ``interval_widening`` turns the ratios into the factor a
-plan's interval widens by.
+outside every run). How a plan's interval widens with these ratios is measured on held-out rows in
+``analyses/envelope_error.py``.
 """
 
 from __future__ import annotations
@@ -294,55 +294,3 @@ def extrapolation(row: Mapping, hardware: str | None = None, engine: str | None 
     out.attrs.update(hardware=hardware, hardware_family=hardware_family(hardware),
                      engine_family=engine_family(engine) or "every engine")
     return out
-
-
-def interval_widening(ratios: Mapping[str, float] | Iterable[float]) -> float:
-    """The factor W >= 1 by which a plan's throughput interval widens for a deployment outside the measured
-    envelope: W = max(1, max over quantities of r), r = model / measured maximum (NaN ratios, quantities nothing
-    measured or that do not apply, are skipped; none left: W = 1). With the ``joint`` ratio among them (as
-    ``extrapolation`` gives it), W is at least that ratio wherever it is finite (it is at least batch's, EP's, KV demand's and span's).
-
-    Rule: per-GPU throughput is at most proportional to the load a GPU holds (batch, sessions, context); a
-    deployment r times beyond the largest measured may not run as modelled, and the largest measured one carries
-    at least 1/r of its load, so the true throughput may lie down to 1/r of the model's. EP width and instance
-    span take the same factor (no measured law ties them to throughput). The quantities move together (sessions,
-    batch and context grow with one another), so the largest ratio counts, not their product. The planner
-    applies W to the pessimistic side of its 80% band only: true/model in [lo / W, hi] (plan_error.band's lo,
-    hi), i.e. q90' = q90 + ln W on the held-out log error; W = 1 inside the envelope leaves the band as it is.
-    The call: ``b = plan_error.band(...); b["lo"] /= widening_for(frontier_row)``, the row with the serving
-    columns (``frontier(..., all_columns=True)``; the ones point_quantities reads).
-    """
-    vals = ratios.values() if isinstance(ratios, Mapping) else ratios
-    finite = [float(r) for r in vals if r is not None and math.isfinite(float(r))]
-    return max([1.0, *finite])
-
-
-def widening_for(row: Mapping, level: str = "hardware_family", frame: pd.DataFrame | None = None) -> float:
-    """interval_widening of a frontier row's ratios at one level (default the hardware family): the planner's
-    one call, ``lo / widening_for(row)``."""
-    return widening_and_text(row, level, frame)[0]
-
-
-def widening_and_text(row: Mapping, level: str = "hardware_family", frame: pd.DataFrame | None = None
-                      ) -> tuple[float, str]:
-    """(W, text): ``widening_for``'s factor and one line naming each quantity beyond the measured envelope at
-    ``level``, by how much and against which records, e.g. 'outside the measured envelope (nvidia-scaleup72,
-    sglang records): ep 2x (largest measured 8 ranks: r2); joint 2.5x (nearest r2 (kv_demand_gb_per_gpu)); 80%
-    low end / 2.5'; 'inside the measured envelope (...)' at W = 1; 'nothing measured ...' without records."""
-    ext = extrapolation(row, frame=frame)
-    w = interval_widening(dict(zip(ext["quantity"], ext[f"{level}_ratio"])))
-    where = (f"{ext.attrs['hardware_family'] if level == 'hardware_family' else ext.attrs['hardware']}, "
-             f"{ext.attrs['engine_family']} records")
-    ratio = ext[f"{level}_ratio"].to_numpy(float)
-    if not np.isfinite(ratio).any():
-        return w, f"nothing measured to compare with ({where}): no envelope widening"
-    parts = []
-    for _, r in ext[np.isfinite(ratio) & (ratio > 1 + INSIDE_TOL)].iterrows():
-        if r["quantity"] == "joint":
-            parts.append(f"joint {r[f'{level}_ratio']:.3g}x ({r[f'{level}_ids']})")
-        else:
-            parts.append(f"{r['quantity']} {r[f'{level}_ratio']:.3g}x (largest measured {r[f'{level}_max']:.4g} "
-                         f"{r['unit']}: {r[f'{level}_ids']})")
-    if not parts:
-        return w, f"inside the measured envelope ({where}): no widening"
-    return w, f"outside the measured envelope ({where}): {'; '.join(parts)}; 80% low end / {w:.3g}"

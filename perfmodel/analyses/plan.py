@@ -25,8 +25,9 @@ it; among them the plan takes the fewest GPUs (ties: the higher y_j). Then
     USD/h    = G price;   USD/month = USD/h x 730  (hardware price_usd_per_gpu_hour)
     util     = lambda / (n r)
 ``*_low`` / ``*_high`` carry the catalog's range where power or price is an estimate, and the 80% band of the
-model's held-out error (plan_error.band), whose low throughput end is divided by W >= 1 where the chosen deployment
-lies beyond the measured envelope (measured_envelope.widening_and_text: ``envelope_widening``, ``envelope``). Without a demand and with a
+model's held-out error (plan_error.band), whose ends widen where the chosen deployment lies beyond the measured
+envelope by the held-out error's growth with distance (envelope_error.band_widening: ``envelope_distance``,
+``envelope_widening_low`` / ``_high``, ``envelope``). Without a demand and with a
 GPU, MW or USD/h limit, the plan reports what the limit serves (the most units that fit, at the best SLO point).
 """
 
@@ -68,7 +69,7 @@ PLAN_COLUMNS = [
     "usd_per_hour", "usd_per_hour_low", "usd_per_hour_high", "usd_per_month", "price_usd_per_gpu_hour", "price_field",
     "price_status", "price_basis", "usd_per_m_output_tokens",
     "usd_per_m_output_tokens_low", "usd_per_m_output_tokens_high", "usd_per_m_tokens", "joules_per_output_token",
-    "error_basis", "envelope_widening", "envelope", "slo_margin", "slo_margin_min", "binding"]
+    "error_basis", "envelope_distance", "envelope_widening_low", "envelope_widening_high", "envelope", "slo_margin", "slo_margin_min", "binding"]
 """The plan CSV (``perfmodel plan --csv``): these columns in this order on every run (docs/plan.md gives units)."""
 
 
@@ -317,15 +318,16 @@ def _little(r_j: float, resp_j: float, wl) -> dict:
 def _interval(row: dict, front, j, wl, demand, req, u_j, r_j, headroom, p_rng, c_rng, domain) -> dict:
     """The 80% interval of the model's cross-validated throughput error on GPUs, capacity, MW and $/M output
     tokens (``plan_error``: true throughput in [y lo, y hi]; the units at each end re-sized by the same law for
-    the same request rate, ``units_needed(lambda, r k)``). Beyond the measured envelope the low end is lo / W
-    (measured_envelope.interval_widening); the central count and the high end do not read W."""
-    from .measured_envelope import widening_and_text
+    the same request rate, ``units_needed(lambda, r k)``). Beyond the measured envelope the band is
+    [lo / W_low, hi W_high] (envelope_error.band_widening: the held-out error's growth with distance); the central
+    count and the count to sign do not read them."""
+    from .envelope_error import band_widening
     from .plan_error import band, measured_hardware
     f = front.iloc[j]
     b = band(float(f["batch"]) if "batch" in f.index else None, wl.agentic,
              str(row["hardware"]) in measured_hardware())
-    w, outside = widening_and_text(f)
-    b = {**b, "lo": b["lo"] / w}          # the pessimistic end only (measured_envelope.interval_widening)
+    dist, w_low, w_high, outside = band_widening(f)
+    b = {**b, "lo": b["lo"] / w_low, "hi": b["hi"] * w_high}
     cap = row["capacity_output_tps"]
     if demand is None:
         n_lo = n_hi = n_mid = row["units"]
@@ -341,8 +343,8 @@ def _interval(row: dict, front, j, wl, demand, req, u_j, r_j, headroom, p_rng, c
            "model_over_true": 1.0 / b["mid"], "capacity_output_tps_low": cap * b["lo"],
            "capacity_output_tps_high": cap * b["hi"], "mw_low": bought_lo * p_rng[0] / 1e6,
            "mw_high": bought_hi * p_rng[1] / 1e6, "usd_per_hour_low": bought_lo * c_rng[0],
-           "usd_per_hour_high": bought_hi * c_rng[1], "error_basis": b["text"], "envelope_widening": w,
-           "envelope": outside}
+           "usd_per_hour_high": bought_hi * c_rng[1], "error_basis": b["text"], "envelope_distance": dist,
+           "envelope_widening_low": w_low, "envelope_widening_high": w_high, "envelope": outside}
     ok = t_out > 0 and np.isfinite(c_rng[0])
     out["usd_per_m_output_tokens_low"] = bought_lo * c_rng[0] / (3600.0 * t_out) * 1e6 if ok else np.nan
     out["usd_per_m_output_tokens_high"] = bought_hi * c_rng[1] / (3600.0 * t_out) * 1e6 if ok else np.nan

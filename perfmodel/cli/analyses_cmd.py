@@ -269,7 +269,14 @@ def _slo(args):
         if args.slo_ttft_ms is not None:
             raise SpecError("a TTFT limit needs the speed floor --slo-tps-per-user", field="--slo-ttft-ms")
         return None
-    return SLO.speed_floor(args.slo_tps_per_user, args.slo_ttft_ms, args.slo_percentile)
+    axis = getattr(args, "slo_speed_axis", "itl")
+    if axis == "itl":
+        return SLO.speed_floor(args.slo_tps_per_user, args.slo_ttft_ms, args.slo_percentile)
+    q = args.slo_percentile
+    if q not in (50.0, 90.0):
+        raise SpecError(f"the E2E-normalised per-user speed at P{q:g} is not modeled (P50 and P90 are: the "
+                        "queue's TTFT percentile + osl x mean TPOT); choose 50 or 90", field="--slo-percentile")
+    return SLO.speed_floor(args.slo_tps_per_user, args.slo_ttft_ms, q, speed_column=f"tps_per_user_e2e_p{q:g}")
 
 
 def _agents(h, args, wl, kw, slo):
@@ -488,6 +495,10 @@ def _register_frontier(sub) -> None:
     slo.add_argument("--slo-tps-per-user", type=finite_float, metavar="X", help="per-user speed floor, tok/s/user")
     slo.add_argument("--slo-ttft-ms", type=finite_float, metavar="MS", help="TTFT limit, ms")
     slo.add_argument("--slo-percentile", type=finite_float, default=50.0, help="percentile of both (default 50)")
+    slo.add_argument("--slo-speed-axis", choices=("itl", "e2e"), default="itl",
+                     help="the per-user speed the floor reads: itl = the decode speed (default; one value per "
+                          "point, read at every percentile), e2e = AgentX's E2E-normalised osl / (TTFT_q + osl "
+                          "TPOT) at --slo-percentile 50 or 90 (the axis plan --speed-axis e2e reads)")
     p.set_defaults(func=run_frontier)
 
 

@@ -12,13 +12,14 @@ from ..numfmt import fmt_number
 
 def explain(front: pd.DataFrame, at: float) -> dict:
     """{'at', 'row', 'terms', 'envelope', 'widening'} for the frontier point read at ``at`` tok/s/user."""
+    from ..analyses.envelope_error import distance_ratio, widening
     from ..analyses.explain_point import point_at, terms
-    from ..analyses.measured_envelope import extrapolation, interval_widening
+    from ..analyses.measured_envelope import extrapolation
     row = point_at(front, at)
     ext = extrapolation(row)
-    return {"at": at, "row": row, "terms": terms(row), "envelope": ext,
-            "widening": {lvl: interval_widening(dict(zip(ext["quantity"], ext[f"{lvl}_ratio"])))
-                         for lvl in ("hardware", "hardware_family")}}
+    dist = {lvl: distance_ratio(ext[f"{lvl}_ratio"]) for lvl in ("hardware", "hardware_family")}
+    return {"at": at, "row": row, "terms": terms(row), "envelope": ext, "distance": dist,
+            "widening": {lvl: dict(zip(("low", "high", "read_at"), widening(r))) for lvl, r in dist.items()}}
 
 
 def _cell(v) -> str:
@@ -49,10 +50,12 @@ def text(e: dict) -> str:
     cols = ["quantity", "unit", "model", f"max {hw}", "ratio", "verdict", "ids", f"max {fam}", "ratio ", "verdict ",
             "ids "]
     lines += _table(show, cols, {"quantity", "unit", "verdict", "ids", "verdict ", "ids "})
-    w = e["widening"]
-    lines.append(f"  plan interval widening W (measured_envelope.interval_widening): {w['hardware_family']:.4g} on "
-                 f"the family, {w['hardware']:.4g} on {hw} alone (the 80% band's low end true/model lo becomes "
-                 "lo / W)")
+    w, dist = e["widening"], e["distance"]
+    fam_w, hw_w = w["hardware_family"], w["hardware"]
+    lines.append(f"  distance beyond the measured envelope: {dist['hardware_family']:.4g}x on the family, "
+                 f"{dist['hardware']:.4g}x on {hw} alone; plan band widening (analyses/envelope_error, the held-out "
+                 f"error's growth with distance): low end / {fam_w['low']:.4g}, high end x {fam_w['high']:.4g} on "
+                 f"the family (/ {hw_w['low']:.4g}, x {hw_w['high']:.4g} on {hw} alone)")
     return "\n".join(lines)
 
 
@@ -69,4 +72,4 @@ def to_json(e: dict) -> dict:
             "envelope": [{k: _py(v) for k, v in r.items()} for r in e["envelope"].to_dict("records")],
             "hardware_family": e["envelope"].attrs["hardware_family"],
             "engine_family": e["envelope"].attrs["engine_family"],
-            "widening": e["widening"]}
+            "distance": e["distance"], "widening": e["widening"]}
