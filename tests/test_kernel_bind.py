@@ -63,7 +63,7 @@ def test_kernel_values_pick_the_engines_curves():
 def test_no_fit_leaves_the_equations_as_before():
     d = defaults(1.5e-6)
     assert d == {"q_arf": 0.0, "q_ggf": 0.0, "t_gemm0": 0.0, "t_attn0": 0.0, "t_moe0": 0.0, "e_ggk": 1.0, "tpe_h": 0.0, "g_etp": 0.0,
-                 "a_1s": 3e-6, "g_1s": 0.0, "a_2s": 4.5e-6, "g_2s": 0.0}
+                 "g_mh": 0.0, "g_bc": 0.0, "a_1s": 3e-6, "g_1s": 0.0, "a_2s": 4.5e-6, "g_2s": 0.0}
     sol = catalog.profile("speed-of-light")
     assert kernel_values(_hw(FITS), sol, "fp8", "fp8", False, 1.5e-6, 1.5e-6) == d
     assert kernel_values(_hw(None), catalog.profile("trtllm"), "fp8", "fp8", False, 1.5e-6, 1.5e-6) == d

@@ -123,3 +123,45 @@ def test_sessions_littles_law_switch():
     busy = off["ttft_ms"] / 1e3 + osl * off["tpot_ms"] / 1e3
     assert off["sessions"] == pytest.approx(off["batch"] * (busy + pause) / busy, rel=1e-3)
     assert on["sessions"] > off["sessions"]
+
+
+GB300_DISAGG = {"hardware": "gb300-nvl72", "model": "glm-5.2", "workload": "agentx",
+                "deployment": {"serving": "disaggregated", "gpus": 32, "tp": 2, "ep": 32, "dp_attention": True,
+                               "weights": "nvfp4", "spec_tokens": 4, "batch": 368,
+                               "prefill": {"instances": 20, "gpus": 2, "tp": 1, "ep": 2, "dp_attention": True}}}
+
+
+def test_frame_miss_share_hand_check():
+    """e = (u - u_hit) / (isl - u_hit): a context of 100,000 tokens, 2,000 uncached on a hit, 51,000 uncached on
+    average -> half the requests re-prefill the whole context; where the fixed point converged (u = isl - (1 -
+    evicted)(isl - u_hit)) it is the cache model's eviction itself; off, the eviction as given."""
+    from perfmodel.api import setup_for
+    sc = Scenario.model_validate({**AGENTIC, "profile": "sglang"})
+    on = setup_for(sc.hardware, sc.model, profile_with("sglang", "agentic_miss_from_frame"), sc.deployment)
+    off = setup_for(sc.hardware, sc.model, profile_with("sglang"), sc.deployment)
+    isl, u_hit = np.array([1e5, 1e5]), np.array([2e3, 2e3])
+    assert sessions.frame_miss_share(on, [0.9, 0.9], isl, [51e3, 2e3], u_hit) == pytest.approx([0.5, 0.0])
+    ev = np.array([0.3, 0.7])
+    converged = isl - (1 - ev) * (isl - u_hit)
+    assert sessions.frame_miss_share(on, [0.0, 0.0], isl, converged, u_hit) == pytest.approx(ev)
+    assert sessions.frame_miss_share(off, [0.9, 0.9], isl, [51e3, 2e3], u_hit) == pytest.approx([0.9, 0.9])
+
+
+def test_agentic_miss_from_frame_switch():
+    """The rack-scale AgentX point of issue 53 (GB300 NVL72, GLM-5.2, Dynamo-SGLang, DEP32 decode at batch 368,
+    20 two-GPU prefill workers): its fixed point stops between two states, and off, the median request read the
+    next iterate's eviction (59% of the others' prefixes) while the frame's own prefix hit is 0.963, so its P50 TTFT
+    (8.1 s) sat above its P90 (2.4 s). On, the request statistics read the miss share the frame holds (here 0 to
+    the rounding of the hit): P50 <= P90, and every throughput and mean column is unchanged."""
+    catalog_on = catalog.profile("dynamo-sglang").mechanisms
+    rows = {}
+    for label, names in (("off", [m for m in catalog_on if m != "agentic_miss_from_frame"]),
+                         ("on", [*dict.fromkeys([*catalog_on, "agentic_miss_from_frame"])])):
+        sc = Scenario.model_validate({**GB300_DISAGG, "profile": "dynamo-sglang"})
+        sc = sc.model_copy(update={"profile": profile_with("dynamo-sglang", *names)})
+        rows[label] = api.predict(sc).iloc[0]
+    off, on = rows["off"], rows["on"]
+    assert off["ttft_ms"] > off["ttft_p90_ms"] and off["evicted_share"] > 0.5      # the inconsistency, off
+    assert on["ttft_ms"] <= on["ttft_p90_ms"] and on["evicted_share"] < 0.05
+    for col in ("total_tps_per_gpu", "tpot_ms", "ttft_mean_ms", "prefix_hit", "uncached_input", "batch"):
+        assert on[col] == pytest.approx(off[col], rel=1e-12)

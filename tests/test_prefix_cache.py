@@ -158,7 +158,7 @@ def test_agentic_disaggregated_caches_prefixes_on_prefill_pool():
                acc=1.0, isl=94_200, osl=400, new=9420, mix=0.0)
     d = agentic_disaggregated(s, pts, dict(gpus=4, tp=4, ep=4), 1.0, 2.0, 0.0, False)
     assert np.all(d["serving"] == "disaggregated")
-    assert d["evicted_share"].iloc[0] == 0 and d["evicted_share"].iloc[1] > 0
+    assert d["evicted_share"].iloc[0] == pytest.approx(0, abs=1e-12) and d["evicted_share"].iloc[1] > 0.01
     assert d["prefix_hit"].iloc[1] < d["prefix_hit"].iloc[0]
     np.testing.assert_allclose(d["sessions_per_gpu"] * 12, d["sessions"])   # all 12 GPUs counted
 

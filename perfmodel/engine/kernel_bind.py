@@ -25,6 +25,9 @@ kernel_overhead_us, kernel_floor_share and layer_floor_us: bound in their place 
 TensorRT-LLM 25-48% too fast (the trtllm-blog01 MTP-depth family 6% -> 34-40% left out of the fit; the serving
 step launches more than the kernels the equations count), so the fitted per-kernel cost stays the one that
 carries what the node period does not.
+Where the profile switches on the mechanism ``gemm_kernel_band`` (specs/mechanisms.py), the dense GEMMs' small-M
+loss comes from the engine's production GEMM curves on the GPU (``gemm_production``) in the weight format (else any
+format): g_mh, g_bc = medians of their m_half and beta_c (equations/gemm_shape.small_m_efficiency); off, 0 and 0.
 Without curves (other hardware, the speed-of-light profile, engine 'none') the defaults of ``defaults`` leave
 the equations as they were: no kernel floors, one-shot 2 lat_link, two-shot 3 lat_link, the profile's
 kernel_overhead_us, collective_latency_us and eff_grouped_gemm.
@@ -49,7 +52,7 @@ KV_DTYPE = {"bf16": "bfloat16", "fp8": "fp8", "fp4": "fp8"}
 def defaults(lat_link_s: float) -> dict[str, float]:
     """Kernel-symbol values without a kernel fit (the equations as before)."""
     return {"q_arf": 0.0, "q_ggf": 0.0, "t_gemm0": 0.0, "t_attn0": 0.0, "t_moe0": 0.0, "e_ggk": 1.0,
-            "tpe_h": 0.0, "g_etp": 0.0, **default_custom_latencies(lat_link_s)}
+            "tpe_h": 0.0, "g_etp": 0.0, "g_mh": 0.0, "g_bc": 0.0, **default_custom_latencies(lat_link_s)}
 
 
 def engine_of(profile) -> str:
@@ -66,6 +69,32 @@ T0_EDGE_US = {"gemm": 100.0, "attention": 200.0, "mla": 200.0, "moe": 500.0}
 """The upper bound of each family's fitted t0_us (perfmodel/kernels/<family>.py PARAMS; tests pin them equal): a
 curve whose t0 sits on it has no measured floor (vLLM's MLA decode on Hopper: 160-200 us), and is left out of the
 floor's median."""
+
+
+EFF_C_TOP = 0.99
+"""A GEMM curve whose plateau eff_c fits at or above this (its bound is 1.0) measured no plateau: left out of the
+production curves."""
+T0_PLAUSIBLE_US = 50.0
+"""A GEMM curve whose launch floor t0 fits above this measured no kernel (the engines' plain GEMMs fit 2-15 us;
+vLLM's block-scaled FP8 curves put 30-100 us there): left out of the production curves."""
+
+
+def gemm_production(variant: str, params: dict) -> bool:
+    """A GEMM curve that measures a production kernel: no Triton fallback, a plateau below its bound and a
+    plausible launch floor (EFF_C_TOP, T0_PLAUSIBLE_US)."""
+    return ("triton" not in variant.split("/", 1)[0] and params["eff_c"] < EFF_C_TOP
+            and params["t0_us"] < T0_PLAUSIBLE_US)
+
+
+def gemm_shape_values(fits, engine: str, weights: str) -> dict[str, float]:
+    """g_mh, g_bc (mechanism ``gemm_kernel_band``): medians of m_half and beta_c over the engine's fitted
+    production GEMM curves in the weight format (GEMM_DTYPE), else in any format; {} without such a curve."""
+    fam = fits.families.get("gemm", {}).get(engine, {})
+    kept = {v: c.params for v, c in fam.items() if c.status == "fitted" and gemm_production(v, c.params)}
+    use = [p for v, p in kept.items() if _dtype_of(v) in GEMM_DTYPE.get(weights, ())] or list(kept.values())
+    if not use:
+        return {}
+    return {"g_mh": _median(use, "m_half"), "g_bc": _median(use, "beta_c")}
 
 
 def _median(curves, name):
@@ -116,6 +145,8 @@ def kernel_values(hardware, profile, weights: str, kv_cache: str, mla: bool, lat
             out["e_ggk"], out["q_ggf"] = float(np.clip(e_moe / e_gemm, 0.05, 1.0)), 1.0
         out["tpe_h"] = _median(moe, "tpe_half") or 0.0
         out["g_etp"] = _median(moe, "g_tp") or 0.0
+    if profile.uses("gemm_kernel_band"):
+        out.update(gemm_shape_values(fits, engine, weights))
     ar = fits.families.get("allreduce", {}).get(engine, {})
     custom = [c.params for v, c in ar.items() if v.startswith("custom:")]
     graph = [c.params for v, c in ar.items() if v.startswith("custom:") and ("graph" in v.lower() or

@@ -22,6 +22,15 @@ MMA's narrow dimension: swap-AB / 8-16-row tiles for small batches) and the larg
 - compute time = 2 K N rows_pad / (F e u); the memory time is unchanged (split-K keeps weight streaming at
   full bandwidth; the padding computes on zeros that are never loaded).
 
+- **Small-M loss (mechanism ``gemm_kernel_band``).** The measured GEMM tables (kernels/gemm.py) fit a dense GEMM's
+  compute efficiency as e_c k / (k + k_half) m / (m + m_half) occ^beta_c, occ = min(1, tiles / n_sm). With the
+  mechanism on, e_mm is the plateau (searched inside the tables' band, validation/kernel_bands.py) and the part
+  the plateau lacks at decode shapes is computed from the tables (medians m_half = g_mh, beta_c = g_bc of the
+  engine's GEMM fits on the GPU, engine/kernel_bind.py), not fitted:
+      s(M, N) = M / (M + g_mh) min(1, tiles / n_sm)^g_bc      (dense GEMMs only: the grouped GEMM has its own
+                                                               law by tokens per expert, ffn.grouped_gemm_efficiency)
+  Off (g_mh = g_bc = 0), s = 1 exactly.
+
 The useful FLOPs (2 K N M) still count in the FLOP tallies; only the time uses the issued work.
 In decode a GEMM is usually memory-bound, so the padding is visible only near and above the ridge point
 (large batches, prefill, 4-bit formats whose ridge is high, 4-bit weights computed at the BF16 rate).
@@ -80,3 +89,14 @@ def expected_wave_utilization(tiles):
     """Mean SM share over a random tile count (a grouped GEMM's tiles vary with routing; grouped kernels do not
     split the reduction): the last wave is half empty on average,  u = tiles / (tiles + n_sm / 2)."""
     return tiles / (tiles + S["n_sm"] / 2)
+
+
+def small_m_efficiency(weights, tokens, k_dim):
+    """Share of the plateau GEMM efficiency a dense GEMM of ``tokens`` rows over ``weights`` = K x N weight
+    elements keeps (kernel tables' law, mechanism ``gemm_kernel_band``; 1 where g_mh = g_bc = 0):
+
+        s = M / (M + g_mh) min(1, tiles / n_sm)^g_bc,   tiles = ceil(M / M_t) ceil(N / N_t),  N = weights / k_dim
+    """
+    rows = smax(tokens, 1e-9)   # a pass with no tokens issues no work; keeps s finite (and 1 with g_mh = 0)
+    tiles = ceil_(rows / S["M_t"]) * ceil_(weights / k_dim / S["N_t"])
+    return rows / (rows + S["g_mh"]) * smin(1, tiles / S["n_sm"]) ** S["g_bc"]

@@ -11,7 +11,8 @@ MoE all-to-all, so the step waits for the busiest rank.
 For each layer group (n layers of attention kind A and FFN kind F):
     GEMM rates F e, e = e_mm, or e_mm4 for formats on FP4 tensor cores (gemm_eff); a GEMM's compute time is
                            its issued work (token rows padded to M_t-row tiles, tiles over n_sm SMs in waves:
-                           gemm_shape.py) over F e; its FLOP tally counts the useful work
+                           gemm_shape.py) over F e (dense GEMMs: F e s, s the kernel tables' small-M loss,
+                           1 unless the profile switches on gemm_kernel_band); its FLOP tally counts the useful work
     attention projections: 2 P_A T/(dp tp) FLOPs at F_a;   P_A b_a / tp bytes
     attention core:        [B q core_A(L) + n_pf core_A(L_pf)] / (pp dp tp) FLOPs at F_bf16, indexer at F_fp8;
                            B/(pp dp) kv_read_A(L) / shard_A + T/dp kv_write_A / shard_A bytes, plus the bytes
@@ -62,7 +63,7 @@ from ..model.residual import ResidualFamily
 from ..specs.model import ModelSpec
 from .collectives import allreduce_latency, alltoall_latency
 from .ffn import grouped_gemm_efficiency
-from .gemm_shape import dense_issued_flops, grouped_issued_flops
+from .gemm_shape import dense_issued_flops, grouped_issued_flops, small_m_efficiency
 from .roofline import Tally, allreduce_bytes, collective_bandwidth, indicator_gt1, smax, smin
 from .symbols import S
 
@@ -154,8 +155,8 @@ class StepBuilder:
     def attention_kernels(self, attn: str, ph: Phase, dp_pf, T_gpu, tally: Tally, weight) -> list:
         """The attention kernels of one layer, [(name, compute s, memory s)] at unit speedup, and their tallies.
 
-        Projections: issued GEMM work of P_A/tp weights over T_gpu rows at F_a e (useful 2 P_A T_gpu / tp FLOPs),
-        P_A b_a / tp bytes at BW_hbm e_w. Core (per busiest rank): decode tokens T_dec/dp at context L_dec in
+        Projections: issued GEMM work of P_A/tp weights over T_gpu rows at F_a e s (s the small-M loss,
+        gemm_shape.small_m_efficiency; useful 2 P_A T_gpu / tp FLOPs), P_A b_a / tp bytes at BW_hbm e_w. Core (per busiest rank): decode tokens T_dec/dp at context L_dec in
         decode form, padded to whole MMA row tiles, at e_atd; prefill tokens T_pf/dp_pf at L_pf in prefill form at
         e_at; core FLOPs at tp F_bf16, indexer FLOPs at tp F_fp8. KV bytes (BW_hbm e_kv):
             [seqs/dp kv_read(kv_ctx) (1 - f_cold) + T_gpu kv_write] / shard
@@ -163,7 +164,8 @@ class StepBuilder:
         """
         s, A, tp, dp = S, self.attn[attn], S["tp"], self.dp
         p_a = self.attn_params[attn]
-        kernels = [("attn_proj", dense_issued_flops(p_a / tp, T_gpu, self.h) / self.gemm_rate(s["F_a"]),
+        kernels = [("attn_proj", dense_issued_flops(p_a / tp, T_gpu, self.h)
+                    / (self.gemm_rate(s["F_a"]) * small_m_efficiency(p_a / tp, T_gpu, self.h)),
                     p_a * s["b_a"] / tp / (s["BW_hbm"] * s["e_w"]))]
         tally.count("flops_gemm_attn", 2 * p_a * T_gpu / tp, weight)
         tally.count("bytes_weights", p_a * s["b_a"] / tp, weight)
@@ -197,10 +199,11 @@ class StepBuilder:
 
     def dense_ffn_kernel(self, F: FFNFamily, T_gpu, tally: Tally, weight) -> tuple:
         """The dense FFN (or shared experts) of one layer, (name, compute s, memory s), and its tallies:
-        issued GEMM work of P_d/tp weights over T_gpu rows at F_x e (useful 2 P_d T_gpu / tp FLOPs);
+        issued GEMM work of P_d/tp weights over T_gpu rows at F_x e s (useful 2 P_d T_gpu / tp FLOPs);
         P_d b_x / tp bytes at BW_hbm e_w."""
         s, tp = S, S["tp"]
-        kernel = ("ffn", dense_issued_flops(F.dense_params / tp, T_gpu, self.h) / self.gemm_rate(s["F_x"]),
+        kernel = ("ffn", dense_issued_flops(F.dense_params / tp, T_gpu, self.h)
+                  / (self.gemm_rate(s["F_x"]) * small_m_efficiency(F.dense_params / tp, T_gpu, self.h)),
                   F.dense_params * s["b_x"] / tp / (s["BW_hbm"] * s["e_w"]))
         tally.count("flops_gemm_ffn", 2 * F.dense_params * T_gpu / tp, weight)
         tally.count("bytes_weights", F.dense_params * s["b_x"] / tp, weight)
@@ -326,7 +329,8 @@ class StepBuilder:
         tally.count("flops_gemm_attn", 2 * p * ph.logits / self.dp / S["tp"], weight)
         tally.count("bytes_weights", p * s["b_e"] / s["tp"], weight)
         issued = dense_issued_flops(p / s["tp"], ph.logits / self.dp, self.h)
-        tally.add("lm_head", issued / (s["F_a"] * self.gemm_eff(s["F_a"])) / ph.speedup,
+        small_m = small_m_efficiency(p / s["tp"], ph.logits / self.dp, self.h)
+        tally.add("lm_head", issued / (s["F_a"] * self.gemm_eff(s["F_a"]) * small_m) / ph.speedup,
                   p * s["b_e"] / s["tp"] / (s["BW_hbm"] * s["e_w"]) / ph.speedup, weight)
 
     def prefill_ranks(self, ph: Phase):

@@ -86,6 +86,10 @@ _TABLE = [
         "kernel"),
     Sym("tpe_h", "tokens", "tokens per active local expert at half grouped-GEMM efficiency", "kernel"),
     Sym("g_etp", "1", "expert-TP penalty exponent of the grouped GEMM: efficiency x moe_tp^-g_etp", "kernel"),
+    Sym("g_mh", "rows", "rows at half dense-GEMM compute efficiency (narrow MMA), the median m_half of the engine's "
+        "GEMM fits on the GPU in the format; 0 where the profile does not switch on gemm_kernel_band", "kernel"),
+    Sym("g_bc", "1", "compute loss exponent of a dense GEMM launch with fewer tiles than SMs (median beta_c of the "
+        "same fits): efficiency x min(1, tiles / n_sm)^g_bc; 0 without gemm_kernel_band", "kernel"),
     # profile
     Sym("e_w", "1", "achieved fraction of HBM bandwidth streaming weights", "profile"),
     Sym("e_kv", "1", "achieved fraction of HBM bandwidth reading KV", "profile"),

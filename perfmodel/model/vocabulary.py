@@ -35,8 +35,10 @@ class _Extremum(sp.Function):
     def _sympystr(self, printer):
         return f"{self._word}({printer._print(self.args[0])}, {printer._print(self.args[1])})"
 
-    def _latex(self, printer):
-        return rf"\{self._word}\left({printer._print(self.args[0])}, {printer._print(self.args[1])}\right)"
+    def _latex(self, printer, exp=None):
+        """LaTeX; ``exp``: the power it is raised to (sympy's printer passes it for a function as a base)."""
+        tex = rf"\{self._word}\left({printer._print(self.args[0])}, {printer._print(self.args[1])}\right)"
+        return tex if exp is None else rf"{tex}^{{{exp}}}"
 
 
 class SMax(_Extremum):
@@ -71,8 +73,9 @@ class _Step(sp.Function):
     def _sympystr(self, printer):
         return f"{self._word}({printer._print(self.args[0])})"
 
-    def _latex(self, printer):
-        return rf"{self._left}{printer._print(self.args[0])}{self._right}"
+    def _latex(self, printer, exp=None):
+        tex = rf"{self._left}{printer._print(self.args[0])}{self._right}"
+        return tex if exp is None else rf"\left({tex}\right)^{{{exp}}}"
 
 
 class Ceil(_Step):

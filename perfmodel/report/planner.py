@@ -42,6 +42,7 @@ from ..analyses.model_error import half_widths
 from ..claims.curves import AXES, CurveStore, Side, curve_end, peak, read
 from ..claims.fmt import fmt
 from ..claims.shared import source_key
+from ..claims.values import factor_range, magnitude
 
 PLAN_TTFT_MS = (2000.0, 5000.0)   # TTFT limits (ms) side by side: the planner's choice (no seed states one)
 PEAK_FLOOR = 20.0   # tok/s/user: a peak row's speed floor where no peak claim states one (the planner's choice)
@@ -294,12 +295,12 @@ def near_end(rs: list[dict], model: str, x: float | None, ax: str, m: float, fa:
         if k_rec and rec is not None:
             mr = m_at(k_rec)
             ms.append(mr)
-            say.append(f"at {hw}'s record-backed end ({rec[0]}: {rec[1]:.0f} tok/s/user, {k_rec:.2f}x slower "
+            say.append(f"at {hw}'s record-backed end ({rec[0]}: {rec[1]:.0f} tok/s/user, {magnitude(k_rec)}x slower "
                        f"than modeled) {_x(mr)}")
         if ks:
             mv = [m_at(k) for k in (min(ks), max(ks))]
             ms += mv
-            kt = f"{min(ks):.2f}" if max(ks) / min(ks) < 1.005 else f"{min(ks):.2f}-{max(ks):.2f}"
+            kt = magnitude(min(ks)) if max(ks) / min(ks) < 1.005 else factor_range(min(ks), max(ks))
             mt = _x(mv[0]) if _x(mv[0]) == _x(mv[1]) else f"{_x(min(mv))}-{_x(max(mv))}"
             say.append(f"the section's verdicts need {hw} {kt}x slower: {mt}")
         dep = end_deployment(env, ax)

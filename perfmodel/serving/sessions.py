@@ -91,6 +91,19 @@ def miss_share(evicted, isl, hit_uncached, prefix_hit=None) -> np.ndarray:
     return np.where(np.isfinite(hit), e, ev)
 
 
+def frame_miss_share(setup: Setup, evicted, isl, uncached, hit_uncached) -> np.ndarray:
+    """The miss share the request statistics read (mechanism ``agentic_miss_from_frame``; off: ``evicted``):
+    the share e of requests re-prefilling their whole context that the evaluated frame's own mean uncached input
+    u holds, (1 - e) u_hit + e isl = u, so e = (u - u_hit) / (isl - u_hit), clipped to [0, 1] (``miss_share``
+    with the frame's hit 1 - u / isl). Where the agentic fixed point converged, u = isl - (1 - evicted) (isl -
+    u_hit) and e = ``evicted`` exactly; where it stopped first (two stable states past the KV cliff), ``evicted``
+    is the next iterate's, not the one the frame's TTFT, batch and throughput were evaluated with."""
+    if not setup.profile.uses("agentic_miss_from_frame"):
+        return np.asarray(evicted, float)
+    isl, u = np.asarray(isl, float), np.asarray(uncached, float)
+    return miss_share(evicted, isl, hit_uncached, 1.0 - u / np.maximum(isl, 1e-9))
+
+
 def forced_uncached(uncached, isl, prefix_hit=None) -> np.ndarray:
     """Uncached input per request with a measured hit forced: isl (1 - hit) where ``prefix_hit`` is finite, the
     cache model's ``uncached`` elsewhere (NaN or None: not forced)."""
@@ -402,6 +415,8 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
                "prefill_cv2": spread(r.evicted)}
         df = _merge(df, evaluate(setup, _take(sub, idx, n), symbol_values=_take(hw, idx, n)), idx)
     df = df.copy()
+    u_hit = uncached_input(isl, base_new, osl, zeros, workers, routing, lost)
+    r.evicted = frame_miss_share(setup, r.evicted, isl, df["uncached_input"].to_numpy(float), u_hit)
     residency_columns(df, loop, r, isl)
     evicted = r.evicted
     if prefix_hit is not None:           # a forced hit: its miss share of the hit/miss mixture
@@ -516,6 +531,8 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
         idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
         out = _merge(out, run(idx), idx)
     out = out.copy()
+    evicted = frame_miss_share(setup, evicted, isl, out["uncached_input"].to_numpy(float),
+                               uncached_input(isl, base_new, osl, np.zeros(n), pinst, routing, lost))
     total = inst * p["gpus"] + pinst * pfp["gpus"]
     out["sessions"] = sessions
     out["sessions_per_gpu"] = inst * sessions / total

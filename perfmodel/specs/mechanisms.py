@@ -4,7 +4,8 @@ gate (docs/accuracy.md, the ledger). While a profile does not list a mechanism, 
 did before the mechanism was written: the landing of 2026-12-07 kept every number of main's serving reference with
 all of them off, and tests/test_mechanisms.py (with the hand checks it names) pins each switch both ways. The
 first ten below are on in every catalog profile since the E refit, ``record_running_cap`` and
-``sessions_littles_law`` since their gates of 2026-12-07; a new mechanism starts off.
+``sessions_littles_law`` since their gates of 2026-12-07, ``agentic_miss_from_frame`` since 2026-12-07 (evening:
+no record's prediction moved, so no fitted value did); a new mechanism starts off.
 
 Name -> what switching it on changes (and where the code is).
 """
@@ -62,6 +63,19 @@ MECHANISMS: dict[str, str] = {
         "instance and t_busy = mean TTFT + osl TPOT, and the prefix's idle gap S / X - t_busy, instead of "
         "B (t_busy + pause) / t_busy, which counts B / t_busy requests a second and undercounts them by the share of "
         "t_busy spent queueing (serving/sessions.live_sessions, the disaggregated agentic loop)"),
+    "agentic_miss_from_frame": (
+        "the request statistics of an agentic frame (the median request's P50 TTFT, the request samples' TTFT "
+        "percentiles and E2E interactivity) and its reported eviction read the miss share the frame was "
+        "evaluated with, e = (u - u_hit) / (isl - u_hit) from its own uncached input u, instead of the next "
+        "iterate's eviction, which differs where the fixed point stopped before converging "
+        "(serving/sessions.frame_miss_share)"),
+    "gemm_kernel_band": (
+        "the GEMM efficiencies grounded in the engine's measured GEMM tables: eff_gemm and eff_gemm_fp4 searched "
+        "inside the band of its production GEMM curves' large-M plateaus, eff_c k / (k + k_half) at serving "
+        "reduction lengths (validation/kernel_bands.gemm_band, calibrate.engine_bounds), and the small-M loss the "
+        "plateau lacks at decode shapes computed from the same tables on the GPU, not fitted: a dense GEMM runs at "
+        "F e_mm M / (M + m_half) min(1, tiles / n_sm)^beta_c (equations/gemm_shape.small_m_efficiency, "
+        "engine/kernel_bind.gemm_shape_values)"),
 }
 """Every mechanism a profile may switch on."""
 

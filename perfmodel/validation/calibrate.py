@@ -44,6 +44,7 @@ from .batch_predict import plan, predict_matrix
 from .envelope import profile_alone
 from .fit_weights import fit_weights, speed_fit_row
 from .kernel_bands import bands as kernel_bands
+from .kernel_bands import gemm_bands
 from .predict_rows import profile_id
 from .row_context import Unsupported
 from .samples import central_params
@@ -59,7 +60,8 @@ FIT_PARAMS: dict[str, tuple[float, float]] = {
     "moe_imbalance": (1.0, 3.0), "request_overhead_ms": (0.0, 400.0), "arrival_burst": (0.0, 1.0),
     "workspace_gb": (0.5, 20.0), "kernel_floor_share": (0.0, 1.0)}
 # the attention efficiencies' ranges are the engine's kernel-table bands where it has kernel tables
-# (kernel_bands.py: the hardware layer bounds them; the ranges above are the priors of engines without tables)
+# (kernel_bands.py: the hardware layer bounds them; the ranges above are the priors of engines without tables);
+# eff_gemm and eff_gemm_fp4 too where the profile switches on mechanism gemm_kernel_band (kernel_bands.gemm_band)
 # not fitted: eff_grouped_gemm and collective_latency_us, which the kernel fits replace wherever a GPU has them
 # (engine/kernel_bind.py: the grouped-GEMM rate by tokens per local expert, the all-reduce latency law); they keep
 # their catalog values for the GPUs without kernel tables (H800, AMD)
@@ -399,8 +401,20 @@ def base_engine(pid: str) -> str:
 
 
 def engine_bounds(pid: str) -> dict[str, tuple[float, float]]:
-    """Search ranges that depend on the engine: its attention efficiencies inside its kernel-table bands."""
-    return kernel_bands(base_engine(pid))
+    """Search ranges that depend on the engine: its attention efficiencies inside its kernel-table bands, and its
+    GEMM efficiencies too where the catalog profile switches on ``gemm_kernel_band`` (specs/mechanisms.py)."""
+    out = kernel_bands(base_engine(pid))
+    if _catalog_uses(pid, "gemm_kernel_band"):
+        out = {**out, **gemm_bands(base_engine(pid))}
+    return out
+
+
+def _catalog_uses(pid: str, mechanism: str) -> bool:
+    """True if the catalog profile ``pid`` switches on ``mechanism`` (False for an unknown profile)."""
+    try:
+        return catalog.profile(pid).uses(mechanism)
+    except SpecError:
+        return False
 
 
 def calibrate(records: list[Record], profiles: dict[str, ProfileSpec] | None = None,
