@@ -56,3 +56,13 @@ def test_no_existing_claim_states_a_system_format():
         if not cid.startswith("inferencex-kimi-k2.6"):
             assert all(s.weights is None for s in catalog.claim(cid).systems), cid
 
+
+@pytest.mark.parametrize("cid,formats", [
+    ("inferencex-kimi-k2.6-b200-nvfp4-2.95x-per-dollar-h200", ("nvfp4", "int4")),
+    ("inferencex-minimax-m3-h200-3.5x-b200", (None, None)),
+])
+def test_new_model_claims_name_their_formats(cid, formats):
+    """The two vendor multiples about a new model (issue 55): each names a catalog model and its formats."""
+    claim = catalog.claim(cid)
+    assert tuple(s.weights for s in claim.systems) == formats
+    assert claim.model in ("kimi-k2.6", "minimax-m3") and claim.source.startswith("https://")
