@@ -67,16 +67,23 @@ BENCHES = (
 
 FIGURES = (
     Figure("bench_scalar", "scalar_ms", "one operating point in process, `api.predict_point`", "ms", target=0.1),
+    Figure("bench_scalar", "scalar_cpu_ms", "one operating point in process, CPU time", "ms CPU", target=0.1,
+           digits=3),
     Figure("bench_scalar", "predict_ms", "one operating point, `api.predict` (one-row DataFrame)", "ms"),
     Figure("bench_scalar", "predict_cli_s", "`perfmodel predict` (the same point) as a fresh CLI process", "s",
            target=0.8),
     Figure("bench_decode", "points_per_s", "decode sweep, one core", "M points/s", 1e-6, 10.0, True),
+    Figure("bench_decode", "cpu_points_per_s", "decode sweep, one core, per CPU second", "M points/CPU-s", 1e-6, 10.0,
+           True),
     Figure("bench_frontier", "frontier_s", "full frontier, >= 50,000 candidates", "s"),
     Figure("bench_memory", "peak_rss_mb", "sweep of 10^7 decode points, peak memory", "MB", digits=0),
     Figure("bench_simulate", "worst_s_per_10k", "event simulation, 10,000 requests, one core (worst case)",
            "s CPU", target=10.0),
     Figure("bench_check", "check_s", "`check vllm-58x-at-387` in process", "s", target=0.5),
+    Figure("bench_check", "check_cpu_s", "`check vllm-58x-at-387` in process, CPU time", "s CPU", target=0.5),
     Figure("bench_check", "check_cli_s", "`check vllm-58x-at-387` as a fresh CLI process", "s", target=1.5),
+    Figure("bench_check", "check_cli_cpu_s", "`check vllm-58x-at-387` as a fresh CLI process, CPU time", "s CPU",
+           target=1.5),
     Figure("bench_check", "equation_runs", "`check vllm-58x-at-387`: compiled-equation runs", "", digits=0),
     Figure("bench_check", "frame_builds", "`check vllm-58x-at-387`: serving frame builds", "", digits=0),
     Figure("bench_gate", "calibrate_s", "`perfmodel calibrate` on the shipped records, fresh process", "s",
@@ -89,7 +96,8 @@ FIGURES = (
 MANUAL = (
     ("`perfmodel report`, warm", "`/usr/bin/time -v python -m perfmodel report --out /tmp/r` (not run by this "
      "script: it takes minutes)", "42-66 s wall, 39-44 s CPU (2 runs on 2026-12-07, load 4.4-5.2; 40c5a9d: "
-     "46-68 s wall)", "<= 10 s", "not met"),
+     "46-68 s wall); 7.8 min wall, 158 s CPU (1 run at 16:40 the same day, 66c0487, load 7-11, the run at low "
+     "priority)", "<= 10 s", "not met"),
     ("`perfmodel report`, cold (empty `$PERFMODEL_CACHE`)", "`PERFMODEL_CACHE=$(mktemp -d) python -m perfmodel "
      "report --out /tmp/r` (not run by this script)", "87 s wall, 58 s CPU (1 run on 2026-12-07, load 3.4)",
      "<= 30 s", "not met"),
@@ -234,13 +242,25 @@ NOTES = """
   `explain`, `sensitivity`), pandas, matplotlib and scipy by the commands that need them. Kept in
   `$PERFMODEL_CACHE` (default `~/.cache/perfmodel`): the compiled step equations and queueing forms (generated
   code, keyed by the equations' source) and the built-in catalog's ids (keyed by the files' sizes and times).
+- The `CPU time` rows count only the benchmark's own process (`time.process_time`; a fresh CLI process: its
+  user + system time): on a shared machine the wall time also counts the other jobs' turns. They do not make a
+  loaded machine fair either: at load 10-11 (2026-12-07, 16:55) the decode sweep ran at 3.7-3.9 M points per
+  CPU-second, where the same code made 7.4-10.9 M points/s of wall time at load 3 (the sweep is bound by memory
+  and caches, which the other jobs share), so those runs are not stored here.
 - `check vllm-58x-at-387` evaluates whole deployment spaces: both systems' curves, the profile corners, the
   speed-of-light bounds and each step factor the conditions try (`equation_runs` / `frame_builds` count one
-  in-process check; the in-process time is a repeated call: catalog and equations already loaded). Its ten
-  curves are evaluated one after the other: the agentic fixed points (serving/sessions.py) iterate until every
-  point of a call has converged (and switch to their second pass together), so a point's digits below the loop's
-  1e-6 tolerance can depend on the other points of its call, and one call over several curves would not give
-  the same numbers.
+  in-process check; the in-process time is a repeated call: catalog and equations already loaded). Where its time
+  goes (one in-process check, CPU time, 2026-12-07, load 5-8): 17 curves (`CurveStore.points`: the two systems
+  at the profile's value and fast corner, with and without Rubin's KV host tier, three speed-of-light bounds,
+  six kernel speed-ups the software need tries, one B200 record system) take 85% of it, 0.2-0.7 CPU-s each;
+  a curve evaluates ~10,000 candidates (batch grid x layouts x drafts x serving modes) and the store keeps the
+  36-70 on an envelope. A curve costs about 0.11 CPU-s plus 16 us per candidate (DeepSeek-V4.1-Flash AgentX
+  on gb300-nvl72:vllm at 2,656 / 10,264 / 34,320 candidates: 0.15 / 0.22 / 0.66 CPU-s), so evaluating all
+  17 in one vectorised call would save at most the fixed part (~1.8 of ~6 CPU-s); the 0.5 s target needs
+  fewer candidates evaluated (or curves kept between processes). The curves are evaluated one after the other:
+  the agentic fixed points (serving/sessions.py) iterate until every point of a call has converged (and switch
+  to their second pass together), so a point's digits below the loop's 1e-6 tolerance can depend on the other
+  points of its call, and one call over several curves would not give the same numbers.
 - The calibration gate (`calibrate`, `crossval --by family`) is least-squares fits whose every residual and
   Jacobian is one `validation/batch_predict.predict_matrix` call over a family's records (S parameter vectors at
   once). Where its time goes (cProfile of one `calibrate`, one process, 2026-12-07): the fits of trtllm, sglang

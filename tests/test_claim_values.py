@@ -1,6 +1,6 @@
 """The claim pipeline's typed values (claims/values.py, issue 58 item 2): a step factor and a band have one printer
-each, and the parser reads the printed text back (round trip); the printers print what the three formatters they
-replaced printed (conditions' sentences, joint's read-back digits, the stories' tables), so no verdict text moves."""
+each, at one precision (values.PRECISION: the conditions' sentences, the joint read-back, the stories' tables, the
+bands and the planner print a factor alike), and the parser reads the printed text back (round trip)."""
 
 from __future__ import annotations
 
@@ -10,61 +10,51 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from perfmodel.claims.values import Band, StepFactor, printed_close
+from perfmodel.claims.values import PRECISION, Band, StepFactor, factor_range, magnitude, printed_close
 
 HW = st.sampled_from(["gb300-nvl72", "vr200-nvl72", "h100-sxm", "b200", "mi355x"])
 K = st.floats(min_value=0.01, max_value=100.0).filter(lambda k: abs(k - 1) > 1e-6)
-DIGITS = {"verdict": 3, "readback": 4, "story": 3}
-
-
-def _old_verdict(hw: str, k: float) -> str:
-    """conditions._step_words' short form before the printer (the text it printed)."""
-    kk = 1 / k if k < 1 else k
-    kt = f"{kk:.3g}" if kk < 1.1 else f"{kk:.2f}" if kk < 10 else f"{kk:.3g}"
-    return f"{hw} steps {kt}x faster" if k < 1 else f"{hw} steps {kt}x slower"
-
-
-def _old_readback(hw: str, k: float) -> str:
-    """joint.part's factor before the printer."""
-    kk = 1 / k if k < 1 else k
-    return f"{hw} steps {kk:.4g}x {'faster' if k < 1 else 'slower'}"
-
-
-def _old_story(hw: str, k: float) -> str:
-    """story._fk before the printer."""
-    return f"{hw} {1 / k:.2f}x faster" if k < 1 / 1.005 else f"{hw} {k:.2f}x slower" if k > 1.005 else \
-        f"{hw} as modeled"
 
 
 def test_hand_checked_words():
+    assert PRECISION == 4
     assert StepFactor("gb300-nvl72", 0.8).words() == "gb300-nvl72 steps 1.25x faster"
-    assert StepFactor("gb300-nvl72", 1 / 1.0545).words("readback") == "gb300-nvl72 steps 1.054x faster"
-    assert StepFactor("b200", 1.004).words("story", steps=False) == "b200 as modeled"
-    assert StepFactor("b200", 12.345).words() == "b200 steps 12.3x slower"
+    assert StepFactor("gb300-nvl72", 1 / 1.0545).words() == "gb300-nvl72 steps 1.054x faster"   # 1.0545 -> 1.054
+    assert StepFactor("b200", 1.004).words(steps=False, as_modeled=True) == "b200 as modeled"
+    assert StepFactor("b200", 1.004).words(steps=False) == "b200 1.004x slower"
+    assert StepFactor("b200", 12.345).words() == "b200 steps 12.35x slower"
+    assert StepFactor("b200", 1 / 1.81).size() == "1.81x faster"
     assert Band(0.5, 1.37).words() == "2x faster to 1.37x slower"
+    assert Band(1 / 1.6043, 2.4567).words() == "1.604x faster to 2.457x slower"
+    assert factor_range(1.4423, 1.8129) == "1.442-1.813" and factor_range(1.81291, 1.81289) == "1.813"
     assert StepFactor.parse("vr200-nvl72 steps 1.25x faster (end 500, modeled 400)") == [StepFactor("vr200-nvl72", 0.8)]
 
 
 @given(HW, K)
-def test_the_printers_print_what_the_old_formatters_printed(hw, k):
-    assert StepFactor(hw, k).words("verdict") == _old_verdict(hw, k)
-    assert StepFactor(hw, k).words("readback") == _old_readback(hw, k)
-    assert StepFactor(hw, k).words("story", steps=False) == _old_story(hw, k)
+def test_every_printer_prints_a_factor_alike(hw, k):
+    """The sentence, the story's table and a band end print one factor with the same digits."""
+    m = 1 / k if k < 1 else k
+    way = "faster" if k < 1 else "slower"
+    assert StepFactor(hw, k).words() == f"{hw} steps {magnitude(m)}x {way}"
+    story = StepFactor(hw, k).words(steps=False, as_modeled=True)
+    assert story == f"{hw} {magnitude(m)}x {way}" or (story == f"{hw} as modeled" and abs(math.log(k)) <= 0.005)
+    band = Band(k, 2.0) if k < 1 else Band(0.5, k)
+    assert (magnitude(m) + f"x {way}") in band.words()
 
 
-@given(HW, K, st.sampled_from(["verdict", "readback"]))
-def test_a_step_factor_reads_back_from_its_words(hw, k, digits):
-    words = StepFactor(hw, k).words(digits)
+@given(HW, K)
+def test_a_step_factor_reads_back_from_its_words(hw, k):
+    words = StepFactor(hw, k).words()
     (got,) = StepFactor.parse(f"the claim needs {words} (curve end 300 tok/s/user)")
     size, printed = (1 / k, 1 / got.k) if k < 1 else (k, got.k)
     assert got.hardware == hw and (got.faster == (k < 1) or printed == 1.0)      # '1x faster' reads back as 1
-    assert printed_close(printed, size, DIGITS[digits] if size < 1.1 or size >= 10 or digits == "readback" else 3)
+    assert printed_close(printed, size, PRECISION)
 
 
 @given(HW, K)
 def test_a_story_factor_reads_back_with_the_bare_parser(hw, k):
     f = StepFactor(hw, k)
-    words = f.words("story", steps=False)
+    words = f.words(steps=False, as_modeled=True)
     got = StepFactor.parse(words, bare=True)
     if words.endswith("as modeled"):
         assert got == [] and abs(k - 1) <= 0.005
@@ -75,7 +65,7 @@ def test_a_story_factor_reads_back_with_the_bare_parser(hw, k):
 @given(st.floats(min_value=0.05, max_value=0.999), st.floats(min_value=1.001, max_value=20.0))
 def test_a_band_reads_back_from_its_words(lo, hi):
     (got,) = Band.parse(f"its region's (mid) speed error: {Band(lo, hi).words()}")
-    assert printed_close(1 / got.lo, 1 / lo, 3) and printed_close(got.hi, hi, 3)
+    assert printed_close(1 / got.lo, 1 / lo, PRECISION) and printed_close(got.hi, hi, PRECISION)
     assert got.holds(1.0) and Band(lo, hi).holds(1.0)
 
 

@@ -18,6 +18,7 @@ ROOMS = {
     "perfmodel/claims/check.py": (
         "perfmodel/claims/sides.py", "perfmodel/claims/findings.py", "perfmodel/claims/outcome.py",
         "perfmodel/claims/needs.py"),
+    "perfmodel/claims/story.py": ("perfmodel/claims/story_grid.py", "perfmodel/claims/story_fit.py"),
 }
 """A split file -> the rooms its jobs moved into (the file keeps the driver: which room reads a record)."""
 

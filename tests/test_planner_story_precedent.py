@@ -41,7 +41,7 @@ def test_a_planner_row_near_a_curve_end_prints_the_multiple_at_the_record_backed
     note, lo, hi = near_end(rs, "deepseek-v4-pro", x, "itl", m, fa, (A, ea, 400.0), (B, eb, 400.0), he)
     k = 400.0 / rec[1]
     assert "near a curve end" in note and "record-backed end (n54" in note
-    assert fmt_x(300 * k ** 3) in note and "1.50x slower: 1,01" in note       # 1,012.5x
+    assert fmt_x(300 * k ** 3) in note and "1.5x slower: 1,01" in note       # 1,012.5x
     assert lo == pytest.approx(300.0) and hi == pytest.approx(300 * k ** 3, rel=2e-2)
     # far from any end (row at 50: 224 / 1.6 = 140 > 50 and 400 / 1.5 / 1.6 = 167 > 50): no note
     note2, lo2, hi2 = near_end(rs, "deepseek-v4-pro", 50.0, "itl", 40.0, 2e4, (A, ea, 400.0), (B, eb, 400.0), he)

@@ -36,7 +36,7 @@ from .conditions import (
 from .evidence import on_steps
 from .fmt import fmt
 from .latency import is_latency
-from .values import Band, Evaluation, StepFactor, end_of
+from .values import Band, Evaluation, StepFactor, end_of, factor_range
 
 STEPS_A = 10          # grid points of k_A between 1 and its bound
 
@@ -109,9 +109,7 @@ def joint_steps(C, fig, ev: Evaluation) -> dict | None:
 
     def part(h: str, k: float) -> str:
         e = ends[h]
-        # four significant digits: near a curve's end the figure moves ~15x faster than k, so a factor rounded to
-        # 1.05 instead of 1.0545 read back 7% off the claim (tests/test_verdicts_readback.py)
-        s = StepFactor(h, k).words("readback")
+        s = StepFactor(h, k).words()        # values.PRECISION digits: the factor reads back at the claim
         return s + (f" (end {fmt(e / k)}, modeled {fmt(e)})" if e and math.isfinite(e) else "")
     both = f"{part(ha, ka)} and {part(hb, kb)}"
     ev_text = (f"the two spent in quadrature: {z:.2f} of the model's error (its regions: {ha} {ba['region']} "
@@ -189,9 +187,9 @@ def _ridge(pairs: list[tuple[float, float]], ha: str, hb: str, ends: dict, jump:
         if max(hi, 1 / lo) <= 1 + 1e-9:
             return f"{h} as modeled"
         if lo >= 1:
-            return f"{h} {_r(lo, hi)}x slower"
+            return f"{h} {factor_range(lo, hi)}x slower"
         if hi <= 1:
-            return f"{h} {_r(1 / hi, 1 / lo)}x faster"
+            return f"{h} {factor_range(1 / hi, 1 / lo)}x faster"
         return f"{h} {Band(lo, hi).words()}"
 
     parts = []
@@ -205,6 +203,3 @@ def _ridge(pairs: list[tuple[float, float]], ha: str, hb: str, ends: dict, jump:
     return {"pairs": [[a, b] for a, b in pairs], "text": text}
 
 
-def _r(lo: float, hi: float) -> str:
-    a, b = f"{lo:.3g}", f"{hi:.3g}"
-    return a if a == b else f"{a}-{b}"

@@ -13,7 +13,7 @@ from .interval import distance, width
 from .latency import is_latency
 from .reading import Figure, env_metric
 from .sides import ClaimSides
-from .values import Band, Evaluation
+from .values import Band, Evaluation, magnitude
 from .verdict import grade
 
 
@@ -129,7 +129,7 @@ def _bound_text(c: dict) -> str:
     w = why_not_kind(c)
     if w == "beyond physics":
         s = c.get("sol_factor")
-        return f"speed of light allows {1 / s:.3g}x faster" if s else str(c.get("bound", ""))
+        return f"speed of light allows {magnitude(1 / s)}x faster" if s else str(c.get("bound", ""))
     if w == "specs":
         lo, hi = c["catalog_range"]
         return f"the same-basis range is {lo:.2f}-{hi:.2f}x"
@@ -140,7 +140,7 @@ def _bound_text(c: dict) -> str:
                 f"{rs['multiple']:.3g}x the model's ratio")
     if c.get("band"):
         lo, hi = c["band"]
-        sol = f"; speed of light {1 / c['sol_factor']:.3g}x faster" if c.get("sol_factor") else ""
+        sol = f"; speed of light {magnitude(1 / c['sol_factor'])}x faster" if c.get("sol_factor") else ""
         return (f"the model's cross-validated {c.get('band_quantity', 'speed')} error ({c.get('band_region', '')}) "
                 f"allows {Band(lo, hi).words()}{sol}")
     if c.get("bands"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,10 +75,11 @@ def end_of(ev: Evaluation, hw: str) -> float | None:
     return None if e is None else e["end"]
 
 
-Digits = Literal["verdict", "readback", "story"]
-"""How a step factor is printed: ``verdict`` (3 significant digits, 2 decimals from 1.1x to 10x: the conditions'
-sentences), ``readback`` (4 significant digits: a factor near a curve's end, where the figure moves ~15x faster
-than k, reads back within 0.1%), ``story`` (2 decimals, 'as modeled' within 0.5% of 1: the stories' tables)."""
+PRECISION = 4
+"""Significant digits of every printed step factor, band end and range of factors: one precision for the
+conditions' sentences, the joint read-back, the stories' tables and the planner. Near a curve's end a claim's
+figure moves ~15x faster than k, so a factor rounded to three digits (1.05 for 1.0545) reads back up to 7% off
+the claim; at four, within 0.1% (tests/test_verdicts_readback.py)."""
 
 NUMBER = r"([0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)"
 STEP = re.compile(rf"([\w.\-@:]+?)(?:'s decode)? steps {NUMBER}x (faster|slower)")
@@ -86,13 +87,16 @@ BARE_STEP = re.compile(rf"([\w.\-@:]+?)(?:'s decode)?(?: steps)? {NUMBER}x (fast
 BAND = re.compile(rf"{NUMBER}x faster to {NUMBER}x slower")
 
 
-def _magnitude(m: float, digits: Digits) -> str:
-    """m >= 1, the factor's size either way, as ``digits`` prints it."""
-    if digits == "readback":
-        return f"{m:.4g}"
-    if digits == "story":
-        return f"{m:.2f}"
-    return f"{m:.3g}" if m < 1.1 else f"{m:.2f}" if m < 10 else f"{m:.3g}"
+def magnitude(m: float) -> str:
+    """A factor's size m (>= 1: 1/k for faster steps, k for slower) as every factor is printed: PRECISION
+    significant digits ('1.054', '2.5', '12.35')."""
+    return f"{m:.{PRECISION}g}"
+
+
+def factor_range(lo: float, hi: float) -> str:
+    """Two sizes of factors as a range ('1.442-1.813'), one figure where both print the same."""
+    a, b = magnitude(lo), magnitude(hi)
+    return a if a == b else f"{a}-{b}"
 
 
 @dataclass(frozen=True)
@@ -106,16 +110,16 @@ class StepFactor:
     def faster(self) -> bool:
         return self.k < 1
 
-    def size(self, digits: Digits = "verdict") -> str:
-        """'1.23x faster' / '1.23x slower' (the factor 1/k or k, whichever is >= 1)."""
-        return f"{_magnitude(1 / self.k if self.faster else self.k, digits)}x {'faster' if self.faster else 'slower'}"
+    def size(self) -> str:
+        """'1.234x faster' / '1.234x slower' (the factor 1/k or k, whichever is >= 1; ``magnitude``)."""
+        return f"{magnitude(1 / self.k if self.faster else self.k)}x {'faster' if self.faster else 'slower'}"
 
-    def words(self, digits: Digits = "verdict", steps: bool = True) -> str:
-        """'<hardware> steps 1.23x faster' (``steps`` False: '<hardware> 1.23x faster'); with ``story`` digits a
-        factor within 0.5% of 1 is '<hardware> as modeled'."""
-        if digits == "story" and 1 / 1.005 <= self.k <= 1.005:
+    def words(self, steps: bool = True, as_modeled: bool = False) -> str:
+        """'<hardware> steps 1.234x faster' (``steps`` False: '<hardware> 1.234x faster'); ``as_modeled``: a
+        factor within 0.5% of 1 is '<hardware> as modeled' (the stories' tables)."""
+        if as_modeled and 1 / 1.005 <= self.k <= 1.005:
             return f"{self.hardware} as modeled"
-        return f"{self.hardware}{' steps' if steps else ''} {self.size(digits)}"
+        return f"{self.hardware}{' steps' if steps else ''} {self.size()}"
 
     @classmethod
     def parse(cls, text: str, bare: bool = False) -> list[StepFactor]:
@@ -135,8 +139,8 @@ class Band:
     hi: float
 
     def words(self) -> str:
-        """'1/lo x faster to hi x slower', 3 significant digits."""
-        return f"{1 / self.lo:.3g}x faster to {self.hi:.3g}x slower"
+        """'1/lo x faster to hi x slower' (``magnitude``)."""
+        return f"{magnitude(1 / self.lo)}x faster to {magnitude(self.hi)}x slower"
 
     def holds(self, k: float) -> bool:
         return self.lo <= k <= self.hi

@@ -42,6 +42,7 @@ from ..analyses.model_error import half_widths
 from ..claims.curves import AXES, CurveStore, Side, curve_end, peak, read
 from ..claims.fmt import fmt
 from ..claims.shared import source_key
+from ..claims.values import factor_range, magnitude
 
 PLAN_TTFT_MS = (2000.0, 5000.0)   # TTFT limits (ms) side by side: the planner's choice (no seed states one)
 PEAK_FLOOR = 20.0   # tok/s/user: a peak row's speed floor where no peak claim states one (the planner's choice)
@@ -294,12 +295,12 @@ def near_end(rs: list[dict], model: str, x: float | None, ax: str, m: float, fa:
         if k_rec and rec is not None:
             mr = m_at(k_rec)
             ms.append(mr)
-            say.append(f"at {hw}'s record-backed end ({rec[0]}: {rec[1]:.0f} tok/s/user, {k_rec:.2f}x slower "
+            say.append(f"at {hw}'s record-backed end ({rec[0]}: {rec[1]:.0f} tok/s/user, {magnitude(k_rec)}x slower "
                        f"than modeled) {_x(mr)}")
         if ks:
             mv = [m_at(k) for k in (min(ks), max(ks))]
             ms += mv
-            kt = f"{min(ks):.2f}" if max(ks) / min(ks) < 1.005 else f"{min(ks):.2f}-{max(ks):.2f}"
+            kt = magnitude(min(ks)) if max(ks) / min(ks) < 1.005 else factor_range(min(ks), max(ks))
             mt = _x(mv[0]) if _x(mv[0]) == _x(mv[1]) else f"{_x(min(mv))}-{_x(max(mv))}"
             say.append(f"the section's verdicts need {hw} {kt}x slower: {mt}")
         dep = end_deployment(env, ax)
@@ -364,27 +365,25 @@ def markdown(df: pd.DataFrame, src: str, brief: bool = False) -> list[str]:
     da, db = cA.specs.price_usd_per_gpu_hour, cB.specs.price_usd_per_gpu_hour
     ttfts = " and ".join(f"<= {t / 1e3:g} s" for t in PLAN_TTFT_MS)
     qt = d["slo_ttft_percentile"].iloc[0] if "slo_ttft_percentile" in d else 50.0
-    bases = (f"Per MW divides by catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} {pb.value:,.0f} W; "
-             f"{pa.status}/{pb.status}); per dollar by catalog price per GPU-hour ({ha} ${da.value:g}, {hb} "
+    bases = (f"Per MW: catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} {pb.value:,.0f} W; "
+             f"{pa.status}/{pb.status}); per $: catalog price per GPU-hour ({ha} ${da.value:g}, {hb} "
              f"${db.value:g}; {da.status}/{db.status}).")
     head = ("| model | point (tok/s/user) | SLO (speed limit; source) | tok/s/GPU A / B | per GPU (interval) | per MW | "
             "per $ | " + " | ".join(f"sessions/rack A / B, TTFT <= {t / 1e3:g} s" for t in PLAN_TTFT_MS) + " |")
     if brief:
-        L = [f"Planner's table: {a} over {b} (the software the verdicts read them with); columns, SLOs and interval "
-             f"as in the first planner's table above, TTFT at P{qt:g}. {bases}\n", head,
+        L = [f"Planner's table: {a} over {b}; columns as in the first table, TTFT at P{qt:g}. {bases}\n", head,
              "|---|---|---|---|---|---|---|" + "---|" * len(PLAN_TTFT_MS)]
         return L + _rows(d)
     L = [f"Planner's table: {a} over {b} (the software the verdicts read them with), total tokens/s per GPU on the "
-         "model's envelopes (no 'up to' maxima). **Every column of a row is read at that row's SLO**, stated in "
-         "column 'SLO' with its source: a speed limit (the speed the seed names, on the axis its claims read it: a "
-         "TPOT limit on the decode axis, an E2E limit on an E2E-normalised one; at a peak, the floor the seed's "
-         f"peak claims read (stated or assumed), else {PEAK_FLOOR:g} tok/s/user, the planner's choice; each system's peak at or above "
-         "it), at the workload's SLO speed percentile, and a TTFT limit: none for tok/s/GPU and the multiples "
-         f"(as the verdicts read the claims: no seed states one), {ttfts} side by side for the sessions (the "
-         f"planner's choice), at TTFT P{qt:g}. Sessions per rack: the most live sessions of any deployment meeting "
-         f"both. {bases} Interval: the held-out ratio error; unbounded (or from 0) where a curve ends within the "
-         "model's curve-end speed error of the row's speed, widened where the section's verdicts or a record move "
-         "a curve end near it (listed under the table).\n", head,
+         "model's envelopes (no 'up to' maxima). **Every column of a row is read at that row's SLO** (column 'SLO', "
+         "with its source): a speed limit (the seed's speed on its claims' axis: TPOT on the decode axis, E2E on an "
+         "E2E-normalised one; at a peak, the floor the seed's peak claims read, stated or assumed, else "
+         f"{PEAK_FLOOR:g} tok/s/user, the planner's choice), at the workload's SLO speed percentile; TTFT limit: "
+         f"none for tok/s/GPU and the multiples (no seed states one), {ttfts} for the sessions (the planner's choice), "
+         f"at TTFT P{qt:g}. Sessions per rack: the most live sessions of any deployment meeting both. {bases} "
+         "Interval: the held-out ratio error; unbounded (or from 0) where a curve ends within the model's curve-end "
+         "speed error of the row's speed, widened where the section's verdicts or a record move a curve end near it "
+         "(listed under the table).\n", head,
          "|---|---|---|---|---|---|---|" + "---|" * len(PLAN_TTFT_MS)]
     return L + _rows(d)
 

@@ -135,26 +135,40 @@ def _step_columns(cols: dict, d: dict, fmt_of: dict, load: dict, full, n, ops):
     res = [full(d["r_compute_s"]), full(d["r_memory_s"]), full(d["t_link_s"]),
            full(d["t_latency_s"]) + full(d["t_overhead_s"])]
     bound = ops.where(load["prefill_saturated"], "prefill", ops.argmax_name(res, _RESOURCE_NAMES))
-    keys = sorted(d)
-    for key in keys:
-        if key.startswith("t_") and key.endswith("_s"):
-            cols[key[:-2] + "_ms"] = full(d[key]) * 1e3
+    times, gbs, latency = _column_plan(tuple(d))
+    for key, col in times:
+        cols[col] = full(d[key]) * 1e3
     for fmt in ("bf16", "fp8", "fp4"):
         total = ops.zeros(n)
         for k, f in fmt_of.items():
             if f == fmt and k in d:
                 total = total + full(d[k])
         cols[f"step_flops_{fmt}"] = total
-    for key in keys:
-        if key.startswith("n_bytes_"):
-            cols["step_" + key[2:] + "_gb"] = full(d[key]) / 1e9
+    for key, col in gbs:
+        cols[col] = full(d[key]) / 1e9
     cols["step_collectives"] = full(d["n_collectives"])
-    for key, col in LATENCY_PARTS:
-        if key in d:
-            cols[col] = full(d[key]) * 1e3
+    for key, col in latency:
+        cols[col] = full(d[key]) * 1e3
     cols.update(res_compute_ms=res[0] * 1e3, res_hbm_bandwidth_ms=res[1] * 1e3, res_link_ms=res[2] * 1e3,
                 res_latency_ms=res[3] * 1e3)
     return bound
+
+
+_plans: dict[tuple, tuple] = {}    # the decode outputs' names -> _column_plan's answer
+
+
+def _column_plan(names: tuple) -> tuple[list, list, list]:
+    """Which decode outputs become which step columns, in the columns' order: the times (``t_*_s`` -> ``t_*_ms``,
+    sorted by name), the bytes (``n_bytes_*`` -> ``step_bytes_*_gb``, sorted) and the latency parts present
+    (LATENCY_PARTS order). Worked out once per set of output names (a model's compiled equations)."""
+    plan = _plans.get(names)
+    if plan is None:
+        keys = sorted(names)
+        plan = _plans[names] = (
+            [(k, k[:-2] + "_ms") for k in keys if k.startswith("t_") and k.endswith("_s")],
+            [(k, "step_" + k[2:] + "_gb") for k in keys if k.startswith("n_bytes_")],
+            [(k, col) for k, col in LATENCY_PARTS if k in names])
+    return plan
 
 
 def _memory_columns(cols: dict, p: dict, d: dict, vals: dict, load: dict, bound, full, ops) -> None:
