@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import json
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -175,7 +176,19 @@ def _spelled_as_published(kind: str, name: str, idx: dict[str, Path]) -> Path | 
     if kind != "models":
         return None if name.endswith((".yaml", ".yml")) or os.sep in name else lowered.get(name.lower())
     repo = name.rsplit("/", 1)[-1] if name.count("/") == 1 and not name.endswith((".yaml", ".yml")) else name
-    return lowered.get(repo.lower())
+    found = lowered.get(repo.lower())
+    stripped = repo.lower()
+    while found is None and (shorter := _CHECKPOINT_SUFFIX.sub("", stripped)) != stripped:
+        stripped = shorter
+        found = lowered.get(stripped)
+    return found
+
+
+_CHECKPOINT_SUFFIX = re.compile(r"[-_](fp8|fp8-dynamic|fp8-block|dynamic|block|nvfp4|mxfp8|mxfp4|fp4|int4|int8|w4afp8|"
+                                r"w4a8|w4a16|w8a8|awq|gptq|gptq-int4|bf16|fp16|quantized|gguf|mlx)$")
+"""A quantized checkpoint's suffix on a repository name (``nvidia/Kimi-K2.6-NVFP4``, ``MiniMaxAI/MiniMax-M3-MXFP8``,
+``Qwen/Qwen3.5-122B-A10B-FP8``, ``...-FP8-Dynamic``): the same architecture, so the name reads as the entry it
+suffixes when the full name is no catalog id or alias; the record's or deployment's ``weights`` says the format."""
 
 
 def resolve_path(kind: str, name: str) -> Path:

@@ -35,10 +35,15 @@ COMPUTE_RATE: dict[str, str] = {
     "mxfp8": "fp8", "w4afp8": "fp8",
 }
 
-WEIGHT_SPELLINGS = {"w4a16": "int4", "fp8_e4m3": "fp8", "e4m3": "fp8", "w8a8_fp8": "fp8", "w4a8_fp8": "w4afp8"}
-KV_SPELLINGS = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "e4m3": "fp8", "nvfp4": "fp4", "fp16": "bf16"}
-"""Other names results give a format (engine flags: vLLM --kv-cache-dtype fp8_e4m3, SGLang --quantization w4afp8;
-an NVFP4 KV cache is TRT-LLM's FP4 KV): read as the catalog format they name (records' weights / kv_cache)."""
+WEIGHT_SPELLINGS = {"w4a16": "int4", "fp8_e4m3": "fp8", "e4m3": "fp8", "w8a8_fp8": "fp8", "w4a8_fp8": "w4afp8",
+                    "modelopt_fp4": "nvfp4", "modelopt_fp8": "fp8", "modelopt": "fp8", "fp8_block": "fp8",
+                    "awq": "int4", "gptq": "int4", "bfloat16": "bf16", "float16": "fp16"}
+KV_SPELLINGS = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "e4m3": "fp8", "nvfp4": "fp4", "fp16": "bf16",
+                "bfloat16": "bf16", "float16": "bf16", "auto": "bf16"}
+"""Other names results give a format (engine flags: vLLM --kv-cache-dtype fp8_e4m3, SGLang --quantization w4afp8
+or modelopt_fp4 (NVIDIA ModelOpt's NVFP4 checkpoints; ``modelopt`` alone is its FP8), AWQ/GPTQ 4-bit checkpoints
+(W4A16, group 128); an NVFP4 KV cache is TRT-LLM's FP4 KV; ``--kv-cache-dtype auto``, vLLM's and SGLang's default,
+keeps the model's activation dtype, BF16): read as the catalog format they name (records' weights / kv_cache)."""
 
 KV_FORMATS = ("bf16", "fp8", "fp4")
 # KV-cache element bytes (values only: the engines' FP8/FP4 KV scales are per head or per tensor, negligible)

@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 
 CATALOG_KINDS = ("hardware", "models", "profiles", "workloads", "claims")
-MODEL_VERSION = "2026-12-05.4"   # bump when report logic changes numbers the serving reference sample does not see
+MODEL_VERSION = "2026-12-07.1"   # bump when report logic changes numbers the serving reference sample does not see
 REFERENCE_NUMBERS = "benchmarks/serving_reference.json"
 DIGITS = 16                      # hex digits kept in the header: 64 bits, plenty to detect a change
 HEADER = re.compile(r"^<!-- perfmodel-inputs sha256=(?P<sha>[0-9a-f]+) files=(?P<files>\S*) "

@@ -85,3 +85,39 @@ def test_catalog_ids_any_case():
     with pytest.raises(SpecError) as e:
         catalog.hardware("B2000")
     assert "unknown hardware id 'B2000'" in str(e.value)
+
+
+@pytest.mark.parametrize("weights,kv,want", [
+    ("modelopt_fp4", "auto", ("nvfp4", "bf16")), ("modelopt", "bfloat16", ("fp8", "bf16")),
+    ("AWQ", "fp8", ("int4", "fp8")), ("gptq", "float16", ("int4", "bf16")), ("fp8_block", "fp8", ("fp8", "fp8")),
+])
+def test_records_read_engine_flag_spellings(tmp_path, weights, kv, want):
+    """SGLang/vLLM flag values as recipes print them: --quantization modelopt_fp4 (NVFP4), modelopt (FP8), AWQ/GPTQ
+    4-bit (W4A16); --kv-cache-dtype auto keeps the model's activation dtype (BF16)."""
+    f = tmp_path / "r.csv"
+    f.write_text(HEADER + f"a,point,b200,kimi-k2.6,{weights},{kv},sglang,8192,1024,tpot_ms,20\n")
+    (rec,) = read_records(f)
+    assert (rec.weights, rec.kv_cache) == want
+
+
+@pytest.mark.parametrize("name,want", [
+    ("nvidia/Kimi-K2.6-NVFP4", "kimi-k2.6"), ("MiniMaxAI/MiniMax-M3-MXFP8", "minimax-m3"),
+    ("Qwen/Qwen3.5-122B-A10B-FP8", "qwen3.5-122b-a10b"), ("RedHatAI/Qwen3.5-122B-A10B-FP8-dynamic",
+                                                          "qwen3.5-122b-a10b"),
+    ("nvidia/GLM-5.3-NVFP4", "glm-5.3"), ("zai-org/GLM-5.3-Flash-FP8", "glm-5.3-flash"),
+    ("glm-5.3-flash-bf16", "glm-5.3-flash-bf16"),        # an alias is kept as written (it resolves itself)
+    ("some-lab/unknown-model-FP8", "some-lab/unknown-model-FP8"),   # no entry under the suffix: left unknown
+    ("nvidia/DeepSeek-V3-FP8-X", "nvidia/DeepSeek-V3-FP8-X"),       # only a trailing suffix is read
+])
+def test_quantized_checkpoint_names_read_as_their_model(name, want):
+    from perfmodel import catalog
+    assert catalog.canonical_id("models", name) == want
+
+
+def test_quantized_checkpoint_name_keeps_the_row_format(tmp_path):
+    """The suffix picks the architecture only: the row's weights column keeps the format it states."""
+    f = tmp_path / "r.csv"
+    f.write_text(HEADER + "a,point,b200,nvidia/Kimi-K2.6-NVFP4,nvfp4,fp8,sglang,8192,1024,tpot_ms,20\n"
+                 "b,point,b200,nvidia/Kimi-K2.6-NVFP4,,fp8,sglang,8192,1024,tpot_ms,20\n")
+    a, b = read_records(f)
+    assert (a.model, a.weights) == ("kimi-k2.6", "nvfp4") and (b.model, b.weights) == ("kimi-k2.6", None)

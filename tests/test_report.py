@@ -11,7 +11,7 @@ from perfmodel.claims.verdict import CATEGORIES, SPEC_INCONSISTENT
 from perfmodel.report.text import CELL, render_compact, verdict_cell
 
 
-def test_render_groups_claims_by_source_with_cells_of_at_most_200_characters():
+def test_render_groups_claims_by_source_with_cells_of_at_most_CELL_characters():
     results = [check("spec-hbm-bandwidth-2.4x"), check("spec-nvlink-1.7x")]
     long = {**results[1], "condition": "x" * 500}
     md = render_compact([results[0], long], [])
@@ -22,6 +22,26 @@ def test_render_groups_claims_by_source_with_cells_of_at_most_200_characters():
     row = next(li for li in md.splitlines() if li.startswith("| `spec-nvlink-1.7x`"))
     assert len(verdict_cell(long)) <= CELL and row.endswith("... |")
     assert "x" * 500 in md       # the full condition moves to the per-claim section
+
+
+def test_a_single_claim_source_states_its_verdict_and_figures_in_one_line():
+    """A source with one claim: its id, verdict, claimed and modeled figures on the source's first line, no table
+    and no story (the story of one claim is its verdict); a URL source is headed by its URL alone."""
+    r = {"id": "c1", "kind": "ratio", "verdict": "implausible", "implausible": "on the evidence", "claimed": 3.5,
+         "qualifier": "about", "source": "https://example.org/post (a blog draft, read via a mirror)",
+         "model": {"value": 0.646, "central": 0.646, "interval": [0.531, 0.785]}}
+    md = render_compact([r], [], stories={"https://example.org/post (a blog draft, read via a mirror)":
+                                          {"text": "**One story for this source** ..."}})
+    assert "## https://example.org/post\n" in md and "One story" not in md and "| `c1` |" not in md
+    assert "1 claim, `c1`: implausible on the evidence (claimed 3.5, model 0.646 (0.531 - 0.785))." in md
+    assert "- Verdict: **implausible on the evidence**." in md
+
+
+def test_error_table_lists_the_rows_the_intervals_read():
+    from perfmodel.report.text import error_rows_read
+    res = [{"interval": {"model_error": [{"workload": "agentic", "quantity": "rate-ratio", "region": "all"}]}},
+           {"interval": {"model_error": [{"quantity": "rate-ratio", "region": "middle"}]}}, {"interval": None}]
+    assert error_rows_read(res) == {("agentic", "rate-ratio", "all"), ("all", "rate-ratio", "middle")}
 
 
 def test_shared_conditions_appear_once_per_source_with_their_solved_value():

@@ -184,7 +184,8 @@ def test_a_shared_unknown_is_solved_from_the_conditions_the_verdicts_name():
 
 def test_the_error_table_prints_the_rows_the_verdicts_read():
     """A ratio read on (agentic, rate-ratio, all) with a step condition on its region's speed band (agentic, speed,
-    curve-end): those two rows are printed; a saturation row no verdict reads stays in claims/accuracy.csv only."""
+    curve-end): the interval's row is printed (the condition prints its band in its own text); a row no interval
+    reads stays in claims/accuracy.csv only."""
     import pandas as pd
 
     from perfmodel.report.text import error_rows_read, render_compact
@@ -193,13 +194,13 @@ def test_the_error_table_prints_the_rows_the_verdicts_read():
          "interval": {"model_error": [{"workload": "agentic", "quantity": "rate-ratio", "region": "all"}]},
          "conditions": [{"kind": "steps", "allowed": False, "short": "x", "band_quantity": "speed",
                          "band_region": "curve-end"}]}
-    assert error_rows_read([r]) == {("agentic", "rate-ratio", "all"), ("agentic", "speed", "curve-end")}
+    assert error_rows_read([r]) == {("agentic", "rate-ratio", "all")}     # a condition prints its own band
     acc = pd.DataFrame([(w, q, g, 10, -0.3, 0.3) for w, q, g in (
         ("agentic", "rate-ratio", "all"), ("agentic", "speed", "curve-end"), ("agentic", "rate", "saturation"))],
         columns=["workload", "quantity", "region", "rows", "ln_q10", "ln_q90"])
     md = render_compact([r], [], acc=acc)
-    assert "| agentic | rate-ratio | all | 10 | 0.74x - 1.35x |" in md and "| agentic | speed | curve-end |" in md
-    assert "saturation" not in md
+    assert "| agentic | rate-ratio | all | 10 | 0.74x - 1.35x |" in md
+    assert "saturation" not in md and "| agentic | speed | curve-end |" not in md
 
 
 def test_a_claim_whose_pair_is_off_the_specs_says_so_beside_its_own_verdict():

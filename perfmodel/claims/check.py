@@ -361,8 +361,9 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
     p = claim.at or claim.to
     out["axis"] = point_axis(p)
     out["at"] = _describe_point(claim.at, "at.min_tps_per_user" in claim.unstated) if claim.at else f"{_describe_point(claim.from_)} -> {_describe_point(claim.to)}"
-    out["weights"] = store.weights
-    out["weights_stated"] = claim.weights is not None
+    per_system = [f"{ref.hardware} {ref.weights}" for ref in claim.systems if ref.weights is not None]
+    out["weights"] = store.weights if not per_system else ", ".join(per_system)
+    out["weights_stated"] = claim.weights is not None or bool(per_system)
     wl = claim.workload or DEFAULT_WORKLOAD
     if claim.workload is None:
         out["assumptions"].append(f"workload unstated: {wl} assumed")

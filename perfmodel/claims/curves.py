@@ -54,6 +54,7 @@ class Side:
     gpus: tuple[int, ...] | None = None   # restrict GPUs per instance (deployment hints)
     spec_tokens: tuple[int, ...] | None = None  # draft tokens the source states (None: the store's space)
     serving: tuple[str, ...] | None = None      # serving modes the source states (None: the store's space)
+    weights: str | None = None            # this side's weight format where a claim compares two (None: the store's)
 
     def but(self, **kw) -> "Side":
         return Side(**{**self.__dict__, **kw})
@@ -74,6 +75,8 @@ class Side:
             s += f" ({','.join(map(str, self.spec_tokens))} drafts)"
         if self.serving is not None:
             s += f" ({','.join(self.serving)})"
+        if self.weights is not None:
+            s += f" [{self.weights}]"
         return s
 
     def system(self) -> System:
@@ -120,7 +123,8 @@ class CurveStore:
                                    **({"spec_tokens": side.spec_tokens} if side.spec_tokens is not None else {}),
                                    **({"serving": side.serving} if side.serving is not None else {})})
         self.evaluations += 1
-        return candidates(side.system(), model, workload, weights=(self.weights,), space=space, keep=keep)
+        return candidates(side.system(), model, workload, weights=(side.weights or self.weights,), space=space,
+                          keep=keep)
 
     def _envelope_points(self, side: Side, model: str, workload: str) -> pd.DataFrame:
         key = (side, model, workload)

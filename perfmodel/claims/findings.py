@@ -142,7 +142,8 @@ def compare_software(out: dict, C: ClaimSides, q: float, sw: dict) -> None:
         return
     A, B = C.sides
     hw_q = C.figure(sides=[B.but(hardware=A.hardware, gpus=A.gpus), B]).read()["q"]
-    out["hardware_only"] = {"ratio": _f(hw_q), "profile": B.profile, "software_change": sw,
+    out["hardware_only"] = {"ratio": _f(hw_q), "profile": B.profile + (f" {B.weights}" if B.weights else ""),
+                            "software_change": sw,
                             "software_factor_needed": _f(C.claim.claimed / hw_q) if hw_q and math.isfinite(hw_q)
                             else None}
     out["as_measured"] = {"ratio": _f(q), "profiles": [s.name for s in C.sides]}

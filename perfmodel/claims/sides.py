@@ -153,10 +153,12 @@ another claim's verdict and conditions (None: every other claim counts as plausi
             s = Side(hw, prof, host_tier=_host_tier(claim, hw), gpus=_gpus(claim, hw),
                      speedup=ref.decode_speedup or 1.0, prefill_speedup=ref.prefill_speedup,
                      spec_tokens=_spec_tokens(claim, hw, tuple(store.space.get("spec_tokens", ()))),
-                     serving=_serving(claim, hw))
+                     serving=_serving(claim, hw), weights=ref.weights)
             if ref.decode_speedup or ref.prefill_speedup:
                 out["assumptions"].append(f"{hw}: as measured, the source's own kernel speed-ups over the {prof} profile "
                                           f"(decode x{ref.decode_speedup or 1:g}, prefill x{ref.prefill_speedup or 1:g})")
+            if s.weights is not None:
+                out["assumptions"].append(f"{hw}: {s.weights} weights (the source's format for this system)")
             if s.host_tier:
                 out["assumptions"].append(f"{hw}: KV host tier on (the claim's deployment hint: hbm+host)")
             if s.gpus:

@@ -302,7 +302,105 @@ def slo_error_figure() -> str:
     return f"`{SLO_ERROR_COMMAND}` stops with `{line}`"
 
 
-FIGURES = {"coverage": coverage_figure, "envelope": envelope_figure, "mlperf": mlperf_figure, "slo-agreement": slo_figure,
+LIVE_CASE = ("gpt-oss-120b", "agentx", "b200:vllm", 20_000.0)
+"""The case of step 4's users-and-sessions figure (tests/test_plan_little.py holds the law on every pair)."""
+
+
+def _cli_csv(argv: list[str], workdir: Path) -> pd.DataFrame:
+    """A plan command (argv after 'perfmodel') run with --csv into ``workdir``; its CSV."""
+    from .main import main
+    csv = workdir / "figure.csv"
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main([*argv, "--csv", str(csv)])
+    if code != 0:
+        raise RuntimeError(f"perfmodel {' '.join(argv)}: exit {code}: {err.getvalue().strip()[:200]}")
+    return pd.read_csv(csv)
+
+
+def live_share_figure() -> str:
+    """Step 4's figure: one agentic workload planned for N sessions and for N users; the ratio of their GPUs is the
+    live share R / (R + Z) at the chosen point (each user has one request in flight, each session one request
+    for R of every R + Z seconds)."""
+    model, wl, system, n = LIVE_CASE
+    base = ["plan", "--model", model, "--workload", wl, "--system", system, "--min-tps-per-user", "60",
+            "--spec-tokens", "0", "--max-gpus", "8", "--no-disaggregation"]
+    with tempfile.TemporaryDirectory() as tmp:
+        s = _cli_csv([*base, "--sessions", f"{n:g}"], Path(tmp)).iloc[0]
+        u = _cli_csv([*base, "--users", f"{n:g}"], Path(tmp)).iloc[0]
+    r, z = s["response_mean_s"], s["pause_mean_s"]
+    same = s["batch"] == u["batch"] and s["output_tps_per_gpu"] == u["output_tps_per_gpu"]
+    return (f"`perfmodel {' '.join(base)} --sessions {n:g}` needs {s['gpus']:,} GPUs and the same with `--users {n:g}` "
+            f"{u['gpus']:,}: a ratio of {s['gpus'] / u['gpus']:.4f}, the live share R / (R + Z) = {r:.2f} / "
+            f"({r:.2f} + {z:.1f}) = {r / (r + z):.4f} "
+            + ("at the one point both choose" if same else "(the two plans chose different points)")
+            + f" (the request rates differ by exactly (R + Z) / R = {u['demand_requests_per_s'] / s['demand_requests_per_s']:.4f};"
+              " the GPU counts by that and whole units)")
+
+
+QUESTION_YAML = """id: planner-question
+title: "gpt-oss-120b on B200 (vLLM), AgentX: output tok/s/GPU at 60 tok/s/user E2E-normalised P90"
+source: "docs/plan.md's planner question, asked of check"
+date: null
+quote: "n/a"
+kind: absolute
+systems:
+  - {hardware: b200, profile: vllm, engine: vLLM}
+model: gpt-oss-120b
+workload: agentx
+metric: {quantity: throughput, tokens: output, per: gpu}
+at: {point: speed, tps_per_user: 60, percentile: 90, interactivity: e2e}
+claimed: 1000
+unstated: [date]
+notes: a planner's question, not a published claim
+"""
+"""The question step 3's plan-and-check figure asks both commands (tests/test_plan_slo.py asks the same)."""
+
+
+def one_figure() -> str:
+    """Step 3's figures: the agents capacity of `frontier --slo-percentile 90 --slo-speed-axis e2e` against the
+    plan's sessions per GPU under the same SLO, both run as commands; and one question (output tok/s/GPU at >= 60
+    tok/s/user E2E P90, nvfp4) asked of `check` and of `plan`."""
+    import json
+
+    from .main import main
+    space = ["--model", "gpt-oss-120b", "--workload", "agentx", "--spec-tokens", "0", "--max-gpus", "8",
+             "--no-disaggregation"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["frontier", *space, "--hardware", "b200", "--profile", "vllm", "--slo-tps-per-user", "60",
+                     "--slo-ttft-ms", "3000", "--slo-percentile", "90", "--slo-speed-axis", "e2e", "--json"])
+    if code != 0:
+        raise RuntimeError(f"frontier --slo-speed-axis e2e: exit {code}")
+    agents = float(json.loads(out.getvalue())["systems"][0]["agents_per_gpu"])
+    with tempfile.TemporaryDirectory() as tmp:
+        p = _cli_csv(["plan", *space, "--system", "b200:vllm", "--sessions", "100000", "--min-tps-per-user", "60",
+                      "--speed-axis", "e2e", "--speed-percentile", "90", "--ttft-ms", "3000", "--ttft-percentile",
+                      "90"], Path(tmp)).iloc[0]
+        q = Path(tmp) / "question.yaml"
+        q.write_text(QUESTION_YAML)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = main(["check", str(q), "--json"])
+        if code != 0:
+            raise RuntimeError(f"check {q}: exit {code}")
+        checked = float(json.loads(out.getvalue())["model"]["value"])
+        c = _cli_csv(["plan", "--model", "gpt-oss-120b", "--workload", "agentx", "--system", "b200:vllm",
+                      "--weights", "nvfp4", "--rate", "1000", "--min-tps-per-user", "60", "--speed-axis", "e2e",
+                      "--speed-percentile", "90"], Path(tmp)).iloc[0]
+    per_gpu = p["sessions_per_unit"] / p["unit_gpus"]
+    return (f"`frontier --slo-tps-per-user 60 --slo-ttft-ms 3000 --slo-percentile 90 --slo-speed-axis e2e` "
+            f"(gpt-oss-120b, AgentX, b200:vllm, no drafts, aggregated) finds {agents:.1f} sessions per GPU and the "
+            f"plan under the same SLO {per_gpu:.1f} ({per_gpu / agents - 1:+.1%}). One question, output tokens/s "
+            f"per GPU at >= 60 tok/s/user on the E2E-normalised P90 axis (nvfp4), asked of `check` (a claim YAML, "
+            f"`tests/test_plan_slo.py`) and of `plan --rate 1000 --weights nvfp4 --speed-axis e2e "
+            f"--speed-percentile 90`: {checked:,.0f} and {c['output_tps_per_gpu']:,.0f} "
+            f"({c['output_tps_per_gpu'] / checked - 1:+.1%}); check reads its curve at exactly 60 tok/s/user, the "
+            f"plan a whole deployment that meets the floor, here at {c['tps_per_user_e2e_p90']:.1f}")
+
+
+FIGURES = {"coverage": coverage_figure, "envelope": envelope_figure, "mlperf": mlperf_figure, "slo-agreement": slo_figure, "one-figure": one_figure,
+           "live-share": live_share_figure,
            "slo-error": slo_error_figure}
 """The generated figures of the page's prose: name -> the function rendering the text between its markers."""
 

@@ -214,7 +214,8 @@ def _assumptions(results) -> list[str]:
                  for f, sv in spec.specs if sv is not None and getattr(sv, "status", "datasheet") != "datasheet"]
         if items:
             out.append(f"{hw}, not from a datasheet (sources: `perfmodel show {hw}`): " + "; ".join(items))
-    out.append("Weights nvfp4 (experts and dense layers as the engine maps them), KV cache fp8, on every system; "
+    out.append("Weights nvfp4 (experts and dense layers as the engine maps them) unless a claim states its format "
+               "(for both systems or each), KV cache fp8; "
                f"deployments enumerated with {json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in CurveStore().space.items()})}.")
     out.append("The E2E axis is evaluated for the median-length request: the workload's P90 spread of request lengths is "
                "not in the frontier (AgentX publishes medians only).")

@@ -377,14 +377,13 @@ def markdown(df: pd.DataFrame, src: str, brief: bool = False) -> list[str]:
     da, db = cA.specs.price_usd_per_gpu_hour, cB.specs.price_usd_per_gpu_hour
     ttfts = " and ".join(f"<= {t / 1e3:g} s" for t in PLAN_TTFT_MS)
     qt = d["slo_ttft_percentile"].iloc[0] if "slo_ttft_percentile" in d else 50.0
-    bases = (f"Per MW divides by catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} {pb.value:,.0f} W; "
-             f"{pa.status}/{pb.status}); per dollar by catalog price per GPU-hour ({ha} ${da.value:g}, {hb} "
+    bases = (f"Per MW: catalog all-in power per GPU ({ha} {pa.value:,.0f} W, {hb} {pb.value:,.0f} W; "
+             f"{pa.status}/{pb.status}); per $: catalog price per GPU-hour ({ha} ${da.value:g}, {hb} "
              f"${db.value:g}; {da.status}/{db.status}).")
     head = ("| model | point (tok/s/user) | SLO (speed limit; source) | tok/s/GPU A / B | per GPU (interval) | per MW | "
             "per $ | " + " | ".join(f"sessions/rack A / B, TTFT <= {t / 1e3:g} s" for t in PLAN_TTFT_MS) + " |")
     if brief:
-        L = [f"Planner's table: {a} over {b} (the software the verdicts read them with); columns, SLOs and interval "
-             f"as in the first planner's table above, TTFT at P{qt:g}. {bases}\n", head,
+        L = [f"Planner's table: {a} over {b}; columns as in the first table, TTFT at P{qt:g}. {bases}\n", head,
              "|---|---|---|---|---|---|---|" + "---|" * len(PLAN_TTFT_MS)]
         return L + _rows(d)
     L = [f"Planner's table: {a} over {b} (the software the verdicts read them with), total tokens/s per GPU on the "

@@ -37,8 +37,13 @@ def _claimed(r) -> str:
     return q + _fmt(r["claimed"])
 
 
+def _verdict(r: dict) -> str:
+    """The verdict with its kind of implausibility ('implausible on the evidence')."""
+    return r["verdict"] + (f" {r['implausible']}" if r["verdict"] == "implausible" and r.get("implausible") else "")
+
+
 # ------------------------------------------------------------------ the compact report (issue 32)
-CELL = 200          # characters of a verdict cell at most
+CELL = 80           # characters of a verdict cell at most (the conditions in full: Per claim)
 
 
 def verdict_cell(r: dict) -> str:
@@ -51,42 +56,7 @@ def verdict_cell(r: dict) -> str:
     elif why_not_checkable(r):
         s += f" ({why_not_checkable(r)})"
     s = s.replace("|", "/")
-    return s if len(s) <= CELL else s[:CELL - 3].rstrip() + "..."
-
-
-def error_rows_read(results: list[dict]) -> set[tuple[str, str, str]]:
-    """(record class, quantity, region) of every error-table row a verdict reads: its interval's parts and its step
-    conditions' bands (a speed or throughput band of the point's region, in the claim's record class)."""
-    out = set()
-    for r in results:
-        parts = (r.get("interval") or {}).get("model_error") or []
-        out |= {(p.get("workload", "all"), p.get("quantity"), p.get("region")) for p in parts}
-        wls = {p.get("workload", "all") for p in parts} or {"all"}
-        out |= {(w, c["band_quantity"], c["band_region"]) for c in r.get("conditions") or []
-                if c.get("band_quantity") and c.get("band_region") for w in wls}
-    return out
-
-
-def ordered_conditions(r: dict) -> list[dict]:
-    """A claim's conditions as its verdict ranks them (``claims.outcome.rank``): the allowed ones first, in the
-    order the verdict names them, then those not allowed, each group in the check's own order."""
-    from ..claims.outcome import rank
-    conds = r.get("conditions") or []
-    return sorted(conds, key=lambda c: (not c.get("allowed"), rank(c) if c.get("allowed") else 0))
-
-
-def why_not_checkable(r: dict) -> str:
-    """Why a 'not checkable' verdict with no condition is so, in a few words ('' otherwise): a latency with no load
-    stated (a TTFT turns on the load and the prefill capacity, neither given), or an E2E-axis comparison whose TTFT
-    claims are such (``inherited_from``)."""
-    if r.get("verdict") != "not checkable" or r.get("condition"):
-        return ""
-    if r.get("inherited_from"):
-        return (f"its E2E speed includes TTFT, and {', '.join(r['inherited_from'])} "
-                f"{'is' if len(r['inherited_from']) == 1 else 'are'} not checkable")
-    if r.get("metric") in ("ttft_s", "e2e_s"):
-        return "no load or prefill capacity stated, on which a TTFT turns"
-    return ""
+    return s if len(s) <= CELL else s[:CELL - 3].rsplit(" ", 1)[0].rstrip(",;:(") + "..."
 
 
 def _num(v, unit="") -> str:
@@ -98,7 +68,6 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
                    stories=None) -> str:
     """claims.md: counts, a first screen per source article, one line per claim, a short section per claim."""
     from ..claims.shared import source_key
-    from ..claims.shared import text as shared_text
     shared = shared or {}
     cats = (*CATEGORIES, SPEC_INCONSISTENT)
     n = {k: sum(r["verdict"] == k for r in results) for k in cats}
@@ -123,31 +92,17 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
         by_src.setdefault(source_key(r.get("source")), []).append(r)
     planned = False         # the first planner's table explains its columns; the others refer to it
     for src, rs in by_src.items():
-        L.append(f"## {src}\n")
-        L.append(f"{len(rs)} claims: " + ", ".join(f"{sum(r['verdict'] == k for r in rs)} {k}" for k in cats
-                                                    if any(r["verdict"] == k for r in rs)) + ".\n")
-        from .planner import markdown as planner_md
-        tbl = planner_md(plan, src, brief=planned)
+        tbl, story = _source_lines(src, rs, cats, plan, planned, stories, shared)
         planned = planned or bool(tbl)
-        L += tbl
-        if stories and stories.get(src):
-            L += [stories[src]["text"], ""]
-        solved = [g for g in shared.get(src) or [] if g.get("solved")]
-        if solved:      # one unknown that one value serves (where it does not, the story above takes two)
-            L.append("One unknown that one value serves:\n")
-            L += [shared_text(g) for g in solved] + [""]
-        L.append("| claim | claimed | model (interval) | verdict |")
-        L.append("|---|---|---|---|")
-        for r in rs:
-            L.append(f"| `{r['id']}` | {_claimed(r)} | {_model_cell(r)} | {verdict_cell(r)} |")
-        L.append("")
+        L += story
     if acc is not None:
         L.append("## The error term (held-out residuals, ln(pred/meas) 10th-90th percentile)\n")
-        L.append("Every row in `claims/accuracy.csv`; the rows these claims' intervals and conditions read:\n")
+        L.append("Every row in `claims/accuracy.csv`; the rows these claims' intervals read:\n")
         L.append("| records | quantity | region | rows | 80% of predictions / measured |")
         L.append("|---|---|---|---|---|")
         a = acc if "workload" in acc.columns else acc.assign(workload="all")
-        a = a[[k in error_rows_read(results) for k in zip(a["workload"], a["quantity"], a["region"])]]
+        read = error_rows_read(results)
+        a = a[[k in read for k in zip(a["workload"], a["quantity"], a["region"])]]
         for _, x in a.iterrows():
             L.append(f"| {x['workload']} | {x['quantity']} | {x['region']} | {int(x['rows'])} | "
                      f"{math.exp(x['ln_q10']):.2f}x - {math.exp(x['ln_q90']):.2f}x |")
@@ -164,20 +119,74 @@ def render_compact(results, figs, acc=None, shared=None, assumptions=None, sente
     return "\n".join(L)
 
 
+def _source_lines(src, rs, cats, plan, planned, stories, shared) -> tuple[list[str], list[str]]:
+    """One source's first screen: its verdicts, the planner's table (``planned``: one explained its columns
+    already), the story, the unknowns one value serves and its claims' rows; (the planner's table, every line)."""
+    from ..claims.shared import text as shared_text
+    from .planner import markdown as planner_md
+    L = [f"## {src.split()[0] if src.startswith(('http://', 'https://')) else src}\n"]
+    if len(rs) == 1:    # its verdict here, its row (claimed, model, conditions) under Per claim
+        L.append(f"1 claim, `{rs[0]['id']}`: {_verdict(rs[0])} (claimed {_claimed(rs[0])}, model "
+                 f"{_model_cell(rs[0])}).\n")
+    else:
+        L.append(f"{len(rs)} claims: " + ", ".join(f"{sum(r['verdict'] == k for r in rs)} {k}" for k in cats
+                                                    if any(r["verdict"] == k for r in rs)) + ".\n")
+    tbl = planner_md(plan, src, brief=planned)
+    L += tbl
+    if stories and stories.get(src) and len(rs) > 1:     # one claim's story is its own verdict
+        L += [stories[src]["text"], ""]
+    solved = [g for g in shared.get(src) or [] if g.get("solved")]
+    if solved:      # one unknown that one value serves (where it does not, the story above takes two)
+        L.append("One unknown that one value serves:\n")
+        L += [shared_text(g) for g in solved] + [""]
+    if len(rs) > 1:
+        L += ["| claim | claimed | model (interval) | verdict |", "|---|---|---|---|"]
+        L += [f"| `{r['id']}` | {_claimed(r)} | {_model_cell(r)} | {verdict_cell(r)} |" for r in rs] + [""]
+    return tbl, L
+
+
+def error_rows_read(results: list[dict]) -> set[tuple[str, str, str]]:
+    """(record class, quantity, region) of every model-error row a claim's interval reads (a condition prints the
+    band it reads in its own text)."""
+    return {(p.get("workload", "all"), p["quantity"], p["region"])
+            for r in results for p in (r.get("interval") or {}).get("model_error") or []}
+
+
+def why_not_checkable(r: dict) -> str:
+    """Why a 'not checkable' verdict with no condition is so, in a few words ('' otherwise): a latency with no load
+    stated (a TTFT turns on the load and the prefill capacity, neither given), or an E2E-axis comparison whose TTFT
+    claims are such (``inherited_from``)."""
+    if r.get("verdict") != "not checkable" or r.get("condition"):
+        return ""
+    if r.get("inherited_from"):
+        return (f"its E2E speed includes TTFT, and {', '.join(r['inherited_from'])} "
+                f"{'is' if len(r['inherited_from']) == 1 else 'are'} not checkable")
+    if r.get("metric") in ("ttft_s", "e2e_s"):
+        return "no load or prefill capacity stated, on which a TTFT turns"
+    return ""
+
+
+def ordered_conditions(r: dict) -> list[dict]:
+    """A claim's conditions as its verdict ranks them (``claims.outcome.rank``): the allowed ones first, in the
+    order the verdict names them, then those not allowed, each group in the check's own order."""
+    from ..claims.outcome import rank
+    conds = r.get("conditions") or []
+    return sorted(conds, key=lambda c: (not c.get("allowed"), rank(c) if c.get("allowed") else 0))
+
+
 def _per_claim(r: dict, sentences=None) -> list[str]:
-    """One claim's short section: how it was read, the verdict, its conditions, needs and candidates."""
-    L: list[str] = []
-    L.append(f"### `{r['id']}`\n")
+    """One claim's short section: how it was read, the verdict (why, where not checkable), its conditions as the
+    verdict ranks them (the first in full, the others short; claims.json: all in full), needs and candidates."""
+    L = [f"### `{r['id']}`\n"]
     if r["kind"] != "spec_ratio":
         stat = f" ({r['statistic']})" if r.get("statistic") else ""     # a latency: its percentile named
         L.append(f"- Read: {r.get('metric', '')}{stat}, {r.get('at', '')}.")
     why = why_not_checkable(r)
-    L.append(f"- Verdict: **{r['verdict']}" + (f" {r['implausible']}" if r["verdict"] == "implausible" and
-                                                r.get("implausible") else "") + "**"
-             + (f" ({r['flag']})" if r.get("flag") else f" ({why})" if why else "") + ".")
+    L.append(f"- Verdict: **{_verdict(r)}**" + (f" ({r['flag']})" if r.get("flag") else f" ({why})" if why else "")
+             + ".")
     conds = ordered_conditions(r)[:3]
     were = "Were the TTFT checkable, c" if r.get("inherited_from") else "C"     # not the verdict's condition
-    for i, c in enumerate(conds):   # the first allowed in full, the others short (claims.json: all in full)
+    for i, c in enumerate(conds):
         short = c.get("short", c.get("text", ""))
         L.append(f"- {were}ondition: {c.get('text', '')}." if c.get("allowed") and i == 0 else
                  f"- Or: {short}." if c.get("allowed") else f"- Not allowed: {short}.")

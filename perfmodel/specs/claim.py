@@ -75,6 +75,9 @@ class SystemRef(Strict):
                                 "per-system (per: rack) multiple is the per-GPU one times A's over B's; the "
                                 "hardware's packaging, never the serving instance's size; None: the catalog's "
                                 "NVLink domain (scaleup_domain_gpus)")
+    weights: str | None = Field(
+        None, description="This system's weight format where the source compares two formats (B200 NVFP4 against "
+                          "H200 INT4); None: the claim's ``weights``")
 
     @model_validator(mode="before")
     @classmethod
@@ -90,6 +93,14 @@ class SystemRef(Strict):
     @classmethod
     def _profile_id(cls, v: str | None) -> str | None:
         return _check_id("profile", v)
+
+    @field_validator("weights")
+    @classmethod
+    def _system_weights(cls, v: str | None) -> str | None:
+        from ..formats import weight_format_problem
+        if v is not None and (problem := weight_format_problem(v)):
+            raise ValueError(problem)
+        return v
 
 
 class Metric(Strict):
