@@ -36,7 +36,7 @@ from .arith import arithmetic_checks, spec_ratio_check
 from .basis import basis
 from .conditions import conditions
 from .curves import CurveStore
-from .fields import TAIL_PERCENTILES, point, scenario_limits, speed
+from .fields import point, scenario_note, speed
 from .fields import slo as claim_slo
 from .findings import basis_need, compare_software, evaluate, headroom, record_reading, with_precedent
 from .fmt import fmt as _fmt
@@ -131,22 +131,6 @@ def _describe_point(p: OperatingPoint | None, floor_assumed: bool = False) -> st
     if p.ttft_ms:
         s += f", TTFT <= {p.ttft_ms:g} ms"
     return s
-
-
-def _scenario_note(claim: ClaimSpec, wl: str, out: dict) -> None:
-    """A peak read at a benchmark scenario's limits (``fields.scenario_limits``): the limits as the benchmark
-    reads them (MLPerf Server / Interactive: P99 TTFT and P99 TPOT) appended to the point's words."""
-    lim = scenario_limits(claim.at, wl) if claim.at is not None else None
-    tail = claim.at is not None and claim.at.point == "peak" and claim.at.percentile in TAIL_PERCENTILES
-    if lim is None and not tail:
-        return
-    assert claim.at is not None
-    axis = claim.at.interactivity or "itl"
-    text = claim_slo(claim.at, limits=lim[1] if lim else None).text() if axis == "itl" else "the E2E axis"
-    out["at"] += f"; {text}" + (f" (the {lim[0]} scenario of {wl})" if lim else "")
-    if lim and claim.at.scenario is None:
-        out["assumptions"].append(f"the point's limits are {wl}'s {lim[0]} scenario's, read at its "
-                                  f"P{lim[1].percentile:g} (the benchmark's), not on the mean TPOT")
 
 
 def sides_of(store: CurveStore, claim: ClaimSpec, model: str, wl: str, out: dict) -> ClaimSides:
@@ -369,7 +353,7 @@ def check(claim, store: CurveStore | None = None, models=DEFAULT_MODELS) -> dict
         out["assumptions"].append(f"workload unstated: {wl} assumed")
     out["read_on"] = read_on(claim, wl)
     try:
-        _scenario_note(claim, wl, out)
+        scenario_note(claim, wl, out)
     except SpecError as exc:        # a scenario the workload lacks: one line naming the claim's file
         raise exc.in_file(str(given)) if str(given).endswith((".yaml", ".yml")) else exc
     if p and p.interactivity == "e2e" and p.percentile in (50, 90):

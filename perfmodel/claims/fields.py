@@ -88,3 +88,19 @@ def slo(p: OperatingPoint, speed_column: str = "tps_per_user", k: float = 1.0,
         return SLO.from_limits(ttft, tpot / k if tpot else None, q)
     floor = p.min_tps_per_user * k if p.min_tps_per_user else None
     return SLO.speed_floor(floor, p.ttft_ms, 50.0, speed_column=speed_column)
+
+
+def scenario_note(claim: ClaimSpec, wl: str, out: dict) -> None:
+    """A peak read at a benchmark scenario's limits (``fields.scenario_limits``): the limits as the benchmark
+    reads them (MLPerf Server / Interactive: P99 TTFT and P99 TPOT) appended to the point's words."""
+    lim = scenario_limits(claim.at, wl) if claim.at is not None else None
+    tail = claim.at is not None and claim.at.point == "peak" and claim.at.percentile in TAIL_PERCENTILES
+    if lim is None and not tail:
+        return
+    assert claim.at is not None
+    axis = claim.at.interactivity or "itl"
+    text = slo(claim.at, limits=lim[1] if lim else None).text() if axis == "itl" else "the E2E axis"
+    out["at"] += f"; {text}" + (f" (the {lim[0]} scenario of {wl})" if lim else "")
+    if lim and claim.at.scenario is None:
+        out["assumptions"].append(f"the point's limits are {wl}'s {lim[0]} scenario's, read at its "
+                                  f"P{lim[1].percentile:g} (the benchmark's), not on the mean TPOT")
