@@ -232,9 +232,10 @@ def test_a_claims_section_lists_its_conditions_as_the_verdict_ranks_them():
          "qualifier": "about", "condition": "B 1.42x slower [the source's own claim]", "conditions": conds}
     md = render_compact([r], [])
     sec = md.split("### `c`", 1)[1]
-    assert sec.index("- Condition: B long.") < sec.index("- Or: A 1.8x faster [software headroom].") < sec.index(
-        "- Not allowed: power 0.4x.")
-    assert "A long" not in sec
+    assert sec.index("- Condition: B long.") < sec.index("- Or: A 1.8x faster [software headroom].")
+    assert "A long" not in sec and "power 0.4x" not in sec      # not allowed, beside allowed ones: claims.json
+    r2 = {**r, "verdict": "implausible", "condition": None, "conditions": [conds[0]]}
+    assert "- Not allowed: power 0.4x." in render_compact([r2], [])
 
 
 def test_a_step_the_sources_own_claim_needs_the_other_way_is_not_allowed(monkeypatch):

@@ -185,6 +185,8 @@ def _per_claim(r: dict, sentences=None) -> list[str]:
     L.append(f"- Verdict: **{_verdict(r)}**" + (f" ({r['flag']})" if r.get("flag") else f" ({why})" if why else "")
              + ".")
     conds = ordered_conditions(r)[:3]
+    if any(c.get("allowed") for c in conds):    # the allowed ones say it; those not allowed: claims.json
+        conds = [c for c in conds if c.get("allowed")]
     were = "Were the TTFT checkable, c" if r.get("inherited_from") else "C"     # not the verdict's condition
     for i, c in enumerate(conds):
         short = c.get("short", c.get("text", ""))
