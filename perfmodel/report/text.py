@@ -184,7 +184,7 @@ def _per_claim(r: dict, sentences=None) -> list[str]:
     why = why_not_checkable(r)
     L.append(f"- Verdict: **{_verdict(r)}**" + (f" ({r['flag']})" if r.get("flag") else f" ({why})" if why else "")
              + ".")
-    conds = ordered_conditions(r)[:3]
+    conds = ordered_conditions(r)[:2]
     if any(c.get("allowed") for c in conds):    # the allowed ones say it; those not allowed: claims.json
         conds = [c for c in conds if c.get("allowed")]
     were = "Were the TTFT checkable, c" if r.get("inherited_from") else "C"     # not the verdict's condition
@@ -197,7 +197,7 @@ def _per_claim(r: dict, sentences=None) -> list[str]:
     for x in r.get("cross_claims") or []:      # a pair the source's own figures put off the specs: not both hold
         if x.get("verdict") == SPEC_INCONSISTENT:
             other = ", ".join(f"`{i}`" for i in x["claims"] if i != r["id"])
-            L.append(f"- With {other}: {SPEC_INCONSISTENT} ({x['condition']}): not both hold as stated.")
+            L.append(f"- With {other}: {SPEC_INCONSISTENT} (the source's arithmetic above): not both hold.")
     for nd in r.get("needs") or []:
         if nd.get("kind") == "curve_end":     # what a claimed per-user speed needs of the curve-end step
             L.append(f"- Needs: {nd['text']}.")
