@@ -10,6 +10,7 @@ from perfmodel.engine.evaluate import Setup, bind_parts
 from perfmodel.specs.records import Record
 from perfmodel.validation.batch_predict import plan, predict_matrix, unique_rows
 from perfmodel.validation.predict_rows import predict_record, sample_params
+from perfmodel.validation.row_context import Unsupported
 
 
 def test_unique_rows_by_hand():
@@ -71,3 +72,62 @@ def test_open_loop_batch_unchanged_without_the_mixed_outputs():
     assert list(load) == list(full)
     for k in full:
         np.testing.assert_array_equal(load[k], full[k])
+
+
+def test_poisson_runs_batched_as_each_alone():
+    """MLPerf Server runs (Poisson arrivals) go through the point groups, with the runs whose rate exceeds the modeled
+    capacity read again at their Little's-law concurrency: the numbers of predict_record, which reads each alone."""
+    from perfmodel.specs.records import read_records
+    from perfmodel.validation.benchmark_runs import record_arrival_rate
+    from perfmodel.validation.samples import central_params
+    recs = [r for r in read_records(catalog.builtin_root() / "data/shared/mlperf.csv")
+            if r.kind == "point" and record_arrival_rate(r) is not None]
+    prof = catalog.profile("trtllm")
+    pl = plan(recs)
+    assert len(recs) >= 20 and not pl.single and not pl.unsupported
+    over = 0
+    for params in (central_params(prof), sample_params(prof, 4)):
+        got = predict_matrix(pl, {"trtllm": prof}, params)
+        for i, r in enumerate(recs):
+            note: list[str] = []
+            np.testing.assert_array_equal(got[i], predict_record(r, prof, params, note))
+            over += any("above the modeled capacity" in n for n in note)
+    assert over > 0 and np.isfinite(got).all()     # the closed-loop fallback is exercised
+
+
+def test_frontier_rows_of_a_setup_read_together_as_each_alone():
+    """Frontier rows go through validation/frontier_batch.py (a setup's candidates in one closed-loop call, the
+    Poisson reads under latency limits in one more): the numbers and refusals of predict_record, row by row, for
+    rows with latency limits (MLPerf), without (curve ends, read on the profile alone inside profile_alone and on
+    the envelope outside it) and disaggregated ones."""
+    from perfmodel.specs.records import read_records
+    from perfmodel.validation.benchmark_runs import record_latency_limits
+    from perfmodel.validation.envelope import profile_alone
+    from perfmodel.validation.samples import central_params
+    recs = [r for f in ("mlperf", "curve-end", "calibration")
+            for r in read_records(catalog.builtin_root() / f"data/shared/{f}.csv")
+            if r.kind == "frontier" and (r.engine or "trtllm") in ("trtllm", "dynamo-trtllm")]
+    assert sum(record_latency_limits(r) is not None for r in recs) >= 10
+    assert any(r.serving == "disaggregated" for r in recs) and any(not r.engine for r in recs)
+    for engine in ("trtllm", "dynamo-trtllm"):
+        rows = [r for r in recs if (r.engine or "trtllm") == engine]
+        prof = catalog.profile(engine)
+        for params, alone in ((central_params(prof), True), (sample_params(prof, 3), True),
+                              (central_params(prof), False)):
+            pl = plan(rows)
+            assert not pl.single and sum(map(len, pl.frontier.values())) == len(rows)
+            with profile_alone() if alone else _nothing():
+                got = predict_matrix(pl, {engine: prof}, params)
+                for i, r in enumerate(rows):
+                    try:
+                        want = predict_record(r, prof, params)
+                    except Unsupported:
+                        want = np.full(got.shape[1], np.nan)
+                        assert i in pl.unsupported
+                    np.testing.assert_array_equal(got[i], want)
+            assert np.isfinite(got).any(axis=1).sum() >= len(rows) // 2
+
+
+def _nothing():
+    import contextlib
+    return contextlib.nullcontext()

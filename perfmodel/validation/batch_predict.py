@@ -1,7 +1,7 @@
 """Predict many records for many profile-parameter vectors at once: a (records x samples) matrix.
 
-Point rows (the bulk of the concurrency sweeps: aggregated, decode-only and disaggregated with named pools; not
-Poisson-arrival runs, which go one by one)
+Point rows (the bulk of the concurrency sweeps: aggregated, decode-only and disaggregated with named pools; and
+aggregated Poisson-arrival runs, read at their Little's-law concurrency where the rate exceeds the modeled capacity)
 that share a setup (hardware, model, weights, KV format, profile) are evaluated in ONE call of the serving
 dispatcher (serving/dispatch.serve), every record tiled over the S parameter
 samples (no Python loop per record or per sample). Every other row (frontier, ratio, prefill-only) goes
@@ -24,9 +24,12 @@ from ..serving.dispatch import Pools, Sessions, serve, serve_columns
 from ..specs.profile import PROFILE_PARAMS, ProfileSpec
 from ..specs.records import Record
 from .agentic_rows import agentic_inputs, agentic_metric, agentic_pool_inputs, finish_agentic
+from .benchmark_runs import record_percentile
+from .envelope import envelope_on
+from .frontier_batch import frontier_values
 from .point_rows import point_inputs
 from .predict_rows import predict_record, profile_id
-from .row_context import Unsupported, prefill_pool
+from .row_context import Unsupported, make_ctx, prefill_pool
 from .workload_versions import record_host_tier, record_workload_spec, resolve_record
 
 BATCHED_METRICS = {"tpot_ms": "tpot_ms", "ttft_ms": "ttft_ms", "tps_per_user": "tps_per_user",
@@ -44,6 +47,7 @@ class Plan:
     unsupported: dict[int, str] = field(default_factory=dict)
     agentic: dict[tuple, list[tuple[int, object]]] = field(default_factory=dict)   # key -> [(row, AgenticInputs)]
     agentic_pools: dict[tuple, list[tuple[int, dict, dict]]] = field(default_factory=dict)  # [(row, pts, pool)]
+    frontier: dict[tuple, list[int]] = field(default_factory=dict)     # setup key -> frontier rows (frontier_batch)
     cache: dict = field(default_factory=dict, repr=False)   # what predict_matrix keeps between calls (_group)
 
 
@@ -77,15 +81,21 @@ def plan(records: list[Record]) -> Plan:
                        record_workload_spec(rec).id, record_host_tier(rec))
                 pl.agentic_pools.setdefault(key, []).append((i, pts, pool))
                 continue
+            if rec.kind == "frontier" and rec.metric != "agents_per_gpu":
+                key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid)
+                pl.frontier.setdefault(key, []).append(i)
+                continue
             batched = (rec.kind == "point" and rec.metric in BATCHED_METRICS and not _agentic(rec)
                        and rec.serving in (None, "aggregated", "decode_only", "disaggregated"))
             pts, pooled = point_inputs(rec, m, catalog.profile(pid)) if batched else ({}, False)
+            poisson = np.isfinite(pts.get("arrival_rate", np.nan))
             if not batched or (rec.serving == "disaggregated" and not pooled) or \
-                    np.isfinite(pts.get("arrival_rate", np.nan)):
-                # Poisson runs (an open loop at the served rate) take predict_record: above the modeled capacity
-                # it falls back to the run's concurrency (point_rows.point_frame)
+                    (poisson and record_percentile(rec) is not None):
                 pl.single.append(i)
                 continue
+            # a Poisson run (an open loop at the served rate) above the modeled capacity is read at the run's
+            # Little's-law concurrency (point_rows.point_frame): kept beside its point (NaN: not a Poisson run)
+            pts = {**pts, FALLBACK: _fallback_concurrency(rec, pts) if poisson else np.nan}
             if pooled:
                 pts = {**pts, **prefill_pool(rec, m)}
             key = (rec.hardware, rec.model, rec.weights or "fp8", rec.kv_cache or "fp8", pid, pooled)
@@ -93,6 +103,17 @@ def plan(records: list[Record]) -> Plan:
         except (Unsupported, SpecError) as exc:
             pl.unsupported[i] = str(exc)
     return pl
+
+
+FALLBACK = "fallback_concurrency"
+"""A batched point's extra column (``plan``): the clients per instance a Poisson row is read at when its rate exceeds
+the modeled capacity (NaN: a closed-loop row, or no published concurrency: the largest batch that fits)."""
+
+
+def _fallback_concurrency(rec: Record, pts: dict) -> float:
+    """Clients per instance of a Poisson run above capacity: its concurrency x instance GPUs / its GPUs (as
+    point_rows.point_frame reads it)."""
+    return np.nan if rec.concurrency is None else rec.concurrency * pts["gpus"] / (rec.gpus or pts["gpus"])
 
 
 def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str, np.ndarray]) -> np.ndarray:
@@ -109,13 +130,34 @@ def predict_matrix(pl: Plan, profiles: dict[str, ProfileSpec], params: dict[str,
         _agentic_group(pl, key, agentic_rows, profiles, prof_vals, rate, S, out)
     for key, pool_rows in pl.agentic_pools.items():
         _agentic_pool_group(pl, key, pool_rows, profiles, prof_vals, rate, S, out)
-    for i in pl.single:
+    single = list(pl.single)
+    for key, frontier_rows in pl.frontier.items():
+        single += _frontier_group(pl, key, frontier_rows, profiles, params, out)
+    for i in sorted(single):
         rec = pl.records[i]
         try:
             out[i] = predict_record(rec, profiles[profile_id(rec)], params)
         except (Unsupported, SpecError):
             pl.unsupported.setdefault(i, "unsupported")
     return out
+
+
+def _frontier_group(pl: Plan, key: tuple, rows: list[int], profiles: dict, params: dict, out: np.ndarray) -> list[int]:
+    """The frontier rows of one setup read together (validation/frontier_batch.py) into ``out``; returns the rows
+    read on the envelope over the profile's variants (no engine named, outside ``profile_alone``), which
+    predict_record reads one by one."""
+    on_envelope = envelope_on()
+    alone = [i for i in rows if on_envelope and not pl.records[i].engine]
+    together = [i for i in rows if i not in alone]
+    if together:
+        first = pl.records[together[0]]
+        ctx = make_ctx(first.hardware, first, profiles[key[4]], params)
+        for i, value in zip(together, frontier_values([pl.records[i] for i in together], ctx)):
+            if isinstance(value, Exception):
+                pl.unsupported.setdefault(i, "unsupported")
+            else:
+                out[i] = value
+    return alone
 
 
 @dataclass
@@ -193,12 +235,16 @@ def _point_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: di
     vals = bind_parts(parts, _tiled(prof_vals, u, S))
     pts = {k: np.repeat(g.points[first, c], S) for c, k in enumerate(g.keys)}
     pts["acc"] = acc[first].ravel()
+    fallback = pts.pop(FALLBACK)
     if pooled:
         pools = Pools(*(pts.pop(c) for c in ("pf_gpus", "pf_tp", "pf_ep", "instances", "pf_instances")))
         df = serve(setup, pts, "disaggregated", pools=pools, symbol_values=vals)
         column = lambda name: df[name].to_numpy()  # noqa: E731
     else:          # the frame's columns, no DataFrame built (serve_columns)
-        cols = serve_columns(setup, pts, "aggregated" if pts["mix"].max() > 0 else "decode_only", symbol_values=vals)
+        mode = "aggregated" if pts["mix"].max() > 0 else "decode_only"
+        cols = serve_columns(setup, pts, mode, symbol_values=vals)
+        cols = _over_capacity(setup, mode, pts, fallback, cols, (parts, prof_vals, S),
+                              ["kv_max_batch", "fit_reason", *dict.fromkeys(g.metrics)])
         column = lambda name: np.broadcast_to(cols[name], (u * S,))  # noqa: E731
     no_room = np.asarray(column("kv_max_batch"), float).reshape(u, S) < 1      # weights leave no KV room: refused
     unfit = np.asarray(no_room.all(axis=1))[inverse]
@@ -209,6 +255,36 @@ def _point_group(pl: Plan, key: tuple, rows: list, profiles: dict, prof_vals: di
     for col in dict.fromkeys(g.metrics):
         sel = (g.metrics == col) & ~unfit
         out[g.rows[sel]] = np.asarray(column(col), float).reshape(u, S)[inverse[sel]]
+
+
+def _over_capacity(setup: Setup, mode: str, pts: dict, fallback: np.ndarray, cols: dict, binding: tuple,
+                   names: list[str]) -> dict:
+    """The columns ``names`` of a point group's evaluation ``cols`` with every Poisson point whose rate exceeds
+    the modeled capacity in any sample (a ``fit_reason`` beginning 'arrival_rate': the open loop has no steady
+    state) evaluated again as a closed loop at its ``fallback`` clients (point_rows.point_frame reads such a run
+    so). ``pts``: the group's points (u x S, sample-minor), ``binding`` (symbol_parts, profile values, S)."""
+    parts, prof_vals, S = binding
+    n = len(pts["batch"])
+    rate = pts["arrival_rate"].reshape(-1, S)[:, 0]
+    poisson = np.flatnonzero(np.isfinite(rate))
+    if poisson.size == 0:
+        return cols
+    reasons = np.broadcast_to(cols["fit_reason"], (n,)).reshape(-1, S)
+    redo = np.array([i for i in poisson if any(str(r).startswith("arrival_rate") for r in reasons[i])], int)
+    if redo.size == 0:
+        return cols
+    sel = (redo[:, None] * S + np.arange(S)).ravel()
+    again = {k: np.asarray(v)[sel] for k, v in pts.items()}
+    again["arrival_rate"] = np.full(sel.size, np.nan)
+    again["concurrency"] = fallback[sel]
+    closed = serve_columns(setup, again, mode, symbol_values=bind_parts(parts, _tiled(prof_vals, redo.size, S)))
+    out = {}
+    for name in names:
+        col = np.broadcast_to(cols[name], (n,))
+        col = np.array(col, dtype=object if col.dtype.kind in "OUS" else col.dtype)
+        col[sel] = np.broadcast_to(closed[name], (sel.size,))
+        out[name] = col
+    return out
 
 
 def _setup_vals(key, m: int, profiles: dict, prof_vals: dict, S: int):

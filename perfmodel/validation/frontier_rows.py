@@ -15,7 +15,7 @@ from ..acceptance_priors import record_acceptance
 from ..model import is_moe
 from ..search import SLO, Best, best_over
 from ..search.loop import Read
-from ..serving.dispatch import serve
+from ..serving.dispatch import serve, serve_columns
 from ..specs.records import Record
 from .benchmark_runs import record_instance_gpus, record_latency_limits
 from .row_context import Ctx, Unsupported, eval_points, layout, layout_why, lengths, pools_of, prefill_pool, tile
@@ -162,65 +162,82 @@ def _objective(row: FrontierRow, df: pd.DataFrame, user: np.ndarray) -> np.ndarr
         raise Unsupported(f"metric {rec.metric} on a frontier row")
     # disaggregated: every GPU of both pools counted (serving/disaggregated._pooled); a published gpus that
     # differs from prefill_gpus + decode_gpus is the denominator of the measured figure
-    val = df[rec.metric].to_numpy(float).reshape(user.shape)
+    val = np.asarray(df[rec.metric], float).reshape(user.shape)
     if row.split and rec.gpus:
         assert rec.prefill_gpus is not None and rec.decode_gpus is not None  # split: both given
         val = val * (rec.prefill_gpus + rec.decode_gpus) / rec.gpus
     return val
 
 
-def _read(row: FrontierRow, ctx: Ctx, cand) -> Read | None:
-    """One candidate ((G, tp, ep), draft depth k) over its batch grid x S samples (None: it cannot tile the
-    published decode pool): closed loop, the published or searched pools, or Poisson arrivals under an SLO."""
+def candidate_points(row: FrontierRow, ctx: Ctx, cand) -> tuple[Ctx, dict, int]:
+    """One candidate ((G, tp, ep), draft depth k) of a row: the context at its acceptance, its points over the
+    batch grid (``_batch_grid``) and the grid's size."""
     (G, tp, ep), k = cand
-    rec = row.rec
-    if row.split and rec.decode_gpus % G:
-        return None                                                 # decode workers of G GPUs must tile decode_gpus
-    kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate,
+    kctx = dataclasses.replace(ctx, acc=record_acceptance(row.rec.model_copy(update={"spec_tokens": k}), ctx.rate,
                                                                 ctx.setup.profile))
     grid = _batch_grid(row, G)
-    nb = len(grid)
     isl, osl, new = row.lengths
     pts = dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=row.pp if G % (tp * row.pp) == 0 else 1.0,
                spec_tokens=float(k), isl=isl, osl=osl, new=new, mix=0.0 if row.disagg else 1.0)
+    return kctx, pts, len(grid)
+
+
+def candidate_read(row: FrontierRow, df, S: int, nb: int) -> Read:
+    """A candidate's Read from its served points ``df`` (a frame or its columns, S x nb points, sample-major)."""
+    user = np.asarray(df["tps_per_user"], float).reshape(S, nb)
+    return Read(np.asarray(df["fits"]).reshape(S, nb), _objective(row, df, user), user, df)
+
+
+def _read(row: FrontierRow, ctx: Ctx, cand) -> Read | None:
+    """One candidate ((G, tp, ep), draft depth k) over its batch grid x S samples (None: it cannot tile the
+    published decode pool): closed loop, the published or searched pools, or Poisson arrivals under an SLO."""
+    G = cand[0][0]
+    rec = row.rec
+    if row.split and rec.decode_gpus % G:
+        return None                                                 # decode workers of G GPUs must tile decode_gpus
+    kctx, pts, nb = candidate_points(row, ctx, cand)
     if row.disagg:
         df = _eval_disaggregated_grid(rec, kctx, pts, nb, G, row.model, row.pools)
     elif row.slo is not None:
         df = open_loop_points(kctx, pts, nb)
     else:
         df = eval_points(kctx, pts, nb)
-    user = df["tps_per_user"].to_numpy(float).reshape(ctx.n, nb)
-    return Read(df["fits"].to_numpy().reshape(ctx.n, nb), _objective(row, df, user), user, df)
+    return candidate_read(row, df, ctx.n, nb)
 
 
-def _closed_loop_reads(row: FrontierRow, ctx: Ctx, cands: list) -> list[Read]:
-    """Every candidate of an aggregated row without latency limits through ONE closed-loop evaluation: each
-    candidate's points tiled as ``_read`` tiles them (``tile``), concatenated, served once, and split back (the
-    evaluation is elementwise, so each candidate's numbers are those of its own call)."""
-    rec, S = row.rec, ctx.n
-    isl, osl, new = row.lengths
-    parts, sizes = [], []
-    for (G, tp, ep), k in cands:
-        kctx = dataclasses.replace(ctx, acc=record_acceptance(rec.model_copy(update={"spec_tokens": k}), ctx.rate,
-                                                                ctx.setup.profile))
-        grid = _batch_grid(row, G)
-        parts.append(tile(kctx, dict(batch=grid, gpus=G, tp=tp, ep=ep, pp=row.pp if G % (tp * row.pp) == 0 else 1.0,
-                                      spec_tokens=float(k), isl=isl, osl=osl, new=new, mix=1.0), len(grid))[0])
-        sizes.append(len(grid))
-    p = {key: np.concatenate([q[key] for q in parts]) for key in parts[0]}
+def closed_loop_columns(ctx: Ctx, parts: list[tuple[Ctx, dict, int]]) -> dict:
+    """The closed loop of aggregated candidates ``parts`` (``candidate_points``) in ONE evaluation: each tiled as
+    ``tile`` tiles it, concatenated (sample-major within a part), served once as columns (serve_columns; the
+    evaluation is elementwise, so each part's numbers are those of its own call)."""
+    S = ctx.n
+    tiled = [tile(kctx, pts, nb)[0] for kctx, pts, nb in parts]
+    sizes = [nb for _k, _p, nb in parts]
+    p = {key: np.concatenate([q[key] for q in tiled]) for key in tiled[0]}
     vals = {key: (np.concatenate([np.repeat(v, m) for m in sizes]) if isinstance(v, np.ndarray) and v.size == S
                   and S > 1 else v) for key, v in ctx.vals.items()}
-    df = serve(ctx.setup, p, "aggregated", symbol_values=vals)
+    return serve_columns(ctx.setup, p, "aggregated", symbol_values=vals)
+
+
+def split_columns(cols: dict, lengths: list[int]) -> list[dict]:
+    """``cols`` (name -> array over the concatenated parts, or a scalar) cut into one mapping per part."""
     out, start = [], 0
-    for nb in sizes:
-        sub = df.iloc[start:start + S * nb].reset_index(drop=True)
-        start += S * nb
-        user = sub["tps_per_user"].to_numpy(float).reshape(S, nb)
-        out.append(Read(sub["fits"].to_numpy().reshape(S, nb), _objective(row, sub, user), user, sub))
+    for n in lengths:
+        out.append({k: (v[start:start + n] if isinstance(v, np.ndarray) and v.ndim else np.broadcast_to(v, (n,)))
+                    for k, v in cols.items()})
+        start += n
     return out
 
 
-def _scan(row: FrontierRow, ctx: Ctx, cands: list) -> Best:
+def _closed_loop_reads(row: FrontierRow, ctx: Ctx, cands: list) -> list[Read]:
+    """Every candidate of an aggregated row without latency limits through ONE closed-loop evaluation
+    (``closed_loop_columns``), split back into one Read a candidate."""
+    parts = [candidate_points(row, ctx, c) for c in cands]
+    cols = closed_loop_columns(ctx, parts)
+    return [candidate_read(row, sub, ctx.n, nb)
+            for sub, (_k, _p, nb) in zip(split_columns(cols, [ctx.n * nb for _k, _p, nb in parts]), parts)]
+
+
+def scan(row: FrontierRow, ctx: Ctx, cands: list) -> Best:
     """The search (search.best_over) over the candidate layouts x draft depths: the best value per sample among
     the points that fit and meet the row's SLO (or its at_tps_per_user). An aggregated row without latency limits
     evaluates all its candidates in one call (``_closed_loop_reads``)."""
@@ -241,7 +258,7 @@ def _multi_domain_scan(row: FrontierRow, ctx: Ctx, note: list) -> Best:
         G = float(nodes * domain)
         multi = [(G, float(t), G if is_moe(m) else 1.0) for t in (1, 2, 4, 8, G) if G % t == 0
                  and (is_moe(m) or t == G)]
-        found = _scan(row, ctx, [c for c in dict.fromkeys(multi) if not layout_why(m, *c)])
+        found = scan(row, ctx, [c for c in dict.fromkeys(multi) if not layout_why(m, *c)])
         if found.fit_any:
             note.append(f"no layout on one {domain}-GPU domain fits the weights; instances of {nodes} domains")
             break
@@ -250,12 +267,17 @@ def _multi_domain_scan(row: FrontierRow, ctx: Ctx, note: list) -> Best:
 
 def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
                    cands_override: list | None = None) -> np.ndarray:
-    """Best modeled value per sample (S,) on the frontier, read at at_tps_per_user (or the peak).
-
-    A row that publishes no layout, on a model none of the single-node candidates holds in memory, is searched
-    again over instances of 2 and 4 scale-up domains (``multi_domain_candidates``: e.g. DeepSeek-R1 FP8, 671 GB
-    of weights, needs two 8 x 80 GB H100 nodes)."""
+    """Best modeled value per sample (S,) on the frontier, read at at_tps_per_user (or the peak): the row's
+    search (``frontier_search``), its scan (``scan``) and its reading (``frontier_result``)."""
     note = [] if note is None else note
+    row, cands = frontier_search(rec, ctx, cands_override)
+    return frontier_result(row, ctx, scan(row, ctx, cands), note, cands_override)
+
+
+def frontier_search(rec: Record, ctx: Ctx, cands_override: list | None = None) -> tuple[FrontierRow, list]:
+    """The row's search (``FrontierRow``, with the pool search of a disaggregated row without a published split)
+    and its candidate layouts (``cands_override``, else ``_candidates``) the model can be split over; Unsupported
+    where none."""
     row = frontier_row(rec, ctx)
     problems = {c: layout_why(row.model, *c) for c in (cands_override or _candidates(rec, row.model, row.inst))}
     cands = [c for c, why in problems.items() if not why]
@@ -263,7 +285,17 @@ def frontier_value(rec: Record, ctx: Ctx, note: list | None = None,
         raise Unsupported(f"layout: {next(iter(problems.values()), f'no candidate layout on {row.inst} GPUs')}")
     if row.disagg and not row.split:
         row = dataclasses.replace(row, pools=_pool_search(rec, ctx))
-    found = _scan(row, ctx, cands)
+    return row, cands
+
+
+def frontier_result(row: FrontierRow, ctx: Ctx, found: Best, note: list,
+                    cands_override: list | None = None) -> np.ndarray:
+    """The best value per sample of a row's scan ``found``.
+
+    A row that publishes no layout, on a model none of the single-node candidates holds in memory, is searched
+    again over instances of 2 and 4 scale-up domains (``multi_domain_candidates``: e.g. DeepSeek-R1 FP8, 671 GB
+    of weights, needs two 8 x 80 GB H100 nodes)."""
+    rec = row.rec
     if not found.fit_any and not (row.inst or rec.gpus or rec.tp or rec.ep):
         found = _multi_domain_scan(row, ctx, note)
     best = np.where(np.isfinite(found.value), found.value, np.nan)
