@@ -131,3 +131,34 @@ def test_frontier_rows_of_a_setup_read_together_as_each_alone():
 def _nothing():
     import contextlib
     return contextlib.nullcontext()
+
+
+def test_tier_shares_reuse_the_survival_of_a_tier_adding_nothing():
+    """A cache tier that adds no capacity (no pool, no host tier) has the tier before's ratio, so its survival is
+    reused (prefix_cache.tier_shares): the shares and evicted share of the path that bisects every tier, bit for
+    bit."""
+    from perfmodel.serving.prefix_cache import ReuseGaps, tier_shares
+
+    class Counted(ReuseGaps):
+        calls = 0
+
+        def survival(self, ratio, iterations: int = 80):
+            Counted.calls += 1
+            return super().survival(ratio, iterations)
+
+    gaps = Counted(np.array([20.0, 5.0, 60.0, 1.0]), np.array([1.0, 0.0, 0.7, 1.2]), wait=np.array([0.5, 0, 2, 0]))
+    waiting = np.array([40.0, 0.0, 12.0, 300.0])
+    caps = [np.array([10.0, 3.0, 30.0, 50.0]), np.zeros(4), np.array([0.0, 0.0, 5.0, 100.0])]
+    shares, evicted = tier_shares(waiting, caps, gaps)
+    assert Counted.calls == 2                       # the second tier adds nothing: its survival reused
+    safe = np.where(waiting > 0, waiting, 1.0)      # the path without the reuse: every tier bisected
+    cum, prev, want = 0.0, np.zeros(4), []
+    for cap in caps:
+        cum = cum + np.maximum(cap, 0.0)
+        now = np.where(waiting > 0, ReuseGaps.survival(gaps, cum / safe), 1.0)
+        want.append(np.where(waiting > 0, now - prev, 0.0))
+        prev = now
+    for got, w in zip(shares, want):
+        np.testing.assert_array_equal(got, w)
+    np.testing.assert_array_equal(evicted, np.where(waiting > 0, 1.0 - prev, 0.0))
+    assert 0 < evicted[0] < 1 and evicted[1] == 0.0

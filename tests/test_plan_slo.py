@@ -184,22 +184,8 @@ def test_frontier_e2e_axis_at_an_unmodeled_percentile_is_one_line():
     assert code == 2 and "--slo-percentile" in err and "P99 is not modeled" in err and err.strip().count("\n") == 0
 
 
-QUESTION = """id: planner-question
-title: "gpt-oss-120b on B200 (vLLM), AgentX: output tok/s/GPU at 60 tok/s/user E2E-normalised P90"
-source: "the planner's question of tests/test_plan_slo.py, asked of check"
-date: null
-quote: "n/a"
-kind: absolute
-systems:
-  - {hardware: b200, profile: vllm, engine: vLLM}
-model: gpt-oss-120b
-workload: agentx
-metric: {quantity: throughput, tokens: output, per: gpu}
-at: {point: speed, tps_per_user: 60, percentile: 90, interactivity: e2e}
-claimed: 1000
-unstated: [date]
-notes: a planner's question, not a published claim
-"""
+# the question docs/plan.md asks both commands: one text, in perfmodel/cli/plan_doc.py
+from perfmodel.cli.plan_doc import QUESTION_YAML as QUESTION  # noqa: E402
 
 
 def test_plan_and_check_give_one_figure_for_one_question(tmp_path):

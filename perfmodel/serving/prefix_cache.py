@@ -215,10 +215,15 @@ def tier_shares(waiting, capacities: list, gaps: ReuseGaps | None = None) -> tup
     P = np.asarray(waiting, float)
     safe = np.where(P > 0, P, 1.0)
     shares, cum, prev = [], 0.0, np.zeros_like(safe)
+    last: tuple | None = None          # (ratio, survival) of the tier before
     for cap in capacities:
         cum = cum + np.maximum(np.asarray(cap, float), 0.0)
         ratio = cum / safe
-        surv = np.minimum(1.0, ratio) if gaps is None else gaps.survival(ratio)
+        if last is not None and np.array_equal(ratio, last[0], equal_nan=True):
+            surv = last[1]              # a tier adding no capacity (no pool, no host tier): the same survival
+        else:
+            surv = np.minimum(1.0, ratio) if gaps is None else gaps.survival(ratio)
+        last = (ratio, surv)
         now = np.where(P > 0, surv, 1.0)
         shares.append(np.where(P > 0, now - prev, 0.0))
         prev = now
