@@ -415,13 +415,12 @@ def agentic(setup: Setup, points: dict, pause_s: float, host_tier: bool, iterati
                "prefill_cv2": spread(r.evicted)}
         df = _merge(df, evaluate(setup, _take(sub, idx, n), symbol_values=_take(hw, idx, n)), idx)
     df = df.copy()
-    u_hit = uncached_input(isl, base_new, osl, zeros, workers, routing, lost)
+    u_hit = uncached_input(isl, base_new, osl, zeros, workers, routing, lost)     # a request finding its prefix
     r.evicted = frame_miss_share(setup, r.evicted, isl, df["uncached_input"].to_numpy(float), u_hit)
     residency_columns(df, loop, r, isl)
     evicted = r.evicted
     if prefix_hit is not None:           # a forced hit: its miss share of the hit/miss mixture
-        evicted = miss_share(evicted, isl, uncached_input(isl, base_new, osl, zeros, workers, routing, lost),
-                             prefix_hit)
+        evicted = miss_share(evicted, isl, u_hit, prefix_hit)
         held = np.isfinite(np.broadcast_to(np.asarray(prefix_hit, float), isl.shape))
         df["evicted_share"] = np.where(held, evicted * r.paused / np.where(r.sessions > 0, r.sessions, 1.0),
                                        df["evicted_share"].to_numpy())
@@ -531,8 +530,8 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
         idx = np.nonzero(changed)[0]          # only the points whose residency moved are evaluated again
         out = _merge(out, run(idx), idx)
     out = out.copy()
-    evicted = frame_miss_share(setup, evicted, isl, out["uncached_input"].to_numpy(float),
-                               uncached_input(isl, base_new, osl, np.zeros(n), pinst, routing, lost))
+    u_hit = uncached_input(isl, base_new, osl, np.zeros(n), pinst, routing, lost)   # a request finding its prefix
+    evicted = frame_miss_share(setup, evicted, isl, out["uncached_input"].to_numpy(float), u_hit)
     total = inst * p["gpus"] + pinst * pfp["gpus"]
     out["sessions"] = sessions
     out["sessions_per_gpu"] = inst * sessions / total
@@ -544,8 +543,7 @@ def agentic_disaggregated(setup: Setup, points: dict, pf: dict, instances, pf_in
     out["host_reload_ms"] = reload_s * 1e3
     out["routing"] = routing
     if dists is not None:
-        miss = miss_share(evicted, isl, uncached_input(isl, base_new, osl, np.zeros(n), pinst, routing, lost),
-                          prefix_hit)
+        miss = miss_share(evicted, isl, u_hit, prefix_hit)
         out["ttft_mean_request_ms"] = out["ttft_ms"]
         out["ttft_ms"] = median_request_ttft_ms(setup, {**pfp, "isl": isl}, out["ttft_ms"].to_numpy(),
                                                 out["uncached_input"].to_numpy(), dists, miss, pinst, routing,
